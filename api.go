@@ -1,0 +1,241 @@
+package fairsched
+
+import (
+	"context"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
+)
+
+// JobType names a kind of work, such as "sync-clone" or "repack". The
+// application defines the constants.
+type JobType = policy.JobType
+
+// Priority is a tier: higher is dispatched first, and the value is the most
+// jobs of the tier that run at once.
+type Priority = policy.Priority
+
+// ConflictGroup names job types that must never run at the same time on the
+// same job id. The empty group conflicts with nothing.
+type ConflictGroup = policy.ConflictGroup
+
+// JobTypeConfig registers a job type: its default cost, its cap, its
+// conflict group and its tier.
+type JobTypeConfig = policy.JobTypeConfig
+
+// Reason says why a pending job waits; it serialises as its string value.
+type Reason = policy.Reason
+
+// Reasons a pending job waits, as reported in a Snapshot.
+const (
+	ReasonGlobalLimit = policy.ReasonGlobalLimit
+	ReasonTierLimit   = policy.ReasonTierLimit
+	ReasonTypeLimit   = policy.ReasonTypeLimit
+	ReasonConflict    = policy.ReasonConflict
+)
+
+// Snapshot is a deep copy of the scheduler's state, safe to keep and to
+// serialise as JSON.
+type Snapshot = core.Snapshot
+
+// RunningJob, PendingJob and CostEstimate are the rows of a Snapshot.
+type (
+	RunningJob   = core.RunningJob
+	PendingJob   = core.PendingJob
+	CostEstimate = core.CostEstimate
+)
+
+// PanicError is the error of a job whose function panicked. It carries the
+// panic value and the stack; errors.As finds it in RunSync's error.
+type PanicError = actor.PanicError
+
+// Errors. Match them with errors.Is: returned errors wrap them with details.
+var (
+	// ErrUnknownJobType: the job type was never registered.
+	ErrUnknownJobType = policy.ErrUnknownJobType
+	// ErrClosed: Close was called.
+	ErrClosed = actor.ErrClosed
+	// ErrInvalidConfig: an option or a JobTypeConfig is out of range; the
+	// error names the field and the value.
+	ErrInvalidConfig = policy.ErrInvalidConfig
+	// ErrInvalidJob: empty job id or nil function.
+	ErrInvalidJob = policy.ErrInvalidJob
+	// ErrDuplicateType: RegisterType was called twice for one type.
+	ErrDuplicateType = policy.ErrDuplicateType
+)
+
+// Scheduler decides which job runs next. All its methods are safe for
+// concurrent use; its state lives in one owner goroutine. Call Close when
+// done: until then that goroutine runs.
+type Scheduler struct {
+	a *actor.Actor
+}
+
+// New starts a scheduler.
+func New(opts ...Option) (*Scheduler, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	if err := o.limits.Validate(); err != nil {
+		return nil, err
+	}
+	a := actor.Start(core.New(o.limits), actor.Config{
+		Clock:  o.clock,
+		Logger: o.logger,
+		Tick:   o.limits.KeyTTL / 4,
+	})
+	return &Scheduler{a: a}, nil
+}
+
+// RegisterType adds a job type. Types can be added at any time; a type is
+// registered once (ErrDuplicateType) and cfg must be valid
+// (ErrInvalidConfig).
+func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
+	return s.a.Register(t, cfg)
+}
+
+// RunSync runs fn as a foreground job and returns its error once it has run.
+// fairnessKey identifies the client the work is done for (an IP, a user):
+// among jobs of one priority, the key that has consumed the least cost goes
+// first.
+//
+// If ctx ends while the job is pending, the job is dropped without running
+// or being charged and RunSync returns ctx.Err(). If ctx ends while it runs,
+// fn's context (derived from ctx) is cancelled and RunSync returns what fn
+// returns. A panic in fn is returned as a *PanicError.
+func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey string,
+	fn func(context.Context) error) error {
+	if err := s.a.Check(t, jobID, fn != nil); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	task := &messages.Task{Fn: fn, Ctx: ctx, Reply: make(chan error, 1)}
+	j := &core.Job{Type: t, ID: jobID, Key: fairnessKey, Payload: task}
+	if err := s.a.Submit(ctx, j); err != nil {
+		return err
+	}
+	select {
+	case err := <-task.Reply:
+		return err
+	case <-ctx.Done():
+	}
+	s.a.Withdraw(j, ctx.Err())
+	return <-task.Reply
+}
+
+// Submit queues fn as a background job (fairness key "") and returns at
+// once. The job's error, or its panic, is logged at error level. Background
+// jobs run until they return; Close with an expired context cancels their
+// context.
+func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) error) error {
+	if err := s.a.Check(t, jobID, fn != nil); err != nil {
+		return err
+	}
+	j := &core.Job{Type: t, ID: jobID, Payload: &messages.Task{Fn: fn}}
+	return s.a.Submit(context.Background(), j)
+}
+
+// Snapshot returns a deep copy of the scheduler's state: running jobs,
+// pending jobs with the reason each waits, accumulated cost per fairness key,
+// learned cost estimates, running counts per tier and type, and the
+// registered types.
+func (s *Scheduler) Snapshot(ctx context.Context) (Snapshot, error) {
+	return s.a.Snapshot(ctx)
+}
+
+// Close stops the scheduler. New calls fail with ErrClosed at once; pending
+// and running jobs still complete, and Close returns nil when all have. If
+// ctx ends first, running jobs' contexts are cancelled, pending jobs are
+// dropped (RunSync callers get ErrClosed), Close waits for the running
+// functions to return and reports ctx.Err(). A function that ignores its
+// context therefore delays Close. After Close returns, no goroutine of the
+// scheduler remains. Calling Close again is safe.
+func (s *Scheduler) Close(ctx context.Context) error {
+	return s.a.Close(ctx)
+}
+
+// Option configures New.
+type Option interface{ apply(*options) }
+
+type options struct {
+	clock  clock.Clock
+	logger *zap.Logger
+	limits policy.Limits
+	err    error
+}
+
+func defaultOptions() options {
+	return options{clock: clock.New(), logger: zap.NewNop(), limits: policy.DefaultLimits()}
+}
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+// fail records the first invalid option; New returns it.
+func (o *options) fail(err error) {
+	if o.err == nil {
+		o.err = err
+	}
+}
+
+// WithClock sets the clock used for cost measurement and eviction. Tests
+// pass clock.NewMock(). Default: the wall clock.
+func WithClock(c clock.Clock) Option {
+	return optionFunc(func(o *options) {
+		if c == nil {
+			o.fail(policy.InvalidConfig("WithClock", "nil", "must not be nil"))
+			return
+		}
+		o.clock = c
+	})
+}
+
+// WithLogger sets the logger: admissions and completions at debug level,
+// background job failures at error level. Default: zap.NewNop().
+func WithLogger(l *zap.Logger) Option {
+	return optionFunc(func(o *options) {
+		if l == nil {
+			o.fail(policy.InvalidConfig("WithLogger", "nil", "must not be nil"))
+			return
+		}
+		o.logger = l
+	})
+}
+
+// WithMaxConcurrency caps running jobs over all tiers. n must be positive.
+// Default: unlimited (only tier and type caps apply).
+func WithMaxConcurrency(n int) Option {
+	return optionFunc(func(o *options) {
+		if n < 1 {
+			o.fail(policy.InvalidConfig("WithMaxConcurrency", n, "must be positive"))
+			return
+		}
+		o.limits.MaxConcurrency = n
+	})
+}
+
+// WithCostSmoothing sets the EMA factor α in (0, 1] of learned job costs:
+// estimate = α·observed + (1−α)·estimate. Default 0.3.
+func WithCostSmoothing(alpha float64) Option {
+	return optionFunc(func(o *options) { o.limits.CostSmoothing = alpha })
+}
+
+// WithKeyTTL sets how long an idle fairness key and an unused cost estimate
+// are kept. Eviction runs every TTL/4, so an entry goes between TTL and
+// 1.25·TTL after its last use. Default 10m.
+func WithKeyTTL(d time.Duration) Option {
+	return optionFunc(func(o *options) { o.limits.KeyTTL = d })
+}

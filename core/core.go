@@ -1,0 +1,233 @@
+// Package core is the scheduler as a synchronous state machine: every
+// decision the scheduler makes is made here, from the current time passed in
+// as data. It starts no goroutine and reads no clock, so tests drive it step
+// by step; the actor package wraps it in the owner goroutine.
+//
+// One step is: feed an event (Submit, Finish, Withdraw, Evict), then call
+// Dispatch, which admits every job the limits allow, in order. The caller
+// starts the admitted jobs and reports each end with Finish.
+package core
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fairsched/fairsched/costmodel"
+	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/queue"
+)
+
+// Job is one job from submission to completion. The caller fills Type, ID,
+// Key and Payload; the core fills the rest.
+type Job struct {
+	q queue.Job
+
+	Type    policy.JobType
+	ID      string
+	Key     string // fairness key; "" for background work
+	Payload any    // the caller's: what to run, whom to answer
+
+	Seq       uint64    // arrival order
+	Submitted time.Time // when Submit accepted it
+	Started   time.Time // when Dispatch admitted it
+	Priority  policy.Priority
+	// Cost is the estimate charged to Key at admission; KeyCost is the key's
+	// accumulated cost right after that charge.
+	Cost, KeyCost time.Duration
+
+	runIdx int // position in Core.running, -1 when not running
+}
+
+// Completion describes a finished job's effect on the cost model.
+type Completion struct {
+	Elapsed  time.Duration // wall time from admission to Finish
+	Estimate time.Duration // the (type, id) estimate after folding Elapsed in
+}
+
+// Core holds all scheduling state. It is not safe for concurrent use.
+type Core struct {
+	limits    policy.Limits
+	types     map[policy.JobType]policy.JobTypeConfig
+	queue     *queue.Queue
+	usage     *policy.Usage
+	ledger    *costmodel.Ledger
+	estimates *costmodel.Estimates
+	running   []*Job
+	seq       uint64
+}
+
+// New returns an empty core. The limits must be valid.
+func New(limits policy.Limits) *Core {
+	return &Core{
+		limits:    limits,
+		types:     map[policy.JobType]policy.JobTypeConfig{},
+		queue:     queue.New(),
+		usage:     policy.NewUsage(limits.MaxConcurrency),
+		ledger:    costmodel.NewLedger(),
+		estimates: costmodel.NewEstimates(limits.CostSmoothing),
+	}
+}
+
+// RegisterType adds a job type.
+func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
+	if err := cfg.Validate(t); err != nil {
+		return err
+	}
+	if _, dup := c.types[t]; dup {
+		return fmt.Errorf("%w: %q", policy.ErrDuplicateType, t)
+	}
+	c.types[t] = cfg
+	c.queue.AddType(t, cfg.Priority)
+	if c.usage.TierFull(cfg.Priority) {
+		c.queue.BlockTier(cfg.Priority, true)
+	}
+	return nil
+}
+
+// Types returns a copy of the registered types.
+func (c *Core) Types() map[policy.JobType]policy.JobTypeConfig {
+	out := make(map[policy.JobType]policy.JobTypeConfig, len(c.types))
+	for t, cfg := range c.types {
+		out[t] = cfg
+	}
+	return out
+}
+
+// Submit queues a job. It admits nothing: call Dispatch next.
+func (c *Core) Submit(now time.Time, j *Job) error {
+	cfg, ok := c.types[j.Type]
+	if !ok {
+		return fmt.Errorf("%w: %q", policy.ErrUnknownJobType, j.Type)
+	}
+	c.seq++
+	j.Seq, j.Submitted, j.Priority, j.runIdx = c.seq, now, cfg.Priority, -1
+	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Priority: cfg.Priority, Seq: j.Seq, Submitted: now, Ref: j}
+	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
+	return nil
+}
+
+// Dispatch admits pending jobs in order — higher priority, lower accumulated
+// cost of the key, earlier arrival — skipping every job a limit holds back,
+// until the global cap is reached or no pending job may start. It appends the
+// admitted jobs to buf, in admission order, and returns it.
+func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
+	for !c.usage.GlobalFull() {
+		qj := c.queue.Best()
+		if qj == nil {
+			break
+		}
+		j := qj.Ref.(*Job)
+		cfg := c.types[j.Type]
+		if c.usage.Conflicting(cfg, j.ID) {
+			ck, _ := cfg.Conflicts(j.ID)
+			c.queue.Park(qj, ck)
+			continue
+		}
+		c.queue.Remove(qj)
+		c.admit(now, j, cfg)
+		buf = append(buf, j)
+	}
+	return buf
+}
+
+func (c *Core) admit(now time.Time, j *Job, cfg policy.JobTypeConfig) {
+	tr := c.usage.Start(j.Type, cfg, j.ID)
+	if tr.TierFull {
+		c.queue.BlockTier(cfg.Priority, true)
+	}
+	if tr.TypeFull {
+		c.queue.BlockType(j.Type, true)
+	}
+	j.Cost = c.estimates.Cost(estimateKey(j), cfg.DefaultCost, now)
+	j.KeyCost = c.ledger.Charge(j.Key, j.Cost)
+	c.queue.SetKeyCost(j.Key, j.KeyCost)
+	j.Started = now
+	j.runIdx = len(c.running)
+	c.running = append(c.running, j)
+}
+
+// Finish records the end of a running job, whatever its outcome, and folds
+// its wall time into the cost estimate of its (type, id). Call Dispatch next:
+// the job's slot, type slot and conflict key are free again.
+func (c *Core) Finish(now time.Time, j *Job) Completion {
+	if j.runIdx < 0 {
+		panic(fmt.Sprintf("core: Finish of job %s/%s that is not running", j.Type, j.ID))
+	}
+	last := len(c.running) - 1
+	c.running[j.runIdx] = c.running[last]
+	c.running[j.runIdx].runIdx = j.runIdx
+	c.running[last] = nil
+	c.running = c.running[:last]
+	j.runIdx = -1
+
+	cfg := c.types[j.Type]
+	tr := c.usage.Finish(j.Type, cfg, j.ID)
+	if tr.TierFreed {
+		c.queue.BlockTier(cfg.Priority, false)
+	}
+	if tr.TypeFreed {
+		c.queue.BlockType(j.Type, false)
+	}
+	if tr.HasReleased {
+		c.queue.Release(tr.Released)
+	}
+	elapsed := now.Sub(j.Started)
+	est := c.estimates.Observe(estimateKey(j), elapsed, j.Cost, now)
+	c.ledger.Leave(j.Key, now)
+	return Completion{Elapsed: elapsed, Estimate: est}
+}
+
+// Withdraw removes a pending job: it will never run and is never charged. It
+// reports false when the job is not pending (running or already gone).
+func (c *Core) Withdraw(now time.Time, j *Job) bool {
+	if !j.q.Queued() {
+		return false
+	}
+	c.queue.Remove(&j.q)
+	c.ledger.Leave(j.Key, now)
+	return true
+}
+
+// WithdrawAll removes every pending job and returns them in arrival order.
+func (c *Core) WithdrawAll(now time.Time) []*Job {
+	var out []*Job
+	c.queue.Each(func(qj *queue.Job) { out = append(out, qj.Ref.(*Job)) })
+	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, j := range out {
+		c.Withdraw(now, j)
+	}
+	return out
+}
+
+// Running returns the running jobs in admission order.
+func (c *Core) Running() []*Job {
+	out := slices.Clone(c.running)
+	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
+}
+
+// Pending returns the number of pending jobs.
+func (c *Core) Pending() int { return c.queue.Len() }
+
+// RunningCount returns the number of running jobs.
+func (c *Core) RunningCount() int { return len(c.running) }
+
+// Idle reports whether nothing is pending or running.
+func (c *Core) Idle() bool { return c.queue.Len() == 0 && len(c.running) == 0 }
+
+// Evict drops idle fairness keys and cost estimates unused for the key TTL.
+func (c *Core) Evict(now time.Time) (keys, estimates int) {
+	return c.ledger.Evict(now, c.limits.KeyTTL), c.estimates.Evict(now, c.limits.KeyTTL)
+}
+
+// TierRunning returns the running count of tier p.
+func (c *Core) TierRunning(p policy.Priority) int { return c.usage.TierRunning(p) }
+
+// KeyCost returns the accumulated cost of a fairness key.
+func (c *Core) KeyCost(key string) time.Duration { return c.ledger.Cost(key) }
+
+func estimateKey(j *Job) costmodel.EstimateKey {
+	return costmodel.EstimateKey{Type: string(j.Type), ID: j.ID}
+}

@@ -1,0 +1,103 @@
+package core
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/fairsched/fairsched/costmodel"
+	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/queue"
+)
+
+// Snapshot is a deep copy of the scheduler's state at one instant. It shares
+// nothing with the scheduler and serialises to JSON.
+type Snapshot struct {
+	Time time.Time `json:"time"`
+	// MaxConcurrency is the global cap; 0 means unlimited.
+	MaxConcurrency int `json:"max_concurrency"`
+	// Running jobs in admission order.
+	Running []RunningJob `json:"running"`
+	// Pending jobs in dispatch order, each with the reason it waits.
+	Pending []PendingJob `json:"pending"`
+	// AccumulatedCost per fairness key ("" is background work).
+	AccumulatedCost map[string]time.Duration `json:"accumulated_cost"`
+	// CostEstimates are the learned costs, by type then id.
+	CostEstimates []CostEstimate                          `json:"cost_estimates"`
+	RunningByTier map[policy.Priority]int                 `json:"running_by_tier"`
+	RunningByType map[policy.JobType]int                  `json:"running_by_type"`
+	Types         map[policy.JobType]policy.JobTypeConfig `json:"types"`
+}
+
+// RunningJob is one running job in a Snapshot.
+type RunningJob struct {
+	Type        policy.JobType  `json:"type"`
+	ID          string          `json:"id"`
+	FairnessKey string          `json:"fairness_key"`
+	Priority    policy.Priority `json:"priority"`
+	Submitted   time.Time       `json:"submitted"`
+	Started     time.Time       `json:"started"`
+	// EstimatedCost is what admission charged to the key.
+	EstimatedCost time.Duration `json:"estimated_cost"`
+}
+
+// PendingJob is one waiting job in a Snapshot.
+type PendingJob struct {
+	Type        policy.JobType  `json:"type"`
+	ID          string          `json:"id"`
+	FairnessKey string          `json:"fairness_key"`
+	Priority    policy.Priority `json:"priority"`
+	Submitted   time.Time       `json:"submitted"`
+	Reason      policy.Reason   `json:"reason"`
+}
+
+// CostEstimate is the learned cost of one (type, id).
+type CostEstimate struct {
+	Type policy.JobType `json:"type"`
+	ID   string         `json:"id"`
+	Cost time.Duration  `json:"cost"`
+}
+
+// Snapshot copies the state out. It costs O(n log n) in pending jobs: it is
+// for inspection, not for the dispatch path.
+func (c *Core) Snapshot(now time.Time) Snapshot {
+	s := Snapshot{
+		Time:            now,
+		MaxConcurrency:  c.limits.MaxConcurrency,
+		Running:         make([]RunningJob, 0, len(c.running)),
+		Pending:         make([]PendingJob, 0, c.queue.Len()),
+		AccumulatedCost: c.ledger.Costs(),
+		CostEstimates:   make([]CostEstimate, 0, c.estimates.Len()),
+		RunningByTier:   c.usage.ByTier(),
+		RunningByType:   c.usage.ByType(),
+		Types:           c.Types(),
+	}
+	for _, j := range c.Running() {
+		s.Running = append(s.Running, RunningJob{
+			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Priority: j.Priority,
+			Submitted: j.Submitted, Started: j.Started, EstimatedCost: j.Cost,
+		})
+	}
+	var pending []*Job
+	c.queue.Each(func(qj *queue.Job) { pending = append(pending, qj.Ref.(*Job)) })
+	slices.SortFunc(pending, func(a, b *Job) int {
+		return cmp.Or(
+			cmp.Compare(b.Priority, a.Priority),
+			cmp.Compare(c.ledger.Cost(a.Key), c.ledger.Cost(b.Key)),
+			cmp.Compare(a.Seq, b.Seq),
+		)
+	})
+	for _, j := range pending {
+		s.Pending = append(s.Pending, PendingJob{
+			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Priority: j.Priority,
+			Submitted: j.Submitted, Reason: c.usage.Blocker(j.Type, c.types[j.Type], j.ID),
+		})
+	}
+	c.estimates.Each(func(k costmodel.EstimateKey, cost time.Duration) {
+		s.CostEstimates = append(s.CostEstimates, CostEstimate{Type: policy.JobType(k.Type), ID: k.ID, Cost: cost})
+	})
+	slices.SortFunc(s.CostEstimates, func(a, b CostEstimate) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.ID, b.ID))
+	})
+	return s
+}

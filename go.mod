@@ -1,0 +1,13 @@
+module github.com/fairsched/fairsched
+
+go 1.26.8
+
+require (
+	github.com/benbjohnson/clock v1.3.5
+	github.com/google/go-cmp v0.7.0
+	go.uber.org/goleak v1.3.0
+	go.uber.org/zap v1.28.0
+	golang.org/x/sync v0.24.0
+)
+
+require go.uber.org/multierr v1.10.0 // indirect

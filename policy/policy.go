@@ -1,0 +1,123 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// JobType names a kind of work. The application defines its own constants;
+// the scheduler attaches no meaning to them beyond the registered config.
+type JobType string
+
+// Priority orders tiers (higher first). Its value is also the tier's
+// concurrency cap: at most int(p) jobs of priority p run at once.
+type Priority int
+
+// ConflictGroup names a set of job types that must never run concurrently on
+// the same job id. The empty group never conflicts.
+type ConflictGroup string
+
+// JobTypeConfig is the registration of one job type.
+type JobTypeConfig struct {
+	// DefaultCost is the cost charged for a (type, id) the scheduler has not
+	// observed yet. Must be positive.
+	DefaultCost time.Duration `json:"default_cost"`
+	// MaxConcurrency caps running jobs of this type. Zero means no per-type
+	// cap (the tier and global caps still apply). Must not be negative.
+	MaxConcurrency int `json:"max_concurrency"`
+	// ConflictGroup: jobs whose types share a non-empty group never run at
+	// the same time on the same job id.
+	ConflictGroup ConflictGroup `json:"conflict_group,omitempty"`
+	// Priority is the tier: higher is dispatched first, and the value is the
+	// tier's concurrency cap. Must be at least 1.
+	Priority Priority `json:"priority"`
+}
+
+// Reason says why a pending job is not running.
+type Reason string
+
+// The reasons a pending job waits, in the order the admission rules check
+// them. The first rule that refuses a job names its reason.
+const (
+	ReasonGlobalLimit Reason = "global_limit" // WithMaxConcurrency reached
+	ReasonTierLimit   Reason = "tier_limit"   // int(Priority) jobs of the tier running
+	ReasonTypeLimit   Reason = "type_limit"   // JobTypeConfig.MaxConcurrency reached
+	ReasonConflict    Reason = "conflict"     // a job of the same conflict group runs on the same id
+)
+
+// Sentinel errors. Match them with errors.Is; the returned errors wrap them
+// with the field or value at fault.
+var (
+	ErrInvalidConfig  = errors.New("fairsched: invalid config")
+	ErrUnknownJobType = errors.New("fairsched: unknown job type")
+	ErrDuplicateType  = errors.New("fairsched: job type already registered")
+	ErrInvalidJob     = errors.New("fairsched: invalid job")
+)
+
+// InvalidConfig returns an error wrapping ErrInvalidConfig that names the
+// field at fault, its value and the rule it breaks.
+func InvalidConfig(field string, value any, rule string) error {
+	return fmt.Errorf("%w: %s = %v: %s", ErrInvalidConfig, field, value, rule)
+}
+
+// Validate checks a job type registration.
+func (c JobTypeConfig) Validate(t JobType) error {
+	switch {
+	case t == "":
+		return InvalidConfig("JobType", `""`, "must not be empty")
+	case c.DefaultCost <= 0:
+		return InvalidConfig("JobTypeConfig.DefaultCost", c.DefaultCost, "must be positive")
+	case c.MaxConcurrency < 0:
+		return InvalidConfig("JobTypeConfig.MaxConcurrency", c.MaxConcurrency, "must not be negative (0 means no per-type cap)")
+	case c.Priority < 1:
+		return InvalidConfig("JobTypeConfig.Priority", c.Priority, "must be at least 1: the value is the tier's concurrency cap")
+	}
+	return nil
+}
+
+// ValidateJob checks the parts of a job the caller supplies.
+func ValidateJob(t JobType, jobID string, hasFn bool) error {
+	switch {
+	case jobID == "":
+		return fmt.Errorf("%w: empty job id (type %q)", ErrInvalidJob, t)
+	case !hasFn:
+		return fmt.Errorf("%w: nil function (type %q, id %q)", ErrInvalidJob, t, jobID)
+	}
+	return nil
+}
+
+// Limits are the scheduler-wide settings the admission rules use.
+type Limits struct {
+	// MaxConcurrency caps all running jobs; 0 means unlimited.
+	MaxConcurrency int
+	// CostSmoothing is the EMA factor α in (0, 1].
+	CostSmoothing float64
+	// KeyTTL is how long an idle fairness key or an unused cost estimate is
+	// kept.
+	KeyTTL time.Duration
+}
+
+// Default limits.
+const (
+	DefaultCostSmoothing = 0.3
+	DefaultKeyTTL        = 10 * time.Minute
+)
+
+// DefaultLimits returns the limits used when no option changes them.
+func DefaultLimits() Limits {
+	return Limits{CostSmoothing: DefaultCostSmoothing, KeyTTL: DefaultKeyTTL}
+}
+
+// Validate checks the scheduler-wide settings.
+func (l Limits) Validate() error {
+	switch {
+	case l.MaxConcurrency < 0:
+		return InvalidConfig("MaxConcurrency", l.MaxConcurrency, "must be positive (omit the option for unlimited)")
+	case !(l.CostSmoothing > 0 && l.CostSmoothing <= 1):
+		return InvalidConfig("CostSmoothing", l.CostSmoothing, "must be in (0, 1]")
+	case l.KeyTTL <= 0:
+		return InvalidConfig("KeyTTL", l.KeyTTL, "must be positive")
+	}
+	return nil
+}

@@ -1,0 +1,395 @@
+package queue
+
+import (
+	"time"
+
+	"github.com/fairsched/fairsched/policy"
+)
+
+type place uint8
+
+const (
+	placeNone     place = iota // not in the queue
+	placeFIFO                  // in its lane's FIFO
+	placeReturned              // in its lane's heap of returned jobs
+	placeParked                // parked on a conflict key
+)
+
+// Job is one pending job. The caller fills the exported fields before Push;
+// Seq must grow with arrival so that it orders jobs of equal cost.
+type Job struct {
+	Type      policy.JobType
+	ID        string
+	Key       string // fairness key; "" for background work
+	Priority  policy.Priority
+	Seq       uint64
+	Submitted time.Time
+	// Ref belongs to the caller: it leads back from the queue's job to the
+	// caller's record of it.
+	Ref any
+
+	lane     *lane
+	where    place
+	idx      int // position in the returned heap or the parked heap
+	pos      int // position in its lane's FIFO while there
+	parkedOn policy.ConflictKey
+}
+
+func (j *Job) before(o *Job) bool { return j.Seq < o.Seq }
+func (j *Job) setIndex(i int)     { j.idx = i }
+
+// Parked reports whether the job waits on a conflict key.
+func (j *Job) Parked() bool { return j.where == placeParked }
+
+// Queued reports whether the job is in the queue at all.
+func (j *Job) Queued() bool { return j.where != placeNone }
+
+type laneKey struct {
+	t   policy.JobType
+	key string
+}
+
+type keyRec struct {
+	cost  time.Duration
+	jobs  int // pending jobs of the key, parked ones included
+	lanes []*lane
+}
+
+// lane holds the pending jobs of one (type, fairness key) in arrival order.
+type lane struct {
+	id       laneKey
+	tq       *typeQueue
+	key      *keyRec
+	fifo     []*Job // arrival order; entries whose job left are skipped
+	head     int
+	stale    int          // entries in fifo[head:] whose job left
+	returned ixheap[*Job] // jobs back from parking, out of FIFO order
+	live     int
+	idx      int
+	headSeq  uint64
+}
+
+func (l *lane) before(o *lane) bool {
+	if l.key.cost != o.key.cost {
+		return l.key.cost < o.key.cost
+	}
+	return l.headSeq < o.headSeq
+}
+func (l *lane) setIndex(i int) { l.idx = i }
+
+// holds reports whether fifo[i] is a job still waiting there.
+func (l *lane) holds(i int) bool {
+	j := l.fifo[i]
+	return j != nil && j.where == placeFIFO && j.lane == l && j.pos == i
+}
+
+// front returns the lane's earliest job.
+func (l *lane) front() *Job {
+	for l.head < len(l.fifo) && !l.holds(l.head) {
+		l.fifo[l.head] = nil
+		l.head++
+		l.stale--
+	}
+	var f *Job
+	if l.head < len(l.fifo) {
+		f = l.fifo[l.head]
+	}
+	if len(l.returned) > 0 && (f == nil || l.returned[0].Seq < f.Seq) {
+		f = l.returned[0]
+	}
+	return f
+}
+
+func (l *lane) refresh() {
+	if f := l.front(); f != nil {
+		l.headSeq = f.Seq
+	}
+	if l.head > 64 && l.head*2 > len(l.fifo) || l.stale > 64 && l.stale*2 > l.live {
+		l.compact()
+	}
+}
+
+// compact drops the entries of jobs that left and the consumed prefix.
+func (l *lane) compact() {
+	kept := l.fifo[:0]
+	for i := l.head; i < len(l.fifo); i++ {
+		if l.holds(i) {
+			j := l.fifo[i]
+			j.pos = len(kept)
+			kept = append(kept, j)
+		}
+	}
+	clear(l.fifo[len(kept):])
+	l.fifo, l.head, l.stale = kept, 0, 0
+}
+
+// typeQueue holds the lanes of one job type.
+type typeQueue struct {
+	t       policy.JobType
+	level   *level
+	lanes   ixheap[*lane]
+	blocked bool
+	idx     int // in level.types; -1 when out
+}
+
+func (q *typeQueue) before(o *typeQueue) bool { return q.lanes[0].before(o.lanes[0]) }
+func (q *typeQueue) setIndex(i int)           { q.idx = i }
+
+// eligible reports whether the type belongs in its level's heap.
+func (q *typeQueue) eligible() bool { return !q.blocked && len(q.lanes) > 0 }
+
+// settle puts the type queue where its state says: in its level's heap at the
+// right place, or out of it.
+func (q *typeQueue) settle() {
+	switch in := q.idx >= 0; {
+	case q.eligible() && in:
+		q.level.types.fix(q.idx)
+	case q.eligible():
+		q.level.types.push(q)
+	case in:
+		q.level.types.remove(q.idx)
+	}
+}
+
+// level holds the types of one priority.
+type level struct {
+	p       policy.Priority
+	types   ixheap[*typeQueue]
+	blocked bool
+}
+
+// Queue is the pending-job index. It is not safe for concurrent use.
+type Queue struct {
+	levels []*level // by priority, highest first
+	byPrio map[policy.Priority]*level
+	types  map[policy.JobType]*typeQueue
+	lanes  map[laneKey]*lane
+	keys   map[string]*keyRec
+	parked map[policy.ConflictKey]*ixheap[*Job]
+	n      int
+}
+
+// New returns an empty queue.
+func New() *Queue {
+	return &Queue{
+		byPrio: map[policy.Priority]*level{},
+		types:  map[policy.JobType]*typeQueue{},
+		lanes:  map[laneKey]*lane{},
+		keys:   map[string]*keyRec{},
+		parked: map[policy.ConflictKey]*ixheap[*Job]{},
+	}
+}
+
+// AddType declares job type t at priority p. Jobs of t may be pushed after.
+func (q *Queue) AddType(t policy.JobType, p policy.Priority) {
+	lv := q.byPrio[p]
+	if lv == nil {
+		lv = &level{p: p}
+		q.byPrio[p] = lv
+		i := 0
+		for i < len(q.levels) && q.levels[i].p > p {
+			i++
+		}
+		q.levels = append(q.levels, nil)
+		copy(q.levels[i+1:], q.levels[i:])
+		q.levels[i] = lv
+	}
+	q.types[t] = &typeQueue{t: t, level: lv, idx: -1}
+}
+
+// Len returns the number of pending jobs, parked ones included.
+func (q *Queue) Len() int { return q.n }
+
+// Push adds a job; keyCost is the current accumulated cost of its key.
+func (q *Queue) Push(j *Job, keyCost time.Duration) {
+	k := q.keys[j.Key]
+	if k == nil {
+		k = &keyRec{cost: keyCost}
+		q.keys[j.Key] = k
+	} else {
+		q.SetKeyCost(j.Key, keyCost)
+	}
+	k.jobs++
+	l := q.laneOf(j)
+	j.pos = len(l.fifo)
+	l.fifo = append(l.fifo, j)
+	j.where = placeFIFO
+	q.n++
+	q.enter(l)
+}
+
+// laneOf returns the job's lane, creating it if needed. The key's record
+// exists: it lives as long as the key has pending jobs.
+func (q *Queue) laneOf(j *Job) *lane {
+	id := laneKey{j.Type, j.Key}
+	l := q.lanes[id]
+	if l == nil {
+		k := q.keys[j.Key]
+		l = &lane{id: id, tq: q.types[j.Type], key: k, idx: -1}
+		k.lanes = append(k.lanes, l)
+		q.lanes[id] = l
+	}
+	j.lane = l
+	return l
+}
+
+// enter accounts for a job that just joined lane l.
+func (q *Queue) enter(l *lane) {
+	l.live++
+	l.refresh()
+	if l.idx < 0 {
+		l.tq.lanes.push(l)
+	} else {
+		l.tq.lanes.fix(l.idx)
+	}
+	l.tq.settle()
+}
+
+// Best returns the next job to admit, or nil when every pending job waits on
+// a full tier, a full type or a conflict. It does not remove the job: the
+// caller either takes it with Remove or parks it with Park.
+func (q *Queue) Best() *Job {
+	for _, lv := range q.levels {
+		if lv.blocked || len(lv.types) == 0 {
+			continue
+		}
+		return lv.types[0].lanes[0].front()
+	}
+	return nil
+}
+
+// Remove takes a job out of the queue, wherever it waits.
+func (q *Queue) Remove(j *Job) {
+	switch j.where {
+	case placeNone:
+		return
+	case placeParked:
+		h := q.parked[j.parkedOn]
+		h.remove(j.idx)
+		if len(*h) == 0 {
+			delete(q.parked, j.parkedOn)
+		}
+	default:
+		q.leaveLane(j)
+	}
+	j.where, j.lane = placeNone, nil
+	q.n--
+	k := q.keys[j.Key]
+	k.jobs--
+	if k.jobs == 0 {
+		delete(q.keys, j.Key)
+	}
+}
+
+// leaveLane takes j out of its lane (FIFO or returned heap).
+func (q *Queue) leaveLane(j *Job) {
+	l := j.lane
+	if j.where == placeReturned {
+		l.returned.remove(j.idx)
+	} else {
+		l.stale++
+	}
+	j.where = placeNone
+	l.live--
+	if l.live == 0 {
+		q.dropLane(l)
+		return
+	}
+	l.refresh()
+	l.tq.lanes.fix(l.idx)
+	l.tq.settle()
+}
+
+func (q *Queue) dropLane(l *lane) {
+	l.tq.lanes.remove(l.idx)
+	l.tq.settle()
+	delete(q.lanes, l.id)
+	k := l.key
+	for i, x := range k.lanes {
+		if x == l {
+			last := len(k.lanes) - 1
+			k.lanes[i] = k.lanes[last]
+			k.lanes[last] = nil
+			k.lanes = k.lanes[:last]
+			break
+		}
+	}
+}
+
+// Park moves a job that conflicts with a running job onto its conflict key,
+// where Release finds it.
+func (q *Queue) Park(j *Job, on policy.ConflictKey) {
+	q.leaveLane(j)
+	j.lane = nil
+	h := q.parked[on]
+	if h == nil {
+		h = &ixheap[*Job]{}
+		q.parked[on] = h
+	}
+	j.where, j.parkedOn = placeParked, on
+	h.push(j)
+}
+
+// Release returns every job parked on key to its lane.
+func (q *Queue) Release(key policy.ConflictKey) {
+	h := q.parked[key]
+	if h == nil {
+		return
+	}
+	delete(q.parked, key)
+	for _, j := range *h {
+		l := q.laneOf(j)
+		j.where = placeReturned
+		l.returned.push(j)
+		q.enter(l)
+	}
+}
+
+// SetKeyCost records the accumulated cost of a fairness key and reorders its
+// lanes.
+func (q *Queue) SetKeyCost(key string, cost time.Duration) {
+	k := q.keys[key]
+	if k == nil || k.cost == cost {
+		return
+	}
+	k.cost = cost
+	for _, l := range k.lanes {
+		l.tq.lanes.fix(l.idx)
+		l.tq.settle()
+	}
+}
+
+// BlockTier switches the level of priority p off (blocked) or on.
+func (q *Queue) BlockTier(p policy.Priority, blocked bool) {
+	if lv := q.byPrio[p]; lv != nil {
+		lv.blocked = blocked
+	}
+}
+
+// BlockType takes type t out of dispatch (blocked) or puts it back.
+func (q *Queue) BlockType(t policy.JobType, blocked bool) {
+	if tq := q.types[t]; tq != nil {
+		tq.blocked = blocked
+		tq.settle()
+	}
+}
+
+// Each calls fn for every pending job, parked ones included, in no
+// particular order.
+func (q *Queue) Each(fn func(*Job)) {
+	for _, l := range q.lanes {
+		for i := l.head; i < len(l.fifo); i++ {
+			if l.holds(i) {
+				fn(l.fifo[i])
+			}
+		}
+		for _, j := range l.returned {
+			fn(j)
+		}
+	}
+	for _, h := range q.parked {
+		for _, j := range *h {
+			fn(j)
+		}
+	}
+}
