@@ -26,17 +26,21 @@
 // virtual finish time of weighted fair queuing with equal weights.
 //
 // A key is active while it has pending or running jobs. When a key becomes
-// active, new or after being idle, it is advanced to
+// active, new or back from being idle, it starts over at
 //
-//	V(k) = max(V(k), min{ V(j) : j active })
+//	V(k) = min{ V(j) : j active }
 //
-// (or to the last such minimum when no key is active). A newcomer therefore
+// (or at the last such minimum when no key is active). A newcomer therefore
 // starts level with the least-served active key: it cannot jump ahead of
 // every waiting client with a fresh zero counter, and an idle key gathers no
-// credit it could later spend in a burst. It keeps any excess it already has,
-// so going idle briefly does not erase service it received. The minimum over
-// active keys never decreases, so these values only grow; they are int64
-// nanoseconds and overflow after about 292 years of charged cost.
+// credit it could later spend in a burst. A returning key is not punished
+// either: service it received in an earlier busy period, while others had
+// nothing to wait for, is not held against it. This is the start-tag rule of
+// start-time fair queuing: a flow that empties and comes back restarts at the
+// system's virtual time. The minimum over active keys never decreases (a key
+// joins at it, charges only add, and a leaving key can only raise it), so
+// these values only grow; they are int64 nanoseconds and overflow after about
+// 292 years of charged cost.
 //
 // # Expiry
 //

@@ -28,7 +28,7 @@ type Ledger struct {
 func NewLedger() *Ledger { return &Ledger{accounts: map[string]*account{}} }
 
 // Join records one more pending job of key at now. A key that was idle (or
-// never seen) is first advanced to the minimum accumulated cost of the
+// never seen) first starts over at the minimum accumulated cost of the
 // active keys. It returns the key's accumulated cost.
 func (l *Ledger) Join(key string, now time.Time) time.Duration {
 	a := l.accounts[key]
@@ -41,7 +41,7 @@ func (l *Ledger) Join(key string, now time.Time) time.Duration {
 			l.idle.Remove(a.idle)
 			a.idle = nil
 		}
-		a.cost = max(a.cost, l.Floor())
+		a.cost = l.Floor()
 		heap.Push(&l.active, a)
 	}
 	a.jobs++

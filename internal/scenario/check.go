@@ -1,0 +1,146 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Check verifies the invariants every run must keep — no cap exceeded, no
+// two jobs of one conflict group overlapping on one id — and the property
+// the scenario was written to show. It returns one line per check; a line
+// starting with "FAIL" is a broken promise.
+func Check(sc Scenario, res Result) []string {
+	var out []string
+	out = append(out, checkCaps(sc, res)...)
+	switch sc.Name {
+	case "1-background-saturated":
+		out = append(out, startsAtArrival(sc, res, "sync-clone(r99)"))
+	case "2-two-client-burst":
+		out = append(out, clientNotStarved(sc, res))
+	case "3-expensive-vs-cheap":
+		out = append(out, cheapOvertakes(res, ""), cheapOvertakes(res, "#2"),
+			startsAtArrival(sc, res, "sync-clone(med1)"), startsAtArrival(sc, res, "sync-clone(med2)"))
+	case "4-conflict-exclusion":
+		out = append(out, after(res, "repack(repo1)", "sync-clone(repo1)"), after(res, "repack(repo2)", "sync-clone(repo2)"),
+			overlap(res, "sync-clone(repo1)", "sync-clone(repo2)"), overlap(res, "repack(repo1)", "repack(repo2)"))
+	case "5-many-background-types":
+		for i := 1; i <= 4; i++ {
+			out = append(out, startsAtArrival(sc, res, fmt.Sprintf("sync-clone(clone%d)", i)))
+		}
+	}
+	return out
+}
+
+func verdict(ok bool, format string, args ...any) string {
+	if ok {
+		return "ok   " + fmt.Sprintf(format, args...)
+	}
+	return "FAIL " + fmt.Sprintf(format, args...)
+}
+
+func find(sc Scenario, name string) Job {
+	for _, j := range sc.Jobs {
+		if j.Name() == name {
+			return j
+		}
+	}
+	panic("scenario: no job " + name)
+}
+
+func startsAtArrival(sc Scenario, res Result, name string) string {
+	j := find(sc, name)
+	return verdict(res.Start[name] == j.Arrival, "%s arrived at T=%d and started at T=%d", name, j.Arrival, res.Start[name])
+}
+
+// clientNotStarved: client B's clones start in the first slots that free up
+// after B arrives, while client A still has clones waiting.
+func clientNotStarved(sc Scenario, res Result) string {
+	firstFree := 1 << 30
+	for name, end := range res.End {
+		if end >= 2 && end < firstFree && find(sc, name).Arrival < 2 {
+			firstFree = end
+		}
+	}
+	aWaiting := 0
+	for _, j := range sc.Jobs {
+		if j.Key == "clientA" && res.Start[j.Name()] > firstFree {
+			aWaiting++
+		}
+	}
+	ok := res.Start["sync-clone(b1)"] == firstFree && res.Start["sync-clone(b2)"] == firstFree && aWaiting > 0
+	return verdict(ok, "client B's clones started at T=%d and T=%d, the first free slots (T=%d), ahead of %d of client A's clones",
+		res.Start["sync-clone(b1)"], res.Start["sync-clone(b2)"], firstFree, aWaiting)
+}
+
+// cheapOvertakes: every small clone of B finishes before A's expensive one.
+func cheapOvertakes(res Result, tag string) string {
+	last := 0
+	for i := 1; i <= 8; i++ {
+		last = max(last, res.End[fmt.Sprintf("sync-clone(small%d)%s", i, tag)])
+	}
+	linux := res.End["sync-clone(linux)"+tag]
+	round := "round 1"
+	if tag != "" {
+		round = "round 2"
+	}
+	return verdict(last < linux, "%s: all 8 small clones done by T=%d, the expensive clone at T=%d", round, last, linux)
+}
+
+func after(res Result, later, first string) string {
+	return verdict(res.Start[later] >= res.End[first], "%s started at T=%d, after %s ended at T=%d (same repo, same conflict group)",
+		later, res.Start[later], first, res.End[first])
+}
+
+func overlap(res Result, a, b string) string {
+	ok := res.Start[a] < res.End[b] && res.Start[b] < res.End[a]
+	return verdict(ok, "%s [%d,%d) and %s [%d,%d) ran side by side", a, res.Start[a], res.End[a], b, res.Start[b], res.End[b])
+}
+
+// checkCaps replays the run and checks every cap and every conflict at each
+// step.
+func checkCaps(sc Scenario, res Result) []string {
+	cfg := map[string]Type{}
+	for _, t := range sc.Types {
+		cfg[string(t.Name)] = t
+	}
+	var steps []int
+	for _, e := range res.Timeline {
+		steps = append(steps, e.T)
+	}
+	sort.Ints(steps)
+	var fails []string
+	for _, t := range steps {
+		total, tier, typ, held := 0, map[int]int{}, map[string]int{}, map[string]string{}
+		for _, j := range sc.Jobs {
+			name := j.Name()
+			start, ok := res.Start[name]
+			if !ok || t < start || t >= res.End[name] {
+				continue
+			}
+			c := cfg[string(j.Type)].Config
+			total++
+			tier[int(c.Priority)]++
+			typ[string(j.Type)]++
+			if c.MaxConcurrency > 0 && typ[string(j.Type)] > c.MaxConcurrency {
+				fails = append(fails, fmt.Sprintf("FAIL T=%d: type %s over its cap %d", t, j.Type, c.MaxConcurrency))
+			}
+			if tier[int(c.Priority)] > int(c.Priority) {
+				fails = append(fails, fmt.Sprintf("FAIL T=%d: tier %d over its cap", t, c.Priority))
+			}
+			if c.ConflictGroup != "" {
+				k := string(c.ConflictGroup) + "/" + j.ID
+				if other, busy := held[k]; busy {
+					fails = append(fails, fmt.Sprintf("FAIL T=%d: %s and %s overlap on %s", t, other, name, k))
+				}
+				held[k] = name
+			}
+		}
+		if sc.MaxConcurrency > 0 && total > sc.MaxConcurrency {
+			fails = append(fails, fmt.Sprintf("FAIL T=%d: %d running over the global cap %d", t, total, sc.MaxConcurrency))
+		}
+	}
+	if len(fails) == 0 {
+		return []string{"ok   no cap exceeded and no conflicting jobs overlapped at any step"}
+	}
+	return fails
+}

@@ -1,0 +1,300 @@
+// Package scenario plays scripted workloads through the real scheduler in
+// virtual time and records what it decided. The spec's five scenarios live
+// here so that the tests and the demo play exactly the same thing.
+//
+// Time is a mock clock advanced one second per step. A job's function blocks
+// until the runner releases it at its start time plus its duration, so a
+// job's observed wall time is exactly its duration. Within a step the runner
+// first submits the step's arrivals, then releases the step's completions
+// one at a time in admission order, and lets the scheduler settle after each
+// event; this makes the timeline deterministic.
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/fairsched/fairsched"
+)
+
+// Job is one scripted job. A job with a fairness key is foreground work
+// (RunSync); without one it is background work (Submit).
+type Job struct {
+	Type     fairsched.JobType
+	ID       string
+	Key      string
+	Arrival  int // step (second) it is submitted at
+	Duration int // seconds it runs once admitted
+	// Tag tells apart two runs of one (type, id) in a scenario; they must not
+	// be pending or running at the same time.
+	Tag string
+}
+
+// Name is how a job appears in timelines: type(id) and its tag.
+func (j Job) Name() string { return fmt.Sprintf("%s(%s)%s", j.Type, j.ID, j.Tag) }
+
+type jobRef struct {
+	t  fairsched.JobType
+	id string
+}
+
+// Type is a job type registration of a scenario.
+type Type struct {
+	Name   fairsched.JobType
+	Config fairsched.JobTypeConfig
+}
+
+// Scenario is a workload and the scheduler it runs on.
+type Scenario struct {
+	Name           string
+	Title          string
+	MaxConcurrency int
+	Types          []Type
+	Jobs           []Job
+}
+
+// Event is one line of a timeline.
+type Event struct {
+	T    int    // seconds since the scenario started
+	Kind string // "arrive", "admit" or "done"
+	Job  string // type(id)
+	Key  string // fairness key, "" for background
+	// For "admit": the cost charged, the key's accumulated cost after the
+	// charge, and the running count of the job's tier and overall.
+	Cost, KeyCost        time.Duration
+	TierRunning, Running int
+	// For "done": the cost estimate of the (type, id) after the run.
+	Estimate time.Duration
+}
+
+func (e Event) String() string {
+	key := e.Key
+	if key == "" {
+		key = "bg"
+	}
+	switch e.Kind {
+	case "admit":
+		return fmt.Sprintf("T=%3d  ADMIT   %-22s key=%-8s cost=%-4v accumulated[%s]=%-5v tier_running=%d running=%d",
+			e.T, e.Job, key, e.Cost, key, e.KeyCost, e.TierRunning, e.Running)
+	case "done":
+		return fmt.Sprintf("T=%3d  DONE    %-22s key=%-8s estimate now %v", e.T, e.Job, key, e.Estimate)
+	}
+	return fmt.Sprintf("T=%3d  ARRIVE  %-22s key=%s", e.T, e.Job, key)
+}
+
+// Result is what a run produced.
+type Result struct {
+	Timeline []Event
+	// AccumulatedCost per fairness key when the last job finished.
+	AccumulatedCost map[string]time.Duration
+	// Estimates are the learned costs, "type(id)" → cost.
+	Estimates map[string]time.Duration
+	// Start and End step of every job, by Job.Name().
+	Start, End map[string]int
+}
+
+// Settler returns once the scheduler has handled everything sent to it and
+// cond holds for its state. Tests use testing/synctest to wait; the demo
+// polls snapshots.
+type Settler func(s *fairsched.Scheduler, cond func(fairsched.Snapshot) bool) error
+
+// Poll is a Settler for use outside tests: it asks for snapshots until cond
+// holds.
+func Poll(s *fairsched.Scheduler, cond func(fairsched.Snapshot) bool) error {
+	for {
+		snap, err := s.Snapshot(context.Background())
+		if err != nil {
+			return err
+		}
+		if cond(snap) {
+			return nil
+		}
+	}
+}
+
+// Run plays sc on a new scheduler driven by clk and settle.
+func Run(sc Scenario, clk *clock.Mock, settle Settler) (Result, error) {
+	logs, records := observer.New(zap.DebugLevel)
+	opts := []fairsched.Option{fairsched.WithClock(clk), fairsched.WithLogger(zap.New(logs))}
+	if sc.MaxConcurrency > 0 {
+		opts = append(opts, fairsched.WithMaxConcurrency(sc.MaxConcurrency))
+	}
+	s, err := fairsched.New(opts...)
+	if err != nil {
+		return Result{}, err
+	}
+	r := &runner{sc: sc, s: s, clk: clk, settle: settle, records: records,
+		release: map[string]chan struct{}{}, byName: map[string]Job{}, active: map[jobRef]Job{},
+		res: Result{Start: map[string]int{}, End: map[string]int{}}}
+	res, runErr := r.run()
+	if err := s.Close(context.Background()); err != nil && runErr == nil {
+		runErr = err
+	}
+	for range r.sync {
+		if err := <-r.errc; err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	return res, runErr
+}
+
+type runner struct {
+	sc      Scenario
+	s       *fairsched.Scheduler
+	clk     *clock.Mock
+	settle  Settler
+	records *observer.ObservedLogs
+	release map[string]chan struct{}
+	byName  map[string]Job
+	active  map[jobRef]Job // scripted job behind each (type, id) in the scheduler
+	admits  []string // admission order
+	sync    []string // RunSync jobs started
+	errc    chan error
+	now     int
+	res     Result
+}
+
+func (r *runner) run() (Result, error) {
+	r.errc = make(chan error, len(r.sc.Jobs))
+	for _, t := range r.sc.Types {
+		if err := r.s.RegisterType(t.Name, t.Config); err != nil {
+			return Result{}, err
+		}
+	}
+	for _, j := range r.sc.Jobs {
+		r.byName[j.Name()] = j
+	}
+	for r.now = 0; len(r.res.End) < len(r.sc.Jobs); r.now++ {
+		if r.now > 0 {
+			r.clk.Add(time.Second)
+		}
+		if r.now > 100000 {
+			return r.res, fmt.Errorf("scenario %s: jobs never finished: %d of %d", r.sc.Name, len(r.res.End), len(r.sc.Jobs))
+		}
+		for _, j := range r.sc.Jobs {
+			if j.Arrival == r.now {
+				if err := r.arrive(j); err != nil {
+					return r.res, err
+				}
+			}
+		}
+		for _, name := range r.admits {
+			j := r.byName[name]
+			if _, done := r.res.End[name]; done || r.res.Start[name]+j.Duration != r.now {
+				continue
+			}
+			if err := r.finish(j); err != nil {
+				return r.res, err
+			}
+		}
+	}
+	snap, err := r.s.Snapshot(context.Background())
+	if err != nil {
+		return r.res, err
+	}
+	r.res.AccumulatedCost = snap.AccumulatedCost
+	r.res.Estimates = map[string]time.Duration{}
+	for _, e := range snap.CostEstimates {
+		r.res.Estimates[Job{Type: e.Type, ID: e.ID}.Name()] = e.Cost
+	}
+	return r.res, nil
+}
+
+func (r *runner) arrive(j Job) error {
+	ref := jobRef{j.Type, j.ID}
+	if prev, busy := r.active[ref]; busy {
+		return fmt.Errorf("scenario %s: %s arrives while %s is still in the scheduler", r.sc.Name, j.Name(), prev.Name())
+	}
+	r.active[ref] = j
+	r.res.Timeline = append(r.res.Timeline, Event{T: r.now, Kind: "arrive", Job: j.Name(), Key: j.Key})
+	rel := make(chan struct{})
+	r.release[j.Name()] = rel
+	fn := func(ctx context.Context) error {
+		select {
+		case <-rel:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if j.Key == "" {
+		if err := r.s.Submit(j.Type, j.ID, fn); err != nil {
+			return err
+		}
+	} else {
+		r.sync = append(r.sync, j.Name())
+		go func() { r.errc <- r.s.RunSync(context.Background(), j.Type, j.ID, j.Key, fn) }()
+	}
+	return r.step(func(s fairsched.Snapshot) bool { return present(s, j) })
+}
+
+func (r *runner) finish(j Job) error {
+	close(r.release[j.Name()])
+	return r.step(func(s fairsched.Snapshot) bool {
+		for _, rj := range s.Running {
+			if rj.Type == j.Type && rj.ID == j.ID {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// step settles the scheduler and turns its new log entries into events.
+func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
+	if err := r.settle(r.s, cond); err != nil {
+		return err
+	}
+	for _, e := range r.records.TakeAll() {
+		f := e.ContextMap()
+		ref := jobRef{fairsched.JobType(str(f["type"])), str(f["id"])}
+		name := r.active[ref].Name()
+		ev := Event{T: r.now, Job: name, Key: str(f["key"])}
+		switch e.Message {
+		case "admit":
+			ev.Kind = "admit"
+			ev.Cost, ev.KeyCost = dur(f["cost"]), dur(f["key_cost"])
+			ev.TierRunning, ev.Running = int(f["tier_running"].(int64)), int(f["running"].(int64))
+			r.res.Start[name] = r.now
+			r.admits = append(r.admits, name)
+		case "complete":
+			ev.Kind = "done"
+			ev.Estimate = dur(f["estimate"])
+			r.res.End[name] = r.now
+			delete(r.active, ref)
+		default:
+			continue
+		}
+		r.res.Timeline = append(r.res.Timeline, ev)
+	}
+	return nil
+}
+
+func present(s fairsched.Snapshot, j Job) bool {
+	for _, p := range s.Pending {
+		if p.Type == j.Type && p.ID == j.ID {
+			return true
+		}
+	}
+	for _, rj := range s.Running {
+		if rj.Type == j.Type && rj.ID == j.ID {
+			return true
+		}
+	}
+	return false
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func dur(v any) time.Duration {
+	d, _ := v.(time.Duration)
+	return d
+}
