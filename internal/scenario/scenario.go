@@ -152,8 +152,8 @@ type runner struct {
 	release map[string]chan struct{}
 	byName  map[string]Job
 	active  map[jobRef]Job // scripted job behind each (type, id) in the scheduler
-	admits  []string // admission order
-	sync    []string // RunSync jobs started
+	admits  []string       // admission order
+	sync    []string       // RunSync jobs started
 	errc    chan error
 	now     int
 	res     Result
