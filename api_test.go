@@ -1,0 +1,597 @@
+package fairsched_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/fairsched/fairsched"
+)
+
+const (
+	clone  fairsched.JobType = "sync-clone"
+	repack fairsched.JobType = "repack"
+)
+
+var (
+	cloneCfg  = fairsched.JobTypeConfig{DefaultCost: 10 * time.Second, MaxConcurrency: 8, ConflictGroup: "git", Priority: 8}
+	repackCfg = fairsched.JobTypeConfig{DefaultCost: 20 * time.Second, MaxConcurrency: 3, ConflictGroup: "git", Priority: 4}
+)
+
+// newScheduler starts a scheduler with the clone and repack types and closes
+// it when the test ends.
+func newScheduler(t *testing.T, opts ...fairsched.Option) *fairsched.Scheduler {
+	t.Helper()
+	s, err := fairsched.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	for typ, cfg := range map[fairsched.JobType]fairsched.JobTypeConfig{clone: cloneCfg, repack: repackCfg} {
+		if err := s.RegisterType(typ, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func snapshot(t *testing.T, s *fairsched.Scheduler) fairsched.Snapshot {
+	t.Helper()
+	snap, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+// gate is a job function that runs until released (or its context ends) and
+// records that it ran.
+type gate struct {
+	release chan error
+	ran     bool
+}
+
+func newGate() *gate { return &gate{release: make(chan error, 1)} }
+
+func (g *gate) fn(ctx context.Context) error {
+	g.ran = true
+	select {
+	case err := <-g.release:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func TestNewRejectsInvalidOptions(t *testing.T) {
+	for name, opt := range map[string]fairsched.Option{
+		"MaxConcurrency=0":   fairsched.WithMaxConcurrency(0),
+		"MaxConcurrency=-3":  fairsched.WithMaxConcurrency(-3),
+		"CostSmoothing=0":    fairsched.WithCostSmoothing(0),
+		"CostSmoothing=1.5":  fairsched.WithCostSmoothing(1.5),
+		"KeyTTL=0":           fairsched.WithKeyTTL(0),
+		"KeyTTL=-1s":         fairsched.WithKeyTTL(-time.Second),
+		"Clock=nil":          fairsched.WithClock(nil),
+		"Logger=nil":         fairsched.WithLogger(nil),
+		"CostSmoothing=NaN":  fairsched.WithCostSmoothing(nan()),
+		"MaxConcurrency=-1x": fairsched.WithMaxConcurrency(-1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := fairsched.New(opt)
+			if !errors.Is(err, fairsched.ErrInvalidConfig) || s != nil {
+				t.Fatalf("New(%s) = %v, %v; want nil, ErrInvalidConfig", name, s, err)
+			}
+			field := strings.SplitN(name, "=", 2)[0]
+			if !strings.Contains(err.Error(), field) {
+				t.Errorf("error %q does not name the field %s", err, field)
+			}
+		})
+	}
+}
+
+func nan() float64 {
+	zero := 0.0
+	return zero / zero
+}
+
+func TestRegisterTypeErrors(t *testing.T) {
+	s := newScheduler(t)
+	for name, tc := range map[string]struct {
+		typ  fairsched.JobType
+		cfg  fairsched.JobTypeConfig
+		want error
+		in   string
+	}{
+		"duplicate":         {clone, cloneCfg, fairsched.ErrDuplicateType, "sync-clone"},
+		"empty name":        {"", cloneCfg, fairsched.ErrInvalidConfig, "JobType"},
+		"zero cost":         {"a", fairsched.JobTypeConfig{Priority: 1}, fairsched.ErrInvalidConfig, "DefaultCost = 0s"},
+		"negative cap":      {"b", fairsched.JobTypeConfig{DefaultCost: 1, MaxConcurrency: -1, Priority: 1}, fairsched.ErrInvalidConfig, "MaxConcurrency = -1"},
+		"zero priority":     {"c", fairsched.JobTypeConfig{DefaultCost: 1}, fairsched.ErrInvalidConfig, "Priority = 0"},
+		"negative priority": {"d", fairsched.JobTypeConfig{DefaultCost: 1, Priority: -2}, fairsched.ErrInvalidConfig, "Priority = -2"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := s.RegisterType(tc.typ, tc.cfg)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.in) {
+				t.Fatalf("RegisterType = %v; want %v mentioning %q", err, tc.want, tc.in)
+			}
+		})
+	}
+	if got := snapshot(t, s).Types; len(got) != 2 {
+		t.Errorf("rejected registrations changed the registry: %v", got)
+	}
+}
+
+func TestJobValidation(t *testing.T) {
+	s := newScheduler(t)
+	ctx := context.Background()
+	noop := func(context.Context) error { return nil }
+	for name, tc := range map[string]struct {
+		typ  fairsched.JobType
+		id   string
+		fn   func(context.Context) error
+		want error
+	}{
+		"unknown type": {"nope", "r", noop, fairsched.ErrUnknownJobType},
+		"empty id":     {clone, "", noop, fairsched.ErrInvalidJob},
+		"nil fn":       {clone, "r", nil, fairsched.ErrInvalidJob},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := s.RunSync(ctx, tc.typ, tc.id, "k", tc.fn); !errors.Is(err, tc.want) {
+				t.Errorf("RunSync = %v; want %v", err, tc.want)
+			}
+			if err := s.Submit(tc.typ, tc.id, tc.fn); !errors.Is(err, tc.want) {
+				t.Errorf("Submit = %v; want %v", err, tc.want)
+			}
+		})
+	}
+	if snap := snapshot(t, s); len(snap.Pending)+len(snap.Running) != 0 {
+		t.Errorf("rejected jobs were queued: %+v", snap)
+	}
+}
+
+func TestCallsAfterCloseFail(t *testing.T) {
+	s, err := fairsched.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterType(clone, cloneCfg); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // Close twice is safe
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatalf("Close #%d = %v", i+1, err)
+		}
+	}
+	noop := func(context.Context) error { return nil }
+	ctx := context.Background()
+	checks := map[string]error{
+		"RunSync":      s.RunSync(ctx, clone, "r", "k", noop),
+		"Submit":       s.Submit(clone, "r", noop),
+		"RegisterType": s.RegisterType(repack, repackCfg),
+	}
+	_, checks["Snapshot"] = s.Snapshot(ctx)
+	for call, err := range checks {
+		if !errors.Is(err, fairsched.ErrClosed) {
+			t.Errorf("%s after Close = %v; want ErrClosed", call, err)
+		}
+	}
+}
+
+// TestCancelPendingRunSync: a caller that leaves while its job is pending
+// gets ctx.Err() at once; the job never runs and its key is never charged.
+func TestCancelPendingRunSync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScheduler(t, fairsched.WithMaxConcurrency(1), fairsched.WithClock(clock.NewMock()))
+		blocker := newGate()
+		go s.RunSync(context.Background(), clone, "busy", "a", blocker.fn)
+		synctest.Wait()
+
+		waiting := newGate()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.RunSync(ctx, clone, "later", "b", waiting.fn) }()
+		synctest.Wait()
+		if got := snapshot(t, s).Pending; len(got) != 1 || got[0].Reason != fairsched.ReasonGlobalLimit {
+			t.Fatalf("pending = %+v; want the job waiting on global_limit", got)
+		}
+		before := snapshot(t, s).AccumulatedCost["b"]
+
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("RunSync = %v; want context.Canceled", err)
+		}
+		snap := snapshot(t, s)
+		if len(snap.Pending) != 0 || snap.AccumulatedCost["b"] != before {
+			t.Errorf("after cancel: pending %+v, cost of b %v (was %v)", snap.Pending, snap.AccumulatedCost["b"], before)
+		}
+		blocker.release <- nil
+		synctest.Wait()
+		if waiting.ran {
+			t.Error("the cancelled job ran")
+		}
+	})
+}
+
+// TestCancelRunningRunSync: cancelling a running job's caller cancels the
+// job's context and RunSync returns what the job returns.
+func TestCancelRunningRunSync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScheduler(t)
+		errStopped := errors.New("stopped early")
+		started := make(chan struct{})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- s.RunSync(ctx, clone, "r", "k", func(ctx context.Context) error {
+				close(started)
+				<-ctx.Done()
+				return errStopped
+			})
+		}()
+		<-started
+		cancel()
+		if err := <-done; err != errStopped {
+			t.Fatalf("RunSync = %v; want the job's own error", err)
+		}
+	})
+}
+
+func TestRunSyncReturnsJobError(t *testing.T) {
+	s := newScheduler(t)
+	want := errors.New("clone failed")
+	if err := s.RunSync(context.Background(), clone, "r", "k", func(context.Context) error { return want }); err != want {
+		t.Fatalf("RunSync = %v; want %v", err, want)
+	}
+}
+
+func TestPanicBecomesError(t *testing.T) {
+	s := newScheduler(t)
+	err := s.RunSync(context.Background(), clone, "r", "k", func(context.Context) error { panic("boom") })
+	var pe *fairsched.PanicError
+	if !errors.As(err, &pe) {
+		t.Fatalf("RunSync = %v; want a *PanicError", err)
+	}
+	if pe.Value != "boom" || !strings.Contains(string(pe.Stack), "TestPanicBecomesError") {
+		t.Errorf("PanicError{Value: %v, Stack: %d bytes} lacks the value or the panicking frame", pe.Value, len(pe.Stack))
+	}
+	// The scheduler survives and keeps scheduling.
+	if err := s.RunSync(context.Background(), clone, "r", "k", func(context.Context) error { return nil }); err != nil {
+		t.Fatalf("RunSync after a panic = %v", err)
+	}
+	// An error panic unwraps to the error.
+	sentinel := errors.New("sentinel")
+	err = s.RunSync(context.Background(), clone, "r", "k", func(context.Context) error { panic(sentinel) })
+	if !errors.Is(err, sentinel) {
+		t.Errorf("RunSync = %v; want it to unwrap to the panicked error", err)
+	}
+}
+
+// TestBackgroundFailuresAreLogged: background jobs have nobody to return to,
+// so their errors and panics are logged at error level; admissions and
+// completions are logged at debug level with structured fields.
+func TestBackgroundFailuresAreLogged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs, records := observer.New(zap.DebugLevel)
+		s := newScheduler(t, fairsched.WithLogger(zap.New(logs)), fairsched.WithClock(clock.NewMock()))
+		if err := s.Submit(repack, "r1", func(context.Context) error { return errors.New("disk full") }); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if err := s.Submit(repack, "r2", func(context.Context) error { panic("bad pack") }); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		type entry struct {
+			Level           zapcore.Level
+			Message, ID     string
+			Error           string
+			HasStack, HasKC bool
+		}
+		var got []entry
+		for _, e := range records.All() {
+			if e.Message == "type registered" {
+				continue
+			}
+			f := e.ContextMap()
+			_, stack := f["stack"]
+			_, kc := f["key_cost"]
+			errText, _ := f["error"].(string)
+			got = append(got, entry{e.Level, e.Message, f["id"].(string), errText, stack, kc})
+		}
+		want := []entry{
+			{zapcore.DebugLevel, "admit", "r1", "", false, true},
+			{zapcore.DebugLevel, "complete", "r1", "disk full", false, false},
+			{zapcore.ErrorLevel, "background job failed", "r1", "disk full", false, false},
+			{zapcore.DebugLevel, "admit", "r2", "", false, true},
+			{zapcore.DebugLevel, "complete", "r2", "fairsched: job panicked: bad pack", false, false},
+			{zapcore.ErrorLevel, "background job failed", "r2", "fairsched: job panicked: bad pack", true, false},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("log entries (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestCloseDrains: Close lets pending and running work finish.
+func TestCloseDrains(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := fairsched.New(fairsched.WithMaxConcurrency(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterType(clone, cloneCfg); err != nil {
+			t.Fatal(err)
+		}
+		first, second := newGate(), newGate()
+		results := make(chan error, 2)
+		go func() { results <- s.RunSync(context.Background(), clone, "r1", "k", first.fn) }()
+		synctest.Wait()
+		go func() { results <- s.RunSync(context.Background(), clone, "r2", "k", second.fn) }()
+		var bg gate
+		bg.release = make(chan error, 1)
+		synctest.Wait()
+		if err := s.Submit(clone, "r3", bg.fn); err != nil {
+			t.Fatal(err)
+		}
+		closed := make(chan error, 1)
+		go func() { closed <- s.Close(context.Background()) }()
+		synctest.Wait()
+		if err := s.Submit(clone, "r4", bg.fn); !errors.Is(err, fairsched.ErrClosed) {
+			t.Fatalf("Submit during Close = %v; want ErrClosed", err)
+		}
+		first.release <- nil
+		synctest.Wait()
+		second.release <- nil
+		synctest.Wait()
+		bg.release <- nil
+		if err := <-closed; err != nil {
+			t.Fatalf("Close = %v", err)
+		}
+		for range 2 {
+			if err := <-results; err != nil {
+				t.Errorf("RunSync = %v", err)
+			}
+		}
+		if !first.ran || !second.ran || !bg.ran {
+			t.Errorf("ran: %v %v %v; Close must let pending work run", first.ran, second.ran, bg.ran)
+		}
+	})
+}
+
+// TestCloseDeadline: when Close's context ends first, running jobs are
+// cancelled, pending ones are refused with ErrClosed, and Close reports the
+// context's error after the running jobs have returned.
+func TestCloseDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs, records := observer.New(zap.ErrorLevel)
+		s, err := fairsched.New(fairsched.WithMaxConcurrency(1), fairsched.WithLogger(zap.New(logs)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterType(clone, cloneCfg); err != nil {
+			t.Fatal(err)
+		}
+		running, pending, pendingBG := newGate(), newGate(), newGate()
+		runningErr, pendingErr := make(chan error, 1), make(chan error, 1)
+		go func() { runningErr <- s.RunSync(context.Background(), clone, "r1", "k", running.fn) }()
+		synctest.Wait()
+		go func() { pendingErr <- s.RunSync(context.Background(), clone, "r2", "k", pending.fn) }()
+		synctest.Wait()
+		if err := s.Submit(clone, "r3", pendingBG.fn); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Close = %v; want DeadlineExceeded", err)
+		}
+		if err := <-runningErr; !errors.Is(err, context.Canceled) {
+			t.Errorf("running RunSync = %v; want context.Canceled from its cancelled context", err)
+		}
+		if err := <-pendingErr; !errors.Is(err, fairsched.ErrClosed) {
+			t.Errorf("pending RunSync = %v; want ErrClosed", err)
+		}
+		if pending.ran || pendingBG.ran {
+			t.Error("a pending job ran after Close's deadline")
+		}
+		if n := records.FilterMessage("background job dropped").Len(); n != 1 {
+			t.Errorf("%d 'background job dropped' entries; want 1", n)
+		}
+		if err := s.Close(context.Background()); err != nil {
+			t.Errorf("second Close = %v", err)
+		}
+	})
+}
+
+// TestClosePendingCallerLeaves: while Close drains, a pending RunSync whose
+// context ends gets ctx.Err().
+func TestClosePendingCallerLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := fairsched.New(fairsched.WithMaxConcurrency(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterType(clone, cloneCfg); err != nil {
+			t.Fatal(err)
+		}
+		running := newGate()
+		go s.RunSync(context.Background(), clone, "r1", "k", running.fn)
+		synctest.Wait()
+		ctx, cancel := context.WithCancel(context.Background())
+		result := make(chan error, 1)
+		go func() { result <- s.RunSync(ctx, clone, "r2", "k", newGate().fn) }()
+		synctest.Wait()
+		closed := make(chan error, 1)
+		go func() { closed <- s.Close(context.Background()) }()
+		synctest.Wait()
+		cancel()
+		if err := <-result; !errors.Is(err, context.Canceled) {
+			t.Fatalf("pending RunSync during Close = %v; want context.Canceled", err)
+		}
+		running.release <- nil
+		if err := <-closed; err != nil {
+			t.Fatalf("Close = %v", err)
+		}
+	})
+}
+
+// TestSnapshotReasonsAndJSON: every pending job carries the first rule that
+// holds it back, and the snapshot round-trips through JSON with reasons as
+// strings.
+func TestSnapshotReasonsAndJSON(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const snap fairsched.JobType = "snapshot" // a tier of its own with room for one, no conflict group
+		s := newScheduler(t, fairsched.WithClock(clock.NewMock()), fairsched.WithMaxConcurrency(10))
+		if err := s.RegisterType(snap, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
+			t.Fatal(err)
+		}
+		var gates []*gate
+		run := func(typ fairsched.JobType, id, key string) {
+			g := newGate()
+			gates = append(gates, g)
+			if key == "" {
+				if err := s.Submit(typ, id, g.fn); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				go s.RunSync(context.Background(), typ, id, key, g.fn)
+			}
+			synctest.Wait()
+		}
+		type row struct {
+			Job    string
+			Reason fairsched.Reason
+		}
+		pending := func() []row {
+			var rows []row
+			for _, p := range snapshot(t, s).Pending {
+				rows = append(rows, row{string(p.Type) + "/" + p.ID, p.Reason})
+			}
+			return rows
+		}
+		for _, id := range []string{"a", "b", "c"} {
+			run(repack, id, "") // repack: tier 4, type cap 3
+		}
+		run(repack, "d", "")   // type cap reached
+		run(snap, "s1", "")    // tier 1 now runs 1: full
+		run(snap, "s2", "")    // tier cap reached
+		run(clone, "a", "dev") // repack(a) holds git/a
+		run(clone, "x", "dev") // runs
+		want := []row{
+			{"sync-clone/a", fairsched.ReasonConflict},
+			{"repack/d", fairsched.ReasonTypeLimit},
+			{"snapshot/s2", fairsched.ReasonTierLimit},
+		}
+		if diff := cmp.Diff(want, pending()); diff != "" {
+			t.Errorf("pending, in dispatch order (-want +got):\n%s", diff)
+		}
+
+		first := snapshot(t, s)
+		raw, err := json.Marshal(first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []string{"conflict", "type_limit", "tier_limit"} {
+			if !strings.Contains(string(raw), `"reason":"`+r+`"`) {
+				t.Errorf("reason %s does not serialise as a string: %s", r, raw)
+			}
+		}
+		var back fairsched.Snapshot
+		if err := json.Unmarshal(raw, &back); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(first, back); diff != "" {
+			t.Errorf("JSON round trip (-orig +back):\n%s", diff)
+		}
+
+		// Five more clones fill the global cap of 10; the sixth waits on it, and
+		// while the global cap binds it is every job's first reason.
+		for _, id := range []string{"y", "z", "v", "u", "t", "q"} {
+			run(clone, id, "dev")
+		}
+		want = []row{
+			{"sync-clone/a", fairsched.ReasonGlobalLimit},
+			{"sync-clone/q", fairsched.ReasonGlobalLimit},
+			{"repack/d", fairsched.ReasonGlobalLimit},
+			{"snapshot/s2", fairsched.ReasonGlobalLimit},
+		}
+		if diff := cmp.Diff(want, pending()); diff != "" {
+			t.Errorf("pending at the global cap (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(map[fairsched.Priority]int{1: 1, 4: 3, 8: 6}, snapshot(t, s).RunningByTier); diff != "" {
+			t.Errorf("running by tier (-want +got):\n%s", diff)
+		}
+		for _, g := range gates {
+			g.release <- nil
+		}
+	})
+}
+
+// TestSnapshotIsACopy: changing a snapshot changes nothing in the scheduler.
+func TestSnapshotIsACopy(t *testing.T) {
+	s := newScheduler(t)
+	if err := s.RunSync(context.Background(), clone, "r", "k", func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	a := snapshot(t, s)
+	a.AccumulatedCost["k"] = -1
+	a.Types[clone] = fairsched.JobTypeConfig{}
+	a.CostEstimates[0].Cost = -1
+	b := snapshot(t, s)
+	if b.AccumulatedCost["k"] == -1 || b.Types[clone] != cloneCfg || b.CostEstimates[0].Cost == -1 {
+		t.Errorf("snapshot shares state with the scheduler: %+v", b)
+	}
+}
+
+// TestCostLearnedAndKeysExpire: each run folds its wall time into the
+// estimate with α, and idle keys and estimates go after the TTL.
+func TestCostLearnedAndKeysExpire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		s := newScheduler(t, fairsched.WithClock(mock), fairsched.WithCostSmoothing(0.5), fairsched.WithKeyTTL(time.Minute))
+		runFor := func(d time.Duration) {
+			g := newGate()
+			done := make(chan error, 1)
+			go func() { done <- s.RunSync(context.Background(), clone, "linux", "dev", g.fn) }()
+			synctest.Wait()
+			mock.Add(d)
+			g.release <- nil
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		runFor(30 * time.Second) // 0.5·30 + 0.5·10 = 20
+		runFor(40 * time.Second) // 0.5·40 + 0.5·20 = 30
+		snap := snapshot(t, s)
+		want := []fairsched.CostEstimate{{Type: clone, ID: "linux", Cost: 30 * time.Second}}
+		if diff := cmp.Diff(want, snap.CostEstimates); diff != "" {
+			t.Errorf("estimates (-want +got):\n%s", diff)
+		}
+		if got := snap.AccumulatedCost["dev"]; got != 30*time.Second {
+			t.Errorf("accumulated cost of dev = %v; want 10s + 20s charged at the two admissions", got)
+		}
+		// The tick runs every TTL/4; after TTL + TTL/4 of idleness both are gone.
+		for range 5 {
+			mock.Add(15 * time.Second)
+			synctest.Wait()
+		}
+		snap = snapshot(t, s)
+		if len(snap.CostEstimates) != 0 || len(snap.AccumulatedCost) != 0 {
+			t.Errorf("after the TTL: estimates %v, keys %v; want both empty", snap.CostEstimates, snap.AccumulatedCost)
+		}
+	})
+}

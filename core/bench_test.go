@@ -1,0 +1,235 @@
+package core_test
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/policy"
+)
+
+// The steady-state workload shared by BenchmarkCoreDispatch and the
+// sort-pass comparison (sortpass_test.go).
+//
+// Two tiers (48 foreground slots, 24 background slots) under a global cap of
+// 64, so the global cap binds; type caps on three of the four types; three
+// types share the "git" conflict group. Job ids come from a set of 1024, so
+// the table of cost estimates stays bounded and conflicts happen. Foreground
+// jobs carry a fairness key drawn from K keys; background jobs carry "".
+
+const (
+	benchCap = 64   // global cap
+	benchIDs = 1024 // distinct job ids
+)
+
+type benchType struct {
+	name  policy.JobType
+	cfg   policy.JobTypeConfig
+	share int  // percent of jobs of this type
+	fg    bool // foreground: carries a fairness key
+}
+
+var benchTypes = []benchType{
+	{"sync-clone", policy.JobTypeConfig{DefaultCost: 10 * time.Millisecond, MaxConcurrency: 40, ConflictGroup: "git", Priority: 48}, 60, true},
+	{"pull", policy.JobTypeConfig{DefaultCost: 10 * time.Millisecond, ConflictGroup: "git", Priority: 48}, 10, true},
+	{"repack", policy.JobTypeConfig{DefaultCost: 20 * time.Millisecond, MaxConcurrency: 8, ConflictGroup: "git", Priority: 24}, 15, false},
+	{"snapshot", policy.JobTypeConfig{DefaultCost: 5 * time.Millisecond, MaxConcurrency: 16, Priority: 24}, 15, false},
+}
+
+// engine is what the harness drives: *core.Core, or the sort-pass port.
+type engine interface {
+	RegisterType(policy.JobType, policy.JobTypeConfig) error
+	Submit(time.Time, *core.Job) error
+	Dispatch(time.Time, []*core.Job) []*core.Job
+	Finish(time.Time, *core.Job) core.Completion
+	Pending() int
+	RunningCount() int
+}
+
+func newCoreEngine(maxConcurrency int) engine {
+	l := policy.DefaultLimits()
+	l.MaxConcurrency = maxConcurrency
+	return core.New(l)
+}
+
+// harness keeps an engine at a steady state: about `pending` jobs waiting
+// and the global cap running. One step finishes the oldest running job,
+// submits one new job and dispatches, so pending + running never changes.
+type harness struct {
+	eng  engine
+	now  time.Time
+	ring [128]*core.Job // running jobs in admission order (a FIFO)
+	head int
+	n    int
+	buf  []*core.Job
+	ids  []string
+	keys []string
+	rng  uint64
+}
+
+func newHarness(eng engine, pending, keys int) *harness {
+	h := &harness{
+		eng: eng,
+		now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
+		ids: make([]string, benchIDs),
+		rng: 0x9e3779b97f4a7c15,
+	}
+	for i := range h.ids {
+		h.ids[i] = fmt.Sprintf("github.com/org/repo-%04d", i)
+	}
+	h.keys = make([]string, keys)
+	for i := range h.keys {
+		h.keys[i] = fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+	}
+	for _, t := range benchTypes {
+		if err := eng.RegisterType(t.name, t.cfg); err != nil {
+			panic(err)
+		}
+	}
+	for range pending + benchCap {
+		j := &core.Job{Payload: h.pickType()}
+		h.fill(j)
+		if err := eng.Submit(h.now, j); err != nil {
+			panic(err)
+		}
+	}
+	h.dispatch()
+	return h
+}
+
+// next is xorshift64*: cheap and allocation-free.
+func (h *harness) next() uint64 {
+	h.rng ^= h.rng >> 12
+	h.rng ^= h.rng << 25
+	h.rng ^= h.rng >> 27
+	return h.rng * 2685821657736338717
+}
+
+func (h *harness) pickType() *benchType {
+	r := int(h.next() % 100)
+	for i := range benchTypes {
+		if r < benchTypes[i].share {
+			return &benchTypes[i]
+		}
+		r -= benchTypes[i].share
+	}
+	return &benchTypes[0]
+}
+
+// fill gives a job a fresh id and key; its type (Payload) is kept, so the
+// number of jobs of each type, pending plus running, never changes.
+func (h *harness) fill(j *core.Job) {
+	t := j.Payload.(*benchType)
+	j.Type = t.name
+	j.ID = h.ids[h.next()%benchIDs]
+	j.Key = ""
+	if t.fg {
+		j.Key = h.keys[h.next()%uint64(len(h.keys))]
+	}
+}
+
+func (h *harness) dispatch() {
+	h.buf = h.eng.Dispatch(h.now, h.buf[:0])
+	for _, j := range h.buf {
+		h.ring[(h.head+h.n)%len(h.ring)] = j
+		h.n++
+	}
+}
+
+// step is one measured operation: Finish + Submit + Dispatch. The finished
+// job's record is reused for the new job: no allocation by the harness.
+func (h *harness) step() {
+	h.now = h.now.Add(time.Millisecond)
+	var j *core.Job
+	if h.n > 0 {
+		j = h.ring[h.head]
+		h.ring[h.head] = nil
+		h.head = (h.head + 1) % len(h.ring)
+		h.n--
+		h.eng.Finish(h.now, j)
+	} else {
+		j = &core.Job{Payload: h.pickType()}
+	}
+	h.fill(j)
+	if err := h.eng.Submit(h.now, j); err != nil {
+		panic(err)
+	}
+	h.dispatch()
+}
+
+// check fails b unless the harness is still at its steady state.
+func (h *harness) check(b *testing.B, pending int) {
+	b.Helper()
+	if p, r := h.eng.Pending(), h.eng.RunningCount(); p+r != pending+benchCap || r > benchCap || r == 0 {
+		b.Fatalf("not at steady state: %d pending, %d running (want %d pending, %d running)", p, r, pending, benchCap)
+	}
+}
+
+// The harness of the last sub-benchmark is kept, so its -count repetitions
+// share one prefill (a million submissions take seconds) and continue the
+// same steady state.
+var cached struct {
+	name string
+	h    *harness
+}
+
+func cachedHarness(name string, pending, keys int, newEngine func(int) engine) *harness {
+	if cached.name != name {
+		dropCache()
+		cached.name, cached.h = name, newHarness(newEngine(benchCap), pending, keys)
+		runtime.GC() // the prefill's garbage must not be collected on the clock
+	}
+	return cached.h
+}
+
+func dropCache() {
+	cached.name, cached.h = "", nil
+	runtime.GC()
+}
+
+// results keeps ns/op per sub-benchmark across -count repetitions, so a later
+// sub-benchmark can report its ratio to an earlier one.
+var results = map[string][]float64{}
+
+func record(b *testing.B, name string) float64 {
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	results[name] = append(results[name], ns)
+	return ns
+}
+
+func median(name string) float64 {
+	v := slices.Clone(results[name])
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// BenchmarkCoreDispatch measures one Finish + Submit + Dispatch of the core
+// at a steady state of `pending` waiting jobs over `keys` fairness keys.
+// Sub-benchmarks past pending=1000 also report x-vs-1k: their ns/op over the
+// median ns/op of pending=1000 with the same keys (target: ≤ 1.3 at 1M).
+func BenchmarkCoreDispatch(b *testing.B) {
+	defer dropCache()
+	for _, pending := range []int{1_000, 100_000, 1_000_000} {
+		for _, keys := range []int{10, 10_000, 100_000} {
+			name := fmt.Sprintf("pending=%d/keys=%d", pending, keys)
+			b.Run(name, func(b *testing.B) {
+				h := cachedHarness("core/"+name, pending, keys, newCoreEngine)
+				b.ReportAllocs()
+				for b.Loop() {
+					h.step()
+				}
+				h.check(b, pending)
+				ns := record(b, "core/"+name)
+				if base := median(fmt.Sprintf("core/pending=1000/keys=%d", keys)); pending != 1000 && base > 0 {
+					b.ReportMetric(ns/base, "x-vs-1k")
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,421 @@
+package costmodel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+func TestSmooth(t *testing.T) {
+	for _, tt := range []struct {
+		prior, observed time.Duration
+		alpha           float64
+		want            time.Duration
+	}{
+		{10 * time.Second, 20 * time.Second, 0.3, 13 * time.Second},
+		{10 * time.Second, 0, 0.3, 7 * time.Second},
+		{20 * time.Second, 10 * time.Second, 0.3, 17 * time.Second},
+		{13 * time.Second, 20 * time.Second, 0.3, 15100 * time.Millisecond},
+		{15100 * time.Millisecond, 20 * time.Second, 0.3, 16570 * time.Millisecond},
+		{time.Minute, time.Minute, 0.3, time.Minute},
+		{10 * time.Second, 20 * time.Second, 1, 20 * time.Second},
+		{10 * time.Second, 20 * time.Second, 0.5, 15 * time.Second},
+		// Rounded to the nanosecond: 0.3·2 + 0.7·1 = 1.3 → 1, 0.3·4 + 0.7·1 = 1.9 → 2.
+		{1, 2, 0.3, 1},
+		{1, 4, 0.3, 2},
+		// 0.3·3 + 0.7·0 = 0.9 → 1 (rounded, not truncated).
+		{0, 3, 0.3, 1},
+	} {
+		if got := Smooth(tt.prior, tt.observed, tt.alpha); got != tt.want {
+			t.Errorf("Smooth(%v, %v, %v) = %v, want %v", tt.prior, tt.observed, tt.alpha, got, tt.want)
+		}
+	}
+}
+
+func TestEstimatesDefaultOnFirstSight(t *testing.T) {
+	e := NewEstimates(0.3)
+	k := EstimateKey{"clone", "linux"}
+	if got := e.Cost(k, 10*time.Second, t0); got != 10*time.Second {
+		t.Errorf("Cost of unseen key = %v, want the default 10s", got)
+	}
+	if got := e.Cost(k, 3*time.Second, t0); got != 3*time.Second {
+		t.Errorf("Cost of unseen key = %v, want the default 3s", got)
+	}
+	if e.Len() != 0 {
+		t.Errorf("Cost created an entry: Len = %d", e.Len())
+	}
+}
+
+func TestEstimatesObserve(t *testing.T) {
+	e := NewEstimates(0.3)
+	k := EstimateKey{"clone", "linux"}
+	other := EstimateKey{"repack", "linux"}
+
+	// First observation starts from the prior.
+	if got := e.Observe(k, 20*time.Second, 10*time.Second, t0); got != 13*time.Second {
+		t.Fatalf("first Observe = %v, want 13s", got)
+	}
+	if got := e.Cost(k, time.Hour, at(time.Second)); got != 13*time.Second {
+		t.Errorf("Cost after Observe = %v, want 13s", got)
+	}
+	// Later observations fold into the stored estimate; the prior is ignored.
+	if got := e.Observe(k, 20*time.Second, time.Hour, at(2*time.Second)); got != 15100*time.Millisecond {
+		t.Errorf("second Observe = %v, want 15.1s", got)
+	}
+	if got := e.Observe(k, 20*time.Second, time.Hour, at(3*time.Second)); got != 16570*time.Millisecond {
+		t.Errorf("third Observe = %v, want 16.57s", got)
+	}
+	// Keys are (type, id): another type on the same id is independent.
+	if got := e.Cost(other, 7*time.Second, at(4*time.Second)); got != 7*time.Second {
+		t.Errorf("Cost of other type = %v, want default 7s", got)
+	}
+	if got := e.Observe(other, 0, 10*time.Second, at(5*time.Second)); got != 7*time.Second {
+		t.Errorf("Observe of 0 from 10s = %v, want 7s", got)
+	}
+	var got []string
+	e.Each(func(k EstimateKey, c time.Duration) { got = append(got, fmt.Sprintf("%s/%s=%v", k.Type, k.ID, c)) })
+	want := []string{"clone/linux=16.57s", "repack/linux=7s"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Each (-want +got):\n%s", diff)
+	}
+}
+
+func TestEstimatesEvictLRU(t *testing.T) {
+	const ttl = 10 * time.Minute
+	e := NewEstimates(0.3)
+	a, b, c := EstimateKey{"t", "a"}, EstimateKey{"t", "b"}, EstimateKey{"t", "c"}
+	e.Observe(a, time.Second, time.Second, at(0))
+	e.Observe(b, time.Second, time.Second, at(time.Minute))
+	e.Observe(c, time.Second, time.Second, at(2*time.Minute))
+	// a is used (looked up) at 5m: it moves to the back of the LRU.
+	e.Cost(a, time.Hour, at(5*time.Minute))
+
+	if n := e.Evict(at(9*time.Minute), ttl); n != 0 {
+		t.Errorf("Evict before any TTL elapsed dropped %d", n)
+	}
+	// At 11m b is exactly ttl old (dropped), c is 9m old, a 6m old.
+	if n := e.Evict(at(11*time.Minute), ttl); n != 1 {
+		t.Errorf("Evict at 11m dropped %d, want 1", n)
+	}
+	var keys []EstimateKey
+	e.Each(func(k EstimateKey, _ time.Duration) { keys = append(keys, k) })
+	if diff := cmp.Diff([]EstimateKey{c, a}, keys); diff != "" {
+		t.Errorf("survivors in LRU order (-want +got):\n%s", diff)
+	}
+	if got := e.Cost(b, 42*time.Second, at(11*time.Minute)); got != 42*time.Second {
+		t.Errorf("Cost of evicted key = %v, want the default", got)
+	}
+	// Observe refreshes c too.
+	e.Observe(c, time.Second, time.Second, at(12*time.Minute))
+	if n := e.Evict(at(15*time.Minute), ttl); n != 1 || e.Len() != 1 {
+		t.Errorf("Evict at 15m dropped %d (Len %d), want a only", n, e.Len())
+	}
+	if got := e.Cost(c, time.Hour, at(15*time.Minute)); got != time.Second {
+		t.Errorf("c survived with %v, want 1s", got)
+	}
+	if n := e.Evict(at(time.Hour), ttl); n != 1 || e.Len() != 0 {
+		t.Errorf("final Evict dropped %d, Len %d", n, e.Len())
+	}
+	// After eviction the estimate restarts from the prior.
+	if got := e.Observe(a, 20*time.Second, 10*time.Second, at(time.Hour)); got != 13*time.Second {
+		t.Errorf("Observe after eviction = %v, want 13s", got)
+	}
+}
+
+func TestLedgerJoinAdvancesToMinimumOfActive(t *testing.T) {
+	l := NewLedger()
+	if got := l.Join("a", t0); got != 0 {
+		t.Fatalf("first key joins at %v, want 0", got)
+	}
+	l.Charge("a", 10*time.Second)
+	if got := l.Join("b", t0); got != 10*time.Second {
+		t.Errorf("b joins at %v, want 10s (a's cost)", got)
+	}
+	if got := l.Charge("b", 5*time.Second); got != 15*time.Second {
+		t.Errorf("Charge b = %v, want 15s", got)
+	}
+	// c joins at the minimum over active keys (a=10), not b's.
+	if got := l.Join("c", t0); got != 10*time.Second {
+		t.Errorf("c joins at %v, want 10s", got)
+	}
+	// A second job of an active key does not move it.
+	l.Charge("a", 30*time.Second) // a = 40
+	if got := l.Join("c", t0); got != 10*time.Second {
+		t.Errorf("second Join of c = %v, want unchanged 10s", got)
+	}
+	want := map[string]time.Duration{"a": 40 * time.Second, "b": 15 * time.Second, "c": 10 * time.Second}
+	if diff := cmp.Diff(want, l.Costs()); diff != "" {
+		t.Errorf("Costs (-want +got):\n%s", diff)
+	}
+	if got := l.Floor(); got != 10*time.Second {
+		t.Errorf("Floor = %v, want 10s", got)
+	}
+}
+
+func TestLedgerRejoinRestartsAtFloor(t *testing.T) {
+	l := NewLedger()
+	l.Join("a", t0)
+	l.Join("b", t0)
+	l.Charge("a", 50*time.Second)
+	l.Charge("b", 10*time.Second)
+	l.Leave("a", at(time.Second)) // a idle at 50
+	if got := l.Cost("a"); got != 50*time.Second {
+		t.Errorf("idle a holds %v, want 50s", got)
+	}
+	// A returning key starts over at the minimum of the active keys (b=10),
+	// even below its own earlier cost: service received in an earlier busy
+	// period is not held against it (costmodel/doc.go, start-time FQ).
+	if got := l.Join("a", at(2*time.Second)); got != 10*time.Second {
+		t.Errorf("a rejoins at %v, want 10s (the floor)", got)
+	}
+	// b leaves idle at 10, a is charged further; b returns: advanced to a's 60.
+	l.Charge("a", 50*time.Second)
+	l.Leave("b", at(3*time.Second))
+	if got := l.Join("b", at(4*time.Second)); got != 60*time.Second {
+		t.Errorf("b rejoins at %v, want 60s (the floor)", got)
+	}
+	// A key with a job still counted (running or pending) is not reset.
+	l.Charge("b", 100*time.Second) // b = 160
+	if got := l.Join("b", at(5*time.Second)); got != 160*time.Second {
+		t.Errorf("active b joins again at %v, want its own 160s", got)
+	}
+}
+
+func TestLedgerFloorRememberedAndMonotonic(t *testing.T) {
+	l := NewLedger()
+	if got := l.Floor(); got != 0 {
+		t.Fatalf("empty Floor = %v", got)
+	}
+	l.Join("a", t0)
+	l.Join("b", t0)
+	l.Charge("a", 10*time.Second)
+	l.Charge("b", 20*time.Second)
+	l.Leave("a", t0) // the minimum key leaves: floor rises to b's 20
+	if got := l.Floor(); got != 20*time.Second {
+		t.Errorf("Floor after a left = %v, want 20s", got)
+	}
+	l.Charge("b", 5*time.Second)
+	l.Leave("b", t0) // nobody active: the last minimum (25s) is remembered
+	for i, want := range []time.Duration{25 * time.Second, 25 * time.Second} {
+		if got := l.Floor(); got != want {
+			t.Errorf("Floor #%d with no active key = %v, want %v", i, got, want)
+		}
+	}
+	// A new key starts at the remembered floor, an idle one below it too.
+	l.Leave("a", t0) // no-op: a is already idle
+	if got := l.Join("c", t0); got != 25*time.Second {
+		t.Errorf("new key c joins at %v, want 25s", got)
+	}
+	if got := l.Join("a", t0); got != 25*time.Second {
+		t.Errorf("idle a (10s) rejoins at %v, want 25s", got)
+	}
+	if got := l.Floor(); got != 25*time.Second {
+		t.Errorf("Floor = %v, want 25s", got)
+	}
+}
+
+func TestLedgerChargeReorders(t *testing.T) {
+	l := NewLedger()
+	for _, k := range []string{"a", "b", "c"} {
+		l.Join(k, t0)
+	}
+	l.Charge("a", 30*time.Second)
+	l.Charge("b", 10*time.Second)
+	// c is still 0: the minimum.
+	if got := l.Join("d", t0); got != 0 {
+		t.Errorf("d joins at %v, want 0 (c)", got)
+	}
+	l.Charge("c", 40*time.Second)
+	l.Charge("d", 35*time.Second)
+	// Now b (10) is the minimum.
+	if got := l.Join("e", t0); got != 10*time.Second {
+		t.Errorf("e joins at %v, want 10s (b)", got)
+	}
+	l.Charge("b", 50*time.Second)
+	l.Charge("e", 50*time.Second)
+	// a (30) is the minimum.
+	if got := l.Floor(); got != 30*time.Second {
+		t.Errorf("Floor = %v, want 30s (a)", got)
+	}
+}
+
+func TestLedgerLeave(t *testing.T) {
+	l := NewLedger()
+	l.Leave("ghost", t0) // unknown: no-op
+	if l.Len() != 0 {
+		t.Fatalf("Leave of an unknown key created it")
+	}
+	l.Join("a", t0)
+	l.Join("a", t0)
+	l.Join("b", t0)
+	l.Charge("a", 5*time.Second)
+	l.Leave("a", t0) // a still has one job: active
+	l.Charge("b", 20*time.Second)
+	if got := l.Join("c", t0); got != 5*time.Second {
+		t.Errorf("c joins at %v, want 5s: a is still active", got)
+	}
+	l.Leave("a", t0) // a idle now
+	l.Leave("a", t0) // extra Leave: no-op
+	l.Charge("c", 100*time.Second)
+	if got := l.Join("d", t0); got != 20*time.Second {
+		t.Errorf("d joins at %v, want 20s (b): idle a no longer counts", got)
+	}
+	if got := l.Cost("a"); got != 5*time.Second {
+		t.Errorf("idle a keeps %v, want 5s", got)
+	}
+	if got := l.Cost("nobody"); got != 0 {
+		t.Errorf("Cost of unknown key = %v", got)
+	}
+}
+
+func TestLedgerEvict(t *testing.T) {
+	const ttl = 10 * time.Minute
+	l := NewLedger()
+	l.Join("active", t0) // never leaves
+	l.Join("a", t0)
+	l.Join("b", t0)
+	l.Join("c", t0)
+	l.Charge("a", 40*time.Second)
+	l.Leave("a", at(time.Minute))
+	l.Leave("b", at(2*time.Minute))
+	l.Leave("c", at(3*time.Minute))
+	// b comes back and goes again: its TTL restarts.
+	l.Join("b", at(5*time.Minute))
+	l.Leave("b", at(6*time.Minute))
+
+	if n := l.Evict(at(10*time.Minute), ttl); n != 0 {
+		t.Errorf("Evict at 10m dropped %d", n)
+	}
+	// a is exactly ttl idle at 11m; c is 8m idle, b 5m.
+	if n := l.Evict(at(11*time.Minute), ttl); n != 1 {
+		t.Errorf("Evict at 11m dropped %d, want 1 (a)", n)
+	}
+	want := map[string]time.Duration{"active": 0, "b": 0, "c": 0}
+	if diff := cmp.Diff(want, l.Costs()); diff != "" {
+		t.Errorf("Costs after evict (-want +got):\n%s", diff)
+	}
+	if n := l.Evict(at(13*time.Minute), ttl); n != 1 || l.Cost("c") != 0 || l.Len() != 2 {
+		t.Errorf("Evict at 13m dropped %d, Len %d, want c only", n, l.Len())
+	}
+	if n := l.Evict(at(24*time.Hour), ttl); n != 1 || l.Len() != 1 {
+		t.Errorf("Evict at 24h dropped %d, Len %d: want b only, the active key stays", n, l.Len())
+	}
+	// An evicted key that returns is new: it starts at the floor, not at its
+	// old (higher) cost.
+	if got := l.Join("a", at(24*time.Hour)); got != 0 {
+		t.Errorf("evicted a rejoins at %v, want 0", got)
+	}
+}
+
+func TestLedgerCostsIsACopy(t *testing.T) {
+	l := NewLedger()
+	l.Join("a", t0)
+	l.Charge("a", time.Second)
+	l.Costs()["a"] = time.Hour
+	if got := l.Cost("a"); got != time.Second {
+		t.Errorf("mutating Costs changed the ledger: %v", got)
+	}
+}
+
+// naiveLedger is the specification of Ledger written out with maps and
+// linear scans.
+type naiveLedger struct {
+	cost     map[string]time.Duration
+	jobs     map[string]int
+	lastUsed map[string]time.Time
+	last     time.Duration // the minimum over active keys when last computed
+}
+
+func (n *naiveLedger) minActive() (time.Duration, bool) {
+	var m time.Duration
+	found := false
+	for k, j := range n.jobs {
+		if j > 0 && (!found || n.cost[k] < m) {
+			m, found = n.cost[k], true
+		}
+	}
+	return m, found
+}
+
+func (n *naiveLedger) join(k string, now time.Time) time.Duration {
+	if n.jobs[k] == 0 {
+		if m, ok := n.minActive(); ok {
+			n.last = m
+		}
+		n.cost[k] = n.last
+	}
+	n.jobs[k]++
+	n.lastUsed[k] = now
+	return n.cost[k]
+}
+
+func (n *naiveLedger) leave(k string, now time.Time) {
+	if n.jobs[k] == 0 {
+		return
+	}
+	if m, ok := n.minActive(); ok {
+		n.last = m
+	}
+	n.jobs[k]--
+	n.lastUsed[k] = now
+}
+
+func (n *naiveLedger) evict(now time.Time, ttl time.Duration) int {
+	c := 0
+	for k := range n.cost {
+		if n.jobs[k] == 0 && now.Sub(n.lastUsed[k]) >= ttl {
+			delete(n.cost, k)
+			delete(n.jobs, k)
+			delete(n.lastUsed, k)
+			c++
+		}
+	}
+	return c
+}
+
+func TestLedgerMatchesNaive(t *testing.T) {
+	const ttl = time.Minute
+	keys := []string{"", "a", "b", "c", "d", "e"}
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		l := NewLedger()
+		n := &naiveLedger{cost: map[string]time.Duration{}, jobs: map[string]int{}, lastUsed: map[string]time.Time{}}
+		now := t0
+		for op := range 300 {
+			now = now.Add(time.Duration(r.IntN(20)) * time.Second)
+			k := keys[r.IntN(len(keys))]
+			switch r.IntN(4) {
+			case 0:
+				got, want := l.Join(k, now), n.join(k, now)
+				if got != want {
+					t.Fatalf("seed %d op %d: Join(%q) = %v, want %v", seed, op, k, got, want)
+				}
+			case 1:
+				l.Leave(k, now)
+				n.leave(k, now)
+			case 2:
+				if n.jobs[k] > 0 {
+					c := time.Duration(r.IntN(10)) * time.Second
+					n.cost[k] += c
+					if got := l.Charge(k, c); got != n.cost[k] {
+						t.Fatalf("seed %d op %d: Charge(%q) = %v, want %v", seed, op, k, got, n.cost[k])
+					}
+				}
+			case 3:
+				if got, want := l.Evict(now, ttl), n.evict(now, ttl); got != want {
+					t.Fatalf("seed %d op %d: Evict = %d, want %d", seed, op, got, want)
+				}
+			}
+			if diff := cmp.Diff(n.cost, l.Costs()); diff != "" {
+				t.Fatalf("seed %d op %d: costs (-naive +ledger):\n%s", seed, op, diff)
+			}
+		}
+	}
+}
