@@ -1,0 +1,40 @@
+// Package fairsched schedules the work of a service fairly. Every job,
+// foreground (a caller waits for it, RunSync) or background (Submit), goes
+// through one scheduler that decides what runs next:
+//
+//   - Priority tiers: a job type's Priority orders it (higher first) and its
+//     value caps the tier (Priority(8) runs at most 8 jobs at once), so
+//     background work can never take the slots foreground work needs.
+//   - Fair queuing by cost: within a tier, the fairness key (a client's
+//     identity) that has consumed the least accumulated cost goes next, so
+//     one client's burst cannot starve the others. A job's cost is learned:
+//     an exponential moving average of its wall time per (type, id),
+//     starting from the type's DefaultCost.
+//   - Conflict exclusion: job types sharing a ConflictGroup never run at the
+//     same time on the same job id (a clone and a repack of one repository);
+//     the later one waits in the queue without holding a slot.
+//   - No head-of-line blocking: a job held back by a cap or a conflict never
+//     holds back the jobs behind it.
+//   - Explanations: Snapshot lists every pending job with the reason it
+//     waits (global_limit, tier_limit, type_limit, conflict); admissions and
+//     completions are logged at debug level.
+//
+// # Dispatch
+//
+// Whenever a job arrives or finishes, the scheduler admits pending jobs in
+// the order (higher priority, lower accumulated cost of the fairness key,
+// earlier arrival), skipping any job that the global cap (WithMaxConcurrency),
+// its tier's cap, its type's MaxConcurrency or a running conflicting job
+// forbids, until nothing more may start. Admitting a job adds its estimated
+// cost to its key's accumulated cost at once. The order is kept in an index
+// (package queue), so choosing a job costs O(log n), not a sort of all
+// pending jobs; the packages costmodel and queue explain the arithmetic.
+//
+// # Design
+//
+// All state is owned by one goroutine (package actor) that wraps a
+// synchronous state machine (package core) taking the time as data. The
+// methods of Scheduler send a message carrying a reply channel and wait, so
+// they are safe for concurrent use and no lock is held anywhere. Call Close
+// to stop the owner goroutine.
+package fairsched
