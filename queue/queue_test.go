@@ -1,0 +1,656 @@
+package queue
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/fairsched/fairsched/policy"
+)
+
+// fixture is a queue with a few types and a job factory that numbers jobs in
+// arrival order.
+type fixture struct {
+	q    *Queue
+	prio map[policy.JobType]policy.Priority
+	cost map[string]time.Duration
+	seq  uint64
+}
+
+func newFixture(types map[policy.JobType]policy.Priority) *fixture {
+	f := &fixture{q: New(), prio: types, cost: map[string]time.Duration{}}
+	// Deterministic registration order.
+	names := make([]policy.JobType, 0, len(types))
+	for t := range types {
+		names = append(names, t)
+	}
+	slices.Sort(names)
+	for _, t := range names {
+		f.q.AddType(t, types[t])
+	}
+	return f
+}
+
+func stdFixture() *fixture {
+	return newFixture(map[policy.JobType]policy.Priority{"fgA": 40, "fgB": 40, "bg": 10, "bg2": 10})
+}
+
+// push adds a job of type t on id for fairness key key, whose accumulated
+// cost is the last one set for key (0 by default).
+func (f *fixture) push(t policy.JobType, id, key string) *Job {
+	f.seq++
+	j := &Job{Type: t, ID: id, Key: key, Priority: f.prio[t], Seq: f.seq}
+	j.Ref = fmt.Sprintf("%s/%s/%s#%d", t, id, key, f.seq)
+	f.q.Push(j, f.cost[key])
+	return j
+}
+
+func (f *fixture) setCost(key string, c time.Duration) {
+	f.cost[key] = c
+	f.q.SetKeyCost(key, c)
+}
+
+// drain takes every admissible job in Best order.
+func (f *fixture) drain() []string {
+	var out []string
+	for j := f.q.Best(); j != nil; j = f.q.Best() {
+		out = append(out, j.Ref.(string))
+		f.q.Remove(j)
+	}
+	return out
+}
+
+func names(js ...*Job) []string {
+	out := make([]string, len(js))
+	for i, j := range js {
+		out[i] = j.Ref.(string)
+	}
+	return out
+}
+
+// each returns the jobs Each visits, sorted by Seq.
+func each(q *Queue) []string {
+	var js []*Job
+	q.Each(func(j *Job) { js = append(js, j) })
+	slices.SortFunc(js, func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) })
+	return names(js...)
+}
+
+func TestEmpty(t *testing.T) {
+	f := stdFixture()
+	if j := f.q.Best(); j != nil {
+		t.Errorf("Best of empty queue = %v", j.Ref)
+	}
+	if f.q.Len() != 0 {
+		t.Errorf("Len = %d", f.q.Len())
+	}
+	var j Job
+	f.q.Remove(&j) // not queued: no-op
+	if f.q.Len() != 0 || j.Queued() || j.Parked() {
+		t.Errorf("Remove of an unqueued job changed state")
+	}
+	f.q.Release(policy.ConflictKey{Group: "git", ID: "x"}) // nothing parked: no-op
+	f.q.BlockTier(99, true)                                // unknown tier: no-op
+	f.q.BlockType("nope", true)                            // unknown type: no-op
+	f.q.SetKeyCost("nobody", time.Hour)                    // unknown key: no-op
+	if j := f.q.Best(); j != nil {
+		t.Errorf("Best = %v", j.Ref)
+	}
+}
+
+func TestBestOrder(t *testing.T) {
+	f := stdFixture()
+	f.setCost("a", 0)
+	f.cost["b"] = 5 * time.Second
+	f.cost["c"] = 5 * time.Second
+	f.cost[""] = 1 * time.Second
+	jobs := []*Job{
+		f.push("bg", "r1", ""),   // 1
+		f.push("fgA", "r1", "b"), // 2
+		f.push("fgB", "r2", "c"), // 3
+		f.push("fgA", "r3", "a"), // 4
+		f.push("bg2", "r4", "a"), // 5
+		f.push("fgB", "r5", "a"), // 6
+		f.push("fgA", "r6", "b"), // 7
+		f.push("bg", "r7", "b"),  // 8
+	}
+	if f.q.Len() != len(jobs) {
+		t.Fatalf("Len = %d, want %d", f.q.Len(), len(jobs))
+	}
+	for _, j := range jobs {
+		if !j.Queued() || j.Parked() {
+			t.Errorf("%v: Queued %v Parked %v", j.Ref, j.Queued(), j.Parked())
+		}
+	}
+	// Priority 40 first: a (0) then b and c (5, by arrival), then priority
+	// 10: a (0), "" (1s), b (5s).
+	want := names(jobs[3], jobs[5], jobs[1], jobs[2], jobs[6], jobs[4], jobs[0], jobs[7])
+	if diff := gocmp.Diff(want, f.drain()); diff != "" {
+		t.Errorf("Best order (-want +got):\n%s", diff)
+	}
+	if f.q.Len() != 0 {
+		t.Errorf("Len after drain = %d", f.q.Len())
+	}
+	for _, j := range jobs {
+		if j.Queued() {
+			t.Errorf("%v still queued after Remove", j.Ref)
+		}
+	}
+}
+
+func TestPushUpdatesKeyCost(t *testing.T) {
+	f := stdFixture()
+	a1 := f.push("fgA", "1", "a")
+	b1 := f.push("fgB", "2", "b")
+	// a's next push carries a higher cost: every lane of a moves behind b.
+	f.cost["a"] = 10 * time.Second
+	a2 := f.push("fgB", "3", "a")
+	want := names(b1, a1, a2)
+	if diff := gocmp.Diff(want, f.drain()); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
+
+func TestSetKeyCostReordersAcrossTypes(t *testing.T) {
+	f := stdFixture()
+	a1 := f.push("fgA", "1", "a")
+	a2 := f.push("fgB", "2", "a")
+	b1 := f.push("fgA", "3", "b")
+	b2 := f.push("fgB", "4", "b")
+	a3 := f.push("bg", "5", "a")
+	b3 := f.push("bg", "6", "b")
+	if got := f.q.Best(); got != a1 {
+		t.Fatalf("Best = %v, want a1", got.Ref)
+	}
+	f.setCost("a", 3*time.Second)
+	if diff := gocmp.Diff(names(b1, b2, a1, a2, b3, a3), f.drain()); diff != "" {
+		t.Errorf("after raising a (-want +got):\n%s", diff)
+	}
+
+	// Interleaved: each admission charges the key, as the core does.
+	f = stdFixture()
+	var js []*Job
+	for i := range 3 {
+		js = append(js, f.push("fgA", fmt.Sprint(i), "a"), f.push("fgB", fmt.Sprint(i), "b"))
+	}
+	var got []string
+	for j := f.q.Best(); j != nil; j = f.q.Best() {
+		got = append(got, j.Ref.(string))
+		f.q.Remove(j)
+		f.setCost(j.Key, f.cost[j.Key]+time.Second)
+	}
+	// a and b alternate; on a tie the earlier head goes first.
+	want := names(js[0], js[1], js[2], js[3], js[4], js[5])
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("charged alternation (-want +got):\n%s", diff)
+	}
+}
+
+func TestBlockTier(t *testing.T) {
+	f := stdFixture()
+	fg := f.push("fgA", "1", "a")
+	bg := f.push("bg", "2", "")
+	f.q.BlockTier(40, true)
+	if got := f.q.Best(); got != bg {
+		t.Fatalf("tier 40 blocked: Best = %v, want the bg job", got)
+	}
+	f.q.BlockTier(10, true)
+	if got := f.q.Best(); got != nil {
+		t.Fatalf("both tiers blocked: Best = %v, want nil", got.Ref)
+	}
+	// Jobs still arrive in a blocked tier.
+	fg2 := f.push("fgB", "3", "b")
+	if got := f.q.Best(); got != nil {
+		t.Fatalf("both tiers blocked after push: Best = %v", got.Ref)
+	}
+	if f.q.Len() != 3 {
+		t.Errorf("Len = %d, want 3", f.q.Len())
+	}
+	f.q.BlockTier(40, false)
+	if diff := gocmp.Diff(names(fg, fg2), f.drain()); diff != "" {
+		t.Errorf("tier 40 restored (-want +got):\n%s", diff)
+	}
+	f.q.BlockTier(10, false)
+	if diff := gocmp.Diff(names(bg), f.drain()); diff != "" {
+		t.Errorf("tier 10 restored (-want +got):\n%s", diff)
+	}
+}
+
+func TestBlockType(t *testing.T) {
+	f := stdFixture()
+	a1 := f.push("fgA", "1", "a")
+	b1 := f.push("fgB", "2", "b")
+	a2 := f.push("fgA", "3", "c")
+	g := f.push("bg", "4", "")
+	f.q.BlockType("fgA", true)
+	f.q.BlockType("fgA", true) // idempotent
+	if got := f.q.Best(); got != b1 {
+		t.Fatalf("fgA blocked: Best = %v, want b1", got.Ref)
+	}
+	f.q.BlockType("fgB", true)
+	// The whole tier 40 is out of dispatch: the lower tier runs.
+	if got := f.q.Best(); got != g {
+		t.Fatalf("fgA, fgB blocked: Best = %v, want the bg job", got.Ref)
+	}
+	// A blocked type still takes pushes and cost changes.
+	a3 := f.push("fgA", "5", "z")
+	f.setCost("a", time.Hour)
+	f.q.BlockType("fgA", false)
+	f.q.BlockType("fgA", false)
+	if diff := gocmp.Diff(names(a2, a3, a1, g), f.drain()); diff != "" {
+		t.Errorf("fgA restored (-want +got):\n%s", diff)
+	}
+	f.q.BlockType("fgB", false)
+	if diff := gocmp.Diff(names(b1), f.drain()); diff != "" {
+		t.Errorf("fgB restored (-want +got):\n%s", diff)
+	}
+}
+
+func TestParkRelease(t *testing.T) {
+	f := stdFixture()
+	key := policy.ConflictKey{Group: "git", ID: "r"}
+	j1 := f.push("fgA", "r", "a")
+	j2 := f.push("fgA", "s", "a")
+	j3 := f.push("fgA", "r", "a")
+	j4 := f.push("fgB", "r", "b")
+	j5 := f.push("fgA", "t", "a")
+
+	// Park in the order Dispatch would meet them: j1, j3, then j4.
+	for _, want := range []*Job{j1, j2} {
+		if got := f.q.Best(); got != want {
+			t.Fatalf("Best = %v, want %v", got.Ref, want.Ref)
+		}
+		if want.ID == "r" {
+			f.q.Park(want, key)
+		}
+	}
+	if !j1.Parked() || !j1.Queued() {
+		t.Errorf("j1 after Park: Parked %v Queued %v", j1.Parked(), j1.Queued())
+	}
+	// j2 is admitted: remove it.
+	f.q.Remove(j2)
+	f.q.Park(j4, key) // out of order on purpose
+	f.q.Park(j3, key)
+	if f.q.Len() != 4 {
+		t.Errorf("Len with 3 parked = %d, want 4", f.q.Len())
+	}
+	if diff := gocmp.Diff(names(j1, j3, j4, j5), each(f.q)); diff != "" {
+		t.Errorf("Each with parked jobs (-want +got):\n%s", diff)
+	}
+	if got := f.q.Best(); got != j5 {
+		t.Fatalf("Best with r parked = %v, want j5", got.Ref)
+	}
+	f.q.Release(policy.ConflictKey{Group: "git", ID: "other"}) // no-op
+	f.q.Release(policy.ConflictKey{Group: "db", ID: "r"})      // no-op
+	if got := f.q.Best(); got != j5 {
+		t.Fatalf("Best after unrelated releases = %v, want j5", got.Ref)
+	}
+	f.q.Release(key)
+	for _, j := range []*Job{j1, j3, j4} {
+		if j.Parked() || !j.Queued() {
+			t.Errorf("%v after Release: Parked %v Queued %v", j.Ref, j.Parked(), j.Queued())
+		}
+	}
+	// Returned jobs rejoin their lanes in arrival order, ahead of j5.
+	if diff := gocmp.Diff(names(j1, j3, j4, j5), f.drain()); diff != "" {
+		t.Errorf("after Release (-want +got):\n%s", diff)
+	}
+	f.q.Release(key) // second release: nothing parked
+	if f.q.Len() != 0 {
+		t.Errorf("Len = %d", f.q.Len())
+	}
+}
+
+func TestParkedJobKeepsKeyCost(t *testing.T) {
+	f := stdFixture()
+	key := policy.ConflictKey{Group: "git", ID: "r"}
+	a := f.push("fgA", "r", "a")
+	f.q.Park(a, key) // a's only job is parked: its lane is gone
+	b := f.push("fgA", "x", "b")
+	f.setCost("a", 10*time.Second)
+	f.setCost("b", 5*time.Second)
+	f.q.Release(key)
+	// The key record survived the parking with its new cost: b goes first.
+	if diff := gocmp.Diff(names(b, a), f.drain()); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
+
+func TestRemove(t *testing.T) {
+	f := stdFixture()
+	key := policy.ConflictKey{Group: "git", ID: "p"}
+	var js []*Job
+	for i := range 8 {
+		id := "x"
+		if i%3 == 0 {
+			id = "p"
+		}
+		js = append(js, f.push("fgA", id, "a"))
+	}
+	// Park j0, j3 and j6 (id p), release, so they sit in the returned heap;
+	// then park j3 again... no: park j0 only once more, keeping j3, j6
+	// returned.
+	for _, i := range []int{0, 3, 6} {
+		f.q.Park(js[i], key)
+	}
+	f.q.Release(key)
+	f.q.Park(js[0], key) // j0 parked again, from the returned heap
+
+	f.q.Remove(js[4]) // FIFO middle
+	f.q.Remove(js[3]) // returned heap
+	f.q.Remove(js[0]) // parked
+	f.q.Remove(js[0]) // again: no-op
+	if f.q.Len() != 5 {
+		t.Errorf("Len = %d, want 5", f.q.Len())
+	}
+	want := names(js[1], js[2], js[5], js[6], js[7])
+	if diff := gocmp.Diff(want, each(f.q)); diff != "" {
+		t.Errorf("Each (-want +got):\n%s", diff)
+	}
+	f.q.Release(key) // j0 was removed: nothing returns
+	if diff := gocmp.Diff(want, f.drain()); diff != "" {
+		t.Errorf("drain (-want +got):\n%s", diff)
+	}
+	if len(f.q.parked) != 0 || len(f.q.lanes) != 0 || len(f.q.keys) != 0 {
+		t.Errorf("leftovers: parked %d lanes %d keys %d", len(f.q.parked), len(f.q.lanes), len(f.q.keys))
+	}
+}
+
+func TestRemoveLastJobOfLaneDropsIt(t *testing.T) {
+	f := stdFixture()
+	a := f.push("fgA", "1", "a")
+	b := f.push("fgA", "2", "b")
+	f.q.Remove(a)
+	if got := f.q.Best(); got != b {
+		t.Fatalf("Best = %v, want b", got)
+	}
+	if _, ok := f.q.lanes[laneKey{"fgA", "a"}]; ok {
+		t.Error("lane of a survives its last job")
+	}
+	if _, ok := f.q.keys["a"]; ok {
+		t.Error("key record of a survives its last job")
+	}
+	// a comes back with a new cost: the record restarts from it.
+	f.cost["a"] = time.Hour
+	a2 := f.push("fgA", "3", "a")
+	if diff := gocmp.Diff(names(b, a2), f.drain()); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
+
+func TestFIFOCompaction(t *testing.T) {
+	f := stdFixture()
+	const n = 1000
+	var js []*Job
+	for i := range n {
+		js = append(js, f.push("fgA", fmt.Sprint(i), "a"))
+	}
+	other := f.push("fgA", "o", "b")
+	f.setCost("b", time.Hour)
+	// Remove all but every tenth job, from the middle outwards, then the
+	// first 30 kept ones from the head through Best.
+	var kept []*Job
+	for i, j := range js {
+		if i%10 == 0 {
+			kept = append(kept, j)
+		} else {
+			f.q.Remove(j)
+		}
+	}
+	if f.q.Len() != len(kept)+1 {
+		t.Fatalf("Len = %d, want %d", f.q.Len(), len(kept)+1)
+	}
+	l := f.q.lanes[laneKey{"fgA", "a"}]
+	if len(l.fifo) >= n {
+		t.Errorf("lane FIFO holds %d entries for %d live jobs: never compacted", len(l.fifo), l.live)
+	}
+	if diff := gocmp.Diff(names(append(slices.Clone(kept), other)...), each(f.q)); diff != "" {
+		t.Errorf("Each after removals (-want +got):\n%s", diff)
+	}
+	for _, want := range kept[:30] {
+		got := f.q.Best()
+		if got != want {
+			t.Fatalf("Best = %v, want %v", got.Ref, want.Ref)
+		}
+		f.q.Remove(got)
+	}
+	// Push more behind, remove some more in the middle.
+	var more []*Job
+	for i := range 200 {
+		more = append(more, f.push("fgA", fmt.Sprint("m", i), "a"))
+	}
+	for i, j := range more {
+		if i%2 == 1 {
+			f.q.Remove(j)
+		}
+	}
+	var want []*Job
+	want = append(want, kept[30:]...)
+	for i, j := range more {
+		if i%2 == 0 {
+			want = append(want, j)
+		}
+	}
+	want = append(want, other)
+	if f.q.Len() != len(want) {
+		t.Errorf("Len = %d, want %d", f.q.Len(), len(want))
+	}
+	if diff := gocmp.Diff(names(want...), each(f.q)); diff != "" {
+		t.Errorf("Each (-want +got):\n%s", diff)
+	}
+	if diff := gocmp.Diff(names(want...), f.drain()); diff != "" {
+		t.Errorf("drain (-want +got):\n%s", diff)
+	}
+	if l.head > 64 && len(l.fifo) > 2*l.head {
+		t.Errorf("consumed prefix never dropped: head %d, len %d", l.head, len(l.fifo))
+	}
+}
+
+func TestCompactionWithReturnedJobs(t *testing.T) {
+	f := stdFixture()
+	key := policy.ConflictKey{Group: "git", ID: "p"}
+	var js []*Job
+	for i := range 400 {
+		id := fmt.Sprint(i)
+		if i%7 == 0 {
+			id = "p"
+		}
+		js = append(js, f.push("fgA", id, "a"))
+	}
+	// Park every "p" job, remove most other jobs (forcing compaction while
+	// returned jobs exist), then release.
+	for _, j := range js {
+		if j.ID == "p" {
+			f.q.Park(j, key)
+		}
+	}
+	var want []*Job
+	for i, j := range js {
+		switch {
+		case j.ID == "p":
+			want = append(want, j)
+		case i%5 != 0:
+			f.q.Remove(j)
+		default:
+			want = append(want, j)
+		}
+	}
+	f.q.Release(key)
+	// Park half of the returned jobs again and remove a few FIFO ones.
+	for i, j := range want {
+		if j.ID == "p" && i%2 == 0 {
+			f.q.Park(j, key)
+		}
+	}
+	f.q.Release(key)
+	if f.q.Len() != len(want) {
+		t.Errorf("Len = %d, want %d", f.q.Len(), len(want))
+	}
+	if diff := gocmp.Diff(names(want...), each(f.q)); diff != "" {
+		t.Errorf("Each (-want +got):\n%s", diff)
+	}
+	if diff := gocmp.Diff(names(want...), f.drain()); diff != "" {
+		t.Errorf("drain (-want +got):\n%s", diff)
+	}
+}
+
+func TestEachVisitsOnce(t *testing.T) {
+	f := stdFixture()
+	key := policy.ConflictKey{Group: "git", ID: "p"}
+	var all []*Job
+	r := rand.New(rand.NewPCG(1, 2))
+	types := []policy.JobType{"fgA", "fgB", "bg", "bg2"}
+	for i := range 300 {
+		id := fmt.Sprint(i % 13)
+		if i%4 == 0 {
+			id = "p"
+		}
+		all = append(all, f.push(types[r.IntN(4)], id, fmt.Sprint(r.IntN(5))))
+	}
+	alive := map[*Job]bool{}
+	for _, j := range all {
+		alive[j] = true
+	}
+	for _, j := range all {
+		switch {
+		case r.IntN(3) == 0:
+			f.q.Remove(j)
+			delete(alive, j)
+		case j.ID == "p" && r.IntN(2) == 0:
+			f.q.Park(j, key)
+		}
+	}
+	f.q.Release(key)
+	for _, j := range all {
+		if alive[j] && j.ID == "p" && r.IntN(2) == 0 {
+			f.q.Park(j, key)
+		}
+	}
+	counts := map[*Job]int{}
+	f.q.Each(func(j *Job) { counts[j]++ })
+	want := map[*Job]int{}
+	for j := range alive {
+		want[j] = 1
+	}
+	if diff := gocmp.Diff(want, counts, gocmp.Comparer(func(a, b *Job) bool { return a == b })); diff != "" {
+		t.Errorf("Each visit counts (-want +got):\n%s", diff)
+	}
+	if f.q.Len() != len(alive) {
+		t.Errorf("Len = %d, want %d", f.q.Len(), len(alive))
+	}
+}
+
+// TestMatchesSort drives the index with random pushes, removals, parks,
+// releases, cost changes and blocks, and checks after every step that Best
+// is the first job of the plain sort the spec describes, among the jobs that
+// are neither parked nor blocked.
+func TestMatchesSort(t *testing.T) {
+	types := map[policy.JobType]policy.Priority{"a": 3, "b": 3, "c": 2, "d": 1, "e": 1}
+	typeNames := []policy.JobType{"a", "b", "c", "d", "e"}
+	keys := []string{"", "k1", "k2", "k3"}
+	ids := []string{"x", "y", "z"}
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 99))
+		f := newFixture(types)
+		var live []*Job // every queued job
+		blockedTier := map[policy.Priority]bool{}
+		blockedType := map[policy.JobType]bool{}
+		parkedOn := map[*Job]policy.ConflictKey{}
+		best := func() *Job {
+			var b *Job
+			for _, j := range live {
+				if _, p := parkedOn[j]; p || blockedTier[j.Priority] || blockedType[j.Type] {
+					continue
+				}
+				if b == nil || cmp.Or(
+					cmp.Compare(b.Priority, j.Priority),
+					cmp.Compare(f.cost[j.Key], f.cost[b.Key]),
+					cmp.Compare(j.Seq, b.Seq),
+				) < 0 {
+					b = j
+				}
+			}
+			return b
+		}
+		for op := range 400 {
+			switch x := r.IntN(20); {
+			case x < 7:
+				f.cost[keys[r.IntN(len(keys))]] += time.Duration(r.IntN(3)) * time.Second
+				live = append(live, f.push(typeNames[r.IntN(5)], ids[r.IntN(3)], keys[r.IntN(len(keys))]))
+			case x < 10 && len(live) > 0:
+				i := r.IntN(len(live))
+				f.q.Remove(live[i])
+				delete(parkedOn, live[i])
+				live = slices.Delete(live, i, i+1)
+			case x < 12:
+				// Admit the best job, as Dispatch does.
+				if j := f.q.Best(); j != nil {
+					f.q.Remove(j)
+					live = slices.DeleteFunc(live, func(o *Job) bool { return o == j })
+				}
+			case x < 14:
+				// Park the best job, as Dispatch does on a conflict.
+				if j := f.q.Best(); j != nil {
+					k := policy.ConflictKey{Group: "g", ID: j.ID}
+					f.q.Park(j, k)
+					parkedOn[j] = k
+				}
+			case x < 15:
+				k := policy.ConflictKey{Group: "g", ID: ids[r.IntN(3)]}
+				f.q.Release(k)
+				for j, on := range parkedOn {
+					if on == k {
+						delete(parkedOn, j)
+					}
+				}
+			case x < 17:
+				k := keys[r.IntN(len(keys))]
+				f.setCost(k, f.cost[k]+time.Duration(r.IntN(4))*time.Second)
+			case x < 18:
+				p := policy.Priority(1 + r.IntN(3))
+				blockedTier[p] = !blockedTier[p]
+				f.q.BlockTier(p, blockedTier[p])
+			default:
+				tt := typeNames[r.IntN(5)]
+				blockedType[tt] = !blockedType[tt]
+				f.q.BlockType(tt, blockedType[tt])
+			}
+			want, got := best(), f.q.Best()
+			if want != got {
+				t.Fatalf("seed %d op %d: Best = %v, want %v", seed, op, ref(got), ref(want))
+			}
+			if f.q.Len() != len(live) {
+				t.Fatalf("seed %d op %d: Len = %d, want %d", seed, op, f.q.Len(), len(live))
+			}
+			for j, on := range parkedOn {
+				if !j.Parked() || j.parkedOn != on {
+					t.Fatalf("seed %d op %d: %v not parked on %v", seed, op, j.Ref, on)
+				}
+			}
+		}
+		wantEach := make([]string, 0, len(live))
+		for _, j := range slices.SortedFunc(slices.Values(live), func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) }) {
+			wantEach = append(wantEach, j.Ref.(string))
+		}
+		if diff := gocmp.Diff(wantEach, each(f.q), gocmpEquateEmpty()); diff != "" {
+			t.Fatalf("seed %d: Each (-want +got):\n%s", seed, diff)
+		}
+	}
+}
+
+func ref(j *Job) any {
+	if j == nil {
+		return nil
+	}
+	return j.Ref
+}
+
+// gocmpEquateEmpty treats nil and empty slices alike.
+func gocmpEquateEmpty() gocmp.Option {
+	return gocmp.FilterValues(func(x, y []string) bool { return len(x) == 0 && len(y) == 0 }, gocmp.Comparer(func(_, _ []string) bool { return true }))
+}
