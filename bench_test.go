@@ -1,0 +1,196 @@
+package fairsched_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/fairsched/fairsched"
+)
+
+// End-to-end overhead of the scheduler against the least a concurrency cap
+// can cost: a golang.org/x/sync/semaphore runner with the same cap. Jobs do
+// nothing, so what is measured is the cost of the machinery per job.
+
+const benchJobType fairsched.JobType = "bench"
+
+var benchIDs = func() []string {
+	ids := make([]string, 1024)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("repo-%04d", i)
+	}
+	return ids
+}()
+
+var benchCaps = []int{4, 64}
+
+// newBenchScheduler starts a scheduler whose only limit is the global cap c
+// (the tier cap, the priority value, is c too).
+func newBenchScheduler(b *testing.B, c int) *fairsched.Scheduler {
+	b.Helper()
+	s, err := fairsched.New(fairsched.WithMaxConcurrency(c))
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = s.RegisterType(benchJobType, fairsched.JobTypeConfig{DefaultCost: time.Millisecond, Priority: fairsched.Priority(c)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// closeBenchScheduler closes s and fails b if any goroutine started since
+// ignore was taken is left.
+func closeBenchScheduler(b *testing.B, s *fairsched.Scheduler, ignore goleak.Option) {
+	b.Helper()
+	if err := s.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	goleak.VerifyNone(b, ignore)
+}
+
+// BenchmarkThroughput submits b.N background jobs and waits until all have
+// completed: through the scheduler (Submit) or through a semaphore runner
+// (Acquire; go func() { fn(); Release }()). The scheduler's Close is timed
+// too: it returns once the last completion is accounted for. The scheduler
+// sub-benchmarks report vs-semaphore: their ns/op over the median ns/op of
+// the semaphore at the same cap.
+func BenchmarkThroughput(b *testing.B) {
+	for _, c := range benchCaps {
+		sem := fmt.Sprintf("semaphore/cap=%d", c)
+		b.Run(sem, func(b *testing.B) {
+			var wg sync.WaitGroup
+			wg.Add(b.N)
+			fn := func(context.Context) error { wg.Done(); return nil }
+			ctx := context.Background()
+			w := semaphore.NewWeighted(int64(c))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := w.Acquire(ctx, 1); err != nil {
+					b.Fatal(err)
+				}
+				go func() {
+					_ = fn(ctx)
+					w.Release(1)
+				}()
+			}
+			wg.Wait()
+			if err := w.Acquire(ctx, int64(c)); err != nil { // every goroutine released
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			record(b, "throughput/"+sem)
+		})
+		b.Run(fmt.Sprintf("scheduler/cap=%d", c), func(b *testing.B) {
+			ignore := goleak.IgnoreCurrent()
+			s := newBenchScheduler(b, c)
+			var wg sync.WaitGroup
+			wg.Add(b.N)
+			fn := func(context.Context) error { wg.Done(); return nil }
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if err := s.Submit(benchJobType, benchIDs[i%len(benchIDs)], fn); err != nil {
+					b.Fatal(err)
+				}
+			}
+			wg.Wait()
+			closeBenchScheduler(b, s, ignore)
+			ns := record(b, "")
+			if base := median("throughput/" + sem); base > 0 {
+				b.ReportMetric(ns/base, "vs-semaphore")
+			}
+		})
+	}
+}
+
+// runSyncParallelism × GOMAXPROCS goroutines call RunSync at once.
+const runSyncParallelism = 32
+
+// BenchmarkRunSync: many goroutines each run jobs synchronously, through the
+// scheduler's RunSync (one fairness key per goroutine) or through semaphore
+// Acquire / run / Release. The scheduler sub-benchmarks report vs-semaphore
+// as BenchmarkThroughput does.
+func BenchmarkRunSync(b *testing.B) {
+	noop := func(context.Context) error { return nil }
+	for _, c := range benchCaps {
+		sem := fmt.Sprintf("semaphore/cap=%d", c)
+		b.Run(sem, func(b *testing.B) {
+			w := semaphore.NewWeighted(int64(c))
+			b.ReportAllocs()
+			b.SetParallelism(runSyncParallelism)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					if err := w.Acquire(ctx, 1); err != nil {
+						b.Error(err)
+						return
+					}
+					_ = noop(ctx)
+					w.Release(1)
+				}
+			})
+			b.StopTimer()
+			record(b, "runsync/"+sem)
+		})
+		b.Run(fmt.Sprintf("scheduler/cap=%d", c), func(b *testing.B) {
+			ignore := goleak.IgnoreCurrent()
+			s := newBenchScheduler(b, c)
+			var clients atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(runSyncParallelism)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				n := int(clients.Add(1))
+				key := fmt.Sprintf("client-%d", n)
+				for i := n; pb.Next(); i++ {
+					if err := s.RunSync(ctx, benchJobType, benchIDs[i%len(benchIDs)], key, noop); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			closeBenchScheduler(b, s, ignore)
+			ns := record(b, "")
+			if base := median("runsync/" + sem); base > 0 {
+				b.ReportMetric(ns/base, "vs-semaphore")
+			}
+		})
+	}
+}
+
+// results keeps ns/op per sub-benchmark across -count repetitions, so a later
+// sub-benchmark can report its ratio to an earlier one. b.N-style benchmarks
+// are called several times per repetition while b.N ramps up; runs shorter
+// than minRecorded are left out.
+var results = map[string][]float64{}
+
+const minRecorded = 100 * time.Millisecond
+
+func record(b *testing.B, name string) float64 {
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	if name != "" && b.Elapsed() >= minRecorded {
+		results[name] = append(results[name], ns)
+	}
+	return ns
+}
+
+func median(name string) float64 {
+	v := slices.Clone(results[name])
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
