@@ -109,10 +109,11 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 // among jobs of one priority, the key that has consumed the least cost goes
 // first.
 //
-// If ctx ends while the job is pending, the job is dropped without running
-// or being charged and RunSync returns ctx.Err(). If ctx ends while it runs,
-// fn's context (derived from ctx) is cancelled and RunSync returns what fn
-// returns. A panic in fn is returned as a *PanicError.
+// fn runs in the calling goroutine once admitted, under a context derived
+// from ctx. If ctx ends while the job is pending, the job is dropped without
+// running or being charged and RunSync returns ctx.Err(). If ctx ends while
+// it runs, fn's context is cancelled and RunSync returns what fn returns. A
+// panic in fn is returned as a *PanicError.
 func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey string,
 	fn func(context.Context) error) error {
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
@@ -121,18 +122,7 @@ func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey s
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	task := &messages.Task{Fn: fn, Ctx: ctx, Reply: make(chan error, 1)}
-	j := &core.Job{Type: t, ID: jobID, Key: fairnessKey, Payload: task}
-	if err := s.a.Submit(ctx, j); err != nil {
-		return err
-	}
-	select {
-	case err := <-task.Reply:
-		return err
-	case <-ctx.Done():
-	}
-	s.a.Withdraw(j, ctx.Err())
-	return <-task.Reply
+	return s.a.RunSync(ctx, messages.NewJob(t, jobID, fairnessKey, fn))
 }
 
 // Submit queues fn as a background job (fairness key "") and returns at
@@ -143,8 +133,7 @@ func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) err
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
 		return err
 	}
-	j := &core.Job{Type: t, ID: jobID, Payload: &messages.Task{Fn: fn}}
-	return s.a.Submit(context.Background(), j)
+	return s.a.Submit(context.Background(), messages.NewJob(t, jobID, "", fn))
 }
 
 // Snapshot returns a deep copy of the scheduler's state: running jobs,

@@ -25,6 +25,10 @@ import (
 // ErrClosed is returned by every call made after Close.
 var ErrClosed = errors.New("fairsched: scheduler closed")
 
+// errExited is the error of a job whose function ended its goroutine with
+// runtime.Goexit instead of returning.
+var errExited = errors.New("fairsched: job function exited its goroutine without returning")
+
 // PanicError is the error of a job whose function panicked.
 type PanicError struct {
 	Value any    // what the function panicked with
@@ -47,6 +51,10 @@ type Config struct {
 	Tick time.Duration
 }
 
+// doneBuffer lets this many jobs report their end without waiting for the
+// owner to take the report.
+const doneBuffer = 256
+
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
 	core  *core.Core
@@ -54,14 +62,9 @@ type Actor struct {
 	log   *zap.Logger
 	tick  time.Duration
 
-	submitc   chan messages.Submit
-	donec     chan messages.Done
-	withdrawc chan messages.Withdraw
-	registerc chan messages.Register
-	snapshotc chan messages.SnapshotRequest
-	closec    chan struct{}
-	abortc    chan struct{}
-	stopped   chan struct{}
+	requests chan messages.Request
+	done     chan messages.Done
+	stopped  chan struct{}
 
 	// closed turns new calls away before they reach the owner.
 	closed atomic.Bool
@@ -79,18 +82,13 @@ type Actor struct {
 // Start launches the owner goroutine over c.
 func Start(c *core.Core, cfg Config) *Actor {
 	a := &Actor{
-		core:      c,
-		clock:     cfg.Clock,
-		log:       cfg.Logger,
-		tick:      cfg.Tick,
-		submitc:   make(chan messages.Submit),
-		donec:     make(chan messages.Done),
-		withdrawc: make(chan messages.Withdraw),
-		registerc: make(chan messages.Register),
-		snapshotc: make(chan messages.SnapshotRequest),
-		closec:    make(chan struct{}),
-		abortc:    make(chan struct{}),
-		stopped:   make(chan struct{}),
+		core:     c,
+		clock:    cfg.Clock,
+		log:      cfg.Logger,
+		tick:     cfg.Tick,
+		requests: make(chan messages.Request),
+		done:     make(chan messages.Done, doneBuffer),
+		stopped:  make(chan struct{}),
 	}
 	a.base, a.cancelBase = context.WithCancel(context.Background())
 	a.publishTypes()
@@ -105,28 +103,10 @@ func (a *Actor) run() {
 	defer ticker.Stop()
 	for !(a.closing && a.core.Idle()) {
 		select {
-		case m := <-a.submitc:
-			a.submit(m)
-		case m := <-a.donec:
-			a.finish(m)
-		case m := <-a.withdrawc:
-			a.withdraw(m)
-		case m := <-a.registerc:
-			err := a.core.RegisterType(m.Type, m.Config)
-			if err == nil {
-				a.publishTypes()
-				a.log.Debug("type registered", zap.String("type", string(m.Type)),
-					zap.Int("priority", int(m.Config.Priority)), zap.Int("max_concurrency", m.Config.MaxConcurrency),
-					zap.String("conflict_group", string(m.Config.ConflictGroup)), zap.Duration("default_cost", m.Config.DefaultCost))
-			}
-			m.Reply <- err
-		case m := <-a.snapshotc:
-			m.Reply <- a.core.Snapshot(a.clock.Now())
-		case <-a.closec:
-			a.closing = true
-			a.log.Debug("closing", zap.Int("pending", a.core.Pending()), zap.Int("running", a.core.RunningCount()))
-		case <-a.abortc:
-			a.abort()
+		case r := <-a.requests:
+			a.handle(r)
+		case d := <-a.done:
+			a.finish(d)
 		case <-ticker.C:
 			keys, ests := a.core.Evict(a.clock.Now())
 			if keys+ests > 0 {
@@ -136,28 +116,53 @@ func (a *Actor) run() {
 	}
 }
 
+func (a *Actor) handle(r messages.Request) {
+	switch m := r.(type) {
+	case messages.Submit:
+		a.submit(m.Job)
+	case messages.Withdraw:
+		a.withdraw(m)
+	case messages.Register:
+		err := a.core.RegisterType(m.Type, m.Config)
+		if err == nil {
+			a.publishTypes()
+			a.log.Debug("type registered", zap.String("type", string(m.Type)),
+				zap.Int("priority", int(m.Config.Priority)), zap.Int("max_concurrency", m.Config.MaxConcurrency),
+				zap.String("conflict_group", string(m.Config.ConflictGroup)), zap.Duration("default_cost", m.Config.DefaultCost))
+		}
+		m.Reply <- err
+	case messages.SnapshotRequest:
+		m.Reply <- a.core.Snapshot(a.clock.Now())
+	case messages.Close:
+		a.closing = true
+		a.log.Debug("closing", zap.Int("pending", a.core.Pending()), zap.Int("running", a.core.RunningCount()))
+	case messages.Abort:
+		a.abort()
+	}
+}
+
 func (a *Actor) publishTypes() {
 	t := a.core.Types()
 	a.types.Store(&t)
 }
 
-func (a *Actor) submit(m messages.Submit) {
+func (a *Actor) submit(j *messages.Job) {
 	if a.aborted {
-		a.refuse(m.Job, ErrClosed)
+		a.refuse(j, ErrClosed)
 		return
 	}
 	now := a.clock.Now()
-	if err := a.core.Submit(now, m.Job); err != nil {
-		a.refuse(m.Job, err)
+	if err := a.core.Submit(now, &j.Job); err != nil {
+		a.refuse(j, err)
 		return
 	}
 	a.dispatch(now)
 }
 
 // refuse answers a job that will never run.
-func (a *Actor) refuse(j *core.Job, err error) {
-	if t := messages.TaskOf(j); t.Reply != nil {
-		t.Reply <- err
+func (a *Actor) refuse(j *messages.Job, err error) {
+	if j.Foreground() {
+		j.Admit <- err
 		return
 	}
 	a.log.Error("background job dropped", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(err))
@@ -165,28 +170,33 @@ func (a *Actor) refuse(j *core.Job, err error) {
 
 func (a *Actor) dispatch(now time.Time) {
 	a.admitted = a.core.Dispatch(now, a.admitted[:0])
-	for _, j := range a.admitted {
+	for _, cj := range a.admitted {
 		if ce := a.log.Check(zap.DebugLevel, "admit"); ce != nil {
-			ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key),
-				zap.Int("priority", int(j.Priority)), zap.Duration("cost", j.Cost), zap.Duration("key_cost", j.KeyCost),
-				zap.Duration("waited", now.Sub(j.Submitted)), zap.Int("tier_running", a.core.TierRunning(j.Priority)),
+			ce.Write(zap.String("type", string(cj.Type)), zap.String("id", cj.ID), zap.String("key", cj.Key),
+				zap.Int("priority", int(cj.Priority)), zap.Duration("cost", cj.Cost), zap.Duration("key_cost", cj.KeyCost),
+				zap.Duration("waited", now.Sub(cj.Submitted)), zap.Int("tier_running", a.core.TierRunning(cj.Priority)),
 				zap.Int("running", a.core.RunningCount()))
 		}
-		a.start(j)
+		if j := messages.Of(cj); j.Foreground() {
+			j.Admit <- nil // its caller runs it
+		} else {
+			go a.Execute(j)
+		}
 	}
 	clear(a.admitted)
 }
 
-func (a *Actor) start(j *core.Job) {
-	t := messages.TaskOf(j)
-	ctx := a.base
-	if t.Ctx != nil {
-		ctx, t.Cancel = context.WithCancel(t.Ctx)
+// Execute runs an admitted job's function in the calling goroutine — the
+// RunSync caller's, or a fresh one for background work — turning a panic
+// into a *PanicError, and reports the end to the owner.
+func (a *Actor) Execute(j *messages.Job) (err error) {
+	err = errExited
+	defer func() { a.done <- messages.Done{Job: j, Err: err} }()
+	ctx := j.Ctx
+	if ctx == nil {
+		ctx = a.base
 	}
-	go func() {
-		err := call(ctx, t.Fn)
-		a.donec <- messages.Done{Job: j, Err: err}
-	}()
+	return call(ctx, j.Fn)
 }
 
 // call runs fn, turning a panic into a *PanicError.
@@ -199,23 +209,17 @@ func call(ctx context.Context, fn func(context.Context) error) (err error) {
 	return fn(ctx)
 }
 
-func (a *Actor) finish(m messages.Done) {
+func (a *Actor) finish(d messages.Done) {
 	now := a.clock.Now()
-	j := m.Job
-	done := a.core.Finish(now, j)
-	t := messages.TaskOf(j)
-	if t.Cancel != nil {
-		t.Cancel()
-	}
+	j := d.Job
+	done := a.core.Finish(now, &j.Job)
 	if ce := a.log.Check(zap.DebugLevel, "complete"); ce != nil {
 		ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key),
-			zap.Duration("elapsed", done.Elapsed), zap.Duration("estimate", done.Estimate), zap.Error(m.Err))
+			zap.Duration("elapsed", done.Elapsed), zap.Duration("estimate", done.Estimate), zap.Error(d.Err))
 	}
-	if t.Reply != nil {
-		t.Reply <- m.Err
-	} else if m.Err != nil {
-		fields := []zap.Field{zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(m.Err)}
-		if p := (*PanicError)(nil); errors.As(m.Err, &p) {
+	if d.Err != nil && !j.Foreground() {
+		fields := []zap.Field{zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(d.Err)}
+		if p := (*PanicError)(nil); errors.As(d.Err, &p) {
 			fields = append(fields, zap.ByteString("stack", p.Stack))
 		}
 		a.log.Error("background job failed", fields...)
@@ -226,12 +230,12 @@ func (a *Actor) finish(m messages.Done) {
 }
 
 func (a *Actor) withdraw(m messages.Withdraw) {
-	if !a.core.Withdraw(a.clock.Now(), m.Job) {
-		return // running: its context is cancelled and Done will answer
+	if !a.core.Withdraw(a.clock.Now(), &m.Job.Job) {
+		return // admitted already: its context is cancelled and it runs to its end
 	}
 	a.log.Debug("withdrawn", zap.String("type", string(m.Job.Type)), zap.String("id", m.Job.ID),
 		zap.String("key", m.Job.Key), zap.Error(m.Err))
-	messages.TaskOf(m.Job).Reply <- m.Err
+	m.Job.Admit <- m.Err
 }
 
 // abort ends a Close whose context expired: running jobs are cancelled and
@@ -242,14 +246,14 @@ func (a *Actor) abort() {
 	}
 	a.aborted, a.closing = true, true
 	a.cancelBase()
-	for _, j := range a.core.Running() {
-		if c := messages.TaskOf(j).Cancel; c != nil {
-			c()
+	for _, cj := range a.core.Running() {
+		if cancel := messages.Of(cj).Cancel; cancel != nil {
+			cancel()
 		}
 	}
 	dropped := a.core.WithdrawAll(a.clock.Now())
-	for _, j := range dropped {
-		a.refuse(j, ErrClosed)
+	for _, cj := range dropped {
+		a.refuse(messages.Of(cj), ErrClosed)
 	}
 	a.log.Debug("close deadline passed", zap.Int("dropped", len(dropped)), zap.Int("running", a.core.RunningCount()))
 }

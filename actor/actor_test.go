@@ -3,6 +3,7 @@ package actor_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -33,60 +34,65 @@ func start(t *testing.T, max int) *actor.Actor {
 	return a
 }
 
-// job builds a foreground job whose function blocks until released.
-func job(id string) (*core.Job, *messages.Task, chan error) {
+// blocking returns a job function that runs until released or cancelled.
+func blocking() (func(context.Context) error, chan error) {
 	release := make(chan error, 1)
-	task := &messages.Task{
-		Ctx:   context.Background(),
-		Reply: make(chan error, 1),
-		Fn: func(ctx context.Context) error {
-			select {
-			case err := <-release:
-				return err
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		},
-	}
-	return &core.Job{Type: work, ID: id, Key: "k", Payload: task}, task, release
+	return func(ctx context.Context) error {
+		select {
+		case err := <-release:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, release
 }
 
-// TestOwnerRunsAndAnswers: a job handed over runs in its own goroutine and
-// its outcome comes back on its reply channel exactly once.
-func TestOwnerRunsAndAnswers(t *testing.T) {
+type state struct{ Running, Pending []string }
+
+func stateOf(t *testing.T, a *actor.Actor) state {
+	t.Helper()
+	snap, err := a.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s state
+	for _, r := range snap.Running {
+		s.Running = append(s.Running, r.ID)
+	}
+	for _, p := range snap.Pending {
+		s.Pending = append(s.Pending, p.ID)
+	}
+	return s
+}
+
+// TestForegroundRunsInCaller: an admitted foreground job runs in its
+// caller's goroutine and RunSync returns its error; the next job is
+// admitted when it ends.
+func TestForegroundRunsInCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := start(t, 1)
-		first, firstTask, releaseFirst := job("a")
-		second, secondTask, releaseSecond := job("b")
-		for _, j := range []*core.Job{first, second} {
-			if err := a.Submit(context.Background(), j); err != nil {
-				t.Fatal(err)
-			}
-		}
+		fnA, releaseA := blocking()
+		fnB, releaseB := blocking()
+		errA, errB := make(chan error, 1), make(chan error, 1)
+		go func() { errA <- a.RunSync(context.Background(), messages.NewJob(work, "a", "k", fnA)) }()
 		synctest.Wait()
-		snap, err := a.Snapshot(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		type state struct{ Running, Pending []string }
-		got := state{}
-		for _, r := range snap.Running {
-			got.Running = append(got.Running, r.ID)
-		}
-		for _, p := range snap.Pending {
-			got.Pending = append(got.Pending, p.ID)
-		}
-		if diff := cmp.Diff(state{Running: []string{"a"}, Pending: []string{"b"}}, got); diff != "" {
+		go func() { errB <- a.RunSync(context.Background(), messages.NewJob(work, "b", "k", fnB)) }()
+		synctest.Wait()
+		if diff := cmp.Diff(state{Running: []string{"a"}, Pending: []string{"b"}}, stateOf(t, a)); diff != "" {
 			t.Errorf("state (-want +got):\n%s", diff)
 		}
 		boom := errors.New("boom")
-		releaseFirst <- boom
-		if err := <-firstTask.Reply; err != boom {
-			t.Errorf("first reply = %v; want boom", err)
+		releaseA <- boom
+		if err := <-errA; err != boom {
+			t.Errorf("RunSync(a) = %v; want boom", err)
 		}
-		releaseSecond <- nil
-		if err := <-secondTask.Reply; err != nil {
-			t.Errorf("second reply = %v", err)
+		synctest.Wait()
+		if diff := cmp.Diff(state{Running: []string{"b"}}, stateOf(t, a)); diff != "" {
+			t.Errorf("state after a (-want +got):\n%s", diff)
+		}
+		releaseB <- nil
+		if err := <-errB; err != nil {
+			t.Errorf("RunSync(b) = %v", err)
 		}
 		if err := a.Close(context.Background()); err != nil {
 			t.Fatal(err)
@@ -94,33 +100,82 @@ func TestOwnerRunsAndAnswers(t *testing.T) {
 	})
 }
 
-// TestWithdraw: a pending job is removed and answered with the caller's
-// error; a running one is left to its cancelled context.
-func TestWithdraw(t *testing.T) {
+// TestBackgroundRunsInOwnGoroutine: Submit returns once the owner has the
+// job; the job runs in a goroutine of its own and Close waits for it.
+func TestBackgroundRunsInOwnGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		a := start(t, 1)
-		running, runningTask, release := job("a")
-		pending, pendingTask, _ := job("b")
-		for _, j := range []*core.Job{running, pending} {
-			if err := a.Submit(context.Background(), j); err != nil {
-				t.Fatal(err)
-			}
+		a := start(t, 0)
+		fn, release := blocking()
+		if err := a.Submit(context.Background(), messages.NewJob(work, "bg", "", fn)); err != nil {
+			t.Fatal(err)
 		}
-		gone := errors.New("caller left")
-		a.Withdraw(pending, gone)
-		if err := <-pendingTask.Reply; err != gone {
-			t.Fatalf("withdrawn reply = %v; want the caller's error", err)
+		synctest.Wait()
+		if diff := cmp.Diff(state{Running: []string{"bg"}}, stateOf(t, a)); diff != "" {
+			t.Errorf("state (-want +got):\n%s", diff)
 		}
-		a.Withdraw(running, gone) // no effect: it runs
+		closed := make(chan error, 1)
+		go func() { closed <- a.Close(context.Background()) }()
 		synctest.Wait()
 		select {
-		case err := <-runningTask.Reply:
-			t.Fatalf("running job answered %v before it returned", err)
+		case err := <-closed:
+			t.Fatalf("Close returned %v while a job was running", err)
 		default:
 		}
 		release <- nil
-		if err := <-runningTask.Reply; err != nil {
-			t.Fatalf("running reply = %v", err)
+		if err := <-closed; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestWithdrawPending: a caller that leaves while pending is answered with
+// its context's error and its job never runs.
+func TestWithdrawPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := start(t, 1)
+		fnA, releaseA := blocking()
+		go a.RunSync(context.Background(), messages.NewJob(work, "a", "k", fnA))
+		synctest.Wait()
+		ran := false
+		ctx, cancel := context.WithCancel(context.Background())
+		errB := make(chan error, 1)
+		go func() {
+			errB <- a.RunSync(ctx, messages.NewJob(work, "b", "k", func(context.Context) error { ran = true; return nil }))
+		}()
+		synctest.Wait()
+		cancel()
+		if err := <-errB; !errors.Is(err, context.Canceled) {
+			t.Fatalf("RunSync = %v; want context.Canceled", err)
+		}
+		if diff := cmp.Diff(state{Running: []string{"a"}}, stateOf(t, a)); diff != "" {
+			t.Errorf("state (-want +got):\n%s", diff)
+		}
+		releaseA <- nil
+		if err := a.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if ran {
+			t.Error("the withdrawn job ran")
+		}
+	})
+}
+
+// TestGoexitIsReported: a job function that ends its goroutine without
+// returning still frees its slot.
+func TestGoexitIsReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := start(t, 1)
+		exited := make(chan struct{})
+		go func() {
+			defer close(exited)
+			a.RunSync(context.Background(), messages.NewJob(work, "a", "k", func(context.Context) error {
+				runtime.Goexit()
+				return nil
+			}))
+		}()
+		<-exited
+		if err := a.RunSync(context.Background(), messages.NewJob(work, "b", "k", func(context.Context) error { return nil })); err != nil {
+			t.Fatalf("next job = %v; the exited job kept its slot", err)
 		}
 		if err := a.Close(context.Background()); err != nil {
 			t.Fatal(err)
@@ -140,12 +195,14 @@ func TestCheck(t *testing.T) {
 		{work, "", true, policy.ErrInvalidJob},
 		{work, "x", false, policy.ErrInvalidJob},
 		{"other", "x", true, policy.ErrUnknownJobType},
-		{work, "x", true, nil},
 	}
 	for _, c := range cases {
-		if err := a.Check(c.typ, c.id, c.fn); !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+		if err := a.Check(c.typ, c.id, c.fn); !errors.Is(err, c.want) {
 			t.Errorf("Check(%q, %q, %v) = %v; want %v", c.typ, c.id, c.fn, err, c.want)
 		}
+	}
+	if err := a.Check(work, "x", true); err != nil {
+		t.Errorf("Check of a valid job = %v", err)
 	}
 	if err := a.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -156,32 +213,12 @@ func TestCheck(t *testing.T) {
 	if _, err := a.Snapshot(context.Background()); !errors.Is(err, actor.ErrClosed) {
 		t.Errorf("Snapshot after Close = %v; want ErrClosed", err)
 	}
-	j, _, _ := job("late")
-	if err := a.Submit(context.Background(), j); !errors.Is(err, actor.ErrClosed) {
+	noop := func(context.Context) error { return nil }
+	if err := a.Submit(context.Background(), messages.NewJob(work, "late", "", noop)); !errors.Is(err, actor.ErrClosed) {
 		t.Errorf("Submit after Close = %v; want ErrClosed", err)
 	}
-}
-
-// TestSubmitGivesUpWithContext: the send is abandoned when the caller's
-// context ends before the owner takes the message.
-func TestSubmitGivesUpWithContext(t *testing.T) {
-	a := start(t, 0)
-	defer a.Close(context.Background())
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	j, task, release := job("x")
-	// The owner may win the race and take the job; either outcome is valid,
-	// but a taken job must then run and be answered.
-	err := a.Submit(ctx, j)
-	switch {
-	case errors.Is(err, context.Canceled):
-	case err == nil:
-		release <- nil
-		if got := <-task.Reply; got != nil {
-			t.Fatalf("taken job answered %v", got)
-		}
-	default:
-		t.Fatalf("Submit = %v; want nil or context.Canceled", err)
+	if err := a.Register("new", policy.JobTypeConfig{DefaultCost: 1, Priority: 1}); !errors.Is(err, actor.ErrClosed) {
+		t.Errorf("Register after Close = %v; want ErrClosed", err)
 	}
 }
 

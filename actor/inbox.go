@@ -9,10 +9,10 @@ import (
 	"github.com/fairsched/fairsched/policy"
 )
 
-// send hands m to the owner over ch: the three-way select of every call.
-func send[M any](ctx context.Context, a *Actor, ch chan<- M, m M) error {
+// send hands r to the owner: the three-way select of every call.
+func (a *Actor) send(ctx context.Context, r messages.Request) error {
 	select {
-	case ch <- m:
+	case a.requests <- r:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -37,14 +37,35 @@ func (a *Actor) Check(t policy.JobType, id string, hasFn bool) error {
 }
 
 // Submit hands a job to the owner. Once it returns nil the job is the
-// owner's: a RunSync job's Reply will receive exactly one value.
-func (a *Actor) Submit(ctx context.Context, j *core.Job) error {
-	return send(ctx, a, a.submitc, messages.Submit{Job: j})
+// owner's: a foreground job's Admit channel will receive exactly one value.
+func (a *Actor) Submit(ctx context.Context, j *messages.Job) error {
+	return a.send(ctx, messages.Submit{Job: j})
 }
 
-// Withdraw tells the owner that a job's caller left with err.
-func (a *Actor) Withdraw(j *core.Job, err error) {
-	_ = send(context.Background(), a, a.withdrawc, messages.Withdraw{Job: j, Err: err})
+// RunSync submits a foreground job, waits for its admission and runs it in
+// the calling goroutine. If ctx ends while the job is pending, the job is
+// withdrawn and ctx.Err() returned.
+func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
+	j.Ctx, j.Cancel = context.WithCancel(ctx)
+	defer j.Cancel()
+	j.Admit = make(chan error, 1)
+	if err := a.Submit(ctx, j); err != nil {
+		return err
+	}
+	select {
+	case err := <-j.Admit:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		_ = a.send(context.Background(), messages.Withdraw{Job: j, Err: ctx.Err()})
+		// The owner answers exactly once: the withdrawal, or an admission
+		// that crossed it (the job then runs with its context cancelled).
+		if err := <-j.Admit; err != nil {
+			return err
+		}
+	}
+	return a.Execute(j)
 }
 
 // Register adds a job type.
@@ -53,7 +74,7 @@ func (a *Actor) Register(t policy.JobType, cfg policy.JobTypeConfig) error {
 		return ErrClosed
 	}
 	m := messages.Register{Type: t, Config: cfg, Reply: make(chan error, 1)}
-	if err := send(context.Background(), a, a.registerc, m); err != nil {
+	if err := a.send(context.Background(), m); err != nil {
 		return err
 	}
 	return <-m.Reply
@@ -62,7 +83,7 @@ func (a *Actor) Register(t policy.JobType, cfg policy.JobTypeConfig) error {
 // Snapshot asks the owner for a copy of its state.
 func (a *Actor) Snapshot(ctx context.Context) (core.Snapshot, error) {
 	m := messages.SnapshotRequest{Reply: make(chan core.Snapshot, 1)}
-	if err := send(ctx, a, a.snapshotc, m); err != nil {
+	if err := a.send(ctx, m); err != nil {
 		return core.Snapshot{}, err
 	}
 	select {
@@ -78,7 +99,7 @@ func (a *Actor) Snapshot(ctx context.Context) (core.Snapshot, error) {
 // running jobs to return and reports ctx.Err().
 func (a *Actor) Close(ctx context.Context) error {
 	a.closed.Store(true)
-	if err := send(ctx, a, a.closec, struct{}{}); err == ErrClosed {
+	if err := a.send(ctx, messages.Close{}); err == ErrClosed {
 		return nil
 	}
 	select {
@@ -86,7 +107,7 @@ func (a *Actor) Close(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
-	if send(context.Background(), a, a.abortc, struct{}{}) == ErrClosed {
+	if a.send(context.Background(), messages.Abort{}) == ErrClosed {
 		return nil // finished while we were deciding
 	}
 	<-a.stopped

@@ -37,7 +37,8 @@ type Job struct {
 	// accumulated cost right after that charge.
 	Cost, KeyCost time.Duration
 
-	runIdx int // position in Core.running, -1 when not running
+	runIdx   int    // position in Core.running, -1 when not running
+	admitted uint64 // admission order, set by Dispatch
 }
 
 // Completion describes a finished job's effect on the cost model.
@@ -56,6 +57,7 @@ type Core struct {
 	estimates *costmodel.Estimates
 	running   []*Job
 	seq       uint64
+	admits    uint64 // admissions so far: orders Running
 }
 
 // New returns an empty core. The limits must be valid.
@@ -144,6 +146,8 @@ func (c *Core) admit(now time.Time, j *Job, cfg policy.JobTypeConfig) {
 	j.KeyCost = c.ledger.Charge(j.Key, j.Cost)
 	c.queue.SetKeyCost(j.Key, j.KeyCost)
 	j.Started = now
+	c.admits++
+	j.admitted = c.admits
 	j.runIdx = len(c.running)
 	c.running = append(c.running, j)
 }
@@ -204,7 +208,7 @@ func (c *Core) WithdrawAll(now time.Time) []*Job {
 // Running returns the running jobs in admission order.
 func (c *Core) Running() []*Job {
 	out := slices.Clone(c.running)
-	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.admitted, b.admitted) })
 	return out
 }
 

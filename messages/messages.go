@@ -1,7 +1,11 @@
 // Package messages defines what crosses the boundary between the public API
-// and the scheduler's owner goroutine. Every request that expects an answer
-// carries its own reply channel with a buffer of one, so the owner never
-// blocks on a caller that has gone away.
+// and the scheduler's owner goroutine. Requests travel on one unbuffered
+// channel, so a request is either taken by the owner or refused because the
+// owner has stopped: none can be left behind in a buffer. Every request that
+// expects an answer carries its own reply channel with a buffer of one, so
+// the owner never blocks on a caller that has gone away. Completions travel
+// on a buffered channel of their own: the owner outlives every running job,
+// so none is lost, and a finishing job never waits for the owner.
 package messages
 
 import (
@@ -11,37 +15,46 @@ import (
 	"github.com/fairsched/fairsched/policy"
 )
 
-// Task is the payload of a core.Job: what to run and whom to tell.
-type Task struct {
+// Job is a core.Job with what it takes to run it and to answer for it, in
+// one allocation.
+type Job struct {
+	core.Job
 	Fn func(context.Context) error
-	// Ctx is the RunSync caller's context; nil for background work, which
-	// runs under the scheduler's own context.
-	Ctx context.Context
-	// Reply receives the job's one outcome (its error, a refusal, or the
-	// caller's context error when it left while pending). nil for background
-	// work, whose errors are logged.
-	Reply chan error
-	// Cancel ends the job's context; the owner sets it at start.
+	// Ctx and Cancel: a foreground job runs under Ctx, derived from its
+	// caller's context; the owner calls Cancel when Close's deadline passes.
+	// Both are nil for background work, which runs under the owner's context.
+	Ctx    context.Context
 	Cancel context.CancelFunc
+	// Admit receives exactly one value for a foreground job: nil when it may
+	// run (its caller runs it), or the reason it never will. nil for
+	// background work.
+	Admit chan error
 }
 
-// TaskOf returns the Task a job carries.
-func TaskOf(j *core.Job) *Task { return j.Payload.(*Task) }
+// NewJob returns a job of type t on id for fairness key key.
+func NewJob(t policy.JobType, id, key string, fn func(context.Context) error) *Job {
+	j := &Job{Fn: fn}
+	j.Type, j.ID, j.Key, j.Payload = t, id, key, j
+	return j
+}
+
+// Of returns the Job a core.Job belongs to.
+func Of(j *core.Job) *Job { return j.Payload.(*Job) }
+
+// Foreground reports whether a caller waits for the job.
+func (j *Job) Foreground() bool { return j.Admit != nil }
+
+// Request is a message for the owner goroutine.
+type Request interface{ request() }
 
 // Submit asks the owner to queue a job.
-type Submit struct{ Job *core.Job }
+type Submit struct{ Job *Job }
 
-// Done reports that a job's function returned (or panicked).
-type Done struct {
-	Job *core.Job
-	Err error
-}
-
-// Withdraw asks the owner to drop a job whose caller left. A pending job is
-// removed and answered with Err; a running job is left to finish, its context
-// being already cancelled.
+// Withdraw tells the owner that a foreground job's caller left with Err. A
+// pending job is removed and answered with Err on its Admit channel; an
+// admitted job is left alone, its context being already cancelled.
 type Withdraw struct {
-	Job *core.Job
+	Job *Job
 	Err error
 }
 
@@ -54,3 +67,22 @@ type Register struct {
 
 // SnapshotRequest asks the owner for a copy of its state.
 type SnapshotRequest struct{ Reply chan core.Snapshot }
+
+// Close asks the owner to stop once pending and running work is done.
+type Close struct{}
+
+// Abort asks the owner to stop now: cancel running jobs, refuse pending ones.
+type Abort struct{}
+
+func (Submit) request()          {}
+func (Withdraw) request()        {}
+func (Register) request()        {}
+func (SnapshotRequest) request() {}
+func (Close) request()           {}
+func (Abort) request()           {}
+
+// Done reports that a job's function returned (or panicked).
+type Done struct {
+	Job *Job
+	Err error
+}

@@ -3,6 +3,7 @@ package queue
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -554,13 +555,40 @@ func TestEachVisitsOnce(t *testing.T) {
 // is the first job of the plain sort the spec describes, among the jobs that
 // are neither parked nor blocked.
 func TestMatchesSort(t *testing.T) {
-	types := map[policy.JobType]policy.Priority{"a": 3, "b": 3, "c": 2, "d": 1, "e": 1}
-	typeNames := []policy.JobType{"a", "b", "c", "d", "e"}
-	keys := []string{"", "k1", "k2", "k3"}
+	t.Run("many lanes", func(t *testing.T) {
+		matchesSort(t, sortModel{
+			seeds: 150, ops: 400, pushes: 7,
+			types: map[policy.JobType]policy.Priority{"a": 3, "b": 3, "c": 2, "d": 1, "e": 1},
+			keys:  []string{"", "k1", "k2", "k3"},
+		})
+	})
+	// Few long lanes: FIFO compaction happens under random removals, parks
+	// and releases.
+	t.Run("long lanes", func(t *testing.T) {
+		matchesSort(t, sortModel{
+			seeds: 15, ops: 3000, pushes: 5,
+			types: map[policy.JobType]policy.Priority{"a": 2, "b": 1},
+			keys:  []string{"k"},
+		})
+	})
+}
+
+type sortModel struct {
+	seeds  uint64
+	ops    int
+	pushes int // weight of a push among the 13 other operations
+	types  map[policy.JobType]policy.Priority
+	keys   []string
+}
+
+func matchesSort(t *testing.T, m sortModel) {
+	typeNames := slices.Sorted(maps.Keys(m.types))
+	tiers := slices.Compact(slices.Sorted(maps.Values(m.types)))
+	keys := m.keys
 	ids := []string{"x", "y", "z"}
-	for seed := range uint64(300) {
+	for seed := range m.seeds {
 		r := rand.New(rand.NewPCG(seed, 99))
-		f := newFixture(types)
+		f := newFixture(m.types)
 		var live []*Job // every queued job
 		blockedTier := map[policy.Priority]bool{}
 		blockedType := map[policy.JobType]bool{}
@@ -581,30 +609,34 @@ func TestMatchesSort(t *testing.T) {
 			}
 			return b
 		}
-		for op := range 400 {
-			switch x := r.IntN(20); {
-			case x < 7:
-				f.cost[keys[r.IntN(len(keys))]] += time.Duration(r.IntN(3)) * time.Second
-				live = append(live, f.push(typeNames[r.IntN(5)], ids[r.IntN(3)], keys[r.IntN(len(keys))]))
-			case x < 10 && len(live) > 0:
-				i := r.IntN(len(live))
-				f.q.Remove(live[i])
-				delete(parkedOn, live[i])
-				live = slices.Delete(live, i, i+1)
-			case x < 12:
+		for op := range m.ops {
+			switch x := r.IntN(m.pushes + 13); {
+			case x < m.pushes:
+				// The key's cost may have grown since its last push.
+				k := keys[r.IntN(len(keys))]
+				f.cost[k] += time.Duration(r.IntN(3)) * time.Second
+				live = append(live, f.push(typeNames[r.IntN(len(typeNames))], ids[r.IntN(3)], k))
+			case x < m.pushes+3:
+				if len(live) > 0 {
+					i := r.IntN(len(live))
+					f.q.Remove(live[i])
+					delete(parkedOn, live[i])
+					live = slices.Delete(live, i, i+1)
+				}
+			case x < m.pushes+5:
 				// Admit the best job, as Dispatch does.
 				if j := f.q.Best(); j != nil {
 					f.q.Remove(j)
 					live = slices.DeleteFunc(live, func(o *Job) bool { return o == j })
 				}
-			case x < 14:
+			case x < m.pushes+7:
 				// Park the best job, as Dispatch does on a conflict.
 				if j := f.q.Best(); j != nil {
 					k := policy.ConflictKey{Group: "g", ID: j.ID}
 					f.q.Park(j, k)
 					parkedOn[j] = k
 				}
-			case x < 15:
+			case x < m.pushes+8:
 				k := policy.ConflictKey{Group: "g", ID: ids[r.IntN(3)]}
 				f.q.Release(k)
 				for j, on := range parkedOn {
@@ -612,15 +644,15 @@ func TestMatchesSort(t *testing.T) {
 						delete(parkedOn, j)
 					}
 				}
-			case x < 17:
+			case x < m.pushes+10:
 				k := keys[r.IntN(len(keys))]
 				f.setCost(k, f.cost[k]+time.Duration(r.IntN(4))*time.Second)
-			case x < 18:
-				p := policy.Priority(1 + r.IntN(3))
+			case x < m.pushes+11:
+				p := tiers[r.IntN(len(tiers))]
 				blockedTier[p] = !blockedTier[p]
 				f.q.BlockTier(p, blockedTier[p])
 			default:
-				tt := typeNames[r.IntN(5)]
+				tt := typeNames[r.IntN(len(typeNames))]
 				blockedType[tt] = !blockedType[tt]
 				f.q.BlockType(tt, blockedType[tt])
 			}

@@ -1,0 +1,607 @@
+package core
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/fairsched/fairsched/policy"
+)
+
+// refScheduler is the spec's algorithm written out as plainly as possible:
+// slices scanned from end to end, a full sort of the pending jobs for every
+// admission, counts recomputed from the running list. It shares no code
+// with the core apart from the policy types, so the randomized comparison
+// below checks the core's O(log n) index, its blocking and parking, the
+// ledger and the estimate table against the spec's own words:
+//
+//	sort pending jobs by (-priority, accumulated_cost[fairness_key], arrival_time)
+//	for each job in sorted order:
+//	    skip if the tier runs int(priority) jobs, the type runs
+//	    max_concurrency jobs, or a running job has the same job id and the
+//	    same non-empty conflict group
+//	    admit; accumulated_cost[key] += estimate or default_cost
+//	(repeated until nothing is admissible or the global cap is reached)
+//	on completion: estimate = α·elapsed + (1−α)·estimate
+//
+// Accumulated cost of a key that becomes active (its first job while it has
+// none pending or running): the minimum accumulated cost over the active
+// keys, or the last such minimum when no key is active (costmodel/doc.go:
+// a returning key starts over there). Idle keys and estimates unused for
+// the TTL are forgotten by Evict.
+type refScheduler struct {
+	max     int
+	alpha   float64
+	ttl     time.Duration
+	types   map[policy.JobType]policy.JobTypeConfig
+	pending []*refJob // arrival order
+	running []*refJob // admission order
+	seq     uint64
+
+	acc     map[string]time.Duration // accumulated cost of every known key
+	jobs    map[string]int           // pending + running jobs per key
+	keyUsed map[string]time.Time     // when each key last gained or lost a job
+	lastMin time.Duration            // the minimum over active keys when last there were some
+
+	est map[refEstKey]*refEstimate
+}
+
+type refJob struct {
+	seq                uint64
+	typ                policy.JobType
+	id, key            string
+	prio               policy.Priority
+	submitted, started time.Time
+	cost, keyCost      time.Duration
+}
+
+type refEstKey struct {
+	typ policy.JobType
+	id  string
+}
+
+type refEstimate struct {
+	cost time.Duration
+	used time.Time
+}
+
+func newRef(l policy.Limits) *refScheduler {
+	return &refScheduler{
+		max:     l.MaxConcurrency,
+		alpha:   l.CostSmoothing,
+		ttl:     l.KeyTTL,
+		types:   map[policy.JobType]policy.JobTypeConfig{},
+		acc:     map[string]time.Duration{},
+		jobs:    map[string]int{},
+		keyUsed: map[string]time.Time{},
+		est:     map[refEstKey]*refEstimate{},
+	}
+}
+
+// activeMin returns the minimum accumulated cost over the keys with jobs.
+func (r *refScheduler) activeMin() (time.Duration, bool) {
+	var m time.Duration
+	found := false
+	for k, n := range r.jobs {
+		if n > 0 && (!found || r.acc[k] < m) {
+			m, found = r.acc[k], true
+		}
+	}
+	return m, found
+}
+
+func (r *refScheduler) submit(now time.Time, typ policy.JobType, id, key string) *refJob {
+	r.seq++
+	j := &refJob{seq: r.seq, typ: typ, id: id, key: key, prio: r.types[typ].Priority, submitted: now}
+	if r.jobs[key] == 0 {
+		if m, ok := r.activeMin(); ok {
+			r.lastMin = m
+		}
+		r.acc[key] = r.lastMin
+	}
+	r.jobs[key]++
+	r.keyUsed[key] = now
+	r.pending = append(r.pending, j)
+	return j
+}
+
+func (r *refScheduler) leave(now time.Time, key string) {
+	r.jobs[key]--
+	r.keyUsed[key] = now
+	if _, ok := r.activeMin(); !ok {
+		r.lastMin = r.acc[key] // the last active key leaves: remember its cost
+	}
+}
+
+func (r *refScheduler) countRunning(match func(*refJob) bool) int {
+	n := 0
+	for _, o := range r.running {
+		if match(o) {
+			n++
+		}
+	}
+	return n
+}
+
+// blocker returns why j may not start now, "" when it may; the rules in the
+// order the spec lists them, the global cap first.
+func (r *refScheduler) blocker(j *refJob) policy.Reason {
+	cfg := r.types[j.typ]
+	switch {
+	case r.max > 0 && len(r.running) >= r.max:
+		return policy.ReasonGlobalLimit
+	case r.countRunning(func(o *refJob) bool { return o.prio == j.prio }) >= int(j.prio):
+		return policy.ReasonTierLimit
+	case cfg.MaxConcurrency > 0 && r.countRunning(func(o *refJob) bool { return o.typ == j.typ }) >= cfg.MaxConcurrency:
+		return policy.ReasonTypeLimit
+	case cfg.ConflictGroup != "" && r.countRunning(func(o *refJob) bool {
+		return o.id == j.id && r.types[o.typ].ConflictGroup == cfg.ConflictGroup
+	}) > 0:
+		return policy.ReasonConflict
+	}
+	return ""
+}
+
+// sorted returns the pending jobs in dispatch order: priority descending,
+// accumulated cost of the key ascending, arrival ascending.
+func (r *refScheduler) sorted() []*refJob {
+	type entry struct {
+		j    *refJob
+		cost time.Duration
+	}
+	es := make([]entry, len(r.pending))
+	for i, j := range r.pending {
+		es[i] = entry{j, r.acc[j.key]}
+	}
+	slices.SortFunc(es, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(b.j.prio, a.j.prio), cmp.Compare(a.cost, b.cost), cmp.Compare(a.j.seq, b.j.seq))
+	})
+	s := make([]*refJob, len(es))
+	for i, e := range es {
+		s[i] = e.j
+	}
+	return s
+}
+
+func (r *refScheduler) dispatch(now time.Time) []*refJob {
+	var out []*refJob
+	for r.max == 0 || len(r.running) < r.max {
+		var next *refJob
+		for _, j := range r.sorted() {
+			if r.blocker(j) == "" {
+				next = j
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		r.pending = slices.DeleteFunc(r.pending, func(o *refJob) bool { return o == next })
+		cost := r.types[next.typ].DefaultCost
+		if e := r.est[refEstKey{next.typ, next.id}]; e != nil {
+			e.used = now
+			cost = e.cost
+		}
+		r.acc[next.key] += cost
+		next.cost, next.keyCost, next.started = cost, r.acc[next.key], now
+		r.running = append(r.running, next)
+		out = append(out, next)
+	}
+	return out
+}
+
+func (r *refScheduler) finish(now time.Time, j *refJob) Completion {
+	r.running = slices.DeleteFunc(r.running, func(o *refJob) bool { return o == j })
+	elapsed := now.Sub(j.started)
+	k := refEstKey{j.typ, j.id}
+	prior := j.cost // the estimate charged at admission, if it expired since
+	if e := r.est[k]; e != nil {
+		prior = e.cost
+	}
+	next := time.Duration(math.Round(r.alpha*float64(elapsed) + (1-r.alpha)*float64(prior)))
+	r.est[k] = &refEstimate{cost: next, used: now}
+	r.leave(now, j.key)
+	return Completion{Elapsed: elapsed, Estimate: next}
+}
+
+func (r *refScheduler) withdraw(now time.Time, j *refJob) bool {
+	if !slices.Contains(r.pending, j) {
+		return false
+	}
+	r.pending = slices.DeleteFunc(r.pending, func(o *refJob) bool { return o == j })
+	r.leave(now, j.key)
+	return true
+}
+
+func (r *refScheduler) withdrawAll(now time.Time) []*refJob {
+	out := slices.Clone(r.pending)
+	for _, j := range out {
+		r.withdraw(now, j)
+	}
+	return out
+}
+
+func (r *refScheduler) evict(now time.Time) (keys, estimates int) {
+	for k := range r.acc {
+		if r.jobs[k] == 0 && now.Sub(r.keyUsed[k]) >= r.ttl {
+			delete(r.acc, k)
+			delete(r.jobs, k)
+			delete(r.keyUsed, k)
+			keys++
+		}
+	}
+	for k, e := range r.est {
+		if now.Sub(e.used) >= r.ttl {
+			delete(r.est, k)
+			estimates++
+		}
+	}
+	return keys, estimates
+}
+
+// snapshot builds the Snapshot the core must report.
+func (r *refScheduler) snapshot(now time.Time) Snapshot {
+	s := Snapshot{
+		Time:            now,
+		MaxConcurrency:  r.max,
+		Running:         []RunningJob{},
+		Pending:         []PendingJob{},
+		AccumulatedCost: map[string]time.Duration{},
+		CostEstimates:   []CostEstimate{},
+		RunningByTier:   map[policy.Priority]int{},
+		RunningByType:   map[policy.JobType]int{},
+		Types:           map[policy.JobType]policy.JobTypeConfig{},
+	}
+	for _, j := range r.running {
+		s.Running = append(s.Running, RunningJob{
+			Type: j.typ, ID: j.id, FairnessKey: j.key, Priority: j.prio,
+			Submitted: j.submitted, Started: j.started, EstimatedCost: j.cost,
+		})
+		s.RunningByTier[j.prio]++
+		s.RunningByType[j.typ]++
+	}
+	for _, j := range r.sorted() {
+		s.Pending = append(s.Pending, PendingJob{
+			Type: j.typ, ID: j.id, FairnessKey: j.key, Priority: j.prio,
+			Submitted: j.submitted, Reason: r.blocker(j),
+		})
+	}
+	for k, v := range r.acc {
+		s.AccumulatedCost[k] = v
+	}
+	for k, e := range r.est {
+		s.CostEstimates = append(s.CostEstimates, CostEstimate{Type: k.typ, ID: k.id, Cost: e.cost})
+	}
+	slices.SortFunc(s.CostEstimates, func(a, b CostEstimate) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.ID, b.ID))
+	})
+	for t, cfg := range r.types {
+		s.Types[t] = cfg
+	}
+	return s
+}
+
+// diffOf returns "" when want and got are equal, else their cmp.Diff. The
+// equal fast path keeps the comparison of every step cheap; cmp.Diff decides
+// (and explains) only when it fails.
+func diffOf[T any](want, got T, equal func(T, T) bool) string {
+	if equal(want, got) {
+		return ""
+	}
+	return gocmp.Diff(want, got)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// snapshotsEqual is a fast, exact equality of two snapshots.
+func snapshotsEqual(a, b Snapshot) bool {
+	return a.Time == b.Time && a.MaxConcurrency == b.MaxConcurrency &&
+		slices.Equal(a.Running, b.Running) && slices.Equal(a.Pending, b.Pending) &&
+		maps.Equal(a.AccumulatedCost, b.AccumulatedCost) && slices.Equal(a.CostEstimates, b.CostEstimates) &&
+		maps.Equal(a.RunningByTier, b.RunningByTier) && maps.Equal(a.RunningByType, b.RunningByType) &&
+		maps.Equal(a.Types, b.Types)
+}
+
+// admission is what the comparison checks of one admitted or running job.
+type admission struct {
+	Seq                uint64
+	Type               policy.JobType
+	ID, Key            string
+	Priority           policy.Priority
+	Submitted, Started time.Time
+	Cost, KeyCost      time.Duration
+}
+
+func (a admission) String() string {
+	return fmt.Sprintf("#%d %s/%s@%q p=%d submitted=+%v started=+%v cost=%v keycost=%v",
+		a.Seq, a.Type, a.ID, a.Key, a.Priority, a.Submitted.Sub(t0), a.Started.Sub(t0), a.Cost, a.KeyCost)
+}
+
+func coreAdmissions(js []*Job) []admission {
+	out := []admission{}
+	for _, j := range js {
+		out = append(out, admission{j.Seq, j.Type, j.ID, j.Key, j.Priority, j.Submitted, j.Started, j.Cost, j.KeyCost})
+	}
+	return out
+}
+
+func refAdmissions(js []*refJob) []admission {
+	out := []admission{}
+	for _, j := range js {
+		out = append(out, admission{j.seq, j.typ, j.id, j.key, j.prio, j.submitted, j.started, j.cost, j.keyCost})
+	}
+	return out
+}
+
+func seqs[T any](js []T, seq func(T) uint64) []uint64 {
+	out := []uint64{}
+	for _, j := range js {
+		out = append(out, seq(j))
+	}
+	return out
+}
+
+// refTypes are the job types of the comparison: two tiers of two types and
+// a tier of one, type caps from none to 1, two conflict groups and a type
+// without one, so that every limit binds often.
+var refTypes = []typeDef{
+	{"clone", policy.JobTypeConfig{DefaultCost: 10 * time.Millisecond, MaxConcurrency: 2, ConflictGroup: "git", Priority: 4}},
+	{"pull", policy.JobTypeConfig{DefaultCost: 3 * time.Millisecond, ConflictGroup: "git", Priority: 4}},
+	{"repack", policy.JobTypeConfig{DefaultCost: 20 * time.Millisecond, MaxConcurrency: 1, ConflictGroup: "git", Priority: 2}},
+	{"vacuum", policy.JobTypeConfig{DefaultCost: 7 * time.Millisecond, MaxConcurrency: 2, ConflictGroup: "db", Priority: 2}},
+	// No conflict group, no type cap: jobs of the same (type, id) run side
+	// by side, so one may finish after another updated their estimate.
+	{"snap", policy.JobTypeConfig{DefaultCost: 5 * time.Millisecond, Priority: 3}},
+}
+
+// refRun holds one seeded run of the comparison.
+type refRun struct {
+	t    *testing.T
+	seed uint64
+	rng  *rand.Rand
+	now  time.Time
+	c    *Core
+	ref  *refScheduler
+	jobs map[uint64]*Job // the core's jobs by Seq
+	log  []func() string // operations so far, formatted only on failure
+	keys []string        // the fairness keys jobs draw from
+	long bool            // no WithdrawAll: let the queue grow
+
+	// What the run exercised, summed over all seeds.
+	stats *refStats
+}
+
+type refStats struct {
+	ops, admitted, finished, withdrawn, evictedKeys, evictedEstimates int
+	reasons                                                           map[policy.Reason]int
+}
+
+func (run *refRun) fail(op int, format string, args ...any) {
+	run.t.Helper()
+	var last []string
+	for _, f := range run.log[max(0, len(run.log)-25):] {
+		last = append(last, f())
+	}
+	run.t.Fatalf("seed %d, op %d: %s\nlast operations:\n  %s",
+		run.seed, op, fmt.Sprintf(format, args...), strings.Join(last, "\n  "))
+}
+
+// logf records an operation; it is formatted only if the run fails.
+func (run *refRun) logf(format string, args ...any) {
+	now := run.now
+	run.log = append(run.log, func() string { return fmt.Sprintf("+%v ", now.Sub(t0)) + fmt.Sprintf(format, args...) })
+}
+
+func (run *refRun) dispatch(op int) {
+	got := coreAdmissions(run.c.Dispatch(run.now, nil))
+	want := refAdmissions(run.ref.dispatch(run.now))
+	run.logf("dispatch -> %v", want)
+	if diff := diffOf(want, got, slices.Equal); diff != "" {
+		run.fail(op, "Dispatch admitted (-ref +core):\n%s", diff)
+	}
+	run.stats.admitted += len(got)
+}
+
+// check compares after every operation the accumulated costs and the
+// counts of pending and running jobs, and after every eighth (sixteenth in
+// long runs) and when full is set the running jobs in
+// admission order and the whole snapshot: pending order and reasons,
+// estimates, per-tier and per-type counts. dispatched says whether Dispatch
+// ran since the last event.
+func (run *refRun) check(op int, dispatched, full bool) {
+	for k, want := range run.ref.acc {
+		if got := run.c.KeyCost(k); got != want {
+			run.fail(op, "KeyCost(%q) = %v, want %v", k, got, want)
+		}
+	}
+	if got, want := run.c.ledger.Len(), len(run.ref.acc); got != want {
+		run.fail(op, "ledger holds %d keys, want %d: %v", got, want, run.c.ledger.Costs())
+	}
+	if got, want := run.c.Pending(), len(run.ref.pending); got != want {
+		run.fail(op, "Pending = %d, want %d", got, want)
+	}
+	if got, want := run.c.RunningCount(), len(run.ref.running); got != want {
+		run.fail(op, "RunningCount = %d, want %d", got, want)
+	}
+	if got, want := run.c.Idle(), len(run.ref.pending)+len(run.ref.running) == 0; got != want {
+		run.fail(op, "Idle = %v, want %v", got, want)
+	}
+	if every := 8 + 8*b2i(run.long); !full && op%every != 0 {
+		return
+	}
+	if diff := diffOf(refAdmissions(run.ref.running), coreAdmissions(run.c.Running()), slices.Equal); diff != "" {
+		run.fail(op, "running jobs in admission order (-ref +core):\n%s", diff)
+	}
+	s := run.c.Snapshot(run.now)
+	if diff := diffOf(run.ref.snapshot(run.now), s, snapshotsEqual); diff != "" {
+		run.fail(op, "Snapshot (-ref +core):\n%s", diff)
+	}
+	for _, p := range s.Pending {
+		if dispatched {
+			run.stats.reasons[p.Reason]++
+		}
+	}
+}
+
+func (run *refRun) step(op int) {
+	r := run.rng
+	run.now = run.now.Add(time.Duration(r.IntN(21)) * 250 * time.Microsecond)
+	switch x := r.IntN(100); {
+	case x < 45 || x < 75 && len(run.ref.running) == 0:
+		td := refTypes[r.IntN(len(refTypes))]
+		id := fmt.Sprint("r", r.IntN(3))
+		key := run.keys[r.IntN(len(run.keys))]
+		j := &Job{Type: td.name, ID: id, Key: key}
+		if err := run.c.Submit(run.now, j); err != nil {
+			run.fail(op, "Submit: %v", err)
+		}
+		rj := run.ref.submit(run.now, td.name, id, key)
+		run.logf("submit #%d %s/%s@%q", rj.seq, td.name, id, key)
+		if j.Seq != rj.seq {
+			run.fail(op, "Submit gave Seq %d, want %d", j.Seq, rj.seq)
+		}
+		run.jobs[j.Seq] = j
+	case x < 75:
+		rj := run.ref.running[r.IntN(len(run.ref.running))]
+		run.logf("finish #%d", rj.seq)
+		got := run.c.Finish(run.now, run.jobs[rj.seq])
+		if diff := diffOf(run.ref.finish(run.now, rj), got, func(a, b Completion) bool { return a == b }); diff != "" {
+			run.fail(op, "Finish #%d completion (-ref +core):\n%s", rj.seq, diff)
+		}
+		run.stats.finished++
+	case x < 87:
+		// Withdraw a pending job (or, now and then, a running one: refused).
+		var rj *refJob
+		if len(run.ref.pending) > 0 && x < 85 {
+			rj = run.ref.pending[r.IntN(len(run.ref.pending))]
+		} else if len(run.ref.running) > 0 {
+			rj = run.ref.running[r.IntN(len(run.ref.running))]
+		} else {
+			return
+		}
+		run.logf("withdraw #%d", rj.seq)
+		want := run.ref.withdraw(run.now, rj)
+		if got := run.c.Withdraw(run.now, run.jobs[rj.seq]); got != want {
+			run.fail(op, "Withdraw #%d = %v, want %v", rj.seq, got, want)
+		}
+		if want {
+			run.stats.withdrawn++
+		}
+	case x < 95:
+		run.logf("evict")
+		wk, we := run.ref.evict(run.now)
+		gk, ge := run.c.Evict(run.now)
+		if gk != wk || ge != we {
+			run.fail(op, "Evict = (%d keys, %d estimates), want (%d, %d)", gk, ge, wk, we)
+		}
+		run.stats.evictedKeys += gk
+		run.stats.evictedEstimates += ge
+	case x < 96 && !run.long:
+		run.logf("withdraw all")
+		want := seqs(run.ref.withdrawAll(run.now), func(j *refJob) uint64 { return j.seq })
+		got := seqs(run.c.WithdrawAll(run.now), func(j *Job) uint64 { return j.Seq })
+		if diff := diffOf(want, got, slices.Equal); diff != "" {
+			run.fail(op, "WithdrawAll (-ref +core):\n%s", diff)
+		}
+	default:
+		run.logf("tick")
+	}
+	// Usually dispatch after every event; sometimes let events pile up.
+	dispatched := r.IntN(8) != 0
+	if dispatched {
+		run.dispatch(op)
+	}
+	run.check(op, dispatched, false)
+}
+
+// TestReferenceMatchesCore drives the core and the reference with the same
+// seeded random operations — submissions of random types, ids and keys,
+// finishes of random running jobs after random time steps, withdrawals,
+// evictions — and requires after every operation the same admissions in
+// the same order with the same costs, the same running jobs, the same
+// accumulated costs and the same snapshot (pending order and reasons,
+// learned estimates). It is the proof that the core's O(log n) index makes
+// the decisions of the spec's sort-everything algorithm.
+func TestReferenceMatchesCore(t *testing.T) {
+	t.Run("short", func(t *testing.T) {
+		runReference(t, 300, 300, []string{"", "a", "b", "c"}, false)
+	})
+	// A few long runs on two keys, never emptied by WithdrawAll: lanes hold
+	// hundreds of jobs, so the queue compacts its FIFOs under admissions,
+	// parks and withdrawals.
+	t.Run("long", func(t *testing.T) {
+		runReference(t, 3, 2000, []string{"", "", "", "a"}, true)
+	})
+}
+
+func runReference(t *testing.T, seeds uint64, ops int, keys []string, long bool) {
+	stats := &refStats{reasons: map[policy.Reason]int{}}
+	for seed := range seeds {
+		l := policy.DefaultLimits()
+		l.MaxConcurrency = []int{0, 3, 5, 8}[seed%4]
+		if seed%5 == 4 {
+			l.CostSmoothing = 1
+		}
+		l.KeyTTL = 30 * time.Millisecond
+		run := &refRun{
+			t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed)),
+			now: t0, c: New(l), ref: newRef(l), jobs: map[uint64]*Job{}, keys: keys, long: long, stats: stats,
+		}
+		for _, td := range refTypes {
+			if err := run.c.RegisterType(td.name, td.cfg); err != nil {
+				t.Fatal(err)
+			}
+			run.ref.types[td.name] = td.cfg
+		}
+		for op := range ops {
+			run.step(op)
+			stats.ops++
+		}
+		// Drain: finish everything, in random order, dispatching as we go.
+		run.dispatch(ops)
+		run.check(ops, true, true)
+		op := ops + 1
+		for ; len(run.ref.running) > 0; op++ {
+			run.now = run.now.Add(time.Millisecond)
+			rj := run.ref.running[run.rng.IntN(len(run.ref.running))]
+			run.logf("drain finish #%d", rj.seq)
+			got := run.c.Finish(run.now, run.jobs[rj.seq])
+			if diff := diffOf(run.ref.finish(run.now, rj), got, func(a, b Completion) bool { return a == b }); diff != "" {
+				run.fail(op, "Finish #%d completion (-ref +core):\n%s", rj.seq, diff)
+			}
+			run.dispatch(op)
+			run.check(op, true, false)
+		}
+		run.check(op, true, true)
+		if !run.c.Idle() || len(run.ref.pending) != 0 {
+			t.Fatalf("seed %d: not idle after draining: core pending %d, ref pending %d", seed, run.c.Pending(), len(run.ref.pending))
+		}
+	}
+	// The workload must exercise what it claims to check.
+	t.Logf("%+v", *stats)
+	// (Keys are never idle long in the long runs.)
+	if stats.admitted < int(seeds)*ops/4 || stats.withdrawn == 0 || stats.evictedKeys == 0 && !long || stats.evictedEstimates == 0 {
+		t.Errorf("workload too thin: %+v", *stats)
+	}
+	for _, reason := range []policy.Reason{policy.ReasonGlobalLimit, policy.ReasonTierLimit, policy.ReasonTypeLimit, policy.ReasonConflict} {
+		if stats.reasons[reason] == 0 {
+			t.Errorf("no pending job ever waited for %s", reason)
+		}
+	}
+	if stats.reasons[""] != 0 {
+		t.Errorf("%d pending jobs had no reason to wait after a Dispatch", stats.reasons[""])
+	}
+}
