@@ -102,6 +102,14 @@ func (a *Actor) run() {
 	ticker := a.clock.Ticker(a.tick)
 	defer ticker.Stop()
 	for !(a.closing && a.core.Idle()) {
+		// Completions first, without a full select while they keep coming:
+		// they free slots, and a finishing job should not wait.
+		select {
+		case d := <-a.done:
+			a.finish(d)
+			continue
+		default:
+		}
 		select {
 		case r := <-a.requests:
 			a.handle(r)

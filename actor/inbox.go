@@ -11,6 +11,11 @@ import (
 
 // send hands r to the owner: the three-way select of every call.
 func (a *Actor) send(ctx context.Context, r messages.Request) error {
+	select { // fast path: the owner is waiting (a non-blocking send costs no selectgo)
+	case a.requests <- r:
+		return nil
+	default:
+	}
 	select {
 	case a.requests <- r:
 		return nil

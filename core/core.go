@@ -37,8 +37,9 @@ type Job struct {
 	// accumulated cost right after that charge.
 	Cost, KeyCost time.Duration
 
-	runIdx   int    // position in Core.running, -1 when not running
-	admitted uint64 // admission order, set by Dispatch
+	slot     *policy.Slot // the type's counters and registration
+	runIdx   int          // position in Core.running, -1 when not running
+	admitted uint64       // admission order, set by Dispatch
 }
 
 // Completion describes a finished job's effect on the cost model.
@@ -81,6 +82,7 @@ func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
 		return fmt.Errorf("%w: %q", policy.ErrDuplicateType, t)
 	}
 	c.types[t] = cfg
+	c.usage.Slot(t, cfg)
 	c.queue.AddType(t, cfg.Priority)
 	if c.usage.TierFull(cfg.Priority) {
 		c.queue.BlockTier(cfg.Priority, true)
@@ -104,7 +106,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 		return fmt.Errorf("%w: %q", policy.ErrUnknownJobType, j.Type)
 	}
 	c.seq++
-	j.Seq, j.Submitted, j.Priority, j.runIdx = c.seq, now, cfg.Priority, -1
+	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, now, cfg.Priority, c.usage.Slot(j.Type, cfg), -1
 	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Priority: cfg.Priority, Seq: j.Seq, Submitted: now, Ref: j}
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
 	return nil
@@ -121,28 +123,27 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 			break
 		}
 		j := qj.Ref.(*Job)
-		cfg := c.types[j.Type]
-		if c.usage.Conflicting(cfg, j.ID) {
-			ck, _ := cfg.Conflicts(j.ID)
+		if c.usage.Conflicting(j.slot.Config, j.ID) {
+			ck, _ := j.slot.Config.Conflicts(j.ID)
 			c.queue.Park(qj, ck)
 			continue
 		}
 		c.queue.Remove(qj)
-		c.admit(now, j, cfg)
+		c.admit(now, j)
 		buf = append(buf, j)
 	}
 	return buf
 }
 
-func (c *Core) admit(now time.Time, j *Job, cfg policy.JobTypeConfig) {
-	tr := c.usage.Start(j.Type, cfg, j.ID)
+func (c *Core) admit(now time.Time, j *Job) {
+	tr := c.usage.Start(j.slot, j.ID)
 	if tr.TierFull {
-		c.queue.BlockTier(cfg.Priority, true)
+		c.queue.BlockTier(j.Priority, true)
 	}
 	if tr.TypeFull {
 		c.queue.BlockType(j.Type, true)
 	}
-	j.Cost = c.estimates.Cost(estimateKey(j), cfg.DefaultCost, now)
+	j.Cost = c.estimates.Cost(estimateKey(j), j.slot.Config.DefaultCost, now)
 	j.KeyCost = c.ledger.Charge(j.Key, j.Cost)
 	c.queue.SetKeyCost(j.Key, j.KeyCost)
 	j.Started = now
@@ -166,10 +167,9 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	c.running = c.running[:last]
 	j.runIdx = -1
 
-	cfg := c.types[j.Type]
-	tr := c.usage.Finish(j.Type, cfg, j.ID)
+	tr := c.usage.Finish(j.slot, j.ID)
 	if tr.TierFreed {
-		c.queue.BlockTier(cfg.Priority, false)
+		c.queue.BlockTier(j.Priority, false)
 	}
 	if tr.TypeFreed {
 		c.queue.BlockType(j.Type, false)
@@ -223,7 +223,8 @@ func (c *Core) Idle() bool { return c.queue.Len() == 0 && len(c.running) == 0 }
 
 // Evict drops idle fairness keys and cost estimates unused for the key TTL.
 func (c *Core) Evict(now time.Time) (keys, estimates int) {
-	return c.ledger.Evict(now, c.limits.KeyTTL), c.estimates.Evict(now, c.limits.KeyTTL)
+	forget := func(key string) { c.queue.ForgetKey(key) }
+	return c.ledger.Evict(now, c.limits.KeyTTL, forget), c.estimates.Evict(now, c.limits.KeyTTL)
 }
 
 // TierRunning returns the running count of tier p.

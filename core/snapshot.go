@@ -90,7 +90,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 	for _, j := range pending {
 		s.Pending = append(s.Pending, PendingJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Priority: j.Priority,
-			Submitted: j.Submitted, Reason: c.usage.Blocker(j.Type, c.types[j.Type], j.ID),
+			Submitted: j.Submitted, Reason: c.usage.Blocker(j.slot, j.ID),
 		})
 	}
 	c.estimates.Each(func(k costmodel.EstimateKey, cost time.Duration) {

@@ -291,21 +291,21 @@ func TestLedgerEvict(t *testing.T) {
 	l.Join("b", at(5*time.Minute))
 	l.Leave("b", at(6*time.Minute))
 
-	if n := l.Evict(at(10*time.Minute), ttl); n != 0 {
+	if n := l.Evict(at(10*time.Minute), ttl, nil); n != 0 {
 		t.Errorf("Evict at 10m dropped %d", n)
 	}
 	// a is exactly ttl idle at 11m; c is 8m idle, b 5m.
-	if n := l.Evict(at(11*time.Minute), ttl); n != 1 {
+	if n := l.Evict(at(11*time.Minute), ttl, nil); n != 1 {
 		t.Errorf("Evict at 11m dropped %d, want 1 (a)", n)
 	}
 	want := map[string]time.Duration{"active": 0, "b": 0, "c": 0}
 	if diff := cmp.Diff(want, l.Costs()); diff != "" {
 		t.Errorf("Costs after evict (-want +got):\n%s", diff)
 	}
-	if n := l.Evict(at(13*time.Minute), ttl); n != 1 || l.Cost("c") != 0 || l.Len() != 2 {
+	if n := l.Evict(at(13*time.Minute), ttl, nil); n != 1 || l.Cost("c") != 0 || l.Len() != 2 {
 		t.Errorf("Evict at 13m dropped %d, Len %d, want c only", n, l.Len())
 	}
-	if n := l.Evict(at(24*time.Hour), ttl); n != 1 || l.Len() != 1 {
+	if n := l.Evict(at(24*time.Hour), ttl, nil); n != 1 || l.Len() != 1 {
 		t.Errorf("Evict at 24h dropped %d, Len %d: want b only, the active key stays", n, l.Len())
 	}
 	// An evicted key that returns is new: it starts at the floor, not at its
@@ -410,7 +410,7 @@ func TestLedgerMatchesNaive(t *testing.T) {
 					}
 				}
 			case 3:
-				if got, want := l.Evict(now, ttl), n.evict(now, ttl); got != want {
+				if got, want := l.Evict(now, ttl, nil), n.evict(now, ttl); got != want {
 					t.Fatalf("seed %d op %d: Evict = %d, want %d", seed, op, got, want)
 				}
 			}

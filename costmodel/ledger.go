@@ -2,7 +2,6 @@ package costmodel
 
 import (
 	"container/heap"
-	"container/list"
 	"time"
 )
 
@@ -11,8 +10,10 @@ type account struct {
 	cost     time.Duration
 	jobs     int // pending + running
 	heapIdx  int // position in the active heap, -1 when idle
-	idle     *list.Element
 	lastUsed time.Time
+	// Links of the idle list, least recently used first.
+	prev, next *account
+	idle       bool
 }
 
 // Ledger holds the accumulated cost (virtual time) of every fairness key. Not
@@ -20,12 +21,27 @@ type account struct {
 type Ledger struct {
 	accounts map[string]*account
 	active   activeHeap // keys with jobs, by accumulated cost
-	idle     list.List  // idle keys, least recently used first
+	idle     account    // sentinel of the idle list: idle.next is the oldest
 	floor    time.Duration
 }
 
 // NewLedger returns an empty ledger.
-func NewLedger() *Ledger { return &Ledger{accounts: map[string]*account{}} }
+func NewLedger() *Ledger {
+	l := &Ledger{accounts: map[string]*account{}}
+	l.idle.prev, l.idle.next = &l.idle, &l.idle
+	return l
+}
+
+func (l *Ledger) pushIdle(a *account) {
+	a.prev, a.next = l.idle.prev, &l.idle
+	a.prev.next, l.idle.prev = a, a
+	a.idle = true
+}
+
+func (l *Ledger) unlinkIdle(a *account) {
+	a.prev.next, a.next.prev = a.next, a.prev
+	a.prev, a.next, a.idle = nil, nil, false
+}
 
 // Join records one more pending job of key at now. A key that was idle (or
 // never seen) first starts over at the minimum accumulated cost of the
@@ -37,9 +53,8 @@ func (l *Ledger) Join(key string, now time.Time) time.Duration {
 		l.accounts[key] = a
 	}
 	if a.jobs == 0 {
-		if a.idle != nil {
-			l.idle.Remove(a.idle)
-			a.idle = nil
+		if a.idle {
+			l.unlinkIdle(a)
 		}
 		a.cost = l.Floor()
 		heap.Push(&l.active, a)
@@ -63,7 +78,7 @@ func (l *Ledger) Leave(key string, now time.Time) {
 	}
 	l.Floor() // remember the minimum for keys that arrive when none is active
 	heap.Remove(&l.active, a.heapIdx)
-	a.idle = l.idle.PushBack(a)
+	l.pushIdle(a)
 }
 
 // Charge adds cost to key's accumulated cost and returns the new value. The
@@ -94,16 +109,19 @@ func (l *Ledger) Floor() time.Duration {
 	return l.floor
 }
 
-// Evict forgets idle keys last used before now − ttl and returns how many.
-func (l *Ledger) Evict(now time.Time, ttl time.Duration) int {
+// Evict forgets idle keys last used before now − ttl, calling forget (if
+// not nil) with each, and returns how many.
+func (l *Ledger) Evict(now time.Time, ttl time.Duration, forget func(key string)) int {
 	n := 0
-	for el := l.idle.Front(); el != nil; el = l.idle.Front() {
-		a := el.Value.(*account)
+	for a := l.idle.next; a != &l.idle; a = l.idle.next {
 		if now.Sub(a.lastUsed) < ttl {
 			break
 		}
-		l.idle.Remove(el)
+		l.unlinkIdle(a)
 		delete(l.accounts, a.key)
+		if forget != nil {
+			forget(a.key)
+		}
 		n++
 	}
 	return n

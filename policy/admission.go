@@ -10,9 +10,19 @@ package policy
 type Usage struct {
 	max       int // 0 = unlimited
 	running   int
-	byTier    map[Priority]int
-	byType    map[JobType]int
+	tiers     map[Priority]*int
+	slots     map[JobType]*Slot
 	conflicts map[ConflictKey]int
+}
+
+// Slot is one job type's place in the counters. It is resolved once, when
+// the type is registered, so that admitting and finishing a job look up no
+// map but the conflict table.
+type Slot struct {
+	Type    JobType
+	Config  JobTypeConfig
+	running int  // jobs of this type
+	tier    *int // jobs of this type's tier
 }
 
 // ConflictKey identifies the resource a conflict group protects: one job id
@@ -35,22 +45,39 @@ func (c JobTypeConfig) Conflicts(id string) (ConflictKey, bool) {
 func NewUsage(maxConcurrency int) *Usage {
 	return &Usage{
 		max:       maxConcurrency,
-		byTier:    map[Priority]int{},
-		byType:    map[JobType]int{},
+		tiers:     map[Priority]*int{},
+		slots:     map[JobType]*Slot{},
 		conflicts: map[ConflictKey]int{},
 	}
+}
+
+// Slot returns the slot of type t, creating it with config c the first time.
+func (u *Usage) Slot(t JobType, c JobTypeConfig) *Slot {
+	if s := u.slots[t]; s != nil {
+		return s
+	}
+	tier := u.tiers[c.Priority]
+	if tier == nil {
+		tier = new(int)
+		u.tiers[c.Priority] = tier
+	}
+	s := &Slot{Type: t, Config: c, tier: tier}
+	u.slots[t] = s
+	return s
 }
 
 // GlobalFull reports whether the global cap is reached.
 func (u *Usage) GlobalFull() bool { return u.max > 0 && u.running >= u.max }
 
 // TierFull reports whether tier p runs int(p) jobs.
-func (u *Usage) TierFull(p Priority) bool { return u.byTier[p] >= int(p) }
+func (u *Usage) TierFull(p Priority) bool { return u.TierRunning(p) >= int(p) }
 
-// TypeFull reports whether type t runs its MaxConcurrency.
-func (u *Usage) TypeFull(t JobType, c JobTypeConfig) bool {
-	return c.MaxConcurrency > 0 && u.byType[t] >= c.MaxConcurrency
+// TypeFull reports whether the slot's type runs its MaxConcurrency.
+func (s *Slot) TypeFull() bool {
+	return s.Config.MaxConcurrency > 0 && s.running >= s.Config.MaxConcurrency
 }
+
+func (s *Slot) tierFull() bool { return *s.tier >= int(s.Config.Priority) }
 
 // Conflicting reports whether a job of type config c on id would overlap a
 // running job of the same conflict group on the same id.
@@ -59,17 +86,17 @@ func (u *Usage) Conflicting(c JobTypeConfig, id string) bool {
 	return ok && u.conflicts[k] > 0
 }
 
-// Blocker returns the first rule that refuses one more job of type t on id,
-// or "" when the job may start now.
-func (u *Usage) Blocker(t JobType, c JobTypeConfig, id string) Reason {
+// Blocker returns the first rule that refuses one more job of the slot's
+// type on id, or "" when the job may start now.
+func (u *Usage) Blocker(s *Slot, id string) Reason {
 	switch {
 	case u.GlobalFull():
 		return ReasonGlobalLimit
-	case u.TierFull(c.Priority):
+	case s.tierFull():
 		return ReasonTierLimit
-	case u.TypeFull(t, c):
+	case s.TypeFull():
 		return ReasonTypeLimit
-	case u.Conflicting(c, id):
+	case u.Conflicting(s.Config, id):
 		return ReasonConflict
 	}
 	return ""
@@ -85,27 +112,27 @@ type Transition struct {
 	HasReleased bool
 }
 
-// Start counts one more running job of type t on id.
-func (u *Usage) Start(t JobType, c JobTypeConfig, id string) Transition {
+// Start counts one more running job of the slot's type on id.
+func (u *Usage) Start(s *Slot, id string) Transition {
 	u.running++
-	u.byTier[c.Priority]++
-	u.byType[t]++
-	if k, ok := c.Conflicts(id); ok {
+	*s.tier++
+	s.running++
+	if k, ok := s.Config.Conflicts(id); ok {
 		u.conflicts[k]++
 	}
-	return Transition{TierFull: u.TierFull(c.Priority), TypeFull: u.TypeFull(t, c)}
+	return Transition{TierFull: s.tierFull(), TypeFull: s.TypeFull()}
 }
 
-// Finish counts one fewer running job of type t on id.
-func (u *Usage) Finish(t JobType, c JobTypeConfig, id string) Transition {
+// Finish counts one fewer running job of the slot's type on id.
+func (u *Usage) Finish(s *Slot, id string) Transition {
 	var tr Transition
-	wasTierFull, wasTypeFull := u.TierFull(c.Priority), u.TypeFull(t, c)
+	wasTierFull, wasTypeFull := s.tierFull(), s.TypeFull()
 	u.running--
-	decrement(u.byTier, c.Priority)
-	decrement(u.byType, t)
-	tr.TierFreed = wasTierFull && !u.TierFull(c.Priority)
-	tr.TypeFreed = wasTypeFull && !u.TypeFull(t, c)
-	if k, ok := c.Conflicts(id); ok {
+	*s.tier--
+	s.running--
+	tr.TierFreed = wasTierFull && !s.tierFull()
+	tr.TypeFreed = wasTypeFull && !s.TypeFull()
+	if k, ok := s.Config.Conflicts(id); ok {
 		if decrement(u.conflicts, k) == 0 {
 			tr.Released, tr.HasReleased = k, true
 		}
@@ -117,16 +144,42 @@ func (u *Usage) Finish(t JobType, c JobTypeConfig, id string) Transition {
 func (u *Usage) Running() int { return u.running }
 
 // TierRunning returns the running count of tier p.
-func (u *Usage) TierRunning(p Priority) int { return u.byTier[p] }
+func (u *Usage) TierRunning(p Priority) int {
+	if n := u.tiers[p]; n != nil {
+		return *n
+	}
+	return 0
+}
 
 // TypeRunning returns the running count of type t.
-func (u *Usage) TypeRunning(t JobType) int { return u.byType[t] }
+func (u *Usage) TypeRunning(t JobType) int {
+	if s := u.slots[t]; s != nil {
+		return s.running
+	}
+	return 0
+}
 
-// ByTier returns a copy of the running counts per tier.
-func (u *Usage) ByTier() map[Priority]int { return copyMap(u.byTier) }
+// ByTier returns the running counts of the tiers that run jobs.
+func (u *Usage) ByTier() map[Priority]int {
+	out := make(map[Priority]int, len(u.tiers))
+	for p, n := range u.tiers {
+		if *n > 0 {
+			out[p] = *n
+		}
+	}
+	return out
+}
 
-// ByType returns a copy of the running counts per type.
-func (u *Usage) ByType() map[JobType]int { return copyMap(u.byType) }
+// ByType returns the running counts of the types that run jobs.
+func (u *Usage) ByType() map[JobType]int {
+	out := make(map[JobType]int, len(u.slots))
+	for t, s := range u.slots {
+		if s.running > 0 {
+			out[t] = s.running
+		}
+	}
+	return out
+}
 
 func decrement[K comparable](m map[K]int, k K) int {
 	n := m[k] - 1
@@ -136,12 +189,4 @@ func decrement[K comparable](m map[K]int, k K) int {
 	}
 	m[k] = n
 	return n
-}
-
-func copyMap[K comparable](m map[K]int) map[K]int {
-	out := make(map[K]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

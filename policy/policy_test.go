@@ -168,36 +168,36 @@ func TestBlockerOrder(t *testing.T) {
 	// Build a state in which all four rules refuse the same job, then lift
 	// them one by one.
 	u := NewUsage(3)
-	u.Start("bg", bg, "a")     // type bg full (cap 1), conflict git/a held
-	u.Start("snap", snap, "x") // tier 2 full (2 running)
-	u.Start("fg", fg, "y")     // global full (3 running)
+	u.Start(u.Slot("bg", bg), "a")     // type bg full (cap 1), conflict git/a held
+	u.Start(u.Slot("snap", snap), "x") // tier 2 full (2 running)
+	u.Start(u.Slot("fg", fg), "y")     // global full (3 running)
 
-	if got := u.Blocker("bg", bg, "a"); got != ReasonGlobalLimit {
+	if got := u.Blocker(u.Slot("bg", bg), "a"); got != ReasonGlobalLimit {
 		t.Errorf("all rules refuse: Blocker = %q, want %q", got, ReasonGlobalLimit)
 	}
-	u.Finish("fg", fg, "y")
-	if got := u.Blocker("bg", bg, "a"); got != ReasonTierLimit {
+	u.Finish(u.Slot("fg", fg), "y")
+	if got := u.Blocker(u.Slot("bg", bg), "a"); got != ReasonTierLimit {
 		t.Errorf("tier, type, conflict refuse: Blocker = %q, want %q", got, ReasonTierLimit)
 	}
-	u.Finish("snap", snap, "x")
-	if got := u.Blocker("bg", bg, "a"); got != ReasonTypeLimit {
+	u.Finish(u.Slot("snap", snap), "x")
+	if got := u.Blocker(u.Slot("bg", bg), "a"); got != ReasonTypeLimit {
 		t.Errorf("type, conflict refuse: Blocker = %q, want %q", got, ReasonTypeLimit)
 	}
 	// The same group, another type with room: only the conflict refuses.
-	if got := u.Blocker("bg2", bg2, "a"); got != ReasonConflict {
+	if got := u.Blocker(u.Slot("bg2", bg2), "a"); got != ReasonConflict {
 		t.Errorf("conflict refuses: Blocker = %q, want %q", got, ReasonConflict)
 	}
-	if got := u.Blocker("bg2", bg2, "b"); got != "" {
+	if got := u.Blocker(u.Slot("bg2", bg2), "b"); got != "" {
 		t.Errorf("another id: Blocker = %q, want none", got)
 	}
-	if got := u.Blocker("other", other, "a"); got != "" {
+	if got := u.Blocker(u.Slot("other", other), "a"); got != "" {
 		t.Errorf("another group: Blocker = %q, want none", got)
 	}
-	if got := u.Blocker("snap", snap, "a"); got != "" {
+	if got := u.Blocker(u.Slot("snap", snap), "a"); got != "" {
 		t.Errorf("no group: Blocker = %q, want none", got)
 	}
-	u.Finish("bg", bg, "a")
-	if got := u.Blocker("bg", bg, "a"); got != "" {
+	u.Finish(u.Slot("bg", bg), "a")
+	if got := u.Blocker(u.Slot("bg", bg), "a"); got != "" {
 		t.Errorf("all free: Blocker = %q, want none", got)
 	}
 	if u.Running() != 0 || len(u.ByTier()) != 0 || len(u.ByType()) != 0 {
@@ -212,7 +212,7 @@ func TestGlobalUnlimited(t *testing.T) {
 		if u.GlobalFull() {
 			t.Fatalf("GlobalFull with cap 0 after %d starts", i)
 		}
-		u.Start("big", big, "id")
+		u.Start(u.Slot("big", big), "id")
 	}
 	if u.Running() != 500 {
 		t.Errorf("Running = %d, want 500", u.Running())
@@ -243,9 +243,9 @@ func TestStartFinishTransitions(t *testing.T) {
 	for i, s := range steps {
 		var got Transition
 		if s.finish {
-			got = u.Finish(s.t, s.c, s.id)
+			got = u.Finish(u.Slot(s.t, s.c), s.id)
 		} else {
-			got = u.Start(s.t, s.c, s.id)
+			got = u.Start(u.Slot(s.t, s.c), s.id)
 		}
 		if diff := cmp.Diff(s.want, got); diff != "" {
 			t.Errorf("step %d (finish=%v %s/%s) transition (-want +got):\n%s", i, s.finish, s.t, s.id, diff)
@@ -257,22 +257,22 @@ func TestReleasedOnlyByLastHolder(t *testing.T) {
 	u := NewUsage(0)
 	// fg has no type cap, so two fg jobs can hold git/r together (the core
 	// never admits them together, but Usage counts holders).
-	u.Start("fg", fg, "r")
-	u.Start("fg", fg, "r")
-	u.Start("bg2", bg2, "r")
+	u.Start(u.Slot("fg", fg), "r")
+	u.Start(u.Slot("fg", fg), "r")
+	u.Start(u.Slot("bg2", bg2), "r")
 	if !u.Conflicting(bg, "r") {
 		t.Fatal("git/r not held after three starts")
 	}
-	if tr := u.Finish("fg", fg, "r"); tr.HasReleased {
+	if tr := u.Finish(u.Slot("fg", fg), "r"); tr.HasReleased {
 		t.Errorf("first finish released %v", tr.Released)
 	}
-	if tr := u.Finish("bg2", bg2, "r"); tr.HasReleased {
+	if tr := u.Finish(u.Slot("bg2", bg2), "r"); tr.HasReleased {
 		t.Errorf("second finish released %v", tr.Released)
 	}
 	if !u.Conflicting(bg, "r") {
 		t.Error("git/r free while one holder runs")
 	}
-	tr := u.Finish("fg", fg, "r")
+	tr := u.Finish(u.Slot("fg", fg), "r")
 	want := Transition{Released: ConflictKey{"git", "r"}, HasReleased: true}
 	if diff := cmp.Diff(want, tr); diff != "" {
 		t.Errorf("last finish (-want +got):\n%s", diff)
@@ -284,7 +284,7 @@ func TestReleasedOnlyByLastHolder(t *testing.T) {
 
 func TestConflictingScope(t *testing.T) {
 	u := NewUsage(0)
-	u.Start("bg", bg, "r")
+	u.Start(u.Slot("bg", bg), "r")
 	for _, tt := range []struct {
 		c    JobTypeConfig
 		id   string
@@ -302,11 +302,11 @@ func TestConflictingScope(t *testing.T) {
 	}
 	// A job without a group holds nothing.
 	u2 := NewUsage(0)
-	u2.Start("snap", snap, "r")
+	u2.Start(u2.Slot("snap", snap), "r")
 	if u2.Conflicting(fg, "r") {
 		t.Error("a job without a conflict group blocks a git job")
 	}
-	if tr := u2.Finish("snap", snap, "r"); tr.HasReleased {
+	if tr := u2.Finish(u2.Slot("snap", snap), "r"); tr.HasReleased {
 		t.Errorf("finish of a job without a group released %v", tr.Released)
 	}
 }
@@ -315,30 +315,30 @@ func TestTypeCapZeroMeansNone(t *testing.T) {
 	u := NewUsage(0)
 	c := JobTypeConfig{DefaultCost: 1, MaxConcurrency: 0, Priority: 100}
 	for i := range 99 {
-		if tr := u.Start("free", c, "x"); tr.TypeFull || tr.TierFull {
+		if tr := u.Start(u.Slot("free", c), "x"); tr.TypeFull || tr.TierFull {
 			t.Fatalf("start %d: %+v", i, tr)
 		}
-		if u.TypeFull("free", c) {
+		if u.Slot("free", c).TypeFull() {
 			t.Fatalf("TypeFull after %d starts with MaxConcurrency 0", i+1)
 		}
 	}
-	if tr := u.Start("free", c, "x"); !tr.TierFull || tr.TypeFull {
+	if tr := u.Start(u.Slot("free", c), "x"); !tr.TierFull || tr.TypeFull {
 		t.Errorf("100th start = %+v, want tier full only", tr)
 	}
-	if got := u.Blocker("free", c, "x"); got != ReasonTierLimit {
+	if got := u.Blocker(u.Slot("free", c), "x"); got != ReasonTierLimit {
 		t.Errorf("Blocker = %q, want tier_limit", got)
 	}
-	if tr := u.Finish("free", c, "x"); !tr.TierFreed || tr.TypeFreed {
+	if tr := u.Finish(u.Slot("free", c), "x"); !tr.TierFreed || tr.TypeFreed {
 		t.Errorf("Finish = %+v, want tier freed only", tr)
 	}
 }
 
 func TestCounts(t *testing.T) {
 	u := NewUsage(0)
-	u.Start("bg", bg, "a")
-	u.Start("snap", snap, "b")
-	u.Start("fg", fg, "c")
-	u.Start("fg", fg, "d")
+	u.Start(u.Slot("bg", bg), "a")
+	u.Start(u.Slot("snap", snap), "b")
+	u.Start(u.Slot("fg", fg), "c")
+	u.Start(u.Slot("fg", fg), "d")
 	if diff := cmp.Diff(map[Priority]int{2: 2, 3: 2}, u.ByTier()); diff != "" {
 		t.Errorf("ByTier (-want +got):\n%s", diff)
 	}
@@ -354,7 +354,7 @@ func TestCounts(t *testing.T) {
 	if u.TierRunning(3) != 2 || u.TypeRunning("fg") != 2 {
 		t.Error("mutating ByTier/ByType changed the tracker")
 	}
-	u.Finish("fg", fg, "c")
+	u.Finish(u.Slot("fg", fg), "c")
 	if diff := cmp.Diff(map[JobType]int{"bg": 1, "snap": 1, "fg": 1}, u.ByType()); diff != "" {
 		t.Errorf("ByType after finish (-want +got):\n%s", diff)
 	}

@@ -29,6 +29,7 @@ type Job struct {
 	Ref any
 
 	lane     *lane
+	key      *keyRec
 	where    place
 	idx      int // position in the returned heap or the parked heap
 	pos      int // position in its lane's FIFO while there
@@ -44,20 +45,19 @@ func (j *Job) Parked() bool { return j.where == placeParked }
 // Queued reports whether the job is in the queue at all.
 func (j *Job) Queued() bool { return j.where != placeNone }
 
-type laneKey struct {
-	t   policy.JobType
-	key string
-}
-
+// keyRec is what the queue knows of one fairness key. It outlives the key's
+// pending jobs, lanes included, so a key that comes and goes costs no
+// allocation; ForgetKey drops it when the key expires.
 type keyRec struct {
+	name  string
 	cost  time.Duration
-	jobs  int // pending jobs of the key, parked ones included
-	lanes []*lane
+	jobs  int     // pending jobs of the key, parked ones included
+	lanes []*lane // the lanes that hold jobs: the ones a cost change reorders
+	all   []*lane // one per job type the key has used, empty ones included
 }
 
 // lane holds the pending jobs of one (type, fairness key) in arrival order.
 type lane struct {
-	id       laneKey
 	tq       *typeQueue
 	key      *keyRec
 	fifo     []*Job // arrival order; entries whose job left are skipped
@@ -163,7 +163,6 @@ type Queue struct {
 	levels []*level // by priority, highest first
 	byPrio map[policy.Priority]*level
 	types  map[policy.JobType]*typeQueue
-	lanes  map[laneKey]*lane
 	keys   map[string]*keyRec
 	parked map[policy.ConflictKey]*ixheap[*Job]
 	n      int
@@ -174,7 +173,6 @@ func New() *Queue {
 	return &Queue{
 		byPrio: map[policy.Priority]*level{},
 		types:  map[policy.JobType]*typeQueue{},
-		lanes:  map[laneKey]*lane{},
 		keys:   map[string]*keyRec{},
 		parked: map[policy.ConflictKey]*ixheap[*Job]{},
 	}
@@ -204,13 +202,14 @@ func (q *Queue) Len() int { return q.n }
 func (q *Queue) Push(j *Job, keyCost time.Duration) {
 	k := q.keys[j.Key]
 	if k == nil {
-		k = &keyRec{cost: keyCost}
+		k = &keyRec{name: j.Key, cost: keyCost}
 		q.keys[j.Key] = k
 	} else {
-		q.SetKeyCost(j.Key, keyCost)
+		q.setCost(k, keyCost)
 	}
 	k.jobs++
-	l := q.laneOf(j)
+	j.key = k
+	l := q.laneOf(j, q.types[j.Type])
 	j.pos = len(l.fifo)
 	l.fifo = append(l.fifo, j)
 	j.where = placeFIFO
@@ -218,16 +217,23 @@ func (q *Queue) Push(j *Job, keyCost time.Duration) {
 	q.enter(l)
 }
 
-// laneOf returns the job's lane, creating it if needed. The key's record
-// exists: it lives as long as the key has pending jobs.
-func (q *Queue) laneOf(j *Job) *lane {
-	id := laneKey{j.Type, j.Key}
-	l := q.lanes[id]
+// laneOf returns the job's lane in type queue tq, creating it the first
+// time the job's key uses the type.
+func (q *Queue) laneOf(j *Job, tq *typeQueue) *lane {
+	k := j.key
+	var l *lane
+	for _, x := range k.all { // a key uses few types: a scan beats a hash
+		if x.tq == tq {
+			l = x
+			break
+		}
+	}
 	if l == nil {
-		k := q.keys[j.Key]
-		l = &lane{id: id, tq: q.types[j.Type], key: k, idx: -1}
+		l = &lane{tq: tq, key: k, idx: -1}
+		k.all = append(k.all, l)
+	}
+	if l.live == 0 {
 		k.lanes = append(k.lanes, l)
-		q.lanes[id] = l
 	}
 	j.lane = l
 	return l
@@ -274,11 +280,20 @@ func (q *Queue) Remove(j *Job) {
 	}
 	j.where, j.lane = placeNone, nil
 	q.n--
-	k := q.keys[j.Key]
-	k.jobs--
-	if k.jobs == 0 {
-		delete(q.keys, j.Key)
+	j.key.jobs--
+	j.key = nil
+}
+
+// ForgetKey drops what the queue keeps of a fairness key that has no pending
+// job; the caller does it when the key expires. It reports whether the key
+// was dropped.
+func (q *Queue) ForgetKey(key string) bool {
+	k := q.keys[key]
+	if k == nil || k.jobs > 0 {
+		return false
 	}
+	delete(q.keys, key)
+	return true
 }
 
 // leaveLane takes j out of its lane (FIFO or returned heap).
@@ -300,10 +315,13 @@ func (q *Queue) leaveLane(j *Job) {
 	l.tq.settle()
 }
 
+// dropLane takes an emptied lane out of dispatch; the lane itself stays with
+// its key for the key's next job of the type.
 func (q *Queue) dropLane(l *lane) {
 	l.tq.lanes.remove(l.idx)
 	l.tq.settle()
-	delete(q.lanes, l.id)
+	clear(l.fifo)
+	l.fifo, l.head, l.stale = l.fifo[:0], 0, 0
 	k := l.key
 	for i, x := range k.lanes {
 		if x == l {
@@ -338,7 +356,7 @@ func (q *Queue) Release(key policy.ConflictKey) {
 	}
 	delete(q.parked, key)
 	for _, j := range *h {
-		l := q.laneOf(j)
+		l := q.laneOf(j, q.types[j.Type])
 		j.where = placeReturned
 		l.returned.push(j)
 		q.enter(l)
@@ -348,8 +366,13 @@ func (q *Queue) Release(key policy.ConflictKey) {
 // SetKeyCost records the accumulated cost of a fairness key and reorders its
 // lanes.
 func (q *Queue) SetKeyCost(key string, cost time.Duration) {
-	k := q.keys[key]
-	if k == nil || k.cost == cost {
+	if k := q.keys[key]; k != nil {
+		q.setCost(k, cost)
+	}
+}
+
+func (q *Queue) setCost(k *keyRec, cost time.Duration) {
+	if k.cost == cost {
 		return
 	}
 	k.cost = cost
@@ -377,14 +400,16 @@ func (q *Queue) BlockType(t policy.JobType, blocked bool) {
 // Each calls fn for every pending job, parked ones included, in no
 // particular order.
 func (q *Queue) Each(fn func(*Job)) {
-	for _, l := range q.lanes {
-		for i := l.head; i < len(l.fifo); i++ {
-			if l.holds(i) {
-				fn(l.fifo[i])
+	for _, k := range q.keys {
+		for _, l := range k.lanes {
+			for i := l.head; i < len(l.fifo); i++ {
+				if l.holds(i) {
+					fn(l.fifo[i])
+				}
 			}
-		}
-		for _, j := range l.returned {
-			fn(j)
+			for _, j := range l.returned {
+				fn(j)
+			}
 		}
 	}
 	for _, h := range q.parked {

@@ -357,9 +357,30 @@ func TestRemove(t *testing.T) {
 	if diff := gocmp.Diff(want, f.drain()); diff != "" {
 		t.Errorf("drain (-want +got):\n%s", diff)
 	}
-	if len(f.q.parked) != 0 || len(f.q.lanes) != 0 || len(f.q.keys) != 0 {
-		t.Errorf("leftovers: parked %d lanes %d keys %d", len(f.q.parked), len(f.q.lanes), len(f.q.keys))
+	if len(f.q.parked) != 0 || lanesInUse(f.q) != 0 {
+		t.Errorf("leftovers: parked %d lanes in use %d", len(f.q.parked), lanesInUse(f.q))
 	}
+}
+
+// lanesInUse counts the lanes that hold jobs.
+func lanesInUse(q *Queue) int {
+	n := 0
+	for _, k := range q.keys {
+		n += len(k.lanes)
+	}
+	return n
+}
+
+// laneFor returns the lane of key for type t, or nil.
+func laneFor(q *Queue, t policy.JobType, key string) *lane {
+	if k := q.keys[key]; k != nil {
+		for _, l := range k.all {
+			if l.tq.t == t {
+				return l
+			}
+		}
+	}
+	return nil
 }
 
 func TestRemoveLastJobOfLaneDropsIt(t *testing.T) {
@@ -370,11 +391,15 @@ func TestRemoveLastJobOfLaneDropsIt(t *testing.T) {
 	if got := f.q.Best(); got != b {
 		t.Fatalf("Best = %v, want b", got)
 	}
-	if _, ok := f.q.lanes[laneKey{"fgA", "a"}]; ok {
-		t.Error("lane of a survives its last job")
+	l := laneFor(f.q, "fgA", "a")
+	if l == nil || l.idx >= 0 || l.live != 0 || len(f.q.keys["a"].lanes) != 0 {
+		t.Errorf("emptied lane of a must stay with its key, out of dispatch: %+v", l)
 	}
-	if _, ok := f.q.keys["a"]; ok {
-		t.Error("key record of a survives its last job")
+	if f.q.ForgetKey("b") {
+		t.Error("ForgetKey dropped a key with a pending job")
+	}
+	if !f.q.ForgetKey("a") || f.q.keys["a"] != nil {
+		t.Error("ForgetKey kept the record of an idle key")
 	}
 	// a comes back with a new cost: the record restarts from it.
 	f.cost["a"] = time.Hour
@@ -406,7 +431,7 @@ func TestFIFOCompaction(t *testing.T) {
 	if f.q.Len() != len(kept)+1 {
 		t.Fatalf("Len = %d, want %d", f.q.Len(), len(kept)+1)
 	}
-	l := f.q.lanes[laneKey{"fgA", "a"}]
+	l := laneFor(f.q, "fgA", "a")
 	if len(l.fifo) >= n {
 		t.Errorf("lane FIFO holds %d entries for %d live jobs: never compacted", len(l.fifo), l.live)
 	}
