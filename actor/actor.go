@@ -102,11 +102,19 @@ func (a *Actor) run() {
 	ticker := a.clock.Ticker(a.tick)
 	defer ticker.Stop()
 	for !(a.closing && a.core.Idle()) {
-		// Completions first, without a full select while they keep coming:
-		// they free slots, and a finishing job should not wait.
+		// While work is waiting, take it with single-case receives, which
+		// cost far less than a select over every channel (the ticker's
+		// included); the full select runs only when the owner is about to
+		// park. Completions go first: they free slots.
 		select {
 		case d := <-a.done:
 			a.finish(d)
+			continue
+		default:
+		}
+		select {
+		case r := <-a.requests:
+			a.handle(r)
 			continue
 		default:
 		}
