@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -51,9 +52,12 @@ type Config struct {
 	Tick time.Duration
 }
 
-// doneBuffer lets this many jobs report their end without waiting for the
-// owner to take the report.
-const doneBuffer = 256
+// doneBuffer lets this many jobs report their end, and requestBuffer this
+// many callers hand over a request, without waiting for the owner.
+const (
+	doneBuffer    = 256
+	requestBuffer = 256
+)
 
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
@@ -68,6 +72,13 @@ type Actor struct {
 
 	// closed turns new calls away before they reach the owner.
 	closed atomic.Bool
+	// inflight counts requests between a caller's decision to send and the
+	// owner's receipt; exiting is set by the owner before it stops. A caller
+	// raises inflight before it looks at exiting, and the owner sets exiting
+	// before it reads inflight, so the owner never stops with a request on
+	// its way: none is left in the buffer.
+	inflight atomic.Int64
+	exiting  atomic.Bool
 	// types is the owner's registry, republished after each registration so
 	// callers can validate without a round trip.
 	types atomic.Pointer[map[policy.JobType]policy.JobTypeConfig]
@@ -86,7 +97,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 		clock:    cfg.Clock,
 		log:      cfg.Logger,
 		tick:     cfg.Tick,
-		requests: make(chan messages.Request),
+		requests: make(chan messages.Request, requestBuffer),
 		done:     make(chan messages.Done, doneBuffer),
 		stopped:  make(chan struct{}),
 	}
@@ -99,6 +110,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 func (a *Actor) run() {
 	defer close(a.stopped)
 	defer a.cancelBase()
+	defer a.stop()
 	ticker := a.clock.Ticker(a.tick)
 	defer ticker.Stop()
 	for !(a.closing && a.core.Idle()) {
@@ -114,13 +126,13 @@ func (a *Actor) run() {
 		}
 		select {
 		case r := <-a.requests:
-			a.handle(r)
+			a.receive(r)
 			continue
 		default:
 		}
 		select {
 		case r := <-a.requests:
-			a.handle(r)
+			a.receive(r)
 		case d := <-a.done:
 			a.finish(d)
 		case <-ticker.C:
@@ -130,6 +142,27 @@ func (a *Actor) run() {
 			}
 		}
 	}
+}
+
+// stop is the owner's last step: it turns new requests away and answers the
+// ones already on their way. A submission among them raced Close and lost:
+// it is refused with ErrClosed like any call after Close.
+func (a *Actor) stop() {
+	a.exiting.Store(true)
+	a.aborted = true // refuse, do not queue
+	for a.inflight.Load() > 0 {
+		select {
+		case r := <-a.requests:
+			a.receive(r)
+		default:
+			runtime.Gosched() // a caller is between its count and its send
+		}
+	}
+}
+
+func (a *Actor) receive(r messages.Request) {
+	a.inflight.Add(-1)
+	a.handle(r)
 }
 
 func (a *Actor) handle(r messages.Request) {

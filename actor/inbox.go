@@ -9,9 +9,16 @@ import (
 	"github.com/fairsched/fairsched/policy"
 )
 
-// send hands r to the owner: the three-way select of every call.
+// send hands r to the owner: the three-way select of every call. The
+// request channel is buffered, so the owner's stop is guarded by the
+// in-flight count (see Actor.inflight) rather than by the stopped channel.
 func (a *Actor) send(ctx context.Context, r messages.Request) error {
-	select { // fast path: the owner is waiting (a non-blocking send costs no selectgo)
+	a.inflight.Add(1)
+	if a.exiting.Load() {
+		a.inflight.Add(-1)
+		return ErrClosed
+	}
+	select {
 	case a.requests <- r:
 		return nil
 	default:
@@ -20,9 +27,8 @@ func (a *Actor) send(ctx context.Context, r messages.Request) error {
 	case a.requests <- r:
 		return nil
 	case <-ctx.Done():
+		a.inflight.Add(-1)
 		return ctx.Err()
-	case <-a.stopped:
-		return ErrClosed
 	}
 }
 
@@ -105,6 +111,7 @@ func (a *Actor) Snapshot(ctx context.Context) (core.Snapshot, error) {
 func (a *Actor) Close(ctx context.Context) error {
 	a.closed.Store(true)
 	if err := a.send(ctx, messages.Close{}); err == ErrClosed {
+		<-a.stopped // the owner is in its last step
 		return nil
 	}
 	select {
@@ -113,7 +120,8 @@ func (a *Actor) Close(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	if a.send(context.Background(), messages.Abort{}) == ErrClosed {
-		return nil // finished while we were deciding
+		<-a.stopped
+		return nil // it finished while we were deciding
 	}
 	<-a.stopped
 	return ctx.Err()

@@ -1,11 +1,12 @@
 // Package messages defines what crosses the boundary between the public API
-// and the scheduler's owner goroutine. Requests travel on one unbuffered
-// channel, so a request is either taken by the owner or refused because the
-// owner has stopped: none can be left behind in a buffer. Every request that
-// expects an answer carries its own reply channel with a buffer of one, so
-// the owner never blocks on a caller that has gone away. Completions travel
-// on a buffered channel of their own: the owner outlives every running job,
-// so none is lost, and a finishing job never waits for the owner.
+// and the scheduler's owner goroutine. Requests travel on one buffered
+// channel; the owner counts the requests on their way and takes them all
+// before it stops, so none is left behind in the buffer (see actor). Every
+// request that expects an answer carries its own reply channel with a buffer
+// of one, so the owner never blocks on a caller that has gone away.
+// Completions travel on a buffered channel of their own: the owner outlives
+// every running job, so none is lost, and a finishing job never waits for
+// the owner.
 package messages
 
 import (
