@@ -28,24 +28,31 @@ var (
 	repackCfg = fairsched.JobTypeConfig{DefaultCost: 20 * time.Second, MaxConcurrency: 3, ConflictGroup: "git", Priority: 4}
 )
 
-// newScheduler starts a scheduler with the clone and repack types and closes
-// it when the test ends.
-func newScheduler(t *testing.T, opts ...fairsched.Option) *fairsched.Scheduler {
+// openScheduler starts a scheduler with the clone and repack types; the test
+// closes it.
+func openScheduler(t *testing.T, opts ...fairsched.Option) *fairsched.Scheduler {
 	t.Helper()
 	s, err := fairsched.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := s.Close(context.Background()); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
 	for typ, cfg := range map[fairsched.JobType]fairsched.JobTypeConfig{clone: cloneCfg, repack: repackCfg} {
 		if err := s.RegisterType(typ, cfg); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return s
+}
+
+// newScheduler is openScheduler closed when the test ends.
+func newScheduler(t *testing.T, opts ...fairsched.Option) *fairsched.Scheduler {
+	t.Helper()
+	s := openScheduler(t, opts...)
+	t.Cleanup(func() {
+		if err := s.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
 	return s
 }
 
@@ -329,13 +336,7 @@ func TestBackgroundFailuresAreLogged(t *testing.T) {
 // TestCloseDrains: Close lets pending and running work finish.
 func TestCloseDrains(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := fairsched.New(fairsched.WithMaxConcurrency(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.RegisterType(clone, cloneCfg); err != nil {
-			t.Fatal(err)
-		}
+		s := openScheduler(t, fairsched.WithMaxConcurrency(1))
 		first, second := newGate(), newGate()
 		results := make(chan error, 2)
 		go func() { results <- s.RunSync(context.Background(), clone, "r1", "k", first.fn) }()
@@ -378,13 +379,7 @@ func TestCloseDrains(t *testing.T) {
 func TestCloseDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		logs, records := observer.New(zap.ErrorLevel)
-		s, err := fairsched.New(fairsched.WithMaxConcurrency(1), fairsched.WithLogger(zap.New(logs)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.RegisterType(clone, cloneCfg); err != nil {
-			t.Fatal(err)
-		}
+		s := openScheduler(t, fairsched.WithMaxConcurrency(1), fairsched.WithLogger(zap.New(logs)))
 		running, pending, pendingBG := newGate(), newGate(), newGate()
 		runningErr, pendingErr := make(chan error, 1), make(chan error, 1)
 		go func() { runningErr <- s.RunSync(context.Background(), clone, "r1", "k", running.fn) }()
@@ -421,13 +416,7 @@ func TestCloseDeadline(t *testing.T) {
 // context ends gets ctx.Err().
 func TestClosePendingCallerLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := fairsched.New(fairsched.WithMaxConcurrency(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.RegisterType(clone, cloneCfg); err != nil {
-			t.Fatal(err)
-		}
+		s := openScheduler(t, fairsched.WithMaxConcurrency(1))
 		running := newGate()
 		go s.RunSync(context.Background(), clone, "r1", "k", running.fn)
 		synctest.Wait()

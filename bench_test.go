@@ -3,7 +3,6 @@ package fairsched_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/benchratio"
 )
 
 // End-to-end overhead of the scheduler against the least a concurrency cap
@@ -88,7 +88,7 @@ func BenchmarkThroughput(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			record(b, "throughput/"+sem)
+			book.Record(b, "throughput/"+sem)
 		})
 		b.Run(fmt.Sprintf("scheduler/cap=%d", c), func(b *testing.B) {
 			ignore := goleak.IgnoreCurrent()
@@ -105,8 +105,8 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 			wg.Wait()
 			closeBenchScheduler(b, s, ignore)
-			ns := record(b, "")
-			if base := median("throughput/" + sem); base > 0 {
+			ns := book.Record(b, "")
+			if base := book.Median("throughput/" + sem); base > 0 {
 				b.ReportMetric(ns/base, "vs-semaphore")
 			}
 		})
@@ -141,7 +141,7 @@ func BenchmarkRunSync(b *testing.B) {
 				}
 			})
 			b.StopTimer()
-			record(b, "runsync/"+sem)
+			book.Record(b, "runsync/"+sem)
 		})
 		b.Run(fmt.Sprintf("scheduler/cap=%d", c), func(b *testing.B) {
 			ignore := goleak.IgnoreCurrent()
@@ -162,35 +162,14 @@ func BenchmarkRunSync(b *testing.B) {
 				}
 			})
 			closeBenchScheduler(b, s, ignore)
-			ns := record(b, "")
-			if base := median("runsync/" + sem); base > 0 {
+			ns := book.Record(b, "")
+			if base := book.Median("runsync/" + sem); base > 0 {
 				b.ReportMetric(ns/base, "vs-semaphore")
 			}
 		})
 	}
 }
 
-// results keeps ns/op per sub-benchmark across -count repetitions, so a later
-// sub-benchmark can report its ratio to an earlier one. b.N-style benchmarks
-// are called several times per repetition while b.N ramps up; runs shorter
-// than minRecorded are left out.
-var results = map[string][]float64{}
-
-const minRecorded = 100 * time.Millisecond
-
-func record(b *testing.B, name string) float64 {
-	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-	if name != "" && b.Elapsed() >= minRecorded {
-		results[name] = append(results[name], ns)
-	}
-	return ns
-}
-
-func median(name string) float64 {
-	v := slices.Clone(results[name])
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	return v[len(v)/2]
-}
+// book keeps ns/op per sub-benchmark across -count repetitions, so a later
+// sub-benchmark can report its ratio to an earlier one.
+var book = benchratio.Book{MinElapsed: 100 * time.Millisecond}

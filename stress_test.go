@@ -25,15 +25,7 @@ func TestConcurrentCallsAndClose(t *testing.T) {
 	for round := range 5 {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			logs, records := observer.New(zap.ErrorLevel)
-			s, err := fairsched.New(fairsched.WithMaxConcurrency(4), fairsched.WithLogger(zap.New(logs)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for typ, cfg := range map[fairsched.JobType]fairsched.JobTypeConfig{clone: cloneCfg, repack: repackCfg} {
-				if err := s.RegisterType(typ, cfg); err != nil {
-					t.Fatal(err)
-				}
-			}
+			s := openScheduler(t, fairsched.WithMaxConcurrency(4), fairsched.WithLogger(zap.New(logs)))
 			var accepted, ran atomic.Int64
 			var wg sync.WaitGroup
 			const workers, ops = 32, 100

@@ -3,11 +3,11 @@ package core_test
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/internal/benchratio"
 	"github.com/fairsched/fairsched/policy"
 )
 
@@ -190,24 +190,9 @@ func dropCache() {
 	runtime.GC()
 }
 
-// results keeps ns/op per sub-benchmark across -count repetitions, so a later
+// book keeps ns/op per sub-benchmark across -count repetitions, so a later
 // sub-benchmark can report its ratio to an earlier one.
-var results = map[string][]float64{}
-
-func record(b *testing.B, name string) float64 {
-	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-	results[name] = append(results[name], ns)
-	return ns
-}
-
-func median(name string) float64 {
-	v := slices.Clone(results[name])
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	return v[len(v)/2]
-}
+var book benchratio.Book
 
 // BenchmarkCoreDispatch measures one Finish + Submit + Dispatch of the core
 // at a steady state of `pending` waiting jobs over `keys` fairness keys.
@@ -225,8 +210,8 @@ func BenchmarkCoreDispatch(b *testing.B) {
 					h.step()
 				}
 				h.check(b, pending)
-				ns := record(b, "core/"+name)
-				if base := median(fmt.Sprintf("core/pending=1000/keys=%d", keys)); pending != 1000 && base > 0 {
+				ns := book.Record(b, "core/"+name)
+				if base := book.Median(fmt.Sprintf("core/pending=1000/keys=%d", keys)); pending != 1000 && base > 0 {
 					b.ReportMetric(ns/base, "x-vs-1k")
 				}
 			})

@@ -266,8 +266,8 @@ func benchCompare(b *testing.B, impl string, newEngine func(int) engine) {
 				h.step()
 			}
 			h.check(b, pending)
-			ns := record(b, impl+"/"+name)
-			if base := median("sortpass/" + name); impl != "sortpass" && base > 0 {
+			ns := book.Record(b, impl+"/"+name)
+			if base := book.Median("sortpass/" + name); impl != "sortpass" && base > 0 {
 				b.ReportMetric(base/ns, "x-faster")
 			}
 		})
