@@ -1,4 +1,4 @@
-package core_test
+package core
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/internal/benchratio"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -39,12 +38,13 @@ var benchTypes = []benchType{
 	{"snapshot", policy.JobTypeConfig{DefaultCost: 5 * time.Millisecond, MaxConcurrency: 16, Priority: 24}, 15, false},
 }
 
-// engine is what the harness drives: *core.Core, or the sort-pass port.
+// engine is what the harness drives: *Core, or the reference port of the
+// spec's sort-every-pass dispatcher (refEngine).
 type engine interface {
 	RegisterType(policy.JobType, policy.JobTypeConfig) error
-	Submit(time.Time, *core.Job) error
-	Dispatch(time.Time, []*core.Job) []*core.Job
-	Finish(time.Time, *core.Job) core.Completion
+	Submit(time.Time, *Job) error
+	Dispatch(time.Time, []*Job) []*Job
+	Finish(time.Time, *Job) Completion
 	Pending() int
 	RunningCount() int
 }
@@ -52,7 +52,7 @@ type engine interface {
 func newCoreEngine(maxConcurrency int) engine {
 	l := policy.DefaultLimits()
 	l.MaxConcurrency = maxConcurrency
-	return core.New(l)
+	return New(l)
 }
 
 // harness keeps an engine at a steady state: about `pending` jobs waiting
@@ -61,10 +61,10 @@ func newCoreEngine(maxConcurrency int) engine {
 type harness struct {
 	eng  engine
 	now  time.Time
-	ring [128]*core.Job // running jobs in admission order (a FIFO)
+	ring [128]*Job // running jobs in admission order (a FIFO)
 	head int
 	n    int
-	buf  []*core.Job
+	buf  []*Job
 	ids  []string
 	keys []string
 	rng  uint64
@@ -90,7 +90,7 @@ func newHarness(eng engine, pending, keys int) *harness {
 		}
 	}
 	for range pending + benchCap {
-		j := &core.Job{Payload: h.pickType()}
+		j := &Job{Payload: h.pickType()}
 		h.fill(j)
 		if err := eng.Submit(h.now, j); err != nil {
 			panic(err)
@@ -121,7 +121,7 @@ func (h *harness) pickType() *benchType {
 
 // fill gives a job a fresh id and key; its type (Payload) is kept, so the
 // number of jobs of each type, pending plus running, never changes.
-func (h *harness) fill(j *core.Job) {
+func (h *harness) fill(j *Job) {
 	t := j.Payload.(*benchType)
 	j.Type = t.name
 	j.ID = h.ids[h.next()%benchIDs]
@@ -143,7 +143,7 @@ func (h *harness) dispatch() {
 // job's record is reused for the new job: no allocation by the harness.
 func (h *harness) step() {
 	h.now = h.now.Add(time.Millisecond)
-	var j *core.Job
+	var j *Job
 	if h.n > 0 {
 		j = h.ring[h.head]
 		h.ring[h.head] = nil
@@ -151,7 +151,7 @@ func (h *harness) step() {
 		h.n--
 		h.eng.Finish(h.now, j)
 	} else {
-		j = &core.Job{Payload: h.pickType()}
+		j = &Job{Payload: h.pickType()}
 	}
 	h.fill(j)
 	if err := h.eng.Submit(h.now, j); err != nil {

@@ -18,6 +18,9 @@
 // Every job of one lane shares its key's accumulated cost, so within a lane
 // arrival order is the whole order and the lane's head represents it. A
 // change of a key's cost fixes the key's lanes: O(lanes of the key · log n).
+// A key's record and its lanes outlive its jobs, so a client that comes and
+// goes costs no allocation; the caller drops them with ForgetKey when the
+// key expires.
 //
 // # Blocked jobs wait where their blocker wakes them
 //
