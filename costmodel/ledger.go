@@ -6,8 +6,12 @@ import (
 )
 
 type account struct {
-	key      string
-	cost     time.Duration
+	key  string
+	cost time.Duration
+	// ordered is the cost the active heap orders the account by: a lower
+	// bound of cost, brought up to date only when the account reaches the
+	// top (see Floor), so a charge costs O(1).
+	ordered  time.Duration
 	jobs     int // pending + running
 	heapIdx  int // position in the active heap, -1 when idle
 	lastUsed time.Time
@@ -57,6 +61,7 @@ func (l *Ledger) Join(key string, now time.Time) time.Duration {
 			l.unlinkIdle(a)
 		}
 		a.cost = l.Floor()
+		a.ordered = a.cost
 		heap.Push(&l.active, a)
 	}
 	a.jobs++
@@ -85,10 +90,7 @@ func (l *Ledger) Leave(key string, now time.Time) {
 // key must have joined.
 func (l *Ledger) Charge(key string, cost time.Duration) time.Duration {
 	a := l.accounts[key]
-	a.cost += cost
-	if a.heapIdx >= 0 {
-		heap.Fix(&l.active, a.heapIdx)
-	}
+	a.cost += cost // the active heap catches up lazily, in Floor
 	return a.cost
 }
 
@@ -102,7 +104,15 @@ func (l *Ledger) Cost(key string) time.Duration {
 
 // Floor returns the minimum accumulated cost over active keys, or the last
 // such minimum when none is active. It never decreases.
+//
+// Active costs only grow, so the heap may order accounts by stale, lower
+// costs: once the top's ordering cost is its real cost, every other account's
+// real cost is at least its ordering cost, which is at least the top's.
 func (l *Ledger) Floor() time.Duration {
+	for len(l.active) > 0 && l.active[0].ordered != l.active[0].cost {
+		l.active[0].ordered = l.active[0].cost
+		heap.Fix(&l.active, 0)
+	}
 	if len(l.active) > 0 {
 		l.floor = max(l.floor, l.active[0].cost)
 	}
@@ -143,8 +153,8 @@ type activeHeap []*account
 
 func (h activeHeap) Len() int { return len(h) }
 func (h activeHeap) Less(i, j int) bool {
-	if h[i].cost != h[j].cost {
-		return h[i].cost < h[j].cost
+	if h[i].ordered != h[j].ordered {
+		return h[i].ordered < h[j].ordered
 	}
 	return h[i].key < h[j].key
 }

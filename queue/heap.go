@@ -7,8 +7,13 @@ type indexed[T any] interface {
 	setIndex(int)
 }
 
-// ixheap is a binary min-heap of elements that track their own index.
+// ixheap is a 4-ary min-heap of elements that track their own index. Four
+// children per node halve the depth of a binary heap; with large heaps of
+// cold lanes, the cache misses saved on the way down outweigh the extra
+// comparisons per level.
 type ixheap[T indexed[T]] []T
+
+const arity = 4
 
 func (h *ixheap[T]) push(x T) {
 	*h = append(*h, x)
@@ -47,7 +52,7 @@ func (h ixheap[T]) swap(i, j int) {
 
 func (h ixheap[T]) up(i int) {
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / arity
 		if !h[i].before(h[p]) {
 			return
 		}
@@ -59,13 +64,15 @@ func (h ixheap[T]) up(i int) {
 func (h ixheap[T]) down(i0 int) bool {
 	i, n := i0, len(h)
 	for {
-		l := 2*i + 1
-		if l >= n {
+		first := arity*i + 1
+		if first >= n {
 			break
 		}
-		m := l
-		if r := l + 1; r < n && h[r].before(h[l]) {
-			m = r
+		m := first
+		for c := first + 1; c < first+arity && c < n; c++ {
+			if h[c].before(h[m]) {
+				m = c
+			}
 		}
 		if !h[m].before(h[i]) {
 			break

@@ -66,12 +66,15 @@ type lane struct {
 	returned ixheap[*Job] // jobs back from parking, out of FIFO order
 	live     int
 	idx      int
-	headSeq  uint64
+	// cost and headSeq order the lane: its key's cost (copied here so that
+	// heap comparisons stay within the lanes) and its head's arrival.
+	cost    time.Duration
+	headSeq uint64
 }
 
 func (l *lane) before(o *lane) bool {
-	if l.key.cost != o.key.cost {
-		return l.key.cost < o.key.cost
+	if l.cost != o.cost {
+		return l.cost < o.cost
 	}
 	return l.headSeq < o.headSeq
 }
@@ -234,6 +237,7 @@ func (q *Queue) laneOf(j *Job, tq *typeQueue) *lane {
 	}
 	if l.live == 0 {
 		k.lanes = append(k.lanes, l)
+		l.cost = k.cost
 	}
 	j.lane = l
 	return l
@@ -377,6 +381,7 @@ func (q *Queue) setCost(k *keyRec, cost time.Duration) {
 	}
 	k.cost = cost
 	for _, l := range k.lanes {
+		l.cost = cost
 		l.tq.lanes.fix(l.idx)
 		l.tq.settle()
 	}
