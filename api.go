@@ -150,7 +150,9 @@ func (s *Scheduler) Snapshot(ctx context.Context) (Snapshot, error) {
 // dropped (RunSync callers get ErrClosed), Close waits for the running
 // functions to return and reports ctx.Err(). A function that ignores its
 // context therefore delays Close. After Close returns, no goroutine of the
-// scheduler remains. Calling Close again is safe.
+// scheduler remains. Calling Close again is safe. A Submit racing Close's
+// last moment may return nil and still be refused: the job is then logged as
+// dropped, never silently lost.
 func (s *Scheduler) Close(ctx context.Context) error {
 	return s.a.Close(ctx)
 }

@@ -2,8 +2,11 @@
 // holds the core's state. It turns messages into core calls, starts the jobs
 // the core admits and reports their ends back. All decisions are the core's.
 //
-// Every public call is a select of three: hand the message over, give up
-// when the caller's context ends, or learn that the owner has stopped.
+// Every public call hands its message over, gives up when the caller's
+// context ends, or learns that the owner has stopped (ErrClosed). Requests
+// go through a buffered channel, so a caller rarely waits for the owner; an
+// in-flight count makes sure the owner takes every request that made it in
+// before it stops.
 package actor
 
 import (
