@@ -51,7 +51,6 @@ type Completion struct {
 // Core holds all scheduling state. It is not safe for concurrent use.
 type Core struct {
 	limits    policy.Limits
-	types     map[policy.JobType]policy.JobTypeConfig
 	queue     *queue.Queue
 	usage     *policy.Usage
 	ledger    *costmodel.Ledger
@@ -65,7 +64,6 @@ type Core struct {
 func New(limits policy.Limits) *Core {
 	return &Core{
 		limits:    limits,
-		types:     map[policy.JobType]policy.JobTypeConfig{},
 		queue:     queue.New(),
 		usage:     policy.NewUsage(limits.MaxConcurrency),
 		ledger:    costmodel.NewLedger(),
@@ -78,10 +76,9 @@ func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
 	if err := cfg.Validate(t); err != nil {
 		return err
 	}
-	if _, dup := c.types[t]; dup {
+	if _, dup := c.usage.Lookup(t); dup {
 		return fmt.Errorf("%w: %q", policy.ErrDuplicateType, t)
 	}
-	c.types[t] = cfg
 	c.usage.Slot(t, cfg)
 	c.queue.AddType(t, cfg.Priority)
 	if c.usage.TierFull(cfg.Priority) {
@@ -91,23 +88,17 @@ func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
 }
 
 // Types returns a copy of the registered types.
-func (c *Core) Types() map[policy.JobType]policy.JobTypeConfig {
-	out := make(map[policy.JobType]policy.JobTypeConfig, len(c.types))
-	for t, cfg := range c.types {
-		out[t] = cfg
-	}
-	return out
-}
+func (c *Core) Types() map[policy.JobType]policy.JobTypeConfig { return c.usage.Configs() }
 
 // Submit queues a job. It admits nothing: call Dispatch next.
 func (c *Core) Submit(now time.Time, j *Job) error {
-	cfg, ok := c.types[j.Type]
+	slot, ok := c.usage.Lookup(j.Type)
 	if !ok {
 		return fmt.Errorf("%w: %q", policy.ErrUnknownJobType, j.Type)
 	}
 	c.seq++
-	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, now, cfg.Priority, c.usage.Slot(j.Type, cfg), -1
-	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Priority: cfg.Priority, Seq: j.Seq, Submitted: now, Ref: j}
+	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, now, slot.Config.Priority, slot, -1
+	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Ref: j}
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
 	return nil
 }

@@ -51,6 +51,21 @@ func NewUsage(maxConcurrency int) *Usage {
 	}
 }
 
+// Lookup returns the slot of a registered type.
+func (u *Usage) Lookup(t JobType) (*Slot, bool) {
+	s, ok := u.slots[t]
+	return s, ok
+}
+
+// Configs returns a copy of every registered type's config.
+func (u *Usage) Configs() map[JobType]JobTypeConfig {
+	out := make(map[JobType]JobTypeConfig, len(u.slots))
+	for t, s := range u.slots {
+		out[t] = s.Config
+	}
+	return out
+}
+
 // Slot returns the slot of type t, creating it with config c the first time.
 func (u *Usage) Slot(t JobType, c JobTypeConfig) *Slot {
 	if s := u.slots[t]; s != nil {

@@ -18,12 +18,10 @@ const (
 // Job is one pending job. The caller fills the exported fields before Push;
 // Seq must grow with arrival so that it orders jobs of equal cost.
 type Job struct {
-	Type      policy.JobType
-	ID        string
-	Key       string // fairness key; "" for background work
-	Priority  policy.Priority
-	Seq       uint64
-	Submitted time.Time
+	Type policy.JobType
+	ID   string
+	Key  string // fairness key; "" for background work
+	Seq  uint64
 	// Ref belongs to the caller: it leads back from the queue's job to the
 	// caller's record of it.
 	Ref any

@@ -46,7 +46,7 @@ func stdFixture() *fixture {
 // cost is the last one set for key (0 by default).
 func (f *fixture) push(t policy.JobType, id, key string) *Job {
 	f.seq++
-	j := &Job{Type: t, ID: id, Key: key, Priority: f.prio[t], Seq: f.seq}
+	j := &Job{Type: t, ID: id, Key: key, Seq: f.seq}
 	j.Ref = fmt.Sprintf("%s/%s/%s#%d", t, id, key, f.seq)
 	f.q.Push(j, f.cost[key])
 	return j
@@ -621,11 +621,11 @@ func matchesSort(t *testing.T, m sortModel) {
 		best := func() *Job {
 			var b *Job
 			for _, j := range live {
-				if _, p := parkedOn[j]; p || blockedTier[j.Priority] || blockedType[j.Type] {
+				if _, p := parkedOn[j]; p || blockedTier[f.prio[j.Type]] || blockedType[j.Type] {
 					continue
 				}
 				if b == nil || cmp.Or(
-					cmp.Compare(b.Priority, j.Priority),
+					cmp.Compare(f.prio[b.Type], f.prio[j.Type]),
 					cmp.Compare(f.cost[j.Key], f.cost[b.Key]),
 					cmp.Compare(j.Seq, b.Seq),
 				) < 0 {
