@@ -119,19 +119,23 @@ func (a *Actor) run() {
 	for !(a.closing && a.core.Idle()) {
 		// While work is waiting, take it with single-case receives, which
 		// cost far less than a select over every channel (the ticker's
-		// included); the full select runs only when the owner is about to
-		// park. Completions go first: they free slots.
+		// included), one of each kind in turn so neither starves the other;
+		// the full select runs only when the owner is about to park.
+		took := false
 		select {
 		case d := <-a.done:
 			a.finish(d)
-			continue
+			took = true
 		default:
 		}
 		select {
 		case r := <-a.requests:
 			a.receive(r)
-			continue
+			took = true
 		default:
+		}
+		if took {
+			continue
 		}
 		select {
 		case r := <-a.requests:
