@@ -62,9 +62,14 @@ type Core struct {
 
 // New returns an empty core. The limits must be valid.
 func New(limits policy.Limits) *Core {
+	q := queue.New()
+	if limits.Aging != nil {
+		aging := *limits.Aging
+		q.SetAging(&aging)
+	}
 	return &Core{
 		limits:    limits,
-		queue:     queue.New(),
+		queue:     q,
 		usage:     policy.NewUsage(limits.MaxConcurrency),
 		ledger:    costmodel.NewLedger(),
 		estimates: costmodel.NewEstimates(limits.CostSmoothing),
@@ -98,16 +103,19 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	}
 	c.seq++
 	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, now, slot.Config.Priority, slot, -1
-	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Ref: j}
+	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Ref: j}
+	c.queue.At(now)
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
 	return nil
 }
 
-// Dispatch admits pending jobs in order — higher priority, lower accumulated
-// cost of the key, earlier arrival — skipping every job a limit holds back,
+// Dispatch admits pending jobs in order — higher effective priority (the
+// base priority when aging is off), lower accumulated cost of the key,
+// earlier arrival — skipping every job a limit holds back,
 // until the global cap is reached or no pending job may start. It appends the
 // admitted jobs to buf, in admission order, and returns it.
 func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
+	c.queue.At(now)
 	for !c.usage.GlobalFull() {
 		qj := c.queue.Best()
 		if qj == nil {
@@ -148,6 +156,7 @@ func (c *Core) admit(now time.Time, j *Job) {
 // its wall time into the cost estimate of its (type, id). Call Dispatch next:
 // the job's slot, type slot and conflict key are free again.
 func (c *Core) Finish(now time.Time, j *Job) Completion {
+	c.queue.At(now)
 	if j.runIdx < 0 {
 		panic(fmt.Sprintf("core: Finish of job %s/%s that is not running", j.Type, j.ID))
 	}
@@ -177,6 +186,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 // Withdraw removes a pending job: it will never run and is never charged. It
 // reports false when the job is not pending (running or already gone).
 func (c *Core) Withdraw(now time.Time, j *Job) bool {
+	c.queue.At(now)
 	if !j.q.Queued() {
 		return false
 	}

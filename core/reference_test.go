@@ -52,6 +52,8 @@ type refScheduler struct {
 	lastMin time.Duration            // the minimum over active keys when last there were some
 
 	est map[refEstKey]*refEstimate
+
+	aging *policy.AgingConfig // nil: no aging
 }
 
 type refJob struct {
@@ -75,6 +77,7 @@ type refEstimate struct {
 
 func newRef(l policy.Limits) *refScheduler {
 	return &refScheduler{
+		aging:   l.Aging,
 		max:     l.MaxConcurrency,
 		alpha:   l.CostSmoothing,
 		ttl:     l.KeyTTL,
@@ -150,19 +153,38 @@ func (r *refScheduler) blocker(j *refJob) policy.Reason {
 	return ""
 }
 
-// sorted returns the pending jobs in dispatch order: priority descending,
-// accumulated cost of the key ascending, arrival ascending.
-func (r *refScheduler) sorted() []*refJob {
+// effective is the spec's aging formula, written out again here so the core
+// is checked against it rather than against itself:
+// min(base + ⌊(waited − grace)/interval⌋·step, ceiling) once waited > grace,
+// and never below base.
+func (r *refScheduler) effective(j *refJob, now time.Time) policy.Priority {
+	a := r.aging
+	waited := now.Sub(j.submitted)
+	if a == nil || waited <= a.GracePeriod || j.prio >= a.MaxEffectivePriority {
+		return j.prio
+	}
+	step := a.Step
+	if step == 0 {
+		step = 1
+	}
+	e := j.prio + policy.Priority((waited-a.GracePeriod)/a.Interval)*step
+	return min(e, a.MaxEffectivePriority)
+}
+
+// sorted returns the pending jobs in dispatch order: effective priority
+// descending, accumulated cost of the key ascending, arrival ascending.
+func (r *refScheduler) sorted(now time.Time) []*refJob {
 	type entry struct {
 		j    *refJob
+		prio policy.Priority
 		cost time.Duration
 	}
 	es := make([]entry, len(r.pending))
 	for i, j := range r.pending {
-		es[i] = entry{j, r.acc[j.key]}
+		es[i] = entry{j, r.effective(j, now), r.acc[j.key]}
 	}
 	slices.SortFunc(es, func(a, b entry) int {
-		return cmp.Or(cmp.Compare(b.j.prio, a.j.prio), cmp.Compare(a.cost, b.cost), cmp.Compare(a.j.seq, b.j.seq))
+		return cmp.Or(cmp.Compare(b.prio, a.prio), cmp.Compare(a.cost, b.cost), cmp.Compare(a.j.seq, b.j.seq))
 	})
 	s := make([]*refJob, len(es))
 	for i, e := range es {
@@ -175,7 +197,7 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 	var out []*refJob
 	for r.max == 0 || len(r.running) < r.max {
 		var next *refJob
-		for _, j := range r.sorted() {
+		for _, j := range r.sorted(now) {
 			if r.blocker(j) == "" {
 				next = j
 				break
@@ -268,7 +290,7 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 		s.RunningByTier[j.prio]++
 		s.RunningByType[j.typ]++
 	}
-	for _, j := range r.sorted() {
+	for _, j := range r.sorted(now) {
 		s.Pending = append(s.Pending, PendingJob{
 			Type: j.typ, ID: j.id, FairnessKey: j.key, Priority: j.prio,
 			Submitted: j.submitted, Reason: r.blocker(j),
@@ -386,6 +408,7 @@ type refRun struct {
 
 type refStats struct {
 	ops, admitted, finished, withdrawn, evictedKeys, evictedEstimates int
+	agedAdmissions                                                    int // admitted above their base priority
 	reasons                                                           map[policy.Reason]int
 }
 
@@ -407,7 +430,13 @@ func (run *refRun) logf(format string, args ...any) {
 
 func (run *refRun) dispatch(op int) {
 	got := coreAdmissions(run.c.Dispatch(run.now, nil))
-	want := refAdmissions(run.ref.dispatch(run.now))
+	admitted := run.ref.dispatch(run.now)
+	for _, rj := range admitted {
+		if run.ref.effective(rj, run.now) > rj.prio {
+			run.stats.agedAdmissions++
+		}
+	}
+	want := refAdmissions(admitted)
 	run.logf("dispatch -> %v", want)
 	if diff := diffOf(want, got, slices.Equal); diff != "" {
 		run.fail(op, "Dispatch admitted (-ref +core):\n%s", diff)
@@ -537,17 +566,27 @@ func (run *refRun) step(op int) {
 // the decisions of the spec's sort-everything algorithm.
 func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("short", func(t *testing.T) {
-		runReference(t, 300, 300, []string{"", "a", "b", "c"}, false)
+		runReference(t, 300, 300, []string{"", "a", "b", "c"}, false, nil)
+	})
+	// Aging on, on the scale of the time steps: lower tiers overtake higher
+	// ones as they wait, lanes move up bands by promotion and by head change.
+	t.Run("aging", func(t *testing.T) {
+		aging := &policy.AgingConfig{GracePeriod: 2 * time.Millisecond, Interval: time.Millisecond, Step: 1, MaxEffectivePriority: 6}
+		runReference(t, 200, 300, []string{"", "a", "b", "c"}, false, aging)
+	})
+	t.Run("aging-long", func(t *testing.T) {
+		aging := &policy.AgingConfig{GracePeriod: 0, Interval: 3 * time.Millisecond, Step: 2, MaxEffectivePriority: 5}
+		runReference(t, 3, 2000, []string{"", "", "", "a"}, true, aging)
 	})
 	// A few long runs on two keys, never emptied by WithdrawAll: lanes hold
 	// hundreds of jobs, so the queue compacts its FIFOs under admissions,
 	// parks and withdrawals.
 	t.Run("long", func(t *testing.T) {
-		runReference(t, 3, 2000, []string{"", "", "", "a"}, true)
+		runReference(t, 3, 2000, []string{"", "", "", "a"}, true, nil)
 	})
 }
 
-func runReference(t *testing.T, seeds uint64, ops int, keys []string, long bool) {
+func runReference(t *testing.T, seeds uint64, ops int, keys []string, long bool, aging *policy.AgingConfig) {
 	stats := &refStats{reasons: map[policy.Reason]int{}}
 	for seed := range seeds {
 		l := policy.DefaultLimits()
@@ -556,6 +595,7 @@ func runReference(t *testing.T, seeds uint64, ops int, keys []string, long bool)
 			l.CostSmoothing = 1
 		}
 		l.KeyTTL = 30 * time.Millisecond
+		l.Aging = aging
 		run := &refRun{
 			t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed)),
 			now: t0, c: New(l), ref: newRef(l), jobs: map[uint64]*Job{}, keys: keys, long: long, stats: stats,
@@ -600,6 +640,9 @@ func runReference(t *testing.T, seeds uint64, ops int, keys []string, long bool)
 		if stats.reasons[reason] == 0 {
 			t.Errorf("no pending job ever waited for %s", reason)
 		}
+	}
+	if aging != nil && stats.agedAdmissions == 0 {
+		t.Error("aging on, yet no job was admitted above its base priority")
 	}
 	if stats.reasons[""] != 0 {
 		t.Errorf("%d pending jobs had no reason to wait after a Dispatch", stats.reasons[""])

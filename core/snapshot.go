@@ -27,6 +27,10 @@ type Snapshot struct {
 	RunningByTier map[policy.Priority]int                 `json:"running_by_tier"`
 	RunningByType map[policy.JobType]int                  `json:"running_by_type"`
 	Types         map[policy.JobType]policy.JobTypeConfig `json:"types"`
+	// EventsLost counts the events dropped since the start because a
+	// subscriber's channel was full, once per subscriber that missed one.
+	// The core has no subscribers: its owner fills this in.
+	EventsLost uint64 `json:"events_lost"`
 }
 
 // RunningJob is one running job in a Snapshot.
@@ -80,9 +84,10 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 	}
 	var pending []*Job
 	c.queue.Each(func(qj *queue.Job) { pending = append(pending, qj.Ref.(*Job)) })
+	c.queue.At(now)
 	slices.SortFunc(pending, func(a, b *Job) int {
 		return cmp.Or(
-			cmp.Compare(b.Priority, a.Priority),
+			cmp.Compare(c.queue.Effective(&b.q, b.Priority), c.queue.Effective(&a.q, a.Priority)),
 			cmp.Compare(c.ledger.Cost(a.Key), c.ledger.Cost(b.Key)),
 			cmp.Compare(a.Seq, b.Seq),
 		)

@@ -96,6 +96,8 @@ type Limits struct {
 	// KeyTTL is how long an idle fairness key or an unused cost estimate is
 	// kept.
 	KeyTTL time.Duration
+	// Aging, when not nil, raises the effective priority of waiting jobs.
+	Aging *AgingConfig
 }
 
 // Default limits.
@@ -118,6 +120,8 @@ func (l Limits) Validate() error {
 		return InvalidConfig("CostSmoothing", l.CostSmoothing, "must be in (0, 1]")
 	case l.KeyTTL <= 0:
 		return InvalidConfig("KeyTTL", l.KeyTTL, "must be positive")
+	case l.Aging != nil:
+		return l.Aging.Validate()
 	}
 	return nil
 }

@@ -22,6 +22,8 @@ type Job struct {
 	ID   string
 	Key  string // fairness key; "" for background work
 	Seq  uint64
+	// Submitted starts the job's aging clock.
+	Submitted time.Time
 	// Ref belongs to the caller: it leads back from the queue's job to the
 	// caller's record of it.
 	Ref any
@@ -32,6 +34,7 @@ type Job struct {
 	idx      int // position in the returned heap or the parked heap
 	pos      int // position in its lane's FIFO while there
 	parkedOn policy.ConflictKey
+	aged     int // the highest aging band reported for the job
 }
 
 func (j *Job) before(o *Job) bool { return j.Seq < o.Seq }
@@ -68,6 +71,8 @@ type lane struct {
 	// heap comparisons stay within the lanes) and its head's arrival.
 	cost    time.Duration
 	headSeq uint64
+	band    int       // aging band of the head, which holds the lane's best job
+	promo   promotion // when the head next rises a band
 }
 
 func (l *lane) before(o *lane) bool {
@@ -124,20 +129,46 @@ func (l *lane) compact() {
 	l.fifo, l.head, l.stale = kept, 0, 0
 }
 
-// typeQueue holds the lanes of one job type.
+// typeQueue holds the lanes of one job type, by aging band: a lane sits in
+// the band of its head. Without aging there is one band.
 type typeQueue struct {
 	t       policy.JobType
 	level   *level
-	lanes   ixheap[*lane]
+	bands   []ixheap[*lane]
+	top     int // highest non-empty band, -1 when the type has no lane
 	blocked bool
 	idx     int // in level.types; -1 when out
 }
 
-func (q *typeQueue) before(o *typeQueue) bool { return q.lanes[0].before(o.lanes[0]) }
-func (q *typeQueue) setIndex(i int)           { q.idx = i }
+func (q *typeQueue) topLane() *lane { return q.bands[q.top][0] }
+
+// before orders the types of one level: the more aged head first, then the
+// core order of the two best lanes.
+func (q *typeQueue) before(o *typeQueue) bool {
+	if q.top != o.top {
+		return q.top > o.top
+	}
+	return q.topLane().before(o.topLane())
+}
+func (q *typeQueue) setIndex(i int) { q.idx = i }
 
 // eligible reports whether the type belongs in its level's heap.
-func (q *typeQueue) eligible() bool { return !q.blocked && len(q.lanes) > 0 }
+func (q *typeQueue) eligible() bool { return !q.blocked && q.top >= 0 }
+
+// put adds lane l in band b.
+func (q *typeQueue) put(l *lane, b int) {
+	l.band = b
+	q.bands[b].push(l)
+	q.top = max(q.top, b)
+}
+
+// take removes lane l from its band.
+func (q *typeQueue) take(l *lane) {
+	q.bands[l.band].remove(l.idx)
+	for q.top >= 0 && len(q.bands[q.top]) == 0 {
+		q.top--
+	}
+}
 
 // settle puts the type queue where its state says: in its level's heap at the
 // right place, or out of it.
@@ -152,15 +183,20 @@ func (q *typeQueue) settle() {
 	}
 }
 
-// level holds the types of one priority.
+// level holds the types of one (base) priority.
 type level struct {
 	p       policy.Priority
 	types   ixheap[*typeQueue]
 	blocked bool
+	bands   int // aging bands of its jobs: 1 without aging
 }
 
 // Queue is the pending-job index. It is not safe for concurrent use.
 type Queue struct {
+	aging  *policy.AgingConfig // nil: no aging
+	now    time.Time           // set by At: the time aging is computed for
+	promos ixheap[*promotion]  // lanes by the time their head next ages
+	onAged func(*Job, policy.Priority)
 	levels []*level // by priority, highest first
 	byPrio map[policy.Priority]*level
 	types  map[policy.JobType]*typeQueue
@@ -183,7 +219,7 @@ func New() *Queue {
 func (q *Queue) AddType(t policy.JobType, p policy.Priority) {
 	lv := q.byPrio[p]
 	if lv == nil {
-		lv = &level{p: p}
+		lv = &level{p: p, bands: q.bandsOf(p)}
 		q.byPrio[p] = lv
 		i := 0
 		for i < len(q.levels) && q.levels[i].p > p {
@@ -193,7 +229,7 @@ func (q *Queue) AddType(t policy.JobType, p policy.Priority) {
 		copy(q.levels[i+1:], q.levels[i:])
 		q.levels[i] = lv
 	}
-	q.types[t] = &typeQueue{t: t, level: lv, idx: -1}
+	q.types[t] = &typeQueue{t: t, level: lv, idx: -1, top: -1, bands: make([]ixheap[*lane], lv.bands)}
 }
 
 // Len returns the number of pending jobs, parked ones included.
@@ -231,6 +267,7 @@ func (q *Queue) laneOf(j *Job, tq *typeQueue) *lane {
 	}
 	if l == nil {
 		l = &lane{tq: tq, key: k, idx: -1}
+		l.promo.idx = -1
 		k.all = append(k.all, l)
 	}
 	if l.live == 0 {
@@ -245,25 +282,56 @@ func (q *Queue) laneOf(j *Job, tq *typeQueue) *lane {
 func (q *Queue) enter(l *lane) {
 	l.live++
 	l.refresh()
-	if l.idx < 0 {
-		l.tq.lanes.push(l)
-	} else {
-		l.tq.lanes.fix(l.idx)
+	q.place(l)
+}
+
+// place puts lane l, which holds jobs, where its head says: in the band of
+// the head's age, at the position of its cost and arrival, with its next
+// promotion scheduled; then its type where the type's best lane says.
+func (q *Queue) place(l *lane) {
+	b := q.bandOfLane(l)
+	switch {
+	case l.idx >= 0 && l.band == b:
+		l.tq.bands[b].fix(l.idx)
+	case l.idx >= 0:
+		l.tq.take(l)
+		l.tq.put(l, b)
+	default:
+		l.tq.put(l, b)
 	}
+	q.schedule(l)
 	l.tq.settle()
 }
 
 // Best returns the next job to admit, or nil when every pending job waits on
 // a full tier, a full type or a conflict. It does not remove the job: the
 // caller either takes it with Remove or parks it with Park.
+//
+// Without aging the first level with an eligible type holds the answer. With
+// aging a lower level's head may have aged past a higher level's, so every
+// level's best candidate is compared by (effective priority, key cost,
+// arrival): O(levels).
 func (q *Queue) Best() *Job {
+	var best *lane
+	var bestPrio policy.Priority
 	for _, lv := range q.levels {
 		if lv.blocked || len(lv.types) == 0 {
 			continue
 		}
-		return lv.types[0].lanes[0].front()
+		tq := lv.types[0]
+		l := tq.topLane()
+		if q.aging == nil {
+			return l.front()
+		}
+		p := q.effective(lv.p, tq.top)
+		if best == nil || p > bestPrio || p == bestPrio && l.before(best) {
+			best, bestPrio = l, p
+		}
 	}
-	return nil
+	if best == nil {
+		return nil
+	}
+	return best.front()
 }
 
 // Remove takes a job out of the queue, wherever it waits.
@@ -313,14 +381,14 @@ func (q *Queue) leaveLane(j *Job) {
 		return
 	}
 	l.refresh()
-	l.tq.lanes.fix(l.idx)
-	l.tq.settle()
+	q.place(l)
 }
 
 // dropLane takes an emptied lane out of dispatch; the lane itself stays with
 // its key for the key's next job of the type.
 func (q *Queue) dropLane(l *lane) {
-	l.tq.lanes.remove(l.idx)
+	l.tq.take(l)
+	q.unschedule(l)
 	l.tq.settle()
 	clear(l.fifo)
 	l.fifo, l.head, l.stale = l.fifo[:0], 0, 0
@@ -380,7 +448,7 @@ func (q *Queue) setCost(k *keyRec, cost time.Duration) {
 	k.cost = cost
 	for _, l := range k.lanes {
 		l.cost = cost
-		l.tq.lanes.fix(l.idx)
+		l.tq.bands[l.band].fix(l.idx)
 		l.tq.settle()
 	}
 }

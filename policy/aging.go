@@ -1,0 +1,113 @@
+package policy
+
+import "time"
+
+// AgingConfig raises the priority of pending jobs the longer they wait, so
+// that a stream of higher-priority work cannot starve lower tiers forever.
+// The effective priority is computed at dispatch from the time waited; it is
+// never stored and no timer runs per job.
+type AgingConfig struct {
+	// GracePeriod is how long a job waits before aging starts.
+	GracePeriod time.Duration `json:"grace_period"`
+	// Interval is the time per aging step after the grace period.
+	Interval time.Duration `json:"interval"`
+	// Step is added to the priority per interval; 0 means 1.
+	Step Priority `json:"step"`
+	// MaxEffectivePriority is the ceiling aging never passes. Jobs whose
+	// base priority is at or above it do not age.
+	MaxEffectivePriority Priority `json:"max_effective_priority"`
+	// UrgentThreshold, when not 0, is the effective priority at which a job
+	// may borrow a slot past its group's allocation.
+	UrgentThreshold Priority `json:"urgent_threshold,omitempty"`
+}
+
+func (c AgingConfig) step() Priority {
+	if c.Step == 0 {
+		return 1
+	}
+	return c.Step
+}
+
+// Validate checks the aging settings.
+func (c AgingConfig) Validate() error {
+	switch {
+	case c.GracePeriod < 0:
+		return InvalidConfig("AgingConfig.GracePeriod", c.GracePeriod, "must not be negative")
+	case c.Interval <= 0:
+		return InvalidConfig("AgingConfig.Interval", c.Interval, "must be positive")
+	case c.Step < 0:
+		return InvalidConfig("AgingConfig.Step", c.Step, "must not be negative (0 means 1)")
+	case c.MaxEffectivePriority < 1:
+		return InvalidConfig("AgingConfig.MaxEffectivePriority", c.MaxEffectivePriority, "must be at least 1")
+	case c.UrgentThreshold < 0:
+		return InvalidConfig("AgingConfig.UrgentThreshold", c.UrgentThreshold, "must not be negative (0 means none)")
+	case c.UrgentThreshold > c.MaxEffectivePriority:
+		return InvalidConfig("AgingConfig.UrgentThreshold", c.UrgentThreshold,
+			"must not exceed MaxEffectivePriority: no job could age to it")
+	}
+	return nil
+}
+
+// steps returns how many whole intervals past the grace period a job that
+// has waited this long has aged.
+func (c AgingConfig) steps(waited time.Duration) int64 {
+	if waited <= c.GracePeriod {
+		return 0
+	}
+	return int64((waited - c.GracePeriod) / c.Interval)
+}
+
+// Effective returns the priority a job of base priority has after waiting
+// waited:
+//
+//	min(base + ⌊(waited − grace) / interval⌋ · step, ceiling)   when waited > grace
+//	base                                                        otherwise
+//
+// Aging only raises: a base at or above the ceiling is returned unchanged.
+func (c AgingConfig) Effective(base Priority, waited time.Duration) Priority {
+	if base >= c.MaxEffectivePriority {
+		return base
+	}
+	need := int64((c.MaxEffectivePriority - base + c.step() - 1) / c.step()) // steps to the ceiling
+	if k := c.steps(waited); k < need {
+		return base + Priority(k)*c.step()
+	}
+	return c.MaxEffectivePriority
+}
+
+// NextRise returns how long a job of base priority must have waited for its
+// effective priority to rise above what it is after waiting waited, and false
+// when it is at the ceiling already.
+func (c AgingConfig) NextRise(base Priority, waited time.Duration) (time.Duration, bool) {
+	if c.Effective(base, waited) >= c.MaxEffectivePriority {
+		return 0, false
+	}
+	return c.GracePeriod + time.Duration(c.steps(waited)+1)*c.Interval, true
+}
+
+// MaxWait is the longest a pending job of base priority waits before its
+// effective priority reaches the urgent threshold (or the ceiling when there
+// is none):
+//
+//	grace + ⌈(target − base) / step⌉ · interval
+//
+// 0 when base is at or above the target already. With work-conserving
+// groups, a job waits at most MaxWait plus the time until the next slot of
+// its tier frees: after MaxWait it is dispatched ahead of all younger work.
+func (c AgingConfig) MaxWait(base Priority) time.Duration {
+	target := c.MaxEffectivePriority
+	if c.UrgentThreshold > 0 {
+		target = c.UrgentThreshold
+	}
+	if base >= target {
+		return 0
+	}
+	n := (target - base + c.step() - 1) / c.step()
+	return c.GracePeriod + time.Duration(n)*c.Interval
+}
+
+// Urgent reports whether an effective priority has reached the urgent
+// threshold, which lets a job borrow a slot past its group's allocation.
+func (c AgingConfig) Urgent(effective Priority) bool {
+	return c.UrgentThreshold > 0 && effective >= c.UrgentThreshold
+}

@@ -1,0 +1,120 @@
+package queue
+
+import (
+	"time"
+
+	"github.com/fairsched/fairsched/policy"
+)
+
+// Aging. A job's effective priority grows with the time it waits (see
+// policy.AgingConfig). Jobs of one lane share a type, hence a base priority,
+// and wait in arrival order, so the head is the most aged job of its lane
+// and the lane sits in the band of its head: band k holds effective priority
+// min(base + k·step, ceiling). A lane moves up a band when its head has
+// waited long enough; one heap of lanes ordered by that moment (promos)
+// finds the lanes due, so no job is ever scanned and no timer runs per job.
+
+// promotion is a lane's entry in the promotion heap.
+type promotion struct {
+	lane *lane
+	at   time.Time
+	idx  int // in Queue.promos; -1 when not scheduled
+}
+
+func (p *promotion) before(o *promotion) bool { return p.at.Before(o.at) }
+func (p *promotion) setIndex(i int)           { p.idx = i }
+
+// SetAging turns aging on (cfg not nil) before any type is added.
+func (q *Queue) SetAging(cfg *policy.AgingConfig) {
+	if len(q.types) > 0 {
+		panic("queue: SetAging after AddType")
+	}
+	q.aging = cfg
+}
+
+// OnAged, when set, is told each time a lane's head job reaches an aging
+// band higher than any reported for it before, with its new effective
+// priority: at most once per step of each job.
+func (q *Queue) OnAged(fn func(j *Job, effective policy.Priority)) { q.onAged = fn }
+
+// At sets the time the queue computes ages for and moves up every lane whose
+// head has aged into a higher band since. Call it before Best whenever time
+// has passed.
+func (q *Queue) At(now time.Time) {
+	q.now = now
+	for len(q.promos) > 0 && !q.promos[0].at.After(now) {
+		q.place(q.promos[0].lane)
+	}
+}
+
+// bandsOf returns the number of aging bands of base priority p.
+func (q *Queue) bandsOf(p policy.Priority) int {
+	if q.aging == nil || p >= q.aging.MaxEffectivePriority {
+		return 1
+	}
+	step := max(q.aging.Step, 1)
+	return int((q.aging.MaxEffectivePriority-p+step-1)/step) + 1
+}
+
+// effective returns the effective priority of band b of base priority p.
+func (q *Queue) effective(p policy.Priority, b int) policy.Priority {
+	if b == 0 {
+		return p
+	}
+	return min(p+policy.Priority(b)*max(q.aging.Step, 1), q.aging.MaxEffectivePriority)
+}
+
+// Effective returns the effective priority of a pending job at the time set
+// by At.
+func (q *Queue) Effective(j *Job, base policy.Priority) policy.Priority {
+	if q.aging == nil {
+		return base
+	}
+	return q.aging.Effective(base, q.now.Sub(j.Submitted))
+}
+
+// bandOfLane returns the band of lane l's head, and reports the head's rise
+// to OnAged.
+func (q *Queue) bandOfLane(l *lane) int {
+	if q.aging == nil {
+		return 0
+	}
+	head, lv := l.front(), l.tq.level
+	e := q.aging.Effective(lv.p, q.now.Sub(head.Submitted))
+	b := 0
+	if e > lv.p {
+		b = min(int((e-lv.p+max(q.aging.Step, 1)-1)/max(q.aging.Step, 1)), lv.bands-1)
+	}
+	if b > head.aged {
+		head.aged = b
+		if q.onAged != nil {
+			q.onAged(head, e)
+		}
+	}
+	return b
+}
+
+// schedule (re)arms lane l's promotion for when its head next rises a band.
+func (q *Queue) schedule(l *lane) {
+	if q.aging == nil {
+		return
+	}
+	head := l.front()
+	next, ok := q.aging.NextRise(l.tq.level.p, q.now.Sub(head.Submitted))
+	if !ok {
+		q.unschedule(l)
+		return
+	}
+	l.promo.lane, l.promo.at = l, head.Submitted.Add(next)
+	if l.promo.idx >= 0 {
+		q.promos.fix(l.promo.idx)
+	} else {
+		q.promos.push(&l.promo)
+	}
+}
+
+func (q *Queue) unschedule(l *lane) {
+	if l.promo.idx >= 0 {
+		q.promos.remove(l.promo.idx)
+	}
+}
