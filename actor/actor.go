@@ -7,6 +7,10 @@
 // go through a buffered channel, so a caller rarely waits for the owner; an
 // in-flight count makes sure the owner takes every request that made it in
 // before it stops.
+//
+// The owner tells subscribers what it does (messages.Event) with a
+// non-blocking send to each one's channel: a subscriber that does not keep
+// up loses events, which are counted, and never slows the owner down.
 package actor
 
 import (
@@ -15,6 +19,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -91,6 +96,11 @@ type Actor struct {
 	base             context.Context // background jobs run under it
 	cancelBase       context.CancelFunc
 	admitted         []*core.Job
+	// subs are the subscribers' channels, in subscription order; lost
+	// counts the events dropped because a subscriber's channel was full,
+	// once per subscriber that missed one.
+	subs []chan messages.Event
+	lost uint64
 }
 
 // Start launches the owner goroutine over c.
@@ -113,6 +123,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 func (a *Actor) run() {
 	defer close(a.stopped)
 	defer a.cancelBase()
+	defer a.closeSubscribers()
 	defer a.stop()
 	ticker := a.clock.Ticker(a.tick)
 	defer ticker.Stop()
@@ -188,7 +199,18 @@ func (a *Actor) handle(r messages.Request) {
 		}
 		m.Reply <- err
 	case messages.SnapshotRequest:
-		m.Reply <- a.core.Snapshot(a.clock.Now())
+		s := a.core.Snapshot(a.clock.Now())
+		s.EventsLost = a.lost
+		m.Reply <- s
+	case messages.Subscribe:
+		a.subs = append(a.subs, m.Events)
+		m.Reply <- struct{}{}
+	case messages.Unsubscribe:
+		if i := slices.Index(a.subs, m.Events); i >= 0 {
+			a.subs = slices.Delete(a.subs, i, i+1)
+			close(m.Events)
+		}
+		m.Reply <- struct{}{}
 	case messages.Close:
 		a.closing = true
 		a.log.Debug("closing", zap.Int("pending", a.core.Pending()), zap.Int("running", a.core.RunningCount()))
@@ -233,6 +255,13 @@ func (a *Actor) dispatch(now time.Time) {
 				zap.Duration("waited", now.Sub(cj.Submitted)), zap.Int("tier_running", a.core.TierRunning(cj.Priority)),
 				zap.Int("running", a.core.RunningCount()))
 		}
+		if len(a.subs) > 0 {
+			a.emit(messages.JobAdmitted{
+				Time: now, Type: cj.Type, ID: cj.ID, FairnessKey: cj.Key,
+				BasePriority: cj.Priority, EffectivePriority: cj.Priority,
+				Waited: now.Sub(cj.Submitted), Cost: cj.Cost, KeyCost: cj.KeyCost,
+			})
+		}
 		if j := messages.Of(cj); j.Foreground() {
 			j.Admit <- nil // its caller runs it
 		} else {
@@ -247,22 +276,24 @@ func (a *Actor) dispatch(now time.Time) {
 // into a *PanicError, and reports the end to the owner.
 func (a *Actor) Execute(j *messages.Job) (err error) {
 	err = errExited
-	defer func() { a.done <- messages.Done{Job: j, Err: err} }()
+	panicked := false
+	defer func() { a.done <- messages.Done{Job: j, Err: err, Panicked: panicked} }()
 	ctx := j.Ctx
 	if ctx == nil {
 		ctx = a.base
 	}
-	return call(ctx, j.Fn)
+	panicked, err = call(ctx, j.Fn)
+	return err
 }
 
-// call runs fn, turning a panic into a *PanicError.
-func call(ctx context.Context, fn func(context.Context) error) (err error) {
+// call runs fn, turning a panic into a *PanicError and reporting it.
+func call(ctx context.Context, fn func(context.Context) error) (panicked bool, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &PanicError{Value: v, Stack: debug.Stack()}
+			panicked, err = true, &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return fn(ctx)
+	return false, fn(ctx)
 }
 
 func (a *Actor) finish(d messages.Done) {
@@ -272,6 +303,15 @@ func (a *Actor) finish(d messages.Done) {
 	if ce := a.log.Check(zap.DebugLevel, "complete"); ce != nil {
 		ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key),
 			zap.Duration("elapsed", done.Elapsed), zap.Duration("estimate", done.Estimate), zap.Error(d.Err))
+	}
+	if len(a.subs) > 0 {
+		if d.Err == nil {
+			a.emit(messages.JobCompleted{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key,
+				Elapsed: done.Elapsed, Estimate: done.Estimate})
+		} else {
+			a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key,
+				Elapsed: done.Elapsed, Estimate: done.Estimate, Err: d.Err, Panicked: d.Panicked})
+		}
 	}
 	if d.Err != nil && !j.Foreground() {
 		fields := []zap.Field{zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(d.Err)}
@@ -283,6 +323,27 @@ func (a *Actor) finish(d messages.Done) {
 	if !a.aborted {
 		a.dispatch(now)
 	}
+}
+
+// emit hands e to every subscriber whose channel has room and counts it
+// lost for the others: the owner never waits for a subscriber.
+func (a *Actor) emit(e messages.Event) {
+	for _, ch := range a.subs {
+		select {
+		case ch <- e:
+		default:
+			a.lost++
+		}
+	}
+}
+
+// closeSubscribers closes every subscriber's channel: the owner is stopping
+// and will send nothing more.
+func (a *Actor) closeSubscribers() {
+	for _, ch := range a.subs {
+		close(ch)
+	}
+	a.subs = nil
 }
 
 func (a *Actor) withdraw(m messages.Withdraw) {

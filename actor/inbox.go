@@ -105,6 +105,39 @@ func (a *Actor) Snapshot(ctx context.Context) (core.Snapshot, error) {
 	}
 }
 
+// Subscribe registers a channel of the given buffer (at least 0) for the
+// owner's events and returns it with the function that cancels it. Once
+// Subscribe returns, every later event is offered to the channel. After
+// Close the channel comes back closed and cancel does nothing.
+//
+// cancel asks the owner to forget the channel and close it, and returns once
+// it is closed; calling it again, or after Close, is safe.
+func (a *Actor) Subscribe(buffer int) (<-chan messages.Event, func()) {
+	ch := make(chan messages.Event, max(buffer, 0))
+	if a.closed.Load() {
+		close(ch)
+		return ch, func() {}
+	}
+	m := messages.Subscribe{Events: ch, Reply: make(chan struct{}, 1)}
+	if err := a.send(context.Background(), m); err != nil {
+		close(ch) // the owner is stopping: it will never see ch
+		return ch, func() {}
+	}
+	<-m.Reply
+	return ch, func() { a.unsubscribe(ch) }
+}
+
+// unsubscribe removes ch and returns once it is closed: by the owner now,
+// or by the owner's last step if it is stopping.
+func (a *Actor) unsubscribe(ch chan messages.Event) {
+	m := messages.Unsubscribe{Events: ch, Reply: make(chan struct{}, 1)}
+	if err := a.send(context.Background(), m); err != nil {
+		<-a.stopped // the owner closes every channel before it stops
+		return
+	}
+	<-m.Reply
+}
+
 // Close stops taking work and waits until the owner has run out of it. When
 // ctx ends first it cancels running jobs, refuses pending ones, waits for the
 // running jobs to return and reports ctx.Err().

@@ -6,11 +6,15 @@
 // of one, so the owner never blocks on a caller that has gone away.
 // Completions travel on a buffered channel of their own: the owner outlives
 // every running job, so none is lost, and a finishing job never waits for
-// the owner.
+// the owner. Events travel the other way, from the owner to each subscriber's
+// channel, and never make the owner wait (see Event).
 package messages
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"time"
 
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/policy"
@@ -69,6 +73,22 @@ type Register struct {
 // SnapshotRequest asks the owner for a copy of its state.
 type SnapshotRequest struct{ Reply chan core.Snapshot }
 
+// Subscribe asks the owner to deliver events to Events from now on. The
+// owner answers on Reply once it has; it closes Events on Unsubscribe or when
+// it stops.
+type Subscribe struct {
+	Events chan Event
+	Reply  chan struct{}
+}
+
+// Unsubscribe asks the owner to stop delivering to Events and to close it.
+// The owner answers on Reply once Events is closed; an Events it does not
+// know (removed already) is left alone.
+type Unsubscribe struct {
+	Events chan Event
+	Reply  chan struct{}
+}
+
 // Close asks the owner to stop once pending and running work is done.
 type Close struct{}
 
@@ -79,6 +99,8 @@ func (Submit) request()          {}
 func (Withdraw) request()        {}
 func (Register) request()        {}
 func (SnapshotRequest) request() {}
+func (Subscribe) request()       {}
+func (Unsubscribe) request()     {}
 func (Close) request()           {}
 func (Abort) request()           {}
 
@@ -86,4 +108,138 @@ func (Abort) request()           {}
 type Done struct {
 	Job *Job
 	Err error
+	// Panicked: the function panicked and Err is the *PanicError made of it
+	// (a function merely returning such an error, from a nested job, did
+	// not panic).
+	Panicked bool
 }
+
+// Event is something the owner did, as told to subscribers: one of
+// JobAdmitted, JobCompleted, JobFailed, JobAged and GroupAllocationChanged.
+// The set is closed: no other package can add a variant, so a type switch
+// over these five is exhaustive.
+type Event interface{ event() }
+
+// JobAdmitted: a job was admitted and starts running. Its cost was charged
+// to its fairness key at that moment.
+type JobAdmitted struct {
+	Time        time.Time      `json:"time"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+	// BasePriority is the job type's priority: the tier whose cap the job
+	// counts against. EffectivePriority is the priority it was dispatched
+	// at; the two are equal unless the job aged.
+	BasePriority      policy.Priority `json:"base_priority"`
+	EffectivePriority policy.Priority `json:"effective_priority"`
+	// Group is the job's group; "" when it has none.
+	Group string `json:"group"`
+	// Waited is the time from submission to admission.
+	Waited time.Duration `json:"waited"`
+	// Cost is the estimate charged to the key; KeyCost is the key's
+	// accumulated cost right after that charge.
+	Cost    time.Duration `json:"cost"`
+	KeyCost time.Duration `json:"key_cost"`
+}
+
+// JobCompleted: a job's function returned nil.
+type JobCompleted struct {
+	Time        time.Time      `json:"time"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+	// Elapsed is the wall time from admission to completion; Estimate is
+	// the learned cost of the job's (type, id) once Elapsed is folded in.
+	Elapsed  time.Duration `json:"elapsed"`
+	Estimate time.Duration `json:"estimate"`
+}
+
+// JobFailed: a job's function returned an error or panicked. Its run
+// counts towards the cost model like a completion.
+type JobFailed struct {
+	Time        time.Time      `json:"time"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+	Elapsed     time.Duration  `json:"elapsed"`
+	Estimate    time.Duration  `json:"estimate"`
+	// Err is what the function returned or, when Panicked, the
+	// *PanicError made of its panic (value and stack). In JSON it is the
+	// "error" string: its message.
+	Err      error `json:"-"`
+	Panicked bool  `json:"panicked"`
+}
+
+// jobFailedJSON is JobFailed with its error as a message.
+type jobFailedJSON struct {
+	*jobFailedFields
+	Error string `json:"error"`
+}
+
+type jobFailedFields JobFailed // JobFailed without its methods
+
+// MarshalJSON encodes the event with its error as the "error" message.
+func (e JobFailed) MarshalJSON() ([]byte, error) {
+	v := jobFailedJSON{jobFailedFields: (*jobFailedFields)(&e)}
+	if e.Err != nil {
+		v.Error = e.Err.Error()
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes. The error comes back as a
+// plain error with the original message (nil for an empty message).
+func (e *JobFailed) UnmarshalJSON(b []byte) error {
+	v := jobFailedJSON{jobFailedFields: (*jobFailedFields)(e)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	e.Err = nil
+	if v.Error != "" {
+		e.Err = errors.New(v.Error)
+	}
+	return nil
+}
+
+// JobAged: a pending job's effective priority rose as it waited.
+type JobAged struct {
+	Time              time.Time       `json:"time"`
+	Type              policy.JobType  `json:"type"`
+	ID                string          `json:"id"`
+	FairnessKey       string          `json:"fairness_key"`
+	BasePriority      policy.Priority `json:"base_priority"`
+	EffectivePriority policy.Priority `json:"effective_priority"`
+	// Waited is the time since submission.
+	Waited time.Duration `json:"waited"`
+}
+
+// AllocationReason says why a group's slot allocation changed; it
+// serialises as its string value.
+type AllocationReason string
+
+// Reasons an allocation changes.
+const (
+	// AllocationWeightChange: a group's weight was set or reset.
+	AllocationWeightChange AllocationReason = "weight_change"
+	// AllocationRebalance: demand moved, so slots moved between groups.
+	AllocationRebalance AllocationReason = "rebalance"
+	// AllocationGroupDrained: the group ran out of work and gave its slots
+	// back.
+	AllocationGroupDrained AllocationReason = "group_drained"
+)
+
+// GroupAllocationChanged: a group's share of the global capacity changed
+// from PreviousSlots to NewSlots.
+type GroupAllocationChanged struct {
+	Time          time.Time        `json:"time"`
+	Group         string           `json:"group"`
+	PreviousSlots int              `json:"previous_slots"`
+	NewSlots      int              `json:"new_slots"`
+	Reason        AllocationReason `json:"reason"`
+}
+
+func (JobAdmitted) event()            {}
+func (JobCompleted) event()           {}
+func (JobFailed) event()              {}
+func (JobAged) event()                {}
+func (GroupAllocationChanged) event() {}

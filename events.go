@@ -1,0 +1,78 @@
+package fairsched
+
+import "github.com/fairsched/fairsched/messages"
+
+// Event is something the scheduler did, delivered to subscribers (see
+// Subscribe). It is a closed sum: its variants are JobAdmitted,
+// JobCompleted, JobFailed, JobAged and GroupAllocationChanged, and no other
+// type can implement it, so a type switch over these five is exhaustive.
+// Every variant has a Time, read from the scheduler's clock when the event
+// happened, and serialises to JSON with snake_case field names; durations
+// are nanoseconds, as in a Snapshot.
+type Event = messages.Event
+
+// JobAdmitted: a job was admitted and starts running. Fields: Type, ID,
+// FairnessKey; BasePriority (its type's priority, the tier whose cap it
+// counts against) and EffectivePriority (the priority it was dispatched at,
+// equal to BasePriority unless the job aged); Group ("" when none); Waited,
+// the time from submission to admission; Cost, the estimate charged to the
+// key at admission; KeyCost, the key's accumulated cost right after that
+// charge.
+type JobAdmitted = messages.JobAdmitted
+
+// JobCompleted: a job's function returned nil. Elapsed is its wall time from
+// admission; Estimate is the learned cost of its (type, id) once Elapsed is
+// folded in.
+type JobCompleted = messages.JobCompleted
+
+// JobFailed: a job's function returned an error (Err) or panicked
+// (Panicked; Err is then the *PanicError with the value and the stack).
+// Foreground and background jobs alike. The other fields are those of
+// JobCompleted: a failed run counts towards the cost model too. In JSON, Err
+// is the "error" message.
+type JobFailed = messages.JobFailed
+
+// JobAged: a pending job's effective priority rose while it waited; Waited
+// is the time since its submission. Emitted only when priority aging is
+// configured.
+type JobAged = messages.JobAged
+
+// GroupAllocationChanged: a group's share of the global capacity changed
+// from PreviousSlots to NewSlots, for Reason. Emitted only when group
+// weights are configured.
+type GroupAllocationChanged = messages.GroupAllocationChanged
+
+// AllocationReason says why a group's allocation changed; it serialises as
+// its string value.
+type AllocationReason = messages.AllocationReason
+
+// Reasons of a GroupAllocationChanged.
+const (
+	// AllocationWeightChange: a group's weight was set or reset.
+	AllocationWeightChange = messages.AllocationWeightChange
+	// AllocationRebalance: demand moved, so slots moved between groups.
+	AllocationRebalance = messages.AllocationRebalance
+	// AllocationGroupDrained: the group ran out of work and gave its slots
+	// back.
+	AllocationGroupDrained = messages.AllocationGroupDrained
+)
+
+// Subscribe returns a channel that receives the scheduler's events from now
+// on, in the order they happen, and the function that ends the
+// subscription. buffer is the channel's capacity; a negative buffer is
+// treated as 0.
+//
+// Events are sent by the scheduler's owner goroutine, which never waits for
+// a subscriber: when the channel is full the event is dropped for this
+// subscriber, and Snapshot's EventsLost counts it. A subscriber that must
+// not miss events reads promptly into a buffer large enough for its bursts.
+// An unbuffered channel only gets the events that find its reader waiting.
+//
+// cancel stops delivery and closes the channel; events already buffered can
+// still be read. It returns once the channel is closed, and calling it again
+// or after Close is safe. Close closes every subscriber's channel when the
+// scheduler has stopped, after the last job's events. Subscribe once Close
+// has been called returns a closed channel and a cancel that does nothing.
+func (s *Scheduler) Subscribe(buffer int) (events <-chan Event, cancel func()) {
+	return s.a.Subscribe(buffer)
+}
