@@ -29,6 +29,9 @@ type ConflictGroup = policy.ConflictGroup
 // conflict group and its tier.
 type JobTypeConfig = policy.JobTypeConfig
 
+// AgingConfig raises the effective priority of waiting jobs (WithAging).
+type AgingConfig = policy.AgingConfig
+
 // Reason says why a pending job waits; it serialises as its string value.
 type Reason = policy.Reason
 
@@ -229,4 +232,15 @@ func WithCostSmoothing(alpha float64) Option {
 // 1.25·TTL after its last use. Default 10m.
 func WithKeyTTL(d time.Duration) Option {
 	return optionFunc(func(o *options) { o.limits.KeyTTL = d })
+}
+
+// WithAging turns priority aging on: a pending job's effective priority
+// grows by cfg.Step every cfg.Interval once it has waited cfg.GracePeriod,
+// up to cfg.MaxEffectivePriority, so lower tiers are never starved by a
+// stream of higher-priority work. The effective priority orders dispatch; the
+// base priority (the type's) still decides which tier's cap a job counts
+// against. See the policy package for the arithmetic and AgingConfig.MaxWait
+// for the bound it gives. Default: off.
+func WithAging(cfg AgingConfig) Option {
+	return optionFunc(func(o *options) { o.limits.Aging = &cfg })
 }

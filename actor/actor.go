@@ -146,6 +146,7 @@ func (a *Actor) run() {
 		default:
 		}
 		if took {
+			a.reportAged()
 			continue
 		}
 		select {
@@ -159,6 +160,7 @@ func (a *Actor) run() {
 				a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
 			}
 		}
+		a.reportAged()
 	}
 }
 
@@ -251,14 +253,15 @@ func (a *Actor) dispatch(now time.Time) {
 	for _, cj := range a.admitted {
 		if ce := a.log.Check(zap.DebugLevel, "admit"); ce != nil {
 			ce.Write(zap.String("type", string(cj.Type)), zap.String("id", cj.ID), zap.String("key", cj.Key),
-				zap.Int("priority", int(cj.Priority)), zap.Duration("cost", cj.Cost), zap.Duration("key_cost", cj.KeyCost),
+				zap.Int("priority", int(cj.Priority)), zap.Int("effective_priority", int(cj.Effective)),
+				zap.Duration("cost", cj.Cost), zap.Duration("key_cost", cj.KeyCost),
 				zap.Duration("waited", now.Sub(cj.Submitted)), zap.Int("tier_running", a.core.TierRunning(cj.Priority)),
 				zap.Int("running", a.core.RunningCount()))
 		}
 		if len(a.subs) > 0 {
 			a.emit(messages.JobAdmitted{
 				Time: now, Type: cj.Type, ID: cj.ID, FairnessKey: cj.Key,
-				BasePriority: cj.Priority, EffectivePriority: cj.Priority,
+				BasePriority: cj.Priority, EffectivePriority: cj.Effective,
 				Waited: now.Sub(cj.Submitted), Cost: cj.Cost, KeyCost: cj.KeyCost,
 			})
 		}
@@ -322,6 +325,28 @@ func (a *Actor) finish(d messages.Done) {
 	}
 	if !a.aborted {
 		a.dispatch(now)
+	}
+}
+
+// reportAged logs and emits the jobs whose effective priority rose while the
+// core handled the last message.
+func (a *Actor) reportAged() {
+	aged := a.core.TakeAged()
+	if len(aged) == 0 {
+		return
+	}
+	now := a.clock.Now()
+	for _, ag := range aged {
+		j := ag.Job
+		if ce := a.log.Check(zap.DebugLevel, "aged"); ce != nil {
+			ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key),
+				zap.Int("priority", int(j.Priority)), zap.Int("effective_priority", int(ag.Effective)),
+				zap.Duration("waited", now.Sub(j.Submitted)))
+		}
+		if len(a.subs) > 0 {
+			a.emit(messages.JobAged{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key,
+				BasePriority: j.Priority, EffectivePriority: ag.Effective, Waited: now.Sub(j.Submitted)})
+		}
 	}
 }
 

@@ -32,7 +32,9 @@ type Job struct {
 	Seq       uint64    // arrival order
 	Submitted time.Time // when Submit accepted it
 	Started   time.Time // when Dispatch admitted it
-	Priority  policy.Priority
+	// Priority is the type's (base) priority: the tier the job counts
+	// against. Effective is the priority it was admitted at (aging).
+	Priority, Effective policy.Priority
 	// Cost is the estimate charged to Key at admission; KeyCost is the key's
 	// accumulated cost right after that charge.
 	Cost, KeyCost time.Duration
@@ -40,6 +42,12 @@ type Job struct {
 	slot     *policy.Slot // the type's counters and registration
 	runIdx   int          // position in Core.running, -1 when not running
 	admitted uint64       // admission order, set by Dispatch
+}
+
+// Aged reports a pending job whose effective priority rose.
+type Aged struct {
+	Job       *Job
+	Effective policy.Priority
 }
 
 // Completion describes a finished job's effect on the cost model.
@@ -56,6 +64,7 @@ type Core struct {
 	ledger    *costmodel.Ledger
 	estimates *costmodel.Estimates
 	running   []*Job
+	aged      []Aged // since the last TakeAged
 	seq       uint64
 	admits    uint64 // admissions so far: orders Running
 }
@@ -67,13 +76,17 @@ func New(limits policy.Limits) *Core {
 		aging := *limits.Aging
 		q.SetAging(&aging)
 	}
-	return &Core{
+	c := &Core{
 		limits:    limits,
 		queue:     q,
 		usage:     policy.NewUsage(limits.MaxConcurrency),
 		ledger:    costmodel.NewLedger(),
 		estimates: costmodel.NewEstimates(limits.CostSmoothing),
 	}
+	q.OnAged(func(qj *queue.Job, effective policy.Priority) {
+		c.aged = append(c.aged, Aged{Job: qj.Ref.(*Job), Effective: effective})
+	})
+	return c
 }
 
 // RegisterType adds a job type.
@@ -146,6 +159,7 @@ func (c *Core) admit(now time.Time, j *Job) {
 	j.KeyCost = c.ledger.Charge(j.Key, j.Cost)
 	c.queue.SetKeyCost(j.Key, j.KeyCost)
 	j.Started = now
+	j.Effective = c.queue.Effective(&j.q, j.Priority)
 	c.admits++
 	j.admitted = c.admits
 	j.runIdx = len(c.running)
@@ -210,6 +224,15 @@ func (c *Core) WithdrawAll(now time.Time) []*Job {
 func (c *Core) Running() []*Job {
 	out := slices.Clone(c.running)
 	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.admitted, b.admitted) })
+	return out
+}
+
+// TakeAged returns the pending jobs whose effective priority rose since the
+// last call, each at most once per aging step. The slice is reused: use it
+// before the next call into the core.
+func (c *Core) TakeAged() []Aged {
+	out := c.aged
+	c.aged = c.aged[:0]
 	return out
 }
 

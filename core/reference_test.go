@@ -281,10 +281,11 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 		RunningByTier:   map[policy.Priority]int{},
 		RunningByType:   map[policy.JobType]int{},
 		Types:           map[policy.JobType]policy.JobTypeConfig{},
+		Aging:           r.aging,
 	}
 	for _, j := range r.running {
 		s.Running = append(s.Running, RunningJob{
-			Type: j.typ, ID: j.id, FairnessKey: j.key, Priority: j.prio,
+			Type: j.typ, ID: j.id, FairnessKey: j.key, Priority: j.prio, EffectivePriority: r.effective(j, j.started),
 			Submitted: j.submitted, Started: j.started, EstimatedCost: j.cost,
 		})
 		s.RunningByTier[j.prio]++
@@ -292,7 +293,7 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 	}
 	for _, j := range r.sorted(now) {
 		s.Pending = append(s.Pending, PendingJob{
-			Type: j.typ, ID: j.id, FairnessKey: j.key, Priority: j.prio,
+			Type: j.typ, ID: j.id, FairnessKey: j.key, Priority: j.prio, EffectivePriority: r.effective(j, now),
 			Submitted: j.submitted, Reason: r.blocker(j),
 		})
 	}

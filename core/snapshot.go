@@ -27,6 +27,8 @@ type Snapshot struct {
 	RunningByTier map[policy.Priority]int                 `json:"running_by_tier"`
 	RunningByType map[policy.JobType]int                  `json:"running_by_type"`
 	Types         map[policy.JobType]policy.JobTypeConfig `json:"types"`
+	// Aging is the aging configuration; nil when aging is off.
+	Aging *policy.AgingConfig `json:"aging,omitempty"`
 	// EventsLost counts the events dropped since the start because a
 	// subscriber's channel was full, once per subscriber that missed one.
 	// The core has no subscribers: its owner fills this in.
@@ -35,24 +37,30 @@ type Snapshot struct {
 
 // RunningJob is one running job in a Snapshot.
 type RunningJob struct {
-	Type        policy.JobType  `json:"type"`
-	ID          string          `json:"id"`
-	FairnessKey string          `json:"fairness_key"`
-	Priority    policy.Priority `json:"priority"`
-	Submitted   time.Time       `json:"submitted"`
-	Started     time.Time       `json:"started"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+	// Priority is the base priority, the tier the job counts against;
+	// EffectivePriority the priority it was admitted at.
+	Priority          policy.Priority `json:"priority"`
+	EffectivePriority policy.Priority `json:"effective_priority"`
+	Submitted         time.Time       `json:"submitted"`
+	Started           time.Time       `json:"started"`
 	// EstimatedCost is what admission charged to the key.
 	EstimatedCost time.Duration `json:"estimated_cost"`
 }
 
 // PendingJob is one waiting job in a Snapshot.
 type PendingJob struct {
-	Type        policy.JobType  `json:"type"`
-	ID          string          `json:"id"`
-	FairnessKey string          `json:"fairness_key"`
-	Priority    policy.Priority `json:"priority"`
-	Submitted   time.Time       `json:"submitted"`
-	Reason      policy.Reason   `json:"reason"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+	// Priority is the base priority, the tier the job counts against;
+	// EffectivePriority the priority it competes at now (aging).
+	Priority          policy.Priority `json:"priority"`
+	EffectivePriority policy.Priority `json:"effective_priority"`
+	Submitted         time.Time       `json:"submitted"`
+	Reason            policy.Reason   `json:"reason"`
 }
 
 // CostEstimate is the learned cost of one (type, id).
@@ -75,10 +83,11 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		RunningByTier:   c.usage.ByTier(),
 		RunningByType:   c.usage.ByType(),
 		Types:           c.Types(),
+		Aging:           c.limits.Aging,
 	}
 	for _, j := range c.Running() {
 		s.Running = append(s.Running, RunningJob{
-			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Priority: j.Priority,
+			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Priority: j.Priority, EffectivePriority: j.Effective,
 			Submitted: j.Submitted, Started: j.Started, EstimatedCost: j.Cost,
 		})
 	}
@@ -95,7 +104,8 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 	for _, j := range pending {
 		s.Pending = append(s.Pending, PendingJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Priority: j.Priority,
-			Submitted: j.Submitted, Reason: c.usage.Blocker(j.slot, j.ID),
+			EffectivePriority: c.queue.Effective(&j.q, j.Priority),
+			Submitted:         j.Submitted, Reason: c.usage.Blocker(j.slot, j.ID),
 		})
 	}
 	c.estimates.Each(func(k costmodel.EstimateKey, cost time.Duration) {
