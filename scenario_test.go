@@ -64,7 +64,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // the reviewed golden file, then checks caps, conflicts and the property
 // each scenario exists to show.
 func TestSpecScenarios(t *testing.T) {
-	for _, sc := range scenario.Spec() {
+	for _, sc := range scenario.All() {
 		t.Run(sc.Name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				res, err := scenario.Run(sc, clock.NewMock(), settle)

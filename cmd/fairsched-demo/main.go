@@ -20,7 +20,7 @@ import (
 )
 
 func main() {
-	only := flag.Int("only", 0, "play only scenario N (1-5)")
+	only := flag.Int("only", 0, "play only scenario N")
 	flag.Parse()
 	if err := play(os.Stdout, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "fairsched-demo:", err)
@@ -29,7 +29,7 @@ func main() {
 }
 
 func play(w io.Writer, only int) error {
-	for i, sc := range scenario.Spec() {
+	for i, sc := range scenario.All() {
 		if only != 0 && only != i+1 {
 			continue
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/fairsched/fairsched/internal/scenario"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -16,8 +18,8 @@ func TestDemoPlaysAllScenariosCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := out.String()
-	if n := strings.Count(text, "SCENARIO "); n != 5 {
-		t.Errorf("played %d scenarios; want 5", n)
+	if n := strings.Count(text, "SCENARIO "); n != len(scenario.All()) {
+		t.Errorf("played %d scenarios; want %d", n, len(scenario.All()))
 	}
 	if strings.Contains(text, "FAIL") {
 		t.Errorf("the demo reports a broken promise:\n%s", text)

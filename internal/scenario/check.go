@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // Check verifies the invariants every run must keep — no cap exceeded, no
@@ -23,6 +24,12 @@ func Check(sc Scenario, res Result) []string {
 	case "4-conflict-exclusion":
 		out = append(out, after(res, "repack(repo1)", "sync-clone(repo1)"), after(res, "repack(repo2)", "sync-clone(repo2)"),
 			overlap(res, "sync-clone(repo1)", "sync-clone(repo2)"), overlap(res, "repack(repo1)", "repack(repo2)"))
+	case "6-aging-under-stream":
+		j := find(sc, "repack(big)")
+		bound := int(sc.Aging.MaxWait(1) / time.Second)
+		out = append(out, verdict(res.Start[j.Name()] <= j.Arrival+bound,
+			"repack(big) arrived at T=%d and started at T=%d, within MaxWait(1) = %ds under a stream that never paused",
+			j.Arrival, res.Start[j.Name()], bound))
 	case "5-many-background-types":
 		for i := 1; i <= 4; i++ {
 			out = append(out, startsAtArrival(sc, res, fmt.Sprintf("sync-clone(clone%d)", i)))

@@ -54,6 +54,7 @@ type Scenario struct {
 	Name           string
 	Title          string
 	MaxConcurrency int
+	Aging          *fairsched.AgingConfig // nil: no aging
 	Types          []Type
 	Jobs           []Job
 }
@@ -68,6 +69,9 @@ type Event struct {
 	// charge, and the running count of the job's tier and overall.
 	Cost, KeyCost        time.Duration
 	TierRunning, Running int
+	// Base is the job's base priority; Effective the priority it was
+	// admitted at ("admit") or has aged to ("aged").
+	Base, Effective int
 	// For "done": the cost estimate of the (type, id) after the run.
 	Estimate time.Duration
 }
@@ -79,10 +83,16 @@ func (e Event) String() string {
 	}
 	switch e.Kind {
 	case "admit":
-		return fmt.Sprintf("T=%3d  ADMIT   %-22s key=%-8s cost=%-4v accumulated[%s]=%-5v tier_running=%d running=%d",
-			e.T, e.Job, key, e.Cost, key, e.KeyCost, e.TierRunning, e.Running)
+		aged := ""
+		if e.Effective > e.Base {
+			aged = fmt.Sprintf(" aged %d→%d", e.Base, e.Effective)
+		}
+		return fmt.Sprintf("T=%3d  ADMIT   %-22s key=%-8s cost=%-4v accumulated[%s]=%-5v tier_running=%d running=%d%s",
+			e.T, e.Job, key, e.Cost, key, e.KeyCost, e.TierRunning, e.Running, aged)
 	case "done":
 		return fmt.Sprintf("T=%3d  DONE    %-22s key=%-8s estimate now %v", e.T, e.Job, key, e.Estimate)
+	case "aged":
+		return fmt.Sprintf("T=%3d  AGED    %-22s key=%-8s effective priority now %d", e.T, e.Job, key, e.Effective)
 	}
 	return fmt.Sprintf("T=%3d  ARRIVE  %-22s key=%s", e.T, e.Job, key)
 }
@@ -123,6 +133,9 @@ func Run(sc Scenario, clk *clock.Mock, settle Settler) (Result, error) {
 	opts := []fairsched.Option{fairsched.WithClock(clk), fairsched.WithLogger(zap.New(logs))}
 	if sc.MaxConcurrency > 0 {
 		opts = append(opts, fairsched.WithMaxConcurrency(sc.MaxConcurrency))
+	}
+	if sc.Aging != nil {
+		opts = append(opts, fairsched.WithAging(*sc.Aging))
 	}
 	s, err := fairsched.New(opts...)
 	if err != nil {
@@ -260,8 +273,12 @@ func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
 			ev.Kind = "admit"
 			ev.Cost, ev.KeyCost = dur(f["cost"]), dur(f["key_cost"])
 			ev.TierRunning, ev.Running = int(f["tier_running"].(int64)), int(f["running"].(int64))
+			ev.Base, ev.Effective = int(f["priority"].(int64)), int(f["effective_priority"].(int64))
 			r.res.Start[name] = r.now
 			r.admits = append(r.admits, name)
+		case "aged":
+			ev.Kind = "aged"
+			ev.Base, ev.Effective = int(f["priority"].(int64)), int(f["effective_priority"].(int64))
 		case "complete":
 			ev.Kind = "done"
 			ev.Estimate = dur(f["estimate"])

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // synctest-driven tests of the root package pin down: the demo shows what
 // the tests prove.
 func TestPollMatchesGolden(t *testing.T) {
-	for _, sc := range scenario.Spec() {
+	for _, sc := range scenario.All() {
 		t.Run(sc.Name, func(t *testing.T) {
 			res, err := scenario.Run(sc, clock.NewMock(), scenario.Poll)
 			if err != nil {

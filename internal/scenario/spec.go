@@ -30,6 +30,37 @@ func Spec() []Scenario {
 	return []Scenario{BackgroundSaturated(), TwoClientBurst(), ExpensiveVsCheap(), ConflictExclusion(), ManyBackgroundTypes()}
 }
 
+// All returns every scenario: the spec's five, then those of the later
+// features.
+func All() []Scenario {
+	return append(Spec(), AgingUnderStream())
+}
+
+// AgingUnderStream: two slots, a foreground stream that always has two
+// clones waiting, and one background job. Without aging the background job
+// would wait as long as the stream lasts; with aging (grace 3s, +2 per
+// second, ceiling 8) it reaches the foreground's priority after
+// MaxWait(1) = 3s + ⌈7/2⌉·1s = 7s and, its key having consumed less, takes
+// the next slot that frees.
+func AgingUnderStream() Scenario {
+	sc := Scenario{Name: "6-aging-under-stream", Title: "Aging lifts a background job past a continuous foreground stream",
+		MaxConcurrency: 2,
+		Aging:          &fairsched.AgingConfig{GracePeriod: 3 * time.Second, Interval: time.Second, Step: 2, MaxEffectivePriority: 8},
+		Types: []Type{
+			{SyncClone, fairsched.JobTypeConfig{DefaultCost: time.Second, ConflictGroup: "git", Priority: 8}},
+			{Repack, fairsched.JobTypeConfig{DefaultCost: 4 * time.Second, ConflictGroup: "git", Priority: 1}},
+		}}
+	for t := 0; t < 12; t++ {
+		sc.Jobs = append(sc.Jobs,
+			Job{SyncClone, fmt.Sprintf("s%da", t), "user", t, 1, ""},
+			Job{SyncClone, fmt.Sprintf("s%db", t), "user", t, 1, ""})
+		if t == 0 {
+			sc.Jobs = append(sc.Jobs, Job{Repack, "big", "", 0, 3, ""})
+		}
+	}
+	return sc
+}
+
 // BackgroundSaturated is scenario 1: background work fills its tier, then a
 // foreground clone arrives and must start at once.
 func BackgroundSaturated() Scenario {
