@@ -26,4 +26,84 @@
 // which limits it filled or freed (a Transition). The core uses those to
 // switch tiers and types off and on in the pending index and to wake the
 // jobs parked on a conflict key, instead of re-examining every pending job.
+//
+// # Slot allocation
+//
+// With group weights configured, AllocateSlots splits the global cap C among
+// the job groups, each allocation computed from scratch. For a group i
+// with weight wᵢ ≥ 1, minimum mᵢ, limit lᵢ (0 = none) and demand dᵢ (its
+// pending plus running jobs; 0 for a paused group):
+//
+//	uᵢ = min(dᵢ, lᵢ, C)          usable slots (lᵢ dropped when 0)
+//	μᵢ = min(mᵢ, uᵢ)             the minimum, never more than i can use
+//	hᵢ = uᵢ − μᵢ                 headroom above the minimum
+//	R  = C − Σ μᵢ                what the weights share
+//
+// Minimums come first: each group gets μᵢ. The weights then share R, added
+// on top of the minimums, work-conserving: a group drained or at its limit
+// keeps only its headroom, and what it cannot use goes to the others, again
+// by weight. In exact arithmetic that is water filling: the level λ solves
+//
+//	Σ min(hᵢ, wᵢ·λ) = R          (no solution when Σ hᵢ ≤ R: every group
+//	qᵢ = min(hᵢ, wᵢ·λ)            gets uᵢ and C − Σ uᵢ slots stay idle)
+//
+// and qᵢ is group i's exact share beyond its minimum. It is the fixed point
+// of the spec's steps, share by weight, clip to demand and limit,
+// redistribute the excess, repeated until no slot is left or every group is
+// full. A group is saturated (qᵢ = hᵢ) when hᵢ ≤ wᵢ·λ. λ is found in
+// passes: at the current level λ = R′/W′, R′ being what the saturated
+// groups left and W′ the weight of the others, every group with hᵢ ≤ wᵢ·λ
+// saturates. Saturating raises λ, so a saturated group stays saturated; the
+// passes end when one saturates none (at most one pass per group, a few in
+// practice), and the time is O(n · passes).
+//
+// Rounding happens once, at the end, by the largest remainder (Hamilton's
+// method). Saturated shares are integers; the others are qᵢ = wᵢ·R′/W′, all
+// over the common denominator W′. Each group gets ⌊qᵢ⌋, and the
+// k = R′ − Σ ⌊qᵢ⌋ slots left go one each to the k largest remainders
+// wᵢ·R′ mod W′ (selected in linear expected time, not sorted). Equal
+// remainders go to the group holding fewer slots (μᵢ + ⌊qᵢ⌋), for which the
+// slot is the larger relative gain: both have the same claim to it, so it
+// goes where it narrows the gap between groups. Then names break ties,
+// ascending, so the jobs without a group, named "", come first; then input
+// positions (names should be unique). The arithmetic is integer
+// (128-bit products), so equal fractions tie exactly and no float rounding
+// decides a slot. Since an unsaturated qᵢ is strictly below the integer hᵢ,
+// ⌈qᵢ⌉ ≤ hᵢ: rounding never breaks a limit and nothing is clipped after it.
+// The result:
+//
+//	slotsᵢ ∈ μᵢ + {⌊qᵢ⌋, ⌈qᵢ⌉}    within one slot of the exact fair share
+//	slotsᵢ ≤ uᵢ                   never past demand or limit
+//	Σ slotsᵢ = min(C, Σ uᵢ)       idle slots only when every group is full
+//
+// It depends on the set of groups only, not their order. Rounding in every
+// redistribution round instead compounds the rounds' errors: a group
+// rounded up in one round can be rounded up again in the next and end more
+// than a slot above its share (a test shows one at 5 for an exact 3.5).
+//
+// The spec's example: C = 16, A with w 3, l 12, d 50,000; B with w 1, l 6,
+// m 2, d 200. μ_B = 2, R = 14, h_A = 12, h_B = 4; at λ = 14/4 neither
+// saturates (12 > 10.5, 4 > 3.5), so q_A = 10.5, q_B = 3.5. The floors give
+// 10 and 3 and leave one slot; the remainders tie at ½, and B, holding 5
+// slots to A's 10, takes it: A 10, B 6, as the spec says. Names alone would
+// decide by spelling ("A" < "B" gives A 11, B 5; "s3://b2-backup" <
+// "s3://prod" gives the spec's answer); counting the minimum inside the
+// weighted share (C by weight, then raise B to 2) would give A 12, B 4,
+// while the spec adds the minimum on top. With B at 3 jobs: u_B = 3,
+// h_B = 1 ≤ 3.5 saturates B at 3; then λ = 13/3 and h_A = 12 ≤ 13
+// saturates A at its limit 12; 1 slot stays idle.
+//
+// Minimums are guaranteed whenever Σ μᵢ ≤ C, which validation ensures by
+// rejecting configured minimums that sum over capacity. Should they not
+// fit, C is apportioned in proportion to the μᵢ by the same rounding, each
+// group getting at most its μᵢ, and nothing goes by weight.
+//
+// Raising a group's weight never lowers its slots: its exact share can only
+// grow and the others' only shrink, so its remainder cannot fall out of the
+// k largest. Raising C can cost a group one slot, never more (Hamilton's
+// Alabama paradox, bounded by the quota property above). Weights are used
+// exactly while the bit lengths of the largest and of the number of groups
+// add up to at most 63 (any weight below 2⁵⁵ with fewer than 256 groups);
+// beyond that they are shifted right together until their sum fits, their
+// ratios kept approximately.
 package policy

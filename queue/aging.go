@@ -43,8 +43,36 @@ func (q *Queue) OnAged(fn func(j *Job, effective policy.Priority)) { q.onAged = 
 func (q *Queue) At(now time.Time) {
 	q.now = now
 	for len(q.promos) > 0 && !q.promos[0].at.After(now) {
-		q.place(q.promos[0].lane)
+		l := q.promos[0].lane
+		switch l.held {
+		case holdNone:
+			q.place(l)
+		case holdLimit:
+			// Held by its group's allocation: it ages all the same, and
+			// once urgent it returns to dispatch to borrow a slot.
+			if b := q.bandOfLane(l); q.aging.Urgent(q.effective(l.tq.level.p, b)) {
+				q.unhold(l)
+			} else {
+				q.schedule(l)
+			}
+		default:
+			q.unschedule(l) // paused: its clock stands still
+		}
 	}
+}
+
+// waited returns how long j has waited for aging purposes: since its
+// submission, less the time its group was paused since then.
+func (q *Queue) waited(j *Job) time.Duration {
+	end := q.now
+	var paused time.Duration
+	if g := j.Group; g != nil {
+		paused = g.pausedTotal - j.pauseBase
+		if g.paused {
+			end = g.pausedAt
+		}
+	}
+	return end.Sub(j.Submitted) - paused
 }
 
 // bandsOf returns the number of aging bands of base priority p.
@@ -70,7 +98,7 @@ func (q *Queue) Effective(j *Job, base policy.Priority) policy.Priority {
 	if q.aging == nil {
 		return base
 	}
-	return q.aging.Effective(base, q.now.Sub(j.Submitted))
+	return q.aging.Effective(base, q.waited(j))
 }
 
 // bandOfLane returns the band of lane l's head, and reports the head's rise
@@ -80,7 +108,7 @@ func (q *Queue) bandOfLane(l *lane) int {
 		return 0
 	}
 	head, lv := l.front(), l.tq.level
-	e := q.aging.Effective(lv.p, q.now.Sub(head.Submitted))
+	e := q.aging.Effective(lv.p, q.waited(head))
 	b := 0
 	if e > lv.p {
 		b = min(int((e-lv.p+max(q.aging.Step, 1)-1)/max(q.aging.Step, 1)), lv.bands-1)
@@ -100,12 +128,13 @@ func (q *Queue) schedule(l *lane) {
 		return
 	}
 	head := l.front()
-	next, ok := q.aging.NextRise(l.tq.level.p, q.now.Sub(head.Submitted))
+	waited := q.waited(head)
+	next, ok := q.aging.NextRise(l.tq.level.p, waited)
 	if !ok {
 		q.unschedule(l)
 		return
 	}
-	l.promo.lane, l.promo.at = l, head.Submitted.Add(next)
+	l.promo.lane, l.promo.at = l, q.now.Add(next-waited)
 	if l.promo.idx >= 0 {
 		q.promos.fix(l.promo.idx)
 	} else {

@@ -24,6 +24,9 @@ type Job struct {
 	Seq  uint64
 	// Submitted starts the job's aging clock.
 	Submitted time.Time
+	// Group is the job's group (Queue.Group), nil for none: jobs of a group
+	// can be held together (its allocation reached) or paused.
+	Group *Group
 	// Ref belongs to the caller: it leads back from the queue's job to the
 	// caller's record of it.
 	Ref any
@@ -35,6 +38,9 @@ type Job struct {
 	pos      int // position in its lane's FIFO while there
 	parkedOn policy.ConflictKey
 	aged     int // the highest aging band reported for the job
+	// pauseBase is the group's paused time when the job arrived: the
+	// pauses after it are taken off the job's aging clock.
+	pauseBase time.Duration
 }
 
 func (j *Job) before(o *Job) bool { return j.Seq < o.Seq }
@@ -73,7 +79,22 @@ type lane struct {
 	headSeq uint64
 	band    int       // aging band of the head, which holds the lane's best job
 	promo   promotion // when the head next rises a band
+	group   *Group
+	held    hold // why the lane is out of dispatch though it holds jobs
+	gidx    int  // position in group.lanes while the lane holds jobs
 }
+
+// hold says why a lane that holds jobs is out of dispatch.
+type hold uint8
+
+const (
+	holdNone   hold = iota
+	holdLimit       // its group is at its allocation
+	holdPaused      // its group is paused
+)
+
+// dispatchable reports whether the lane belongs in its type queue.
+func (l *lane) dispatchable() bool { return l.live > 0 && l.held == holdNone }
 
 func (l *lane) before(o *lane) bool {
 	if l.cost != o.cost {
@@ -202,6 +223,7 @@ type Queue struct {
 	types  map[policy.JobType]*typeQueue
 	keys   map[string]*keyRec
 	parked map[policy.ConflictKey]*ixheap[*Job]
+	groups map[string]*Group
 	n      int
 }
 
@@ -212,6 +234,7 @@ func New() *Queue {
 		types:  map[policy.JobType]*typeQueue{},
 		keys:   map[string]*keyRec{},
 		parked: map[policy.ConflictKey]*ixheap[*Job]{},
+		groups: map[string]*Group{},
 	}
 }
 
@@ -246,6 +269,9 @@ func (q *Queue) Push(j *Job, keyCost time.Duration) {
 	}
 	k.jobs++
 	j.key = k
+	if j.Group != nil {
+		j.pauseBase = j.Group.pausedTotal
+	}
 	l := q.laneOf(j, q.types[j.Type])
 	j.pos = len(l.fifo)
 	l.fifo = append(l.fifo, j)
@@ -260,19 +286,26 @@ func (q *Queue) laneOf(j *Job, tq *typeQueue) *lane {
 	k := j.key
 	var l *lane
 	for _, x := range k.all { // a key uses few types: a scan beats a hash
-		if x.tq == tq {
+		if x.tq == tq && x.group == j.Group {
 			l = x
 			break
 		}
 	}
 	if l == nil {
-		l = &lane{tq: tq, key: k, idx: -1}
+		l = &lane{tq: tq, key: k, idx: -1, group: j.Group, gidx: -1}
 		l.promo.idx = -1
 		k.all = append(k.all, l)
 	}
 	if l.live == 0 {
 		k.lanes = append(k.lanes, l)
 		l.cost = k.cost
+		if g := l.group; g != nil {
+			l.gidx = len(g.lanes)
+			g.lanes = append(g.lanes, l)
+			if g.paused {
+				l.held = holdPaused
+			}
+		}
 	}
 	j.lane = l
 	return l
@@ -282,7 +315,11 @@ func (q *Queue) laneOf(j *Job, tq *typeQueue) *lane {
 func (q *Queue) enter(l *lane) {
 	l.live++
 	l.refresh()
-	q.place(l)
+	if l.held == holdNone {
+		q.place(l)
+	} else if l.held == holdLimit {
+		q.schedule(l) // a held lane still ages: it may grow urgent
+	}
 }
 
 // place puts lane l, which holds jobs, where its head says: in the band of
@@ -381,15 +418,33 @@ func (q *Queue) leaveLane(j *Job) {
 		return
 	}
 	l.refresh()
-	q.place(l)
+	if l.held == holdNone {
+		q.place(l)
+	} else if l.held == holdLimit {
+		q.schedule(l)
+	}
 }
 
 // dropLane takes an emptied lane out of dispatch; the lane itself stays with
 // its key for the key's next job of the type.
 func (q *Queue) dropLane(l *lane) {
-	l.tq.take(l)
+	if l.idx >= 0 {
+		l.tq.take(l)
+	}
 	q.unschedule(l)
 	l.tq.settle()
+	if g := l.group; g != nil {
+		last := len(g.lanes) - 1
+		g.lanes[l.gidx] = g.lanes[last]
+		g.lanes[l.gidx].gidx = l.gidx
+		g.lanes[last] = nil
+		g.lanes = g.lanes[:last]
+		l.gidx = -1
+	}
+	if l.held == holdLimit {
+		l.group.heldLanes--
+	}
+	l.held = holdNone
 	clear(l.fifo)
 	l.fifo, l.head, l.stale = l.fifo[:0], 0, 0
 	k := l.key
@@ -448,8 +503,10 @@ func (q *Queue) setCost(k *keyRec, cost time.Duration) {
 	k.cost = cost
 	for _, l := range k.lanes {
 		l.cost = cost
-		l.tq.bands[l.band].fix(l.idx)
-		l.tq.settle()
+		if l.idx >= 0 {
+			l.tq.bands[l.band].fix(l.idx)
+			l.tq.settle()
+		}
 	}
 }
 
