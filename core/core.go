@@ -27,6 +27,7 @@ type Job struct {
 	Type    policy.JobType
 	ID      string
 	Key     string // fairness key; "" for background work
+	Group   string // "" for none
 	Payload any    // the caller's: what to run, whom to answer
 
 	Seq       uint64    // arrival order
@@ -40,8 +41,9 @@ type Job struct {
 	Cost, KeyCost time.Duration
 
 	slot     *policy.Slot // the type's counters and registration
-	runIdx   int          // position in Core.running, -1 when not running
-	admitted uint64       // admission order, set by Dispatch
+	grp      *group
+	runIdx   int    // position in Core.running, -1 when not running
+	admitted uint64 // admission order, set by Dispatch
 }
 
 // Aged reports a pending job whose effective priority rose.
@@ -58,25 +60,36 @@ type Completion struct {
 
 // Core holds all scheduling state. It is not safe for concurrent use.
 type Core struct {
-	limits    policy.Limits
-	queue     *queue.Queue
-	usage     *policy.Usage
-	ledger    *costmodel.Ledger
-	estimates *costmodel.Estimates
-	running   []*Job
-	aged      []Aged // since the last TakeAged
-	seq       uint64
-	admits    uint64 // admissions so far: orders Running
+	limits       policy.Limits
+	queue        *queue.Queue
+	usage        *policy.Usage
+	ledger       *costmodel.Ledger
+	estimates    *costmodel.Estimates
+	running      []*Job
+	groups       map[string]*group
+	aged         []Aged             // since the last TakeAged
+	allocChanges []AllocationChange // since the last TakeAllocationChanges
+	seq          uint64
+	admits       uint64 // admissions so far: orders Running
 }
 
 // New returns an empty core. The limits must be valid.
 func New(limits policy.Limits) *Core {
 	q := queue.New()
+	if limits.Groups != nil {
+		groups := *limits.Groups
+		groups.Groups = make(map[string]policy.GroupConfig, len(limits.Groups.Groups))
+		for k, v := range limits.Groups.Groups {
+			groups.Groups[k] = v
+		}
+		limits.Groups = &groups
+	}
 	if limits.Aging != nil {
 		aging := *limits.Aging
 		q.SetAging(&aging)
 	}
 	c := &Core{
+		groups:    map[string]*group{},
 		limits:    limits,
 		queue:     q,
 		usage:     policy.NewUsage(limits.MaxConcurrency),
@@ -116,9 +129,14 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	}
 	c.seq++
 	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, now, slot.Config.Priority, slot, -1
-	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Ref: j}
+	g := c.groupOf(j.Group)
+	j.grp = g
+	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Group: g.q, Ref: j}
 	c.queue.At(now)
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
+	before := g.demand()
+	g.pending++
+	c.demandChanged(g, before)
 	return nil
 }
 
@@ -135,6 +153,10 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 			break
 		}
 		j := qj.Ref.(*Job)
+		if c.groupBlocks(j) {
+			c.queue.Hold(qj)
+			continue
+		}
 		if c.usage.Conflicting(j.slot.Config, j.ID) {
 			ck, _ := j.slot.Config.Conflicts(j.ID)
 			c.queue.Park(qj, ck)
@@ -160,6 +182,8 @@ func (c *Core) admit(now time.Time, j *Job) {
 	c.queue.SetKeyCost(j.Key, j.KeyCost)
 	j.Started = now
 	j.Effective = c.queue.Effective(&j.q, j.Priority)
+	j.grp.pending--
+	j.grp.running++
 	c.admits++
 	j.admitted = c.admits
 	j.runIdx = len(c.running)
@@ -194,6 +218,13 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	elapsed := now.Sub(j.Started)
 	est := c.estimates.Observe(estimateKey(j), elapsed, j.Cost, now)
 	c.ledger.Leave(j.Key, now)
+	g := j.grp
+	before := g.demand()
+	g.running--
+	c.demandChanged(g, before)
+	if c.mayRun(g) {
+		c.queue.ReleaseGroup(g.q)
+	}
 	return Completion{Elapsed: elapsed, Estimate: est}
 }
 
@@ -206,6 +237,9 @@ func (c *Core) Withdraw(now time.Time, j *Job) bool {
 	}
 	c.queue.Remove(&j.q)
 	c.ledger.Leave(j.Key, now)
+	before := j.grp.demand()
+	j.grp.pending--
+	c.demandChanged(j.grp, before)
 	return true
 }
 

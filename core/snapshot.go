@@ -29,6 +29,8 @@ type Snapshot struct {
 	Types         map[policy.JobType]policy.JobTypeConfig `json:"types"`
 	// Aging is the aging configuration; nil when aging is off.
 	Aging *policy.AgingConfig `json:"aging,omitempty"`
+	// Groups lists the groups with jobs, paused or holding slots, by name.
+	Groups []GroupSnapshot `json:"groups,omitempty"`
 	// EventsLost counts the events dropped since the start because a
 	// subscriber's channel was full, once per subscriber that missed one.
 	// The core has no subscribers: its owner fills this in.
@@ -40,6 +42,7 @@ type RunningJob struct {
 	Type        policy.JobType `json:"type"`
 	ID          string         `json:"id"`
 	FairnessKey string         `json:"fairness_key"`
+	Group       string         `json:"group,omitempty"`
 	// Priority is the base priority, the tier the job counts against;
 	// EffectivePriority the priority it was admitted at.
 	Priority          policy.Priority `json:"priority"`
@@ -55,6 +58,7 @@ type PendingJob struct {
 	Type        policy.JobType `json:"type"`
 	ID          string         `json:"id"`
 	FairnessKey string         `json:"fairness_key"`
+	Group       string         `json:"group,omitempty"`
 	// Priority is the base priority, the tier the job counts against;
 	// EffectivePriority the priority it competes at now (aging).
 	Priority          policy.Priority `json:"priority"`
@@ -84,10 +88,11 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		RunningByType:   c.usage.ByType(),
 		Types:           c.Types(),
 		Aging:           c.limits.Aging,
+		Groups:          c.groupSnapshots(),
 	}
 	for _, j := range c.Running() {
 		s.Running = append(s.Running, RunningJob{
-			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Priority: j.Priority, EffectivePriority: j.Effective,
+			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority, EffectivePriority: j.Effective,
 			Submitted: j.Submitted, Started: j.Started, EstimatedCost: j.Cost,
 		})
 	}
@@ -103,9 +108,9 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 	})
 	for _, j := range pending {
 		s.Pending = append(s.Pending, PendingJob{
-			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Priority: j.Priority,
+			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority,
 			EffectivePriority: c.queue.Effective(&j.q, j.Priority),
-			Submitted:         j.Submitted, Reason: c.usage.Blocker(j.slot, j.ID),
+			Submitted:         j.Submitted, Reason: c.reason(j),
 		})
 	}
 	c.estimates.Each(func(k costmodel.EstimateKey, cost time.Duration) {
@@ -115,4 +120,18 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.ID, b.ID))
 	})
 	return s
+}
+
+// reason returns the first rule that keeps pending job j waiting: paused,
+// then global, tier and type caps, then its group's allocation, then a
+// conflict.
+func (c *Core) reason(j *Job) policy.Reason {
+	if j.grp.q.Paused() {
+		return policy.ReasonPaused
+	}
+	r := c.usage.Blocker(j.slot, j.ID)
+	if (r == "" || r == policy.ReasonConflict) && c.groupBlocks(j) {
+		return policy.ReasonGroupLimit
+	}
+	return r
 }

@@ -44,6 +44,8 @@ const (
 	ReasonTierLimit   Reason = "tier_limit"   // int(Priority) jobs of the tier running
 	ReasonTypeLimit   Reason = "type_limit"   // JobTypeConfig.MaxConcurrency reached
 	ReasonConflict    Reason = "conflict"     // a job of the same conflict group runs on the same id
+	ReasonGroupLimit  Reason = "group_limit"  // the job's group runs its allocation of slots (or its limit)
+	ReasonPaused      Reason = "paused"       // the job's group is paused
 )
 
 // Sentinel errors. Match them with errors.Is; the returned errors wrap them
@@ -98,6 +100,73 @@ type Limits struct {
 	KeyTTL time.Duration
 	// Aging, when not nil, raises the effective priority of waiting jobs.
 	Aging *AgingConfig
+	// Groups, when not nil, splits MaxConcurrency among job groups.
+	Groups *GroupsConfig
+}
+
+// GroupConfig is the share settings of one group.
+type GroupConfig struct {
+	// Weight is the group's relative share of the capacity left after the
+	// minimums; at least 1.
+	Weight int `json:"weight"`
+	// MinSlots are guaranteed to the group while it has that much work.
+	MinSlots int `json:"min_slots,omitempty"`
+	// Limit caps the group's running jobs; 0 means no cap.
+	Limit int `json:"limit,omitempty"`
+}
+
+// GroupsConfig configures weighted group slots.
+type GroupsConfig struct {
+	// DefaultWeight is the weight of groups not in Groups, the jobs without
+	// a group included (they form the group ""). At least 1.
+	DefaultWeight int `json:"default_weight"`
+	// Groups holds the groups configured by name.
+	Groups map[string]GroupConfig `json:"groups"`
+}
+
+// Config returns the settings of group name: its own, or the default
+// weight.
+func (c *GroupsConfig) Config(name string) GroupConfig {
+	if g, ok := c.Groups[name]; ok {
+		return g
+	}
+	return GroupConfig{Weight: c.DefaultWeight}
+}
+
+// Validate checks the group settings against the global cap.
+func (c *GroupsConfig) Validate(maxConcurrency int) error {
+	if maxConcurrency < 1 {
+		return InvalidConfig("MaxConcurrency", "unlimited", "is required with group weights, minimums or limits: the capacity they split")
+	}
+	if c.DefaultWeight < 1 {
+		return InvalidConfig("DefaultGroupWeight", c.DefaultWeight, "must be at least 1")
+	}
+	mins := 0
+	for name, g := range c.Groups {
+		if err := g.Validate(name); err != nil {
+			return err
+		}
+		mins += g.MinSlots
+	}
+	if mins > maxConcurrency {
+		return InvalidConfig("GroupMinSlots", mins, fmt.Sprintf("the minimums add up to more than MaxConcurrency (%d)", maxConcurrency))
+	}
+	return nil
+}
+
+// Validate checks one group's settings.
+func (g GroupConfig) Validate(name string) error {
+	switch {
+	case g.Weight < 1:
+		return InvalidConfig(fmt.Sprintf("GroupWeight[%q]", name), g.Weight, "must be at least 1")
+	case g.MinSlots < 0:
+		return InvalidConfig(fmt.Sprintf("GroupMinSlots[%q]", name), g.MinSlots, "must not be negative")
+	case g.Limit < 0:
+		return InvalidConfig(fmt.Sprintf("GroupLimit[%q]", name), g.Limit, "must not be negative (0 means no cap)")
+	case g.Limit > 0 && g.MinSlots > g.Limit:
+		return InvalidConfig(fmt.Sprintf("GroupMinSlots[%q]", name), g.MinSlots, fmt.Sprintf("must not exceed the group's limit %d", g.Limit))
+	}
+	return nil
 }
 
 // Default limits.
@@ -120,8 +189,14 @@ func (l Limits) Validate() error {
 		return InvalidConfig("CostSmoothing", l.CostSmoothing, "must be in (0, 1]")
 	case l.KeyTTL <= 0:
 		return InvalidConfig("KeyTTL", l.KeyTTL, "must be positive")
-	case l.Aging != nil:
-		return l.Aging.Validate()
+	}
+	if l.Aging != nil {
+		if err := l.Aging.Validate(); err != nil {
+			return err
+		}
+	}
+	if l.Groups != nil {
+		return l.Groups.Validate(l.MaxConcurrency)
 	}
 	return nil
 }

@@ -1,0 +1,252 @@
+package core
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/queue"
+)
+
+// group is the core's record of one job group.
+type group struct {
+	name             string
+	q                *queue.Group
+	running, pending int
+	alloc            int // slots allocated by weight; meaningful with Groups configured
+}
+
+func (g *group) demand() int {
+	if g.q.Paused() {
+		return 0
+	}
+	return g.running + g.pending
+}
+
+// AllocationChange reports a group's new slot allocation.
+type AllocationChange struct {
+	Group         string
+	Previous, New int
+	Reason        string // "weight_change", "rebalance" or "group_drained"
+}
+
+// The reasons of an AllocationChange.
+const (
+	AllocWeightChange = "weight_change"
+	AllocRebalance    = "rebalance"
+	AllocGroupDrained = "group_drained"
+)
+
+// groupOf returns the record of group name, creating it.
+func (c *Core) groupOf(name string) *group {
+	g := c.groups[name]
+	if g == nil {
+		g = &group{name: name, q: c.queue.Group(name)}
+		c.groups[name] = g
+	}
+	return g
+}
+
+// demandChanged is called after a group's pending or running count moved
+// from before. The allocation depends on a group's demand only while the
+// demand does not exceed what the group holds, so a change among values
+// above the allocation — the common case for a busy group — costs nothing.
+func (c *Core) demandChanged(g *group, before int) {
+	if c.limits.Groups == nil {
+		return
+	}
+	if after := g.demand(); before > g.alloc && after > g.alloc {
+		return
+	}
+	reason := AllocRebalance
+	if g.demand() == 0 {
+		reason = AllocGroupDrained
+	}
+	c.reallocate(reason, g.name)
+}
+
+// reallocate splits the global cap among the groups with demand (see
+// policy.AllocateSlots) and releases the groups that may now run more. The
+// group named cause, if any, reports reason; the others "rebalance".
+func (c *Core) reallocate(reason, cause string) {
+	if c.limits.Groups == nil {
+		return
+	}
+	names := make([]string, 0, len(c.groups))
+	for name, g := range c.groups {
+		if g.demand() > 0 || g.alloc > 0 {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	shares := make([]policy.GroupShare, len(names))
+	for i, name := range names {
+		cfg := c.limits.Groups.Config(name)
+		shares[i] = policy.GroupShare{Name: name, Weight: cfg.Weight, MinSlots: cfg.MinSlots, Limit: cfg.Limit, Demand: c.groups[name].demand()}
+	}
+	for i, slots := range policy.AllocateSlots(c.limits.MaxConcurrency, shares) {
+		g := c.groups[names[i]]
+		if slots == g.alloc {
+			continue
+		}
+		why := AllocRebalance
+		if reason == AllocWeightChange || g.name == cause {
+			why = reason
+		}
+		c.allocChanges = append(c.allocChanges, AllocationChange{Group: g.name, Previous: g.alloc, New: slots, Reason: why})
+		g.alloc = slots
+		if c.mayRun(g) {
+			c.queue.ReleaseGroup(g.q)
+		}
+	}
+}
+
+// mayRun reports whether group g may start one more job that is not urgent.
+func (c *Core) mayRun(g *group) bool {
+	if c.limits.Groups == nil {
+		return true
+	}
+	limit := c.limits.Groups.Config(g.name).Limit
+	return g.running < g.alloc && (limit == 0 || g.running < limit)
+}
+
+// mayBorrow reports whether an urgent job of g may start past g's
+// allocation: never past the group's limit.
+func (c *Core) mayBorrow(g *group) bool {
+	limit := c.limits.Groups.Config(g.name).Limit
+	return limit == 0 || g.running < limit
+}
+
+// groupBlocks reports whether j's group keeps it waiting: its group runs its
+// allocation (or limit) and j is not urgent enough to borrow.
+func (c *Core) groupBlocks(j *Job) bool {
+	g := j.grp
+	if c.mayRun(g) {
+		return false
+	}
+	if a := c.limits.Aging; a != nil && a.Urgent(c.queue.Effective(&j.q, j.Priority)) {
+		return !c.mayBorrow(g)
+	}
+	return true
+}
+
+// TakeAllocationChanges returns the allocation changes since the last call.
+// The slice is reused: use it before the next call into the core.
+func (c *Core) TakeAllocationChanges() []AllocationChange {
+	out := c.allocChanges
+	c.allocChanges = c.allocChanges[:0]
+	return out
+}
+
+// SetGroupWeight changes the weight of group name (0 restores the default).
+func (c *Core) SetGroupWeight(now time.Time, name string, weight int) error {
+	if c.limits.Groups == nil {
+		return policy.InvalidConfig("SetGroupWeight", name, "group weights are not configured: no WithMaxConcurrency with group options")
+	}
+	cfg := c.limits.Groups.Config(name)
+	cfg.Weight = weight
+	if weight == 0 {
+		cfg.Weight = c.limits.Groups.DefaultWeight
+	}
+	if err := cfg.Validate(name); err != nil {
+		return err
+	}
+	c.queue.At(now)
+	groups := c.groupsCopy()
+	groups.Groups[name] = cfg
+	c.limits.Groups = groups
+	c.reallocate(AllocWeightChange, name)
+	return nil
+}
+
+// ResetGroupWeights gives every group the default weight, keeping minimums
+// and limits.
+func (c *Core) ResetGroupWeights(now time.Time) error {
+	if c.limits.Groups == nil {
+		return policy.InvalidConfig("ResetGroupWeights", "", "group weights are not configured")
+	}
+	c.queue.At(now)
+	groups := c.groupsCopy()
+	for name, g := range groups.Groups {
+		g.Weight = groups.DefaultWeight
+		groups.Groups[name] = g
+	}
+	c.limits.Groups = groups
+	c.reallocate(AllocWeightChange, "")
+	return nil
+}
+
+// groupsCopy copies the group settings, so that snapshots taken before keep
+// theirs.
+func (c *Core) groupsCopy() *policy.GroupsConfig {
+	g := *c.limits.Groups
+	g.Groups = make(map[string]policy.GroupConfig, len(c.limits.Groups.Groups)+1)
+	for k, v := range c.limits.Groups.Groups {
+		g.Groups[k] = v
+	}
+	return &g
+}
+
+// PauseGroup holds every pending job of group name (reason paused) and stops
+// their aging; the group's allocation goes to the others.
+func (c *Core) PauseGroup(now time.Time, name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: PauseGroup: the group name must not be empty", policy.ErrInvalidConfig)
+	}
+	c.queue.At(now)
+	g := c.groupOf(name)
+	if g.q.Paused() {
+		return nil
+	}
+	c.queue.Pause(g.q)
+	c.reallocate(AllocRebalance, "")
+	return nil
+}
+
+// ResumeGroup undoes PauseGroup.
+func (c *Core) ResumeGroup(now time.Time, name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: ResumeGroup: the group name must not be empty", policy.ErrInvalidConfig)
+	}
+	c.queue.At(now)
+	g := c.groupOf(name)
+	if !g.q.Paused() {
+		return nil
+	}
+	c.queue.Resume(g.q)
+	c.reallocate(AllocRebalance, "")
+	return nil
+}
+
+// GroupSnapshot is one group in a Snapshot.
+type GroupSnapshot struct {
+	Name     string `json:"name"`
+	Weight   int    `json:"weight,omitempty"`
+	MinSlots int    `json:"min_slots,omitempty"`
+	Limit    int    `json:"limit,omitempty"`
+	// Allocation is the slots the group holds by weight (0 without group
+	// weights).
+	Allocation int  `json:"allocation"`
+	Running    int  `json:"running"`
+	Pending    int  `json:"pending"`
+	Paused     bool `json:"paused,omitempty"`
+}
+
+func (c *Core) groupSnapshots() []GroupSnapshot {
+	var out []GroupSnapshot
+	for _, g := range c.groups {
+		if g.running+g.pending == 0 && !g.q.Paused() && g.alloc == 0 || g.name == "" && c.limits.Groups == nil {
+			continue
+		}
+		gs := GroupSnapshot{Name: g.name, Allocation: g.alloc, Running: g.running, Pending: g.pending, Paused: g.q.Paused()}
+		if c.limits.Groups != nil {
+			cfg := c.limits.Groups.Config(g.name)
+			gs.Weight, gs.MinSlots, gs.Limit = cfg.Weight, cfg.MinSlots, cfg.Limit
+		}
+		out = append(out, gs)
+	}
+	slices.SortFunc(out, func(a, b GroupSnapshot) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
