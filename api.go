@@ -2,6 +2,7 @@ package fairsched
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -41,17 +42,21 @@ const (
 	ReasonTierLimit   = policy.ReasonTierLimit
 	ReasonTypeLimit   = policy.ReasonTypeLimit
 	ReasonConflict    = policy.ReasonConflict
+	ReasonGroupLimit  = policy.ReasonGroupLimit
+	ReasonPaused      = policy.ReasonPaused
 )
 
 // Snapshot is a deep copy of the scheduler's state, safe to keep and to
 // serialise as JSON.
 type Snapshot = core.Snapshot
 
-// RunningJob, PendingJob and CostEstimate are the rows of a Snapshot.
+// RunningJob, PendingJob, CostEstimate and GroupSnapshot are the rows of a
+// Snapshot.
 type (
-	RunningJob   = core.RunningJob
-	PendingJob   = core.PendingJob
-	CostEstimate = core.CostEstimate
+	RunningJob    = core.RunningJob
+	PendingJob    = core.PendingJob
+	CostEstimate  = core.CostEstimate
+	GroupSnapshot = core.GroupSnapshot
 )
 
 // PanicError is the error of a job whose function panicked. It carries the
@@ -89,6 +94,14 @@ func New(opts ...Option) (*Scheduler, error) {
 	if o.err != nil {
 		return nil, o.err
 	}
+	if gs := o.limits.Groups; gs != nil {
+		for name, g := range gs.Groups {
+			if g.Weight == 0 {
+				g.Weight = gs.DefaultWeight
+				gs.Groups[name] = g
+			}
+		}
+	}
 	if err := o.limits.Validate(); err != nil {
 		return nil, err
 	}
@@ -118,25 +131,74 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 // it runs, fn's context is cancelled and RunSync returns what fn returns. A
 // panic in fn is returned as a *PanicError.
 func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey string,
-	fn func(context.Context) error) error {
+	fn func(context.Context) error, opts ...JobOption) error {
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.a.RunSync(ctx, messages.NewJob(t, jobID, fairnessKey, fn))
+	return s.a.RunSync(ctx, newJob(t, jobID, fairnessKey, fn, opts))
 }
 
 // Submit queues fn as a background job (fairness key "") and returns at
 // once. The job's error, or its panic, is logged at error level. Background
 // jobs run until they return; Close with an expired context cancels their
 // context.
-func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) error) error {
+func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) error, opts ...JobOption) error {
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
 		return err
 	}
-	return s.a.Submit(context.Background(), messages.NewJob(t, jobID, "", fn))
+	return s.a.Submit(context.Background(), newJob(t, jobID, "", fn, opts))
+}
+
+func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts []JobOption) *messages.Job {
+	j := messages.NewJob(t, jobID, key, fn)
+	for _, o := range opts {
+		o.applyJob(j)
+	}
+	return j
+}
+
+// JobOption configures one job of RunSync or Submit.
+type JobOption interface{ applyJob(*messages.Job) }
+
+type jobOptionFunc func(*messages.Job)
+
+func (f jobOptionFunc) applyJob(j *messages.Job) { f(j) }
+
+// InGroup puts the job in a group: groups share the capacity by weight
+// (WithGroupWeight) and can be paused together (PauseGroup). Jobs without a
+// group form the group "".
+func InGroup(group string) JobOption {
+	return jobOptionFunc(func(j *messages.Job) { j.Group = group })
+}
+
+// SetGroupWeight changes a group's weight at run time; the allocation is
+// recomputed at once and takes effect as slots free. Weight 0 restores the
+// default weight. It fails with ErrInvalidConfig, changing nothing, for a
+// negative weight or when group weights are not configured.
+func (s *Scheduler) SetGroupWeight(group string, weight int) error {
+	return s.a.Group(messages.SetGroupWeight, group, weight)
+}
+
+// ResetGroupWeights gives every group the default weight (minimums and
+// limits stay).
+func (s *Scheduler) ResetGroupWeights() error {
+	return s.a.Group(messages.ResetGroupWeights, "", 0)
+}
+
+// PauseGroup holds every pending job of the group (reason paused) and stops
+// their aging clocks; running jobs finish. The group's allocation goes to
+// the other groups until ResumeGroup. Pausing a paused group does nothing.
+func (s *Scheduler) PauseGroup(group string) error {
+	return s.a.Group(messages.PauseGroup, group, 0)
+}
+
+// ResumeGroup returns a paused group's jobs to dispatch; their aging clocks
+// go on from where they stopped.
+func (s *Scheduler) ResumeGroup(group string) error {
+	return s.a.Group(messages.ResumeGroup, group, 0)
 }
 
 // Snapshot returns a deep copy of the scheduler's state: running jobs,
@@ -243,4 +305,65 @@ func WithKeyTTL(d time.Duration) Option {
 // for the bound it gives. Default: off.
 func WithAging(cfg AgingConfig) Option {
 	return optionFunc(func(o *options) { o.limits.Aging = &cfg })
+}
+
+// groups returns the group settings, creating them with default weight 1.
+func (o *options) groups() *policy.GroupsConfig {
+	if o.limits.Groups == nil {
+		o.limits.Groups = &policy.GroupsConfig{DefaultWeight: 1, Groups: map[string]policy.GroupConfig{}}
+	}
+	return o.limits.Groups
+}
+
+// group returns the settings of one group, with the default weight unless
+// set.
+func (o *options) group(name string) policy.GroupConfig {
+	g, ok := o.groups().Groups[name]
+	if !ok {
+		g.Weight = 0 // resolved to the default weight in New
+	}
+	return g
+}
+
+// WithGroupWeight gives a group a weight (at least 1): the capacity left
+// after the groups' minimums is split among the groups with work in
+// proportion to their weights, and a group's unused share goes to the
+// others. Any group option splits the global cap among groups, so
+// WithMaxConcurrency is then required. See the policy package for the
+// allocation rule.
+func WithGroupWeight(group string, weight int) Option {
+	return optionFunc(func(o *options) {
+		g := o.group(group)
+		g.Weight = weight
+		if weight < 1 {
+			o.fail(policy.InvalidConfig(fmt.Sprintf("WithGroupWeight(%q)", group), weight, "must be at least 1"))
+		}
+		o.groups().Groups[group] = g
+	})
+}
+
+// WithDefaultGroupWeight sets the weight of groups without their own (the
+// jobs without a group included). Default 1.
+func WithDefaultGroupWeight(weight int) Option {
+	return optionFunc(func(o *options) { o.groups().DefaultWeight = weight })
+}
+
+// WithGroupMinSlots guarantees a group n slots while it has that much work.
+// The minimums must add up to at most WithMaxConcurrency.
+func WithGroupMinSlots(group string, n int) Option {
+	return optionFunc(func(o *options) {
+		g := o.group(group)
+		g.MinSlots = n
+		o.groups().Groups[group] = g
+	})
+}
+
+// WithGroupLimit caps a group at n running jobs, on top of its weighted
+// share; even an urgent job of the group does not pass it.
+func WithGroupLimit(group string, n int) Option {
+	return optionFunc(func(o *options) {
+		g := o.group(group)
+		g.Limit = n
+		o.groups().Groups[group] = g
+	})
 }

@@ -200,6 +200,26 @@ func (a *Actor) handle(r messages.Request) {
 				zap.String("conflict_group", string(m.Config.ConflictGroup)), zap.Duration("default_cost", m.Config.DefaultCost))
 		}
 		m.Reply <- err
+	case messages.GroupOp:
+		now := a.clock.Now()
+		var err error
+		switch m.Op {
+		case messages.SetGroupWeight:
+			err = a.core.SetGroupWeight(now, m.Group, m.Weight)
+		case messages.ResetGroupWeights:
+			err = a.core.ResetGroupWeights(now)
+		case messages.PauseGroup:
+			err = a.core.PauseGroup(now, m.Group)
+		case messages.ResumeGroup:
+			err = a.core.ResumeGroup(now, m.Group)
+		}
+		if err == nil {
+			a.log.Debug("group changed", zap.String("group", m.Group), zap.Uint8("op", uint8(m.Op)), zap.Int("weight", m.Weight))
+			if !a.aborted {
+				a.dispatch(now) // a resumed group, or a larger share, may run now
+			}
+		}
+		m.Reply <- err
 	case messages.SnapshotRequest:
 		s := a.core.Snapshot(a.clock.Now())
 		s.EventsLost = a.lost
@@ -249,11 +269,15 @@ func (a *Actor) refuse(j *messages.Job, err error) {
 }
 
 func (a *Actor) dispatch(now time.Time) {
+	// Report what moved before the admissions it explains: allocation
+	// changes of the last event, jobs that aged up to now.
+	a.core.Advance(now)
+	a.reportAged()
 	a.admitted = a.core.Dispatch(now, a.admitted[:0])
 	for _, cj := range a.admitted {
 		if ce := a.log.Check(zap.DebugLevel, "admit"); ce != nil {
 			ce.Write(zap.String("type", string(cj.Type)), zap.String("id", cj.ID), zap.String("key", cj.Key),
-				zap.Int("priority", int(cj.Priority)), zap.Int("effective_priority", int(cj.Effective)),
+				zap.String("group", cj.Group), zap.Int("priority", int(cj.Priority)), zap.Int("effective_priority", int(cj.Effective)),
 				zap.Duration("cost", cj.Cost), zap.Duration("key_cost", cj.KeyCost),
 				zap.Duration("waited", now.Sub(cj.Submitted)), zap.Int("tier_running", a.core.TierRunning(cj.Priority)),
 				zap.Int("running", a.core.RunningCount()))
@@ -261,7 +285,7 @@ func (a *Actor) dispatch(now time.Time) {
 		if len(a.subs) > 0 {
 			a.emit(messages.JobAdmitted{
 				Time: now, Type: cj.Type, ID: cj.ID, FairnessKey: cj.Key,
-				BasePriority: cj.Priority, EffectivePriority: cj.Effective,
+				BasePriority: cj.Priority, EffectivePriority: cj.Effective, Group: cj.Group,
 				Waited: now.Sub(cj.Submitted), Cost: cj.Cost, KeyCost: cj.KeyCost,
 			})
 		}
@@ -328,14 +352,25 @@ func (a *Actor) finish(d messages.Done) {
 	}
 }
 
-// reportAged logs and emits the jobs whose effective priority rose while the
-// core handled the last message.
+// reportAged logs and emits the jobs whose effective priority rose, and the
+// groups whose allocation changed, while the core handled the last message.
 func (a *Actor) reportAged() {
+	changes := a.core.TakeAllocationChanges()
 	aged := a.core.TakeAged()
-	if len(aged) == 0 {
+	if len(aged)+len(changes) == 0 {
 		return
 	}
 	now := a.clock.Now()
+	for _, ch := range changes {
+		if ce := a.log.Check(zap.DebugLevel, "allocation"); ce != nil {
+			ce.Write(zap.String("group", ch.Group), zap.Int("previous", ch.Previous), zap.Int("slots", ch.New),
+				zap.String("reason", ch.Reason))
+		}
+		if len(a.subs) > 0 {
+			a.emit(messages.GroupAllocationChanged{Time: now, Group: ch.Group, PreviousSlots: ch.Previous,
+				NewSlots: ch.New, Reason: messages.AllocationReason(ch.Reason)})
+		}
+	}
 	for _, ag := range aged {
 		j := ag.Job
 		if ce := a.log.Check(zap.DebugLevel, "aged"); ce != nil {

@@ -91,6 +91,19 @@ func (a *Actor) Register(t policy.JobType, cfg policy.JobTypeConfig) error {
 	return <-m.Reply
 }
 
+// Group changes a group's weight, resets all weights, pauses or resumes a
+// group.
+func (a *Actor) Group(op messages.GroupOpKind, group string, weight int) error {
+	if a.closed.Load() {
+		return ErrClosed
+	}
+	m := messages.GroupOp{Op: op, Group: group, Weight: weight, Reply: make(chan error, 1)}
+	if err := a.send(context.Background(), m); err != nil {
+		return err
+	}
+	return <-m.Reply
+}
+
 // Snapshot asks the owner for a copy of its state.
 func (a *Actor) Snapshot(ctx context.Context) (core.Snapshot, error) {
 	m := messages.SnapshotRequest{Reply: make(chan core.Snapshot, 1)}

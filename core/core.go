@@ -261,6 +261,11 @@ func (c *Core) Running() []*Job {
 	return out
 }
 
+// Advance moves the core's clock to now: jobs that have aged into a higher
+// band since move up (and are reported by TakeAged). Every other call that
+// takes now does it too.
+func (c *Core) Advance(now time.Time) { c.queue.At(now) }
+
 // TakeAged returns the pending jobs whose effective priority rose since the
 // last call, each at most once per aging step. The slice is reused: use it
 // before the next call into the core.

@@ -70,6 +70,26 @@ type Register struct {
 	Reply  chan error
 }
 
+// GroupOp asks the owner to change a group: its weight, the weights of all,
+// or whether it is paused.
+type GroupOp struct {
+	Op     GroupOpKind
+	Group  string
+	Weight int
+	Reply  chan error
+}
+
+// GroupOpKind names a GroupOp.
+type GroupOpKind uint8
+
+// The group operations.
+const (
+	SetGroupWeight GroupOpKind = iota
+	ResetGroupWeights
+	PauseGroup
+	ResumeGroup
+)
+
 // SnapshotRequest asks the owner for a copy of its state.
 type SnapshotRequest struct{ Reply chan core.Snapshot }
 
@@ -98,6 +118,7 @@ type Abort struct{}
 func (Submit) request()          {}
 func (Withdraw) request()        {}
 func (Register) request()        {}
+func (GroupOp) request()         {}
 func (SnapshotRequest) request() {}
 func (Subscribe) request()       {}
 func (Unsubscribe) request()     {}

@@ -30,6 +30,25 @@ func Check(sc Scenario, res Result) []string {
 		out = append(out, verdict(res.Start[j.Name()] <= j.Arrival+bound,
 			"repack(big) arrived at T=%d and started at T=%d, within MaxWait(1) = %ds under a stream that never paused",
 			j.Arrival, res.Start[j.Name()], bound))
+	case "7-weighted-groups":
+		out = append(out, split(sc, res, 2, -1, "A", 12, "B", 4))
+	case "8-paused-group":
+		started := 0
+		for _, j := range sc.Jobs {
+			if t := res.Start[j.Name()]; j.Group == "B" && t >= 2 && t < 6 {
+				started++
+			}
+		}
+		out = append(out, verdict(started == 0, "no job of paused group B started in [2,6) (%d did)", started),
+			verdict(running(sc, res, "A", 4) == 16, "A ran all 16 slots while B was paused (T=4: %d)", running(sc, res, "A", 4)),
+			verdict(running(sc, res, "B", 6) == 4, "B had its 4 slots back at T=6 (%d)", running(sc, res, "B", 6)))
+	case "9-urgent-borrow":
+		old := "repack(old)"
+		bound := int(sc.Aging.MaxWait(1) / time.Second)
+		out = append(out, verdict(res.Start[old] == bound, "repack(old) became urgent and started at T=%d = MaxWait(1)", res.Start[old]),
+			verdict(running(sc, res, "B", res.Start[old]) == 3, "group B ran %d jobs, one past its allocation of 2", running(sc, res, "B", res.Start[old])))
+	case "10-weight-change":
+		out = append(out, split(sc, res, 3, 3, "A", 4, "B", 4), split(sc, res, 6, -1, "A", 6, "B", 2))
 	case "5-many-background-types":
 		for i := 1; i <= 4; i++ {
 			out = append(out, startsAtArrival(sc, res, fmt.Sprintf("sync-clone(clone%d)", i)))
@@ -150,4 +169,41 @@ func checkCaps(sc Scenario, res Result) []string {
 		return []string{"ok   no cap exceeded and no conflicting jobs overlapped at any step"}
 	}
 	return fails
+}
+
+// running returns how many jobs of group g run at step t.
+func running(sc Scenario, res Result, g string, t int) int {
+	n := 0
+	for _, j := range sc.Jobs {
+		start, ok := res.Start[j.Name()]
+		if j.Group == g && ok && start <= t && t < res.End[j.Name()] {
+			n++
+		}
+	}
+	return n
+}
+
+// waiting reports whether group g has a job not started by the end of
+// step t.
+func waiting(sc Scenario, res Result, g string, t int) bool {
+	for _, j := range sc.Jobs {
+		if start, ok := res.Start[j.Name()]; j.Group == g && j.Arrival <= t && (!ok || start > t) {
+			return true
+		}
+	}
+	return false
+}
+
+// split checks that from step from on (to step to, unless negative), at
+// every step at which both groups still have work waiting, they run exactly
+// na and nb jobs.
+func split(sc Scenario, res Result, from, to int, a string, na int, b string, nb int) string {
+	steps := 0
+	for t := from; (to < 0 || t <= to) && waiting(sc, res, a, t) && waiting(sc, res, b, t); t++ {
+		if ra, rb := running(sc, res, a, t), running(sc, res, b, t); ra != na || rb != nb {
+			return verdict(false, "T=%d: %s runs %d and %s runs %d, want %d:%d", t, a, ra, b, rb, na, nb)
+		}
+		steps++
+	}
+	return verdict(steps > 0, "%s and %s ran %d:%d at each of the %d steps from T=%d while both had work waiting", a, b, na, nb, steps, from)
 }

@@ -33,6 +33,8 @@ type Job struct {
 	// Tag tells apart two runs of one (type, id) in a scenario; they must not
 	// be pending or running at the same time.
 	Tag string
+	// Group is the job's group (InGroup); "" for none.
+	Group string
 }
 
 // Name is how a job appears in timelines: type(id) and its tag.
@@ -55,16 +57,21 @@ type Scenario struct {
 	Title          string
 	MaxConcurrency int
 	Aging          *fairsched.AgingConfig // nil: no aging
-	Types          []Type
-	Jobs           []Job
+	Options        []fairsched.Option     // more options for New
+	// Script runs at the start of a step, after the clock moved and before
+	// the step's arrivals: runtime changes such as PauseGroup.
+	Script map[int]func(*fairsched.Scheduler) error
+	Types  []Type
+	Jobs   []Job
 }
 
 // Event is one line of a timeline.
 type Event struct {
-	T    int    // seconds since the scenario started
-	Kind string // "arrive", "admit" or "done"
-	Job  string // type(id)
-	Key  string // fairness key, "" for background
+	T     int    // seconds since the scenario started
+	Kind  string // "arrive", "admit" or "done"
+	Job   string // type(id)
+	Key   string // fairness key, "" for background
+	Group string // the job's group, "" for none
 	// For "admit": the cost charged, the key's accumulated cost after the
 	// charge, and the running count of the job's tier and overall.
 	Cost, KeyCost        time.Duration
@@ -72,6 +79,10 @@ type Event struct {
 	// Base is the job's base priority; Effective the priority it was
 	// admitted at ("admit") or has aged to ("aged").
 	Base, Effective int
+	// For "allocation" (Job holds the group): the slots before and after,
+	// and why.
+	Previous, Slots int
+	Reason          string
 	// For "done": the cost estimate of the (type, id) after the run.
 	Estimate time.Duration
 }
@@ -87,14 +98,23 @@ func (e Event) String() string {
 		if e.Effective > e.Base {
 			aged = fmt.Sprintf(" aged %d→%d", e.Base, e.Effective)
 		}
-		return fmt.Sprintf("T=%3d  ADMIT   %-22s key=%-8s cost=%-4v accumulated[%s]=%-5v tier_running=%d running=%d%s",
-			e.T, e.Job, key, e.Cost, key, e.KeyCost, e.TierRunning, e.Running, aged)
+		return fmt.Sprintf("T=%3d  ADMIT   %-22s key=%-8s cost=%-4v accumulated[%s]=%-5v tier_running=%d running=%d%s%s",
+			e.T, e.Job, key, e.Cost, key, e.KeyCost, e.TierRunning, e.Running, aged, e.inGroup())
 	case "done":
 		return fmt.Sprintf("T=%3d  DONE    %-22s key=%-8s estimate now %v", e.T, e.Job, key, e.Estimate)
+	case "allocation":
+		return fmt.Sprintf("T=%3d  SLOTS   group %-16q %d → %d (%s)", e.T, e.Job, e.Previous, e.Slots, e.Reason)
 	case "aged":
 		return fmt.Sprintf("T=%3d  AGED    %-22s key=%-8s effective priority now %d", e.T, e.Job, key, e.Effective)
 	}
-	return fmt.Sprintf("T=%3d  ARRIVE  %-22s key=%s", e.T, e.Job, key)
+	return fmt.Sprintf("T=%3d  ARRIVE  %-22s key=%s%s", e.T, e.Job, key, e.inGroup())
+}
+
+func (e Event) inGroup() string {
+	if e.Group == "" {
+		return ""
+	}
+	return " group=" + e.Group
 }
 
 // Result is what a run produced.
@@ -137,6 +157,7 @@ func Run(sc Scenario, clk *clock.Mock, settle Settler) (Result, error) {
 	if sc.Aging != nil {
 		opts = append(opts, fairsched.WithAging(*sc.Aging))
 	}
+	opts = append(opts, sc.Options...)
 	s, err := fairsched.New(opts...)
 	if err != nil {
 		return Result{}, err
@@ -189,6 +210,14 @@ func (r *runner) run() (Result, error) {
 		if r.now > 100000 {
 			return r.res, fmt.Errorf("scenario %s: jobs never finished: %d of %d", r.sc.Name, len(r.res.End), len(r.sc.Jobs))
 		}
+		if f := r.sc.Script[r.now]; f != nil {
+			if err := f(r.s); err != nil {
+				return r.res, err
+			}
+			if err := r.step(func(fairsched.Snapshot) bool { return true }); err != nil {
+				return r.res, err
+			}
+		}
 		for _, j := range r.sc.Jobs {
 			if j.Arrival == r.now {
 				if err := r.arrive(j); err != nil {
@@ -224,7 +253,7 @@ func (r *runner) arrive(j Job) error {
 		return fmt.Errorf("scenario %s: %s arrives while %s is still in the scheduler", r.sc.Name, j.Name(), prev.Name())
 	}
 	r.active[ref] = j
-	r.res.Timeline = append(r.res.Timeline, Event{T: r.now, Kind: "arrive", Job: j.Name(), Key: j.Key})
+	r.res.Timeline = append(r.res.Timeline, Event{T: r.now, Kind: "arrive", Job: j.Name(), Key: j.Key, Group: j.Group})
 	rel := make(chan struct{})
 	r.release[j.Name()] = rel
 	fn := func(ctx context.Context) error {
@@ -235,13 +264,17 @@ func (r *runner) arrive(j Job) error {
 			return ctx.Err()
 		}
 	}
+	var opts []fairsched.JobOption
+	if j.Group != "" {
+		opts = append(opts, fairsched.InGroup(j.Group))
+	}
 	if j.Key == "" {
-		if err := r.s.Submit(j.Type, j.ID, fn); err != nil {
+		if err := r.s.Submit(j.Type, j.ID, fn, opts...); err != nil {
 			return err
 		}
 	} else {
 		r.sync = append(r.sync, j.Name())
-		go func() { r.errc <- r.s.RunSync(context.Background(), j.Type, j.ID, j.Key, fn) }()
+		go func() { r.errc <- r.s.RunSync(context.Background(), j.Type, j.ID, j.Key, fn, opts...) }()
 	}
 	return r.step(func(s fairsched.Snapshot) bool { return present(s, j) })
 }
@@ -267,7 +300,7 @@ func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
 		f := e.ContextMap()
 		ref := jobRef{fairsched.JobType(str(f["type"])), str(f["id"])}
 		name := r.active[ref].Name()
-		ev := Event{T: r.now, Job: name, Key: str(f["key"])}
+		ev := Event{T: r.now, Job: name, Key: str(f["key"]), Group: str(f["group"])}
 		switch e.Message {
 		case "admit":
 			ev.Kind = "admit"
@@ -276,6 +309,11 @@ func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
 			ev.Base, ev.Effective = int(f["priority"].(int64)), int(f["effective_priority"].(int64))
 			r.res.Start[name] = r.now
 			r.admits = append(r.admits, name)
+		case "allocation":
+			ev.Kind = "allocation"
+			ev.Job = str(f["group"])
+			ev.Previous, ev.Slots = int(f["previous"].(int64)), int(f["slots"].(int64))
+			ev.Reason = str(f["reason"])
 		case "aged":
 			ev.Kind = "aged"
 			ev.Base, ev.Effective = int(f["priority"].(int64)), int(f["effective_priority"].(int64))
