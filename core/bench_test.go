@@ -59,18 +59,19 @@ func newCoreEngine(maxConcurrency int) engine {
 // and the global cap running. One step finishes the oldest running job,
 // submits one new job and dispatches, so pending + running never changes.
 type harness struct {
-	eng  engine
-	now  time.Time
-	ring [128]*Job // running jobs in admission order (a FIFO)
-	head int
-	n    int
-	buf  []*Job
-	ids  []string
-	keys []string
-	rng  uint64
+	eng    engine
+	now    time.Time
+	ring   [128]*Job // running jobs in admission order (a FIFO)
+	head   int
+	n      int
+	buf    []*Job
+	ids    []string
+	keys   []string
+	groups []string // the groups jobs are spread over; none when empty
+	rng    uint64
 }
 
-func newHarness(eng engine, pending, keys int) *harness {
+func newHarness(eng engine, pending, keys, groups int) *harness {
 	h := &harness{
 		eng: eng,
 		now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -79,6 +80,9 @@ func newHarness(eng engine, pending, keys int) *harness {
 	}
 	for i := range h.ids {
 		h.ids[i] = fmt.Sprintf("github.com/org/repo-%04d", i)
+	}
+	for i := range groups {
+		h.groups = append(h.groups, fmt.Sprintf("endpoint-%03d", i))
 	}
 	h.keys = make([]string, keys)
 	for i := range h.keys {
@@ -126,6 +130,9 @@ func (h *harness) fill(j *Job) {
 	j.Type = t.name
 	j.ID = h.ids[h.next()%benchIDs]
 	j.Key = ""
+	if len(h.groups) > 0 {
+		j.Group = h.groups[h.next()%uint64(len(h.groups))]
+	}
 	if t.fg {
 		j.Key = h.keys[h.next()%uint64(len(h.keys))]
 	}
@@ -176,10 +183,10 @@ var cached struct {
 	h    *harness
 }
 
-func cachedHarness(name string, pending, keys int, newEngine func(int) engine) *harness {
+func cachedHarness(name string, pending, keys, groups int, newEngine func(int) engine) *harness {
 	if cached.name != name {
 		dropCache()
-		cached.name, cached.h = name, newHarness(newEngine(benchCap), pending, keys)
+		cached.name, cached.h = name, newHarness(newEngine(benchCap), pending, keys, groups)
 		runtime.GC() // the prefill's garbage must not be collected on the clock
 	}
 	return cached.h
@@ -204,7 +211,7 @@ func BenchmarkCoreDispatch(b *testing.B) {
 		for _, keys := range []int{10, 10_000, 100_000} {
 			name := fmt.Sprintf("pending=%d/keys=%d", pending, keys)
 			b.Run(name, func(b *testing.B) {
-				h := cachedHarness("core/"+name, pending, keys, newCoreEngine)
+				h := cachedHarness("core/"+name, pending, keys, 0, newCoreEngine)
 				b.ReportAllocs()
 				for b.Loop() {
 					h.step()
@@ -220,20 +227,27 @@ func BenchmarkCoreDispatch(b *testing.B) {
 }
 
 // BenchmarkCoreFeatures measures the per-job cost of the opt-in features at
-// 100k pending jobs over 10k keys against the core with them off, and
-// reports x-vs-off (target: ≤ 1.5). With 1 ms per operation and one
+// 100k pending jobs against the core with them off, and reports x-vs-off
+// (target: ≤ 1.5 with aging and 200 groups). With 1 ms per operation and one
 // admission per operation a job waits about 100 s, so under the aging below
-// background jobs (base 24) climb past foreground ones (base 48).
+// background jobs (base 24) climb past foreground ones (base 48). The 200
+// groups have weights 1 to 4 and share the global cap of 64.
 func BenchmarkCoreFeatures(b *testing.B) {
 	defer dropCache()
 	aging := &policy.AgingConfig{GracePeriod: 10 * time.Second, Interval: 2 * time.Second, Step: 1, MaxEffectivePriority: 60}
+	groups := &policy.GroupsConfig{DefaultWeight: 1, Groups: map[string]policy.GroupConfig{}}
+	for i := range 200 {
+		groups.Groups[fmt.Sprintf("endpoint-%03d", i)] = policy.GroupConfig{Weight: 1 + i%4}
+	}
 	for _, keys := range []int{10, 10_000} {
 		for _, f := range []struct {
-			name  string
-			limit func(*policy.Limits)
+			name   string
+			groups int
+			limit  func(*policy.Limits)
 		}{
-			{"off", func(*policy.Limits) {}},
-			{"aging", func(l *policy.Limits) { l.Aging = aging }},
+			{"off", 0, func(*policy.Limits) {}},
+			{"aging", 0, func(l *policy.Limits) { l.Aging = aging }},
+			{"aging+200groups", 200, func(l *policy.Limits) { l.Aging, l.Groups = aging, groups }},
 		} {
 			name := fmt.Sprintf("keys=%d/%s", keys, f.name)
 			b.Run(name, func(b *testing.B) {
@@ -243,7 +257,7 @@ func BenchmarkCoreFeatures(b *testing.B) {
 					f.limit(&l)
 					return New(l)
 				}
-				h := cachedHarness("features/"+name, 100_000, keys, newEngine)
+				h := cachedHarness("features/"+name, 100_000, keys, f.groups, newEngine)
 				b.ReportAllocs()
 				for b.Loop() {
 					h.step()

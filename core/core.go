@@ -222,9 +222,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	before := g.demand()
 	g.running--
 	c.demandChanged(g, before)
-	if c.mayRun(g) {
-		c.queue.ReleaseGroup(g.q)
-	}
+	c.queue.ReleaseGroup(g.q, c.room(g))
 	return Completion{Elapsed: elapsed, Estimate: est}
 }
 

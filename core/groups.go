@@ -97,9 +97,7 @@ func (c *Core) reallocate(reason, cause string) {
 		}
 		c.allocChanges = append(c.allocChanges, AllocationChange{Group: g.name, Previous: g.alloc, New: slots, Reason: why})
 		g.alloc = slots
-		if c.mayRun(g) {
-			c.queue.ReleaseGroup(g.q)
-		}
+		c.queue.ReleaseGroup(g.q, c.room(g))
 	}
 }
 
@@ -110,6 +108,18 @@ func (c *Core) mayRun(g *group) bool {
 	}
 	limit := c.limits.Groups.Config(g.name).Limit
 	return g.running < g.alloc && (limit == 0 || g.running < limit)
+}
+
+// room returns how many more jobs group g may start that are not urgent.
+func (c *Core) room(g *group) int {
+	if c.limits.Groups == nil {
+		return 0 // nothing is ever held for an allocation
+	}
+	n := g.alloc - g.running
+	if limit := c.limits.Groups.Config(g.name).Limit; limit > 0 {
+		n = min(n, limit-g.running)
+	}
+	return max(n, 0)
 }
 
 // mayBorrow reports whether an urgent job of g may start past g's

@@ -76,7 +76,7 @@ func benchCompare(b *testing.B, impl string, newEngine func(int) engine) {
 	for _, pending := range []int{1_000, 10_000} {
 		name := fmt.Sprintf("pending=%d", pending)
 		b.Run(name, func(b *testing.B) {
-			h := cachedHarness(impl+"/"+name, pending, sortPassKeys, newEngine)
+			h := cachedHarness(impl+"/"+name, pending, sortPassKeys, 0, newEngine)
 			b.ReportAllocs()
 			for b.Loop() {
 				h.step()

@@ -53,7 +53,7 @@ func (q *Queue) At(now time.Time) {
 			if b := q.bandOfLane(l); q.aging.Urgent(q.effective(l.tq.level.p, b)) {
 				q.unhold(l)
 			} else {
-				q.schedule(l)
+				q.rehold(l)
 			}
 		default:
 			q.unschedule(l) // paused: its clock stands still

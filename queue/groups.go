@@ -5,20 +5,39 @@ import "time"
 // Groups. A job may belong to a group. A group's jobs are held out of
 // dispatch together, lane by lane, for two reasons: the group runs as many
 // jobs as it is allocated (the caller holds the lane of the job it could not
-// admit, and releases the group when it may run more), or the group is
-// paused (every lane, and the aging clocks of its jobs stand still). Lanes
-// are per (type, key, group), so holding a group touches no other group's
-// jobs.
+// admit, and releases as many lanes as slots free), or the group is paused
+// (every lane, and the aging clocks of its jobs stand still). Lanes are per
+// (type, key, group), so holding a group touches no other group's jobs.
+//
+// Held lanes wait in a heap per group in dispatch order (effective priority,
+// key cost, arrival), so a slot freed in a group returns exactly the lane
+// holding the group's best job: a busy group costs O(log lanes) per slot,
+// not a pass over its lanes.
 
 // Group is the queue's record of one group.
 type Group struct {
 	Name        string
-	lanes       []*lane // the group's lanes that hold jobs
-	heldLanes   int     // of them, held for the allocation
+	lanes       []*lane          // the group's lanes that hold jobs
+	held        ixheap[*holdTag] // of them, those held for the allocation
 	paused      bool
 	pausedAt    time.Time
 	pausedTotal time.Duration // over the pauses that ended
 }
+
+// holdTag is a held lane's entry in its group's heap.
+type holdTag struct {
+	lane *lane
+	prio int64 // effective priority of the lane's head when last placed
+	idx  int
+}
+
+func (h *holdTag) before(o *holdTag) bool {
+	if h.prio != o.prio {
+		return h.prio > o.prio
+	}
+	return h.lane.before(o.lane)
+}
+func (h *holdTag) setIndex(i int) { h.idx = i }
 
 // Group returns the record of group name, creating it.
 func (q *Queue) Group(name string) *Group {
@@ -34,8 +53,8 @@ func (q *Queue) Group(name string) *Group {
 func (g *Group) Paused() bool { return g.paused }
 
 // Hold takes the lane of j, whose group has reached its allocation, out of
-// dispatch until ReleaseGroup. The lane keeps aging, and returns by itself
-// once its head is urgent (AgingConfig.UrgentThreshold).
+// dispatch until ReleaseGroup returns it. The lane keeps aging, and returns
+// by itself once its head is urgent (AgingConfig.UrgentThreshold).
 func (q *Queue) Hold(j *Job) {
 	l := j.lane
 	if l == nil || l.held != holdNone {
@@ -44,27 +63,49 @@ func (q *Queue) Hold(j *Job) {
 	l.tq.take(l)
 	l.tq.settle()
 	l.held = holdLimit
-	l.group.heldLanes++
+	l.hold.lane, l.hold.idx = l, -1
+	q.rehold(l)
+}
+
+// rehold brings a held lane up to date after its head, its age or its cost
+// changed: its band, its place in the group's heap, its next promotion.
+func (q *Queue) rehold(l *lane) {
+	l.cost = l.key.cost
+	l.band = q.bandOfLane(l)
+	l.hold.prio = int64(q.effectiveOf(l))
+	if l.hold.idx >= 0 {
+		l.group.held.fix(l.hold.idx)
+	} else {
+		l.group.held.push(&l.hold)
+	}
 	q.schedule(l)
+}
+
+// effectiveOf returns the effective priority of lane l's head.
+func (q *Queue) effectiveOf(l *lane) int {
+	if q.aging == nil {
+		return int(l.tq.level.p)
+	}
+	return int(q.effective(l.tq.level.p, l.band))
 }
 
 // unhold returns a lane held for its group's allocation to dispatch.
 func (q *Queue) unhold(l *lane) {
+	if l.hold.idx >= 0 {
+		l.group.held.remove(l.hold.idx)
+	}
 	l.held = holdNone
-	l.group.heldLanes--
 	q.place(l)
 }
 
-// ReleaseGroup returns the lanes held for g's allocation to dispatch: g may
-// run more jobs.
-func (q *Queue) ReleaseGroup(g *Group) {
-	if g.heldLanes == 0 || g.paused {
-		return
-	}
-	for _, l := range g.lanes {
-		if l.held == holdLimit {
-			q.unhold(l)
+// ReleaseGroup returns to dispatch the n held lanes of g that hold its best
+// jobs: g may run n more.
+func (q *Queue) ReleaseGroup(g *Group, n int) {
+	for ; n > 0 && len(g.held) > 0 && !g.paused; n-- {
+		for !g.held[0].lane.fresh() { // stale cost: move it down, look again
+			g.held.fix(0)
 		}
+		q.unhold(g.held[0].lane)
 	}
 }
 
@@ -81,7 +122,7 @@ func (q *Queue) Pause(g *Group) {
 			l.tq.settle()
 		}
 		if l.held == holdLimit {
-			g.heldLanes--
+			g.held.remove(l.hold.idx)
 		}
 		l.held = holdPaused
 		q.unschedule(l)

@@ -58,9 +58,15 @@ func (j *Job) Queued() bool { return j.where != placeNone }
 type keyRec struct {
 	name  string
 	cost  time.Duration
-	jobs  int     // pending jobs of the key, parked ones included
-	lanes []*lane // the lanes that hold jobs: the ones a cost change reorders
-	all   []*lane // one per job type the key has used, empty ones included
+	jobs  int              // pending jobs of the key, parked ones included
+	lanes []*lane          // the lanes that hold jobs
+	all   map[laneID]*lane // every lane the key has used, empty ones included
+}
+
+// laneID names a lane within its key: its type and its group.
+type laneID struct {
+	tq    *typeQueue
+	group *Group
 }
 
 // lane holds the pending jobs of one (type, fairness key) in arrival order.
@@ -80,8 +86,9 @@ type lane struct {
 	band    int       // aging band of the head, which holds the lane's best job
 	promo   promotion // when the head next rises a band
 	group   *Group
-	held    hold // why the lane is out of dispatch though it holds jobs
-	gidx    int  // position in group.lanes while the lane holds jobs
+	held    hold    // why the lane is out of dispatch though it holds jobs
+	hold    holdTag // its entry in the group's heap while held for the allocation
+	gidx    int     // position in group.lanes while the lane holds jobs
 }
 
 // hold says why a lane that holds jobs is out of dispatch.
@@ -284,17 +291,15 @@ func (q *Queue) Push(j *Job, keyCost time.Duration) {
 // time the job's key uses the type.
 func (q *Queue) laneOf(j *Job, tq *typeQueue) *lane {
 	k := j.key
-	var l *lane
-	for _, x := range k.all { // a key uses few types: a scan beats a hash
-		if x.tq == tq && x.group == j.Group {
-			l = x
-			break
-		}
-	}
+	id := laneID{tq, j.Group}
+	l := k.all[id]
 	if l == nil {
 		l = &lane{tq: tq, key: k, idx: -1, group: j.Group, gidx: -1}
 		l.promo.idx = -1
-		k.all = append(k.all, l)
+		if k.all == nil {
+			k.all = map[laneID]*lane{}
+		}
+		k.all[id] = l
 	}
 	if l.live == 0 {
 		k.lanes = append(k.lanes, l)
@@ -318,7 +323,7 @@ func (q *Queue) enter(l *lane) {
 	if l.held == holdNone {
 		q.place(l)
 	} else if l.held == holdLimit {
-		q.schedule(l) // a held lane still ages: it may grow urgent
+		q.rehold(l) // its head may have changed; it still ages
 	}
 }
 
@@ -326,6 +331,7 @@ func (q *Queue) enter(l *lane) {
 // the head's age, at the position of its cost and arrival, with its next
 // promotion scheduled; then its type where the type's best lane says.
 func (q *Queue) place(l *lane) {
+	l.cost = l.key.cost
 	b := q.bandOfLane(l)
 	switch {
 	case l.idx >= 0 && l.band == b:
@@ -357,6 +363,12 @@ func (q *Queue) Best() *Job {
 		}
 		tq := lv.types[0]
 		l := tq.topLane()
+		for !l.fresh() { // stale cost: move it down, look again
+			tq.bands[l.band].fix(l.idx)
+			tq.settle()
+			tq = lv.types[0]
+			l = tq.topLane()
+		}
 		if q.aging == nil {
 			return l.front()
 		}
@@ -421,7 +433,7 @@ func (q *Queue) leaveLane(j *Job) {
 	if l.held == holdNone {
 		q.place(l)
 	} else if l.held == holdLimit {
-		q.schedule(l)
+		q.rehold(l)
 	}
 }
 
@@ -442,7 +454,7 @@ func (q *Queue) dropLane(l *lane) {
 		l.gidx = -1
 	}
 	if l.held == holdLimit {
-		l.group.heldLanes--
+		l.group.held.remove(l.hold.idx)
 	}
 	l.held = holdNone
 	clear(l.fifo)
@@ -488,26 +500,31 @@ func (q *Queue) Release(key policy.ConflictKey) {
 	}
 }
 
-// SetKeyCost records the accumulated cost of a fairness key and reorders its
-// lanes.
+// SetKeyCost records the accumulated cost of a fairness key. While the key
+// has pending jobs its cost must not decrease (accumulated costs only grow
+// while a key is active).
 func (q *Queue) SetKeyCost(key string, cost time.Duration) {
 	if k := q.keys[key]; k != nil {
 		q.setCost(k, cost)
 	}
 }
 
-func (q *Queue) setCost(k *keyRec, cost time.Duration) {
-	if k.cost == cost {
-		return
+// The key's lanes keep their old cost in the heaps: a key's cost only grows
+// while it has pending jobs, so a lane's stored cost is a lower bound of its
+// real one, and Best refreshes a lane only when it reaches the top (see
+// fresh). A charge costs O(1) however many lanes the key has.
+func (q *Queue) setCost(k *keyRec, cost time.Duration) { k.cost = cost }
+
+// fresh brings the stored cost of lane l, at the top of its heap, up to its
+// key's and reports whether it was so already. Once the top lane is fresh it
+// is the true minimum: every other stored cost is at most its lane's real
+// cost, and at least the top's.
+func (l *lane) fresh() bool {
+	if l.cost == l.key.cost {
+		return true
 	}
-	k.cost = cost
-	for _, l := range k.lanes {
-		l.cost = cost
-		if l.idx >= 0 {
-			l.tq.bands[l.band].fix(l.idx)
-			l.tq.settle()
-		}
-	}
+	l.cost = l.key.cost
+	return false
 }
 
 // BlockTier switches the level of priority p off (blocked) or on.
