@@ -7,10 +7,16 @@
 // all of these hold, checked in this order (the first that fails is the
 // Reason the job waits):
 //
+//	the job's group G is not paused                 else paused        (PauseGroup)
 //	running            < MaxConcurrency (global)     else global_limit  (no cap when unset)
 //	running(tier p)    < int(p)                      else tier_limit
 //	running(type t)    < t.MaxConcurrency            else type_limit    (no cap when 0)
+//	running(G) < alloc(G) and < limit(G)             else group_limit   (with group weights; see below)
 //	running(group g, i) = 0 for g = t.ConflictGroup  else conflict      (never when g = "")
+//
+// Among the jobs that may start, the next is the one with the highest
+// effective priority, then the lowest accumulated cost of its fairness key,
+// then the earliest arrival.
 //
 // The tier rule makes a Priority do double duty: it orders tiers and caps
 // them. With foreground at Priority(40) and background at Priority(10), no
@@ -26,6 +32,56 @@
 // which limits it filled or freed (a Transition). The core uses those to
 // switch tiers and types off and on in the pending index and to wake the
 // jobs parked on a conflict key, instead of re-examining every pending job.
+//
+// # Aging: base and effective priority
+//
+// Without aging a job's priority is its type's. With WithAging, a job that
+// has waited w (its aging clock; it stands still while its group is paused)
+// competes at the effective priority
+//
+//	e(w) = base                                                   w ≤ grace
+//	e(w) = min(base + ⌊(w − grace) / interval⌋ · step, ceiling)    w > grace
+//
+// and never below base. The effective priority orders dispatch; the base
+// priority keeps deciding which tier's cap the job counts against. So an
+// aged background job is dispatched ahead of fresh foreground work when a
+// slot frees, but never pushes the background tier past its cap: aging moves
+// a job up the queue, not into another tier's slots.
+//
+// The effective priority is computed from the submission time when needed,
+// never stored. Jobs of one type wait in arrival order, so the oldest is the
+// most aged: the pending index keeps each (type, key, group) lane in the
+// aging band of its head and moves a lane up when its head crosses a band
+// boundary, found with one heap of boundary times — no timer per job and no
+// scan of the jobs (package queue).
+//
+// Bound. A job of base priority b reaches the target T — the urgent
+// threshold if set, else the ceiling — after
+//
+//	MaxWait(b) = grace + ⌈(T − b) / step⌉ · interval
+//
+// after which it is dispatched ahead of every younger job of priority ≤ T
+// as soon as a slot of its tier (and group) frees: its worst-case wait is
+// MaxWait(b) plus the time until such a slot frees.
+//
+// # Groups: weights, minimums, limits, urgency
+//
+// A job belongs to at most one group (InGroup); jobs without one form the
+// group "". With any group option, the global cap C is split among the
+// groups with work by AllocateSlots (below) into allocations alloc(G); a
+// group that runs its allocation waits (group_limit) while others use
+// theirs. Allocations are recomputed when a group's demand (pending +
+// running) crosses what it holds — while a group has more work than slots,
+// its exact backlog does not change any share — and when weights change or
+// a group is paused or resumed; not on every dispatch. A paused group's
+// demand counts as 0, so its share goes to the others.
+//
+// Urgency is where aging and groups meet: a job whose effective priority has
+// reached the urgent threshold may start past its group's allocation —
+// borrowing a slot that frees elsewhere — but never past its group's limit,
+// its type's or tier's cap, the global cap or a conflict. Starved work thus
+// gets through however the weights are set, and the weights still hold for
+// everything else.
 //
 // # Slot allocation
 //
