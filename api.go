@@ -210,7 +210,7 @@ func (s *Scheduler) Snapshot(ctx context.Context) (Snapshot, error) {
 }
 
 // Close stops the scheduler. New calls fail with ErrClosed at once; pending
-// and running jobs still complete, and Close returns nil when all have. If
+// and running jobs still complete (paused groups are resumed for that), and Close returns nil when all have. If
 // ctx ends first, running jobs' contexts are cancelled, pending jobs are
 // dropped (RunSync callers get ErrClosed), Close waits for the running
 // functions to return and reports ctx.Err(). A function that ignores its

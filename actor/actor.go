@@ -235,6 +235,11 @@ func (a *Actor) handle(r messages.Request) {
 		m.Reply <- struct{}{}
 	case messages.Close:
 		a.closing = true
+		if !a.aborted {
+			now := a.clock.Now()
+			a.core.ResumeAll(now) // pending work drains, paused groups' too
+			a.dispatch(now)
+		}
 		a.log.Debug("closing", zap.Int("pending", a.core.Pending()), zap.Int("running", a.core.RunningCount()))
 	case messages.Abort:
 		a.abort()

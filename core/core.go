@@ -85,7 +85,8 @@ func New(limits policy.Limits) *Core {
 		limits.Groups = &groups
 	}
 	if limits.Aging != nil {
-		aging := *limits.Aging
+		aging := *limits.Aging // the core's own: callers and snapshots get copies
+		limits.Aging = &aging
 		q.SetAging(&aging)
 	}
 	c := &Core{
@@ -147,6 +148,9 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 // admitted jobs to buf, in admission order, and returns it.
 func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 	c.queue.At(now)
+	if c.limits.Groups != nil && c.limits.Aging != nil {
+		c.queue.ReleaseUrgent(func(g *queue.Group) bool { return c.mayBorrow(c.groups[g.Name]) })
+	}
 	for !c.usage.GlobalFull() {
 		qj := c.queue.Best()
 		if qj == nil {
@@ -222,7 +226,9 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	before := g.demand()
 	g.running--
 	c.demandChanged(g, before)
-	c.queue.ReleaseGroup(g.q, c.room(g))
+	if c.room(g) > 0 {
+		c.queue.ReleaseGroup(g.q)
+	}
 	return Completion{Elapsed: elapsed, Estimate: est}
 }
 

@@ -97,7 +97,9 @@ func (c *Core) reallocate(reason, cause string) {
 		}
 		c.allocChanges = append(c.allocChanges, AllocationChange{Group: g.name, Previous: g.alloc, New: slots, Reason: why})
 		g.alloc = slots
-		c.queue.ReleaseGroup(g.q, c.room(g))
+		if c.room(g) > 0 {
+			c.queue.ReleaseGroup(g.q)
+		}
 	}
 }
 
@@ -259,4 +261,14 @@ func (c *Core) groupSnapshots() []GroupSnapshot {
 	}
 	slices.SortFunc(out, func(a, b GroupSnapshot) int { return cmp.Compare(a.Name, b.Name) })
 	return out
+}
+
+// ResumeAll resumes every paused group: Close drains pending work, and a
+// paused group's jobs would otherwise never run.
+func (c *Core) ResumeAll(now time.Time) {
+	for name, g := range c.groups {
+		if g.q.Paused() {
+			_ = c.ResumeGroup(now, name)
+		}
+	}
 }

@@ -54,12 +54,20 @@ type refScheduler struct {
 	est map[refEstKey]*refEstimate
 
 	aging *policy.AgingConfig // nil: no aging
+
+	// Groups (reference_groups_test.go): the weights, minimums and limits
+	// as configured and changed at runtime (nil: no group weights), the
+	// start of every current pause and the pauses that ended.
+	groups   *policy.GroupsConfig
+	pausedAt map[string]time.Time
+	pauses   map[string][]refPause
+	borrowed int // admissions while the job's group ran its allocation or more
 }
 
 type refJob struct {
 	seq                uint64
 	typ                policy.JobType
-	id, key            string
+	id, key, group     string
 	prio               policy.Priority
 	submitted, started time.Time
 	cost, keyCost      time.Duration
@@ -76,16 +84,23 @@ type refEstimate struct {
 }
 
 func newRef(l policy.Limits) *refScheduler {
+	var groups *policy.GroupsConfig
+	if l.Groups != nil {
+		groups = &policy.GroupsConfig{DefaultWeight: l.Groups.DefaultWeight, Groups: maps.Clone(l.Groups.Groups)}
+	}
 	return &refScheduler{
-		aging:   l.Aging,
-		max:     l.MaxConcurrency,
-		alpha:   l.CostSmoothing,
-		ttl:     l.KeyTTL,
-		types:   map[policy.JobType]policy.JobTypeConfig{},
-		acc:     map[string]time.Duration{},
-		jobs:    map[string]int{},
-		keyUsed: map[string]time.Time{},
-		est:     map[refEstKey]*refEstimate{},
+		groups:   groups,
+		pausedAt: map[string]time.Time{},
+		pauses:   map[string][]refPause{},
+		aging:    l.Aging,
+		max:      l.MaxConcurrency,
+		alpha:    l.CostSmoothing,
+		ttl:      l.KeyTTL,
+		types:    map[policy.JobType]policy.JobTypeConfig{},
+		acc:      map[string]time.Duration{},
+		jobs:     map[string]int{},
+		keyUsed:  map[string]time.Time{},
+		est:      map[refEstKey]*refEstimate{},
 	}
 }
 
@@ -102,8 +117,12 @@ func (r *refScheduler) activeMin() (time.Duration, bool) {
 }
 
 func (r *refScheduler) submit(now time.Time, typ policy.JobType, id, key string) *refJob {
+	return r.submitIn(now, typ, id, key, "")
+}
+
+func (r *refScheduler) submitIn(now time.Time, typ policy.JobType, id, key, group string) *refJob {
 	r.seq++
-	j := &refJob{seq: r.seq, typ: typ, id: id, key: key, prio: r.types[typ].Priority, submitted: now}
+	j := &refJob{seq: r.seq, typ: typ, id: id, key: key, group: group, prio: r.types[typ].Priority, submitted: now}
 	if r.jobs[key] == 0 {
 		if m, ok := r.activeMin(); ok {
 			r.lastMin = m
@@ -135,8 +154,23 @@ func (r *refScheduler) countRunning(match func(*refJob) bool) int {
 }
 
 // blocker returns why j may not start now, "" when it may; the rules in the
-// order the spec lists them, the global cap first.
-func (r *refScheduler) blocker(j *refJob) policy.Reason {
+// order the spec lists them: its group paused, the global cap, the tier and
+// type caps, its group's allocation (alloc, from allocation) and limit,
+// a conflict. A job its group holds back reports group_limit even when it
+// also conflicts.
+func (r *refScheduler) blocker(j *refJob, now time.Time, alloc map[string]int) policy.Reason {
+	if r.paused(j.group) {
+		return policy.ReasonPaused
+	}
+	reason := r.capBlocker(j)
+	if (reason == "" || reason == policy.ReasonConflict) && r.groupBlocks(j, now, alloc) {
+		return policy.ReasonGroupLimit
+	}
+	return reason
+}
+
+// capBlocker applies the rules of the core without groups.
+func (r *refScheduler) capBlocker(j *refJob) policy.Reason {
 	cfg := r.types[j.typ]
 	switch {
 	case r.max > 0 && len(r.running) >= r.max:
@@ -156,10 +190,12 @@ func (r *refScheduler) blocker(j *refJob) policy.Reason {
 // effective is the spec's aging formula, written out again here so the core
 // is checked against it rather than against itself:
 // min(base + ⌊(waited − grace)/interval⌋·step, ceiling) once waited > grace,
-// and never below base.
+// and never below base. The clock stands still while the job's group is
+// paused: waited is the time since submission less the time the group
+// spent paused since then.
 func (r *refScheduler) effective(j *refJob, now time.Time) policy.Priority {
 	a := r.aging
-	waited := now.Sub(j.submitted)
+	waited := now.Sub(j.submitted) - r.pausedDuring(j.group, j.submitted, now)
 	if a == nil || waited <= a.GracePeriod || j.prio >= a.MaxEffectivePriority {
 		return j.prio
 	}
@@ -196,15 +232,19 @@ func (r *refScheduler) sorted(now time.Time) []*refJob {
 func (r *refScheduler) dispatch(now time.Time) []*refJob {
 	var out []*refJob
 	for r.max == 0 || len(r.running) < r.max {
+		alloc := r.allocation() // from scratch, every pass
 		var next *refJob
 		for _, j := range r.sorted(now) {
-			if r.blocker(j) == "" {
+			if r.blocker(j, now, alloc) == "" {
 				next = j
 				break
 			}
 		}
 		if next == nil {
 			break
+		}
+		if r.groups != nil && r.groupRunning(next.group) >= alloc[next.group] {
+			r.borrowed++
 		}
 		r.pending = slices.DeleteFunc(r.pending, func(o *refJob) bool { return o == next })
 		cost := r.types[next.typ].DefaultCost
@@ -282,19 +322,21 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 		RunningByType:   map[policy.JobType]int{},
 		Types:           map[policy.JobType]policy.JobTypeConfig{},
 		Aging:           r.aging,
+		Groups:          r.groupSnapshots(),
 	}
 	for _, j := range r.running {
 		s.Running = append(s.Running, RunningJob{
-			Type: j.typ, ID: j.id, FairnessKey: j.key, Priority: j.prio, EffectivePriority: r.effective(j, j.started),
+			Type: j.typ, ID: j.id, FairnessKey: j.key, Group: j.group, Priority: j.prio, EffectivePriority: r.effective(j, j.started),
 			Submitted: j.submitted, Started: j.started, EstimatedCost: j.cost,
 		})
 		s.RunningByTier[j.prio]++
 		s.RunningByType[j.typ]++
 	}
+	alloc := r.allocation()
 	for _, j := range r.sorted(now) {
 		s.Pending = append(s.Pending, PendingJob{
-			Type: j.typ, ID: j.id, FairnessKey: j.key, Priority: j.prio, EffectivePriority: r.effective(j, now),
-			Submitted: j.submitted, Reason: r.blocker(j),
+			Type: j.typ, ID: j.id, FairnessKey: j.key, Group: j.group, Priority: j.prio, EffectivePriority: r.effective(j, now),
+			Submitted: j.submitted, Reason: r.blocker(j, now, alloc),
 		})
 	}
 	for k, v := range r.acc {
@@ -329,42 +371,46 @@ func b2i(b bool) int {
 	return 0
 }
 
-// snapshotsEqual is a fast, exact equality of two snapshots.
+// snapshotsEqual is a fast, exact equality of two snapshots. Groups must
+// agree on nil (no group to list) as well.
 func snapshotsEqual(a, b Snapshot) bool {
 	return a.Time == b.Time && a.MaxConcurrency == b.MaxConcurrency &&
 		slices.Equal(a.Running, b.Running) && slices.Equal(a.Pending, b.Pending) &&
 		maps.Equal(a.AccumulatedCost, b.AccumulatedCost) && slices.Equal(a.CostEstimates, b.CostEstimates) &&
 		maps.Equal(a.RunningByTier, b.RunningByTier) && maps.Equal(a.RunningByType, b.RunningByType) &&
-		maps.Equal(a.Types, b.Types)
+		maps.Equal(a.Types, b.Types) &&
+		(a.Aging == nil) == (b.Aging == nil) && (a.Aging == nil || *a.Aging == *b.Aging) &&
+		(a.Groups == nil) == (b.Groups == nil) && slices.Equal(a.Groups, b.Groups) &&
+		a.EventsLost == b.EventsLost
 }
 
 // admission is what the comparison checks of one admitted or running job.
 type admission struct {
-	Seq                uint64
-	Type               policy.JobType
-	ID, Key            string
-	Priority           policy.Priority
-	Submitted, Started time.Time
-	Cost, KeyCost      time.Duration
+	Seq                 uint64
+	Type                policy.JobType
+	ID, Key, Group      string
+	Priority, Effective policy.Priority
+	Submitted, Started  time.Time
+	Cost, KeyCost       time.Duration
 }
 
 func (a admission) String() string {
-	return fmt.Sprintf("#%d %s/%s@%q p=%d submitted=+%v started=+%v cost=%v keycost=%v",
-		a.Seq, a.Type, a.ID, a.Key, a.Priority, a.Submitted.Sub(t0), a.Started.Sub(t0), a.Cost, a.KeyCost)
+	return fmt.Sprintf("#%d %s/%s@%q group=%q p=%d/%d submitted=+%v started=+%v cost=%v keycost=%v",
+		a.Seq, a.Type, a.ID, a.Key, a.Group, a.Priority, a.Effective, a.Submitted.Sub(t0), a.Started.Sub(t0), a.Cost, a.KeyCost)
 }
 
 func coreAdmissions(js []*Job) []admission {
 	out := []admission{}
 	for _, j := range js {
-		out = append(out, admission{j.Seq, j.Type, j.ID, j.Key, j.Priority, j.Submitted, j.Started, j.Cost, j.KeyCost})
+		out = append(out, admission{j.Seq, j.Type, j.ID, j.Key, j.Group, j.Priority, j.Effective, j.Submitted, j.Started, j.Cost, j.KeyCost})
 	}
 	return out
 }
 
-func refAdmissions(js []*refJob) []admission {
+func (r *refScheduler) admissions(js []*refJob) []admission {
 	out := []admission{}
 	for _, j := range js {
-		out = append(out, admission{j.seq, j.typ, j.id, j.key, j.prio, j.submitted, j.started, j.cost, j.keyCost})
+		out = append(out, admission{j.seq, j.typ, j.id, j.key, j.group, j.prio, r.effective(j, j.started), j.submitted, j.started, j.cost, j.keyCost})
 	}
 	return out
 }
@@ -403,6 +449,13 @@ type refRun struct {
 	keys []string        // the fairness keys jobs draw from
 	long bool            // no WithdrawAll: let the queue grow
 
+	// grouped: jobs draw a group from refGroupNames and one operation in
+	// ten is a runtime group operation (reference_groups_test.go).
+	grouped  bool
+	reported map[string]int // each group's slots as the allocation changes told
+	header   string         // the run's settings, for failures
+	allocOp  allocOp        // the operation whose allocation changes are due
+
 	// What the run exercised, summed over all seeds.
 	stats *refStats
 }
@@ -411,6 +464,11 @@ type refStats struct {
 	ops, admitted, finished, withdrawn, evictedKeys, evictedEstimates int
 	agedAdmissions                                                    int // admitted above their base priority
 	reasons                                                           map[policy.Reason]int
+
+	// Groups: admissions while the group ran its allocation or more (urgent
+	// borrowing), allocation changes the core reported, pauses, weight
+	// changes accepted and refused (the refusals changed nothing).
+	borrowed, allocChanges, pauses, weightChanges, invalidWeights int
 }
 
 func (run *refRun) fail(op int, format string, args ...any) {
@@ -419,8 +477,8 @@ func (run *refRun) fail(op int, format string, args ...any) {
 	for _, f := range run.log[max(0, len(run.log)-25):] {
 		last = append(last, f())
 	}
-	run.t.Fatalf("seed %d, op %d: %s\nlast operations:\n  %s",
-		run.seed, op, fmt.Sprintf(format, args...), strings.Join(last, "\n  "))
+	run.t.Fatalf("seed %d, op %d: %s\n%slast operations:\n  %s",
+		run.seed, op, fmt.Sprintf(format, args...), run.header+run.groupState(), strings.Join(last, "\n  "))
 }
 
 // logf records an operation; it is formatted only if the run fails.
@@ -437,8 +495,10 @@ func (run *refRun) dispatch(op int) {
 			run.stats.agedAdmissions++
 		}
 	}
-	want := refAdmissions(admitted)
+	want := run.ref.admissions(admitted)
 	run.logf("dispatch -> %v", want)
+	run.stats.borrowed += run.ref.borrowed
+	run.ref.borrowed = 0
 	if diff := diffOf(want, got, slices.Equal); diff != "" {
 		run.fail(op, "Dispatch admitted (-ref +core):\n%s", diff)
 	}
@@ -452,6 +512,9 @@ func (run *refRun) dispatch(op int) {
 // estimates, per-tier and per-type counts. dispatched says whether Dispatch
 // ran since the last event.
 func (run *refRun) check(op int, dispatched, full bool) {
+	if run.grouped {
+		run.checkGroups(op)
+	}
 	for k, want := range run.ref.acc {
 		if got := run.c.KeyCost(k); got != want {
 			run.fail(op, "KeyCost(%q) = %v, want %v", k, got, want)
@@ -472,7 +535,7 @@ func (run *refRun) check(op int, dispatched, full bool) {
 	if every := 8 + 8*b2i(run.long); !full && op%every != 0 {
 		return
 	}
-	if diff := diffOf(refAdmissions(run.ref.running), coreAdmissions(run.c.Running()), slices.Equal); diff != "" {
+	if diff := diffOf(run.ref.admissions(run.ref.running), coreAdmissions(run.c.Running()), slices.Equal); diff != "" {
 		run.fail(op, "running jobs in admission order (-ref +core):\n%s", diff)
 	}
 	s := run.c.Snapshot(run.now)
@@ -489,17 +552,41 @@ func (run *refRun) check(op int, dispatched, full bool) {
 func (run *refRun) step(op int) {
 	r := run.rng
 	run.now = run.now.Add(time.Duration(r.IntN(21)) * 250 * time.Microsecond)
+	if run.grouped && r.IntN(10) == 0 {
+		run.groupOp(op)
+	} else if !run.event(op) {
+		return
+	}
+	// Usually dispatch after every event; sometimes let events pile up.
+	dispatched := r.IntN(8) != 0
+	if dispatched {
+		run.dispatch(op)
+	}
+	run.check(op, dispatched, false)
+}
+
+// event runs one job event on both sides: a submission, a finish, a
+// withdrawal, an eviction, a withdrawal of all pending jobs, or only time
+// passing. It reports false when there was no job to withdraw: the step
+// ends there.
+func (run *refRun) event(op int) bool {
+	r := run.rng
 	switch x := r.IntN(100); {
 	case x < 45 || x < 75 && len(run.ref.running) == 0:
 		td := refTypes[r.IntN(len(refTypes))]
 		id := fmt.Sprint("r", r.IntN(3))
 		key := run.keys[r.IntN(len(run.keys))]
-		j := &Job{Type: td.name, ID: id, Key: key}
+		group := ""
+		if run.grouped {
+			group = refGroupNames[r.IntN(len(refGroupNames))]
+		}
+		j := &Job{Type: td.name, ID: id, Key: key, Group: group}
 		if err := run.c.Submit(run.now, j); err != nil {
 			run.fail(op, "Submit: %v", err)
 		}
-		rj := run.ref.submit(run.now, td.name, id, key)
-		run.logf("submit #%d %s/%s@%q", rj.seq, td.name, id, key)
+		rj := run.ref.submitIn(run.now, td.name, id, key, group)
+		run.allocOp = allocOp{kind: "event", group: group}
+		run.logf("submit #%d %s/%s@%q group %q", rj.seq, td.name, id, key, group)
 		if j.Seq != rj.seq {
 			run.fail(op, "Submit gave Seq %d, want %d", j.Seq, rj.seq)
 		}
@@ -507,6 +594,7 @@ func (run *refRun) step(op int) {
 	case x < 75:
 		rj := run.ref.running[r.IntN(len(run.ref.running))]
 		run.logf("finish #%d", rj.seq)
+		run.allocOp = allocOp{kind: "event", group: rj.group}
 		got := run.c.Finish(run.now, run.jobs[rj.seq])
 		if diff := diffOf(run.ref.finish(run.now, rj), got, func(a, b Completion) bool { return a == b }); diff != "" {
 			run.fail(op, "Finish #%d completion (-ref +core):\n%s", rj.seq, diff)
@@ -520,9 +608,10 @@ func (run *refRun) step(op int) {
 		} else if len(run.ref.running) > 0 {
 			rj = run.ref.running[r.IntN(len(run.ref.running))]
 		} else {
-			return
+			return false
 		}
 		run.logf("withdraw #%d", rj.seq)
+		run.allocOp = allocOp{kind: "event", group: rj.group}
 		want := run.ref.withdraw(run.now, rj)
 		if got := run.c.Withdraw(run.now, run.jobs[rj.seq]); got != want {
 			run.fail(op, "Withdraw #%d = %v, want %v", rj.seq, got, want)
@@ -549,12 +638,7 @@ func (run *refRun) step(op int) {
 	default:
 		run.logf("tick")
 	}
-	// Usually dispatch after every event; sometimes let events pile up.
-	dispatched := r.IntN(8) != 0
-	if dispatched {
-		run.dispatch(op)
-	}
-	run.check(op, dispatched, false)
+	return true
 }
 
 // TestReferenceMatchesCore drives the core and the reference with the same
@@ -585,9 +669,46 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("long", func(t *testing.T) {
 		runReference(t, 3, 2000, []string{"", "", "", "a"}, true, nil)
 	})
+	// Groups (reference_groups_test.go): jobs in groups, random weights,
+	// minimums and limits, pauses, resumes and weight changes at runtime.
+	groupAging := &policy.AgingConfig{GracePeriod: 2 * time.Millisecond, Interval: 2 * time.Millisecond, Step: 1, MaxEffectivePriority: 6, UrgentThreshold: 5}
+	t.Run("groups", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 80, ops: 300, keys: []string{"", "a", "b", "c"}, grouped: true, groups: randomGroups})
+	})
+	// Aging with an urgent threshold: urgent jobs borrow past their
+	// group's allocation, never past its limit; paused groups' jobs do not
+	// age.
+	t.Run("groups-aging", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, grouped: true, groups: randomGroups, aging: groupAging})
+	})
+	t.Run("groups-aging-long", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 2, ops: 2000, keys: []string{"", "", "", "a"}, long: true, grouped: true, groups: randomGroups, aging: groupAging})
+	})
+	// Groups without weights: pauses only (and weight changes refused).
+	t.Run("groups-unweighted", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 30, ops: 300, keys: []string{"", "a", "b", "c"}, grouped: true, aging: groupAging})
+	})
 }
 
 func runReference(t *testing.T, seeds uint64, ops int, keys []string, long bool, aging *policy.AgingConfig) {
+	runReferenceWith(t, refOptions{seeds: seeds, ops: ops, keys: keys, long: long, aging: aging})
+}
+
+// refOptions configure the runs of one subtest.
+type refOptions struct {
+	seeds uint64
+	ops   int
+	keys  []string
+	long  bool
+	aging *policy.AgingConfig
+	// grouped: jobs in groups, runtime group operations. groups, when set,
+	// configures group weights for a seed (MaxConcurrency is then never 0).
+	grouped bool
+	groups  func(rng *rand.Rand, maxConcurrency int) *policy.GroupsConfig
+}
+
+func runReferenceWith(t *testing.T, o refOptions) {
+	seeds, ops, long, aging := o.seeds, o.ops, o.long, o.aging
 	stats := &refStats{reasons: map[policy.Reason]int{}}
 	for seed := range seeds {
 		l := policy.DefaultLimits()
@@ -597,9 +718,23 @@ func runReference(t *testing.T, seeds uint64, ops int, keys []string, long bool,
 		}
 		l.KeyTTL = 30 * time.Millisecond
 		l.Aging = aging
+		rng := rand.New(rand.NewPCG(seed, 0x5eed))
+		if o.groups != nil {
+			if l.MaxConcurrency == 0 {
+				l.MaxConcurrency = 4
+			}
+			l.Groups = o.groups(rand.New(rand.NewPCG(seed, 0x9e0)), l.MaxConcurrency)
+		}
+		if err := l.Validate(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
 		run := &refRun{
-			t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed)),
-			now: t0, c: New(l), ref: newRef(l), jobs: map[uint64]*Job{}, keys: keys, long: long, stats: stats,
+			t: t, seed: seed, rng: rng,
+			now: t0, c: New(l), ref: newRef(l), jobs: map[uint64]*Job{}, keys: o.keys, long: long, stats: stats,
+			grouped: o.grouped, reported: map[string]int{},
+		}
+		if l.Groups != nil {
+			run.header = fmt.Sprintf("max concurrency %d, groups %+v\n", l.MaxConcurrency, *l.Groups)
 		}
 		for _, td := range refTypes {
 			if err := run.c.RegisterType(td.name, td.cfg); err != nil {
@@ -611,14 +746,27 @@ func runReference(t *testing.T, seeds uint64, ops int, keys []string, long bool,
 			run.step(op)
 			stats.ops++
 		}
-		// Drain: finish everything, in random order, dispatching as we go.
+		// Drain: resume the paused groups, then finish everything, in random
+		// order, dispatching as we go.
 		run.dispatch(ops)
 		run.check(ops, true, true)
 		op := ops + 1
+		for _, g := range slices.Sorted(maps.Keys(run.ref.pausedAt)) {
+			run.logf("drain resume %q", g)
+			if err := run.c.ResumeGroup(run.now, g); err != nil {
+				run.fail(op, "ResumeGroup(%q): %v", g, err)
+			}
+			run.ref.resume(run.now, g)
+			run.allocOp = allocOp{kind: "pause"}
+			run.dispatch(op)
+			run.check(op, true, false)
+			op++
+		}
 		for ; len(run.ref.running) > 0; op++ {
 			run.now = run.now.Add(time.Millisecond)
 			rj := run.ref.running[run.rng.IntN(len(run.ref.running))]
 			run.logf("drain finish #%d", rj.seq)
+			run.allocOp = allocOp{kind: "event", group: rj.group}
 			got := run.c.Finish(run.now, run.jobs[rj.seq])
 			if diff := diffOf(run.ref.finish(run.now, rj), got, func(a, b Completion) bool { return a == b }); diff != "" {
 				run.fail(op, "Finish #%d completion (-ref +core):\n%s", rj.seq, diff)
@@ -647,5 +795,8 @@ func runReference(t *testing.T, seeds uint64, ops int, keys []string, long bool,
 	}
 	if stats.reasons[""] != 0 {
 		t.Errorf("%d pending jobs had no reason to wait after a Dispatch", stats.reasons[""])
+	}
+	if o.grouped {
+		checkGroupStats(t, o, stats)
 	}
 }

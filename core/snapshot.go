@@ -87,7 +87,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		RunningByTier:   c.usage.ByTier(),
 		RunningByType:   c.usage.ByType(),
 		Types:           c.Types(),
-		Aging:           c.limits.Aging,
+		Aging:           copyAging(c.limits.Aging),
 		Groups:          c.groupSnapshots(),
 	}
 	for _, j := range c.Running() {
@@ -134,4 +134,12 @@ func (c *Core) reason(j *Job) policy.Reason {
 		return policy.ReasonGroupLimit
 	}
 	return r
+}
+
+func copyAging(a *policy.AgingConfig) *policy.AgingConfig {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	return &c
 }

@@ -222,7 +222,13 @@ func (e *JobFailed) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// JobAged: a pending job's effective priority rose as it waited.
+// JobAged: a pending job's effective priority rose as it waited. It is
+// reported for the job at the head of its queue (the oldest pending job of
+// its type, fairness key and group: the most aged, the one that competes),
+// at most once per aging step, when the scheduler next handles any call; a
+// job behind it reports its priority once it reaches the head, in one event
+// however many steps it rose meanwhile. Snapshots show every pending job's
+// effective priority at any time.
 type JobAged struct {
 	Time              time.Time       `json:"time"`
 	Type              policy.JobType  `json:"type"`

@@ -49,12 +49,8 @@ func (q *Queue) At(now time.Time) {
 			q.place(l)
 		case holdLimit:
 			// Held by its group's allocation: it ages all the same, and
-			// once urgent it returns to dispatch to borrow a slot.
-			if b := q.bandOfLane(l); q.aging.Urgent(q.effective(l.tq.level.p, b)) {
-				q.unhold(l)
-			} else {
-				q.rehold(l)
-			}
+			// once urgent it is offered to ReleaseUrgent.
+			q.rehold(l)
 		default:
 			q.unschedule(l) // paused: its clock stands still
 		}

@@ -1,6 +1,10 @@
 package queue
 
-import "time"
+import (
+	"time"
+
+	"github.com/fairsched/fairsched/policy"
+)
 
 // Groups. A job may belong to a group. A group's jobs are held out of
 // dispatch together, lane by lane, for two reasons: the group runs as many
@@ -10,9 +14,7 @@ import "time"
 // (type, key, group), so holding a group touches no other group's jobs.
 //
 // Held lanes wait in a heap per group in dispatch order (effective priority,
-// key cost, arrival), so a slot freed in a group returns exactly the lane
-// holding the group's best job: a busy group costs O(log lanes) per slot,
-// not a pass over its lanes.
+// key cost, arrival).
 
 // Group is the queue's record of one group.
 type Group struct {
@@ -72,13 +74,40 @@ func (q *Queue) Hold(j *Job) {
 func (q *Queue) rehold(l *lane) {
 	l.cost = l.key.cost
 	l.band = q.bandOfLane(l)
-	l.hold.prio = int64(q.effectiveOf(l))
+	prio := q.effectiveOf(l)
+	l.hold.prio = int64(prio)
 	if l.hold.idx >= 0 {
 		l.group.held.fix(l.hold.idx)
 	} else {
 		l.group.held.push(&l.hold)
 	}
 	q.schedule(l)
+	if q.aging != nil && q.aging.Urgent(policy.Priority(prio)) && !l.urgentListed {
+		l.urgentListed = true
+		q.urgent = append(q.urgent, l)
+	}
+}
+
+// ReleaseUrgent returns to dispatch every held lane whose head is urgent and
+// whose group may lend it a slot (mayBorrow), keeping the others listed. An
+// urgent job may start past its group's allocation, so its lane must not
+// wait for the allocation to free: the caller asks before each dispatch.
+func (q *Queue) ReleaseUrgent(mayBorrow func(*Group) bool) {
+	kept := q.urgent[:0]
+	for _, l := range q.urgent {
+		if l.held != holdLimit || !q.aging.Urgent(policy.Priority(q.effectiveOf(l))) {
+			l.urgentListed = false
+			continue
+		}
+		if mayBorrow(l.group) {
+			l.urgentListed = false
+			q.unhold(l)
+			continue
+		}
+		kept = append(kept, l)
+	}
+	clear(q.urgent[len(kept):])
+	q.urgent = kept
 }
 
 // effectiveOf returns the effective priority of lane l's head.
@@ -98,14 +127,13 @@ func (q *Queue) unhold(l *lane) {
 	q.place(l)
 }
 
-// ReleaseGroup returns to dispatch the n held lanes of g that hold its best
-// jobs: g may run n more.
-func (q *Queue) ReleaseGroup(g *Group, n int) {
-	for ; n > 0 && len(g.held) > 0 && !g.paused; n-- {
-		for !g.held[0].lane.fresh() { // stale cost: move it down, look again
-			g.held.fix(0)
-		}
-		q.unhold(g.held[0].lane)
+// ReleaseGroup returns g's held lanes to dispatch: g may run more. All of
+// them return, not only the one with the group's best job: that job may
+// still be kept back by a conflict or a type or tier cap, and the slot must
+// then go to the group's next job.
+func (q *Queue) ReleaseGroup(g *Group) {
+	for len(g.held) > 0 && !g.paused {
+		q.unhold(g.held[len(g.held)-1].lane)
 	}
 }
 

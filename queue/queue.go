@@ -88,7 +88,9 @@ type lane struct {
 	group   *Group
 	held    hold    // why the lane is out of dispatch though it holds jobs
 	hold    holdTag // its entry in the group's heap while held for the allocation
-	gidx    int     // position in group.lanes while the lane holds jobs
+	// urgentListed: the lane is in Queue.urgent.
+	urgentListed bool
+	gidx         int // position in group.lanes while the lane holds jobs
 }
 
 // hold says why a lane that holds jobs is out of dispatch.
@@ -231,6 +233,7 @@ type Queue struct {
 	keys   map[string]*keyRec
 	parked map[policy.ConflictKey]*ixheap[*Job]
 	groups map[string]*Group
+	urgent []*lane // held lanes whose head was urgent when last placed
 	n      int
 }
 
@@ -278,6 +281,9 @@ func (q *Queue) Push(j *Job, keyCost time.Duration) {
 	j.key = k
 	if j.Group != nil {
 		j.pauseBase = j.Group.pausedTotal
+		if j.Group.paused { // the pause under way counts from now on only
+			j.pauseBase += q.now.Sub(j.Group.pausedAt)
+		}
 	}
 	l := q.laneOf(j, q.types[j.Type])
 	j.pos = len(l.fifo)
