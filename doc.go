@@ -15,14 +15,23 @@
 //     the later one waits in the queue without holding a slot.
 //   - No head-of-line blocking: a job held back by a cap or a conflict never
 //     holds back the jobs behind it.
+//   - Aging (WithAging): a waiting job's effective priority rises over time,
+//     so lower tiers are never starved; its base priority still decides
+//     which tier's cap it counts against. AgingConfig.MaxWait bounds the
+//     wait.
+//   - Groups (InGroup, WithGroupWeight, WithGroupMinSlots, WithGroupLimit):
+//     the global cap is split among groups by weight, work-conserving;
+//     groups can be reweighted, paused and resumed at run time, and an
+//     urgent aged job may borrow past its group's share.
 //   - Explanations: Snapshot lists every pending job with the reason it
-//     waits (global_limit, tier_limit, type_limit, conflict); admissions and
-//     completions are logged at debug level.
+//     waits (paused, global_limit, tier_limit, type_limit, group_limit,
+//     conflict); admissions and completions are logged at debug level, and
+//     Subscribe streams them as events.
 //
 // # Dispatch
 //
 // Whenever a job arrives or finishes, the scheduler admits pending jobs in
-// the order (higher priority, lower accumulated cost of the fairness key,
+// the order (higher effective priority, lower accumulated cost of the fairness key,
 // earlier arrival), skipping any job that the global cap (WithMaxConcurrency),
 // its tier's cap, its type's MaxConcurrency or a running conflicting job
 // forbids, until nothing more may start. Admitting a job adds its estimated
