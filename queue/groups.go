@@ -9,37 +9,37 @@ import (
 // Groups. A job may belong to a group. A group's jobs are held out of
 // dispatch together, lane by lane, for two reasons: the group runs as many
 // jobs as it is allocated (the caller holds the lane of the job it could not
-// admit, and releases as many lanes as slots free), or the group is paused
-// (every lane, and the aging clocks of its jobs stand still). Lanes are per
-// (type, key, group), so holding a group touches no other group's jobs.
-//
-// Held lanes wait in a heap per group in dispatch order (effective priority,
-// key cost, arrival).
+// admit, and releases the group's held lanes when it may run more), or the
+// group is paused (every lane, and the aging clocks of its jobs stand
+// still). Lanes are per (type, key, group), so holding a group touches no
+// other group's jobs. A held lane still ages; once its head is urgent it is
+// offered back through ReleaseUrgent.
 
 // Group is the queue's record of one group.
 type Group struct {
 	Name        string
-	lanes       []*lane          // the group's lanes that hold jobs
-	held        ixheap[*holdTag] // of them, those held for the allocation
+	lanes       []*lane // the group's lanes that hold jobs
+	held        []*lane // of them, those held for the allocation
 	paused      bool
 	pausedAt    time.Time
 	pausedTotal time.Duration // over the pauses that ended
 }
 
-// holdTag is a held lane's entry in its group's heap.
-type holdTag struct {
-	lane *lane
-	prio int64 // effective priority of the lane's head when last placed
-	idx  int
+// addHeld lists lane l among g's held lanes.
+func (g *Group) addHeld(l *lane) {
+	l.heldIdx = len(g.held)
+	g.held = append(g.held, l)
 }
 
-func (h *holdTag) before(o *holdTag) bool {
-	if h.prio != o.prio {
-		return h.prio > o.prio
-	}
-	return h.lane.before(o.lane)
+// removeHeld takes lane l off g's held lanes.
+func (g *Group) removeHeld(l *lane) {
+	last := len(g.held) - 1
+	g.held[l.heldIdx] = g.held[last]
+	g.held[l.heldIdx].heldIdx = l.heldIdx
+	g.held[last] = nil
+	g.held = g.held[:last]
+	l.heldIdx = -1
 }
-func (h *holdTag) setIndex(i int) { h.idx = i }
 
 // Group returns the record of group name, creating it.
 func (q *Queue) Group(name string) *Group {
@@ -65,22 +65,15 @@ func (q *Queue) Hold(j *Job) {
 	l.tq.take(l)
 	l.tq.settle()
 	l.held = holdLimit
-	l.hold.lane, l.hold.idx = l, -1
+	l.group.addHeld(l)
 	q.rehold(l)
 }
 
-// rehold brings a held lane up to date after its head, its age or its cost
-// changed: its band, its place in the group's heap, its next promotion.
+// rehold brings a held lane up to date after its head or its age changed:
+// its band, its next promotion, whether it is urgent.
 func (q *Queue) rehold(l *lane) {
-	l.cost = l.key.cost
 	l.band = q.bandOfLane(l)
 	prio := q.effectiveOf(l)
-	l.hold.prio = int64(prio)
-	if l.hold.idx >= 0 {
-		l.group.held.fix(l.hold.idx)
-	} else {
-		l.group.held.push(&l.hold)
-	}
 	q.schedule(l)
 	if q.aging != nil && q.aging.Urgent(policy.Priority(prio)) && !l.urgentListed {
 		l.urgentListed = true
@@ -120,9 +113,7 @@ func (q *Queue) effectiveOf(l *lane) int {
 
 // unhold returns a lane held for its group's allocation to dispatch.
 func (q *Queue) unhold(l *lane) {
-	if l.hold.idx >= 0 {
-		l.group.held.remove(l.hold.idx)
-	}
+	l.group.removeHeld(l)
 	l.held = holdNone
 	q.place(l)
 }
@@ -133,7 +124,7 @@ func (q *Queue) unhold(l *lane) {
 // then go to the group's next job.
 func (q *Queue) ReleaseGroup(g *Group) {
 	for len(g.held) > 0 && !g.paused {
-		q.unhold(g.held[len(g.held)-1].lane)
+		q.unhold(g.held[len(g.held)-1])
 	}
 }
 
@@ -150,7 +141,7 @@ func (q *Queue) Pause(g *Group) {
 			l.tq.settle()
 		}
 		if l.held == holdLimit {
-			g.held.remove(l.hold.idx)
+			g.removeHeld(l)
 		}
 		l.held = holdPaused
 		q.unschedule(l)

@@ -86,8 +86,8 @@ type lane struct {
 	band    int       // aging band of the head, which holds the lane's best job
 	promo   promotion // when the head next rises a band
 	group   *Group
-	held    hold    // why the lane is out of dispatch though it holds jobs
-	hold    holdTag // its entry in the group's heap while held for the allocation
+	held    hold // why the lane is out of dispatch though it holds jobs
+	heldIdx int  // position in group.held while held for the allocation
 	// urgentListed: the lane is in Queue.urgent.
 	urgentListed bool
 	gidx         int // position in group.lanes while the lane holds jobs
@@ -300,7 +300,7 @@ func (q *Queue) laneOf(j *Job, tq *typeQueue) *lane {
 	id := laneID{tq, j.Group}
 	l := k.all[id]
 	if l == nil {
-		l = &lane{tq: tq, key: k, idx: -1, group: j.Group, gidx: -1}
+		l = &lane{tq: tq, key: k, idx: -1, group: j.Group, gidx: -1, heldIdx: -1}
 		l.promo.idx = -1
 		if k.all == nil {
 			k.all = map[laneID]*lane{}
@@ -460,7 +460,7 @@ func (q *Queue) dropLane(l *lane) {
 		l.gidx = -1
 	}
 	if l.held == holdLimit {
-		l.group.held.remove(l.hold.idx)
+		l.group.removeHeld(l)
 	}
 	l.held = holdNone
 	clear(l.fifo)
