@@ -105,11 +105,7 @@ func (c *Core) reallocate(reason, cause string) {
 
 // mayRun reports whether group g may start one more job that is not urgent.
 func (c *Core) mayRun(g *group) bool {
-	if c.limits.Groups == nil {
-		return true
-	}
-	limit := c.limits.Groups.Config(g.name).Limit
-	return g.running < g.alloc && (limit == 0 || g.running < limit)
+	return c.limits.Groups == nil || c.room(g) > 0
 }
 
 // room returns how many more jobs group g may start that are not urgent.

@@ -102,8 +102,6 @@ const (
 	holdPaused      // its group is paused
 )
 
-// dispatchable reports whether the lane belongs in its type queue.
-func (l *lane) dispatchable() bool { return l.live > 0 && l.held == holdNone }
 
 func (l *lane) before(o *lane) bool {
 	if l.cost != o.cost {
