@@ -102,7 +102,6 @@ const (
 	holdPaused      // its group is paused
 )
 
-
 func (l *lane) before(o *lane) bool {
 	if l.cost != o.cost {
 		return l.cost < o.cost
