@@ -123,14 +123,15 @@ func (h *harness) pickType() *benchType {
 	return &benchTypes[0]
 }
 
-// fill gives a job a fresh id and key; its type (Payload) is kept, so the
-// number of jobs of each type, pending plus running, never changes.
+// fill gives a job a fresh id and key; its type (Payload) and group are
+// kept, so the number of jobs of each type and of each group, pending plus
+// running, never changes: no group drains, the allocation stays put.
 func (h *harness) fill(j *Job) {
 	t := j.Payload.(*benchType)
 	j.Type = t.name
 	j.ID = h.ids[h.next()%benchIDs]
 	j.Key = ""
-	if len(h.groups) > 0 {
+	if len(h.groups) > 0 && j.Group == "" {
 		j.Group = h.groups[h.next()%uint64(len(h.groups))]
 	}
 	if t.fg {

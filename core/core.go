@@ -152,6 +152,9 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		c.queue.ReleaseUrgent(func(g *queue.Group) bool { return c.mayBorrow(c.groups[g.Name]) })
 	}
 	for !c.usage.GlobalFull() {
+		if c.limits.Groups != nil {
+			c.queue.Settle(c.hasRoom, c.admissible)
+		}
 		qj := c.queue.Best()
 		if qj == nil {
 			break

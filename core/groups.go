@@ -44,6 +44,7 @@ func (c *Core) groupOf(name string) *group {
 	g := c.groups[name]
 	if g == nil {
 		g = &group{name: name, q: c.queue.Group(name)}
+		g.q.Ref = g
 		c.groups[name] = g
 	}
 	return g
@@ -118,6 +119,14 @@ func (c *Core) room(g *group) int {
 		n = min(n, limit-g.running)
 	}
 	return max(n, 0)
+}
+
+// hasRoom and admissible are the core's answers to queue.Settle.
+func (c *Core) hasRoom(g *queue.Group) bool { return c.room(g.Ref.(*group)) > 0 }
+
+func (c *Core) admissible(qj *queue.Job) bool {
+	j := qj.Ref.(*Job)
+	return !c.usage.Conflicting(j.slot.Config, j.ID)
 }
 
 // mayBorrow reports whether an urgent job of g may start past g's

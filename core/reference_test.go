@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"flag"
 	"fmt"
 	"maps"
 	"math"
@@ -707,8 +708,12 @@ type refOptions struct {
 	groups  func(rng *rand.Rand, maxConcurrency int) *policy.GroupsConfig
 }
 
+// refScale multiplies the seeds of every differential subtest: a soak run
+// is go test ./core -run TestReferenceMatchesCore -ref.scale=50.
+var refScale = flag.Uint64("ref.scale", 1, "multiply the seeds of TestReferenceMatchesCore")
+
 func runReferenceWith(t *testing.T, o refOptions) {
-	seeds, ops, long, aging := o.seeds, o.ops, o.long, o.aging
+	seeds, ops, long, aging := o.seeds**refScale, o.ops, o.long, o.aging
 	stats := &refStats{reasons: map[policy.Reason]int{}}
 	for seed := range seeds {
 		l := policy.DefaultLimits()

@@ -6,39 +6,79 @@ import (
 	"github.com/fairsched/fairsched/policy"
 )
 
-// Groups. A job may belong to a group. A group's jobs are held out of
-// dispatch together, lane by lane, for two reasons: the group runs as many
-// jobs as it is allocated (the caller holds the lane of the job it could not
-// admit, and releases the group's held lanes when it may run more), or the
-// group is paused (every lane, and the aging clocks of its jobs stand
-// still). Lanes are per (type, key, group), so holding a group touches no
-// other group's jobs. A held lane still ages; once its head is urgent it is
-// offered back through ReleaseUrgent.
+// Groups. A job may belong to a group. A group's lanes are held out of
+// dispatch for two reasons: the group runs as many jobs as it is allocated
+// (the caller holds the lane of a job it could not admit), or the group is
+// paused (every lane, and the aging clocks of its jobs stand still). Lanes
+// are per (type, key, group), so holding a group touches no other group's
+// jobs. A held lane still ages; once its head is urgent it is offered back
+// through ReleaseUrgent.
+//
+// When a group may run more (ReleaseGroup), its held lanes come back lazily,
+// best first, not all at once: a group with hundreds of held lanes and one
+// free slot would otherwise put them all back, then hold them all again one
+// by one as they reach the top. Before each Best, Settle makes sure that
+// every open group (one with room and held lanes) has a released lane whose
+// head may start now — its witness — that is at least as good as every held
+// lane of a type and tier that are not full. The group's best admissible
+// job is then in dispatch, and Best finds it. Held lanes wait in one heap
+// per (group, type), so lanes of a full type are skipped as a whole.
 
 // Group is the queue's record of one group.
 type Group struct {
 	Name        string
-	lanes       []*lane // the group's lanes that hold jobs
-	held        []*lane // of them, those held for the allocation
+	Ref         any        // belongs to the caller, like Job.Ref
+	lanes       []*lane    // the group's lanes that hold jobs
+	held        []*heldSet // held lanes by type; sets stay once made
+	nheld       int        // lanes held for the allocation, over all sets
+	open        bool       // in Queue.open: may run more, has held lanes
+	witness     *lane      // released lane showing the held ones may wait
 	paused      bool
 	pausedAt    time.Time
 	pausedTotal time.Duration // over the pauses that ended
 }
 
+// heldSet holds a group's held lanes of one type in dispatch order.
+type heldSet struct {
+	tq    *typeQueue
+	lanes ixheap[*heldLane]
+}
+
+// heldLane is a lane as an element of a heldSet: ordered by aging band
+// (highest first), then as in dispatch. Its type is fixed by the set, so the
+// band orders effective priorities.
+type heldLane lane
+
+func (h *heldLane) before(o *heldLane) bool {
+	if h.band != o.band {
+		return h.band > o.band
+	}
+	return (*lane)(h).before((*lane)(o))
+}
+func (h *heldLane) setIndex(i int) { h.heldIdx = i }
+
+// setOf returns g's held set of type queue tq, creating it.
+func (g *Group) setOf(tq *typeQueue) *heldSet {
+	for _, s := range g.held {
+		if s.tq == tq {
+			return s
+		}
+	}
+	s := &heldSet{tq: tq}
+	g.held = append(g.held, s)
+	return s
+}
+
 // addHeld lists lane l among g's held lanes.
 func (g *Group) addHeld(l *lane) {
-	l.heldIdx = len(g.held)
-	g.held = append(g.held, l)
+	g.setOf(l.tq).lanes.push((*heldLane)(l))
+	g.nheld++
 }
 
 // removeHeld takes lane l off g's held lanes.
 func (g *Group) removeHeld(l *lane) {
-	last := len(g.held) - 1
-	g.held[l.heldIdx] = g.held[last]
-	g.held[l.heldIdx].heldIdx = l.heldIdx
-	g.held[last] = nil
-	g.held = g.held[:last]
-	l.heldIdx = -1
+	g.setOf(l.tq).lanes.remove(l.heldIdx)
+	g.nheld--
 }
 
 // Group returns the record of group name, creating it.
@@ -55,27 +95,36 @@ func (q *Queue) Group(name string) *Group {
 func (g *Group) Paused() bool { return g.paused }
 
 // Hold takes the lane of j, whose group has reached its allocation, out of
-// dispatch until ReleaseGroup returns it. The lane keeps aging, and returns
-// by itself once its head is urgent (AgingConfig.UrgentThreshold).
+// dispatch until its group may run more (ReleaseGroup, Settle). The lane
+// keeps aging, and returns by itself once its head is urgent
+// (AgingConfig.UrgentThreshold; see ReleaseUrgent).
 func (q *Queue) Hold(j *Job) {
 	l := j.lane
 	if l == nil || l.held != holdNone {
 		return
 	}
+	// The lane comes from dispatch, where its band and next promotion are
+	// up to date (At ran before Best): it keeps both.
 	l.tq.take(l)
 	l.tq.settle()
 	l.held = holdLimit
 	l.group.addHeld(l)
-	q.rehold(l)
+	q.listUrgent(l)
 }
 
 // rehold brings a held lane up to date after its head or its age changed:
-// its band, its next promotion, whether it is urgent.
+// its band and place among the held lanes, its next promotion, whether it
+// is urgent.
 func (q *Queue) rehold(l *lane) {
 	l.band = q.bandOfLane(l)
-	prio := q.effectiveOf(l)
+	l.group.setOf(l.tq).lanes.fix(l.heldIdx)
 	q.schedule(l)
-	if q.aging != nil && q.aging.Urgent(policy.Priority(prio)) && !l.urgentListed {
+	q.listUrgent(l)
+}
+
+// listUrgent lists held lane l for ReleaseUrgent if its head is urgent.
+func (q *Queue) listUrgent(l *lane) {
+	if q.aging != nil && !l.urgentListed && q.aging.Urgent(policy.Priority(q.effectiveOf(l))) {
 		l.urgentListed = true
 		q.urgent = append(q.urgent, l)
 	}
@@ -115,17 +164,91 @@ func (q *Queue) effectiveOf(l *lane) int {
 func (q *Queue) unhold(l *lane) {
 	l.group.removeHeld(l)
 	l.held = holdNone
-	q.place(l)
+	// Its band and next promotion were kept up to date while held (rehold).
+	l.cost = l.key.cost
+	l.tq.put(l, l.band)
+	l.tq.settle()
 }
 
-// ReleaseGroup returns g's held lanes to dispatch: g may run more. All of
-// them return, not only the one with the group's best job: that job may
-// still be kept back by a conflict or a type or tier cap, and the slot must
-// then go to the group's next job.
+// ReleaseGroup tells the queue that g may run more jobs: its held lanes
+// return to dispatch as Settle finds them needed.
 func (q *Queue) ReleaseGroup(g *Group) {
-	for len(g.held) > 0 && !g.paused {
-		q.unhold(g.held[len(g.held)-1])
+	if g.open || g.nheld == 0 || g.paused {
+		return
 	}
+	g.open = true
+	q.open = append(q.open, g)
+}
+
+// Settle prepares the queue for Best: every open group that still has room
+// (hasRoom) gets a witness, releasing its held lanes best first until one
+// whose head may start now (admissible: the caller's check of what the
+// queue does not know, conflicts) beats every lane still held in a type and
+// tier that are not full. Groups without room or held lanes are closed.
+// The cost is O(open groups · types) when nothing needs releasing.
+func (q *Queue) Settle(hasRoom func(*Group) bool, admissible func(*Job) bool) {
+	kept := q.open[:0]
+	for _, g := range q.open {
+		if g.paused || g.nheld == 0 || !hasRoom(g) {
+			g.open, g.witness = false, nil
+			continue
+		}
+		kept = append(kept, g)
+		q.settleGroup(g, admissible)
+	}
+	clear(q.open[len(kept):])
+	q.open = kept
+}
+
+func (q *Queue) settleGroup(g *Group, admissible func(*Job) bool) {
+	w := g.witness
+	if w != nil && !(w.group == g && w.held == holdNone && w.live > 0 && w.idx >= 0 &&
+		!w.tq.blocked && !w.tq.level.blocked && admissible(w.front())) {
+		w = nil
+	}
+	for {
+		c := q.bestHeld(g)
+		if c == nil || w != nil && !q.better(c, w) {
+			break
+		}
+		q.unhold(c)
+		if admissible(c.front()) {
+			w = c
+		}
+	}
+	g.witness = w
+}
+
+// bestHeld returns g's best held lane among types and tiers that are not
+// full, or nil.
+func (q *Queue) bestHeld(g *Group) *lane {
+	var best *lane
+	for _, s := range g.held {
+		if len(s.lanes) == 0 || s.tq.blocked || s.tq.level.blocked {
+			continue
+		}
+		top := (*lane)(s.lanes[0])
+		for !top.fresh() { // a stale cost is a lower bound: bring it up, look again
+			s.lanes.fix(0)
+			top = (*lane)(s.lanes[0])
+		}
+		if best == nil || q.better(top, best) {
+			best = top
+		}
+	}
+	return best
+}
+
+// better reports whether lane a's head goes before lane b's in dispatch
+// order: effective priority, key cost, arrival. Both costs must be fresh.
+func (q *Queue) better(a, b *lane) bool {
+	if pa, pb := q.effectiveOf(a), q.effectiveOf(b); pa != pb {
+		return pa > pb
+	}
+	if ca, cb := a.key.cost, b.key.cost; ca != cb {
+		return ca < cb
+	}
+	return a.headSeq < b.headSeq
 }
 
 // Pause takes every lane of g out of dispatch and stops its jobs' aging

@@ -87,7 +87,7 @@ type lane struct {
 	promo   promotion // when the head next rises a band
 	group   *Group
 	held    hold // why the lane is out of dispatch though it holds jobs
-	heldIdx int  // position in group.held while held for the allocation
+	heldIdx int  // position in its group's heldSet while held for the allocation
 	// urgentListed: the lane is in Queue.urgent.
 	urgentListed bool
 	gidx         int // position in group.lanes while the lane holds jobs
@@ -230,7 +230,8 @@ type Queue struct {
 	keys   map[string]*keyRec
 	parked map[policy.ConflictKey]*ixheap[*Job]
 	groups map[string]*Group
-	urgent []*lane // held lanes whose head was urgent when last placed
+	urgent []*lane  // held lanes whose head was urgent when last placed
+	open   []*Group // groups that may run more and hold lanes (see Settle)
 	n      int
 }
 
