@@ -174,6 +174,23 @@ func InGroup(group string) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.Group = group })
 }
 
+// InheritPriority makes the job compete at no less than the effective
+// priority of the job running in ctx — the context a job's function
+// receives, or one derived from it — as that job was admitted: work a job
+// spawns is as urgent as the job itself, aged priority included. The job's
+// base priority (its type's) still decides which tier's cap it counts
+// against, and it ages from its own submission; its effective priority is
+// the higher of the two. With a ctx that belongs to no running job the
+// option does nothing.
+func InheritPriority(ctx context.Context) JobOption {
+	p, ok := messages.RunningPriority(ctx)
+	return jobOptionFunc(func(j *messages.Job) {
+		if ok {
+			j.Floor, j.Floored = p, true
+		}
+	})
+}
+
 // SetGroupWeight changes a group's weight at run time; the allocation is
 // recomputed at once and takes effect as slots free. Weight 0 restores the
 // default weight. It fails with ErrInvalidConfig, changing nothing, for a

@@ -88,3 +88,24 @@ func ExampleScheduler_RunSync_panic() {
 	// Output:
 	// true corrupt pack
 }
+
+func ExampleInheritPriority() {
+	s, _ := fairsched.New(fairsched.WithMaxConcurrency(1))
+	defer s.Close(context.Background())
+	_ = s.RegisterType(JobTypeSyncClone, fairsched.JobTypeConfig{DefaultCost: 10 * time.Second, Priority: 8})
+	_ = s.RegisterType(JobTypeRepack, fairsched.JobTypeConfig{DefaultCost: 20 * time.Second, Priority: 4})
+
+	// A clone that needs a repack first: the repack it spawns competes at
+	// the clone's priority, not at the repack tier's.
+	_ = s.RunSync(context.Background(), JobTypeSyncClone, "repo", "client", func(ctx context.Context) error {
+		_ = s.Submit(JobTypeRepack, "repo", func(context.Context) error { return nil },
+			fairsched.InheritPriority(ctx))
+		snap, _ := s.Snapshot(ctx)
+		p := snap.Pending[0]
+		fmt.Printf("%s/%s: base %d, inherited %d, effective %d\n",
+			p.Type, p.ID, p.Priority, *p.InheritedPriority, p.EffectivePriority)
+		return nil
+	})
+	// Output:
+	// repack/repo: base 4, inherited 8, effective 8
+}

@@ -314,6 +314,8 @@ func (a *Actor) Execute(j *messages.Job) (err error) {
 	if ctx == nil {
 		ctx = a.base
 	}
+	// Jobs the function submits may inherit its priority (InheritPriority).
+	ctx = messages.WithRunning(ctx, j.Effective)
 	panicked, err = call(ctx, j.Fn)
 	return err
 }

@@ -34,8 +34,13 @@ type Job struct {
 	Submitted time.Time // when Submit accepted it
 	Started   time.Time // when Dispatch admitted it
 	// Priority is the type's (base) priority: the tier the job counts
-	// against. Effective is the priority it was admitted at (aging).
+	// against. Effective is the priority it was admitted at (aging, floor).
 	Priority, Effective policy.Priority
+	// Floor, when Floored, is set by the caller before Submit: the job's
+	// effective priority never falls below it. A job submitted by a running
+	// job inherits that job's effective priority this way.
+	Floor   policy.Priority
+	Floored bool
 	// Cost is the estimate charged to Key at admission; KeyCost is the key's
 	// accumulated cost right after that charge.
 	Cost, KeyCost time.Duration
@@ -132,7 +137,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, now, slot.Config.Priority, slot, -1
 	g := c.groupOf(j.Group)
 	j.grp = g
-	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Group: g.q, Ref: j}
+	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Group: g.q, Floor: j.Floor, Floored: j.Floored, Ref: j}
 	c.queue.At(now)
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
 	before := g.demand()

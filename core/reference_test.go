@@ -70,6 +70,8 @@ type refJob struct {
 	typ                policy.JobType
 	id, key, group     string
 	prio               policy.Priority
+	floor              policy.Priority
+	floored            bool
 	submitted, started time.Time
 	cost, keyCost      time.Duration
 }
@@ -195,6 +197,14 @@ func (r *refScheduler) capBlocker(j *refJob) policy.Reason {
 // paused: waited is the time since submission less the time the group
 // spent paused since then.
 func (r *refScheduler) effective(j *refJob, now time.Time) policy.Priority {
+	e := r.aged(j, now)
+	if j.floored && j.floor > e {
+		return j.floor // inherited: never below the submitting job's
+	}
+	return e
+}
+
+func (r *refScheduler) aged(j *refJob, now time.Time) policy.Priority {
 	a := r.aging
 	waited := now.Sub(j.submitted) - r.pausedDuring(j.group, j.submitted, now)
 	if a == nil || waited <= a.GracePeriod || j.prio >= a.MaxEffectivePriority {
@@ -335,10 +345,14 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 	}
 	alloc := r.allocation()
 	for _, j := range r.sorted(now) {
-		s.Pending = append(s.Pending, PendingJob{
+		pj := PendingJob{
 			Type: j.typ, ID: j.id, FairnessKey: j.key, Group: j.group, Priority: j.prio, EffectivePriority: r.effective(j, now),
 			Submitted: j.submitted, Reason: r.blocker(j, now, alloc),
-		})
+		}
+		if j.floored {
+			pj.InheritedPriority = new(j.floor)
+		}
+		s.Pending = append(s.Pending, pj)
 	}
 	for k, v := range r.acc {
 		s.AccumulatedCost[k] = v
@@ -453,6 +467,7 @@ type refRun struct {
 	// grouped: jobs draw a group from refGroupNames and one operation in
 	// ten is a runtime group operation (reference_groups_test.go).
 	grouped  bool
+	inherit  bool           // a third of the jobs carry a priority floor
 	reported map[string]int // each group's slots as the allocation changes told
 	header   string         // the run's settings, for failures
 	allocOp  allocOp        // the operation whose allocation changes are due
@@ -582,10 +597,14 @@ func (run *refRun) event(op int) bool {
 			group = refGroupNames[r.IntN(len(refGroupNames))]
 		}
 		j := &Job{Type: td.name, ID: id, Key: key, Group: group}
+		if run.inherit && r.IntN(3) == 0 {
+			j.Floor, j.Floored = policy.Priority(r.IntN(9)), true
+		}
 		if err := run.c.Submit(run.now, j); err != nil {
 			run.fail(op, "Submit: %v", err)
 		}
 		rj := run.ref.submitIn(run.now, td.name, id, key, group)
+		rj.floor, rj.floored = j.Floor, j.Floored
 		run.allocOp = allocOp{kind: "event", group: group}
 		run.logf("submit #%d %s/%s@%q group %q", rj.seq, td.name, id, key, group)
 		if j.Seq != rj.seq {
@@ -685,6 +704,14 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("groups-aging-long", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 2, ops: 2000, keys: []string{"", "", "", "a"}, long: true, grouped: true, groups: randomGroups, aging: groupAging})
 	})
+	// Inherited priorities (InheritPriority): floors order jobs across
+	// levels without aging, and under aging, groups and urgency.
+	t.Run("inherit", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, inherit: true})
+	})
+	t.Run("inherit-aging-groups", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, grouped: true, groups: randomGroups, aging: groupAging, inherit: true})
+	})
 	// Groups without weights: pauses only (and weight changes refused).
 	t.Run("groups-unweighted", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 30, ops: 300, keys: []string{"", "a", "b", "c"}, grouped: true, aging: groupAging})
@@ -706,6 +733,9 @@ type refOptions struct {
 	// configures group weights for a seed (MaxConcurrency is then never 0).
 	grouped bool
 	groups  func(rng *rand.Rand, maxConcurrency int) *policy.GroupsConfig
+	// inherit: a third of the jobs inherit a random priority (a floor),
+	// below, between and above the base priorities and the aging ceiling.
+	inherit bool
 }
 
 // refScale multiplies the seeds of every differential subtest: a soak run
@@ -736,7 +766,7 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		run := &refRun{
 			t: t, seed: seed, rng: rng,
 			now: t0, c: New(l), ref: newRef(l), jobs: map[uint64]*Job{}, keys: o.keys, long: long, stats: stats,
-			grouped: o.grouped, reported: map[string]int{},
+			grouped: o.grouped, inherit: o.inherit, reported: map[string]int{},
 		}
 		if l.Groups != nil {
 			run.header = fmt.Sprintf("max concurrency %d, groups %+v\n", l.MaxConcurrency, *l.Groups)

@@ -60,11 +60,13 @@ type PendingJob struct {
 	FairnessKey string         `json:"fairness_key"`
 	Group       string         `json:"group,omitempty"`
 	// Priority is the base priority, the tier the job counts against;
-	// EffectivePriority the priority it competes at now (aging).
-	Priority          policy.Priority `json:"priority"`
-	EffectivePriority policy.Priority `json:"effective_priority"`
-	Submitted         time.Time       `json:"submitted"`
-	Reason            policy.Reason   `json:"reason"`
+	// EffectivePriority the priority it competes at now (aging, inherited
+	// priority); InheritedPriority the floor it inherited, if any.
+	Priority          policy.Priority  `json:"priority"`
+	EffectivePriority policy.Priority  `json:"effective_priority"`
+	InheritedPriority *policy.Priority `json:"inherited_priority,omitempty"`
+	Submitted         time.Time        `json:"submitted"`
+	Reason            policy.Reason    `json:"reason"`
 }
 
 // CostEstimate is the learned cost of one (type, id).
@@ -107,11 +109,15 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		)
 	})
 	for _, j := range pending {
-		s.Pending = append(s.Pending, PendingJob{
+		pj := PendingJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority,
 			EffectivePriority: c.queue.Effective(&j.q, j.Priority),
 			Submitted:         j.Submitted, Reason: c.reason(j),
-		})
+		}
+		if j.Floored {
+			pj.InheritedPriority = new(j.Floor) // a copy: the snapshot shares nothing
+		}
+		s.Pending = append(s.Pending, pj)
 	}
 	c.estimates.Each(func(k costmodel.EstimateKey, cost time.Duration) {
 		s.CostEstimates = append(s.CostEstimates, CostEstimate{Type: policy.JobType(k.Type), ID: k.ID, Cost: cost})

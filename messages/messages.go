@@ -20,6 +20,26 @@ import (
 	"github.com/fairsched/fairsched/policy"
 )
 
+// runningKey is the context key under which a running job's function finds
+// the job's effective priority (InheritPriority reads it).
+type runningKey struct{}
+
+// WithRunning returns ctx marked as the context of a job running at
+// effective priority p.
+func WithRunning(ctx context.Context, p policy.Priority) context.Context {
+	return context.WithValue(ctx, runningKey{}, p)
+}
+
+// RunningPriority returns the effective priority of the job whose context
+// ctx is (or derives from), if any.
+func RunningPriority(ctx context.Context) (policy.Priority, bool) {
+	if ctx == nil {
+		return 0, false
+	}
+	p, ok := ctx.Value(runningKey{}).(policy.Priority)
+	return p, ok
+}
+
 // Job is a core.Job with what it takes to run it and to answer for it, in
 // one allocation.
 type Job struct {
@@ -150,7 +170,7 @@ type JobAdmitted struct {
 	FairnessKey string         `json:"fairness_key"`
 	// BasePriority is the job type's priority: the tier whose cap the job
 	// counts against. EffectivePriority is the priority it was dispatched
-	// at; the two are equal unless the job aged.
+	// at; the two are equal unless the job aged or inherited a priority.
 	BasePriority      policy.Priority `json:"base_priority"`
 	EffectivePriority policy.Priority `json:"effective_priority"`
 	// Group is the job's group; "" when it has none.

@@ -82,7 +82,7 @@ func (q *Queue) bandsOf(p policy.Priority) int {
 
 // effective returns the effective priority of band b of base priority p.
 func (q *Queue) effective(p policy.Priority, b int) policy.Priority {
-	if b == 0 {
+	if b == 0 || q.aging == nil {
 		return p
 	}
 	return min(p+policy.Priority(b)*max(q.aging.Step, 1), q.aging.MaxEffectivePriority)
@@ -91,10 +91,14 @@ func (q *Queue) effective(p policy.Priority, b int) policy.Priority {
 // Effective returns the effective priority of a pending job at the time set
 // by At.
 func (q *Queue) Effective(j *Job, base policy.Priority) policy.Priority {
-	if q.aging == nil {
-		return base
+	e := base
+	if q.aging != nil {
+		e = q.aging.Effective(base, q.waited(j))
 	}
-	return q.aging.Effective(base, q.waited(j))
+	if j.Floored && j.Floor > e {
+		return j.Floor
+	}
+	return e
 }
 
 // bandOfLane returns the band of lane l's head, and reports the head's rise
@@ -109,9 +113,14 @@ func (q *Queue) bandOfLane(l *lane) int {
 	if e > lv.p {
 		b = min(int((e-lv.p+max(q.aging.Step, 1)-1)/max(q.aging.Step, 1)), lv.bands-1)
 	}
+	if l.tq.floored {
+		b = max(b, l.tq.floorBand)
+	}
 	if b > head.aged {
 		head.aged = b
-		if q.onAged != nil {
+		// Under a floor the effective priority rises only once the aged
+		// one passes it.
+		if q.onAged != nil && !(l.tq.floored && e <= l.tq.floor) {
 			q.onAged(head, e)
 		}
 	}

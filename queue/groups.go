@@ -153,12 +153,7 @@ func (q *Queue) ReleaseUrgent(mayBorrow func(*Group) bool) {
 }
 
 // effectiveOf returns the effective priority of lane l's head.
-func (q *Queue) effectiveOf(l *lane) int {
-	if q.aging == nil {
-		return int(l.tq.level.p)
-	}
-	return int(q.effective(l.tq.level.p, l.band))
-}
+func (q *Queue) effectiveOf(l *lane) int { return int(l.tq.effective(l.band)) }
 
 // unhold returns a lane held for its group's allocation to dispatch.
 func (q *Queue) unhold(l *lane) {

@@ -27,6 +27,11 @@ type Job struct {
 	// Group is the job's group (Queue.Group), nil for none: jobs of a group
 	// can be held together (its allocation reached) or paused.
 	Group *Group
+	// Floor, when Floored, is a priority the job's effective priority never
+	// falls below (inherited from the job that submitted it). Only a floor
+	// above the job's base priority changes anything.
+	Floor   policy.Priority
+	Floored bool
 	// Ref belongs to the caller: it leads back from the queue's job to the
 	// caller's record of it.
 	Ref any
@@ -157,23 +162,47 @@ func (l *lane) compact() {
 }
 
 // typeQueue holds the lanes of one job type, by aging band: a lane sits in
-// the band of its head. Without aging there is one band.
+// the band of its head. Without aging there is one band. Jobs of the type
+// with a priority floor above the base wait in a variant of the type queue
+// per floor, in the same level (they count against the same tier) and
+// blocked with the type.
 type typeQueue struct {
+	q       *Queue
 	t       policy.JobType
-	level   *level
-	bands   []ixheap[*lane]
-	top     int // highest non-empty band, -1 when the type has no lane
-	blocked bool
-	idx     int // in level.types; -1 when out
+	floor   policy.Priority // effective priorities never fall below it
+	floored bool
+	// floorBand is the highest band whose aged priority does not pass the
+	// floor: lanes of lower bands sit there, as their effective priority is
+	// the same.
+	floorBand int
+	// variants are the floored type queues of the base type queue.
+	variants map[policy.Priority]*typeQueue
+	level    *level
+	bands    []ixheap[*lane]
+	top      int // highest non-empty band, -1 when the type has no lane
+	blocked  bool
+	idx      int // in level.types; -1 when out
 }
 
 func (q *typeQueue) topLane() *lane { return q.bands[q.top][0] }
 
-// before orders the types of one level: the more aged head first, then the
-// core order of the two best lanes.
+// effective returns the effective priority of band b of the type queue.
+func (q *typeQueue) effective(b int) policy.Priority {
+	e := q.q.effective(q.level.p, b)
+	if q.floored && q.floor > e {
+		return q.floor
+	}
+	return e
+}
+
+// before orders the types of one level: the higher effective priority of
+// the head first (the more aged one, or the higher floor), then the core
+// order of the two best lanes.
 func (q *typeQueue) before(o *typeQueue) bool {
-	if q.top != o.top {
-		return q.top > o.top
+	if q.top != o.top || q.floored || o.floored {
+		if pq, po := q.effective(q.top), o.effective(o.top); pq != po {
+			return pq > po
+		}
 	}
 	return q.topLane().before(o.topLane())
 }
@@ -232,6 +261,7 @@ type Queue struct {
 	groups map[string]*Group
 	urgent []*lane  // held lanes whose head was urgent when last placed
 	open   []*Group // groups that may run more and hold lanes (see Settle)
+	floors bool     // a job with a floor was ever pushed: levels may cross
 	n      int
 }
 
@@ -260,7 +290,38 @@ func (q *Queue) AddType(t policy.JobType, p policy.Priority) {
 		copy(q.levels[i+1:], q.levels[i:])
 		q.levels[i] = lv
 	}
-	q.types[t] = &typeQueue{t: t, level: lv, idx: -1, top: -1, bands: make([]ixheap[*lane], lv.bands)}
+	q.types[t] = q.newTypeQueue(t, lv)
+}
+
+func (q *Queue) newTypeQueue(t policy.JobType, lv *level) *typeQueue {
+	return &typeQueue{q: q, t: t, level: lv, idx: -1, top: -1, bands: make([]ixheap[*lane], lv.bands)}
+}
+
+// typeOf returns the type queue of job j: its type's, or the variant of its
+// floor, created the first time.
+func (q *Queue) typeOf(j *Job) *typeQueue {
+	tq := q.types[j.Type]
+	if !j.Floored || j.Floor <= tq.level.p {
+		return tq
+	}
+	v := tq.variants[j.Floor]
+	if v == nil {
+		v = q.newTypeQueue(j.Type, tq.level)
+		v.floor, v.floored, v.blocked = j.Floor, true, tq.blocked
+		v.floorBand = len(v.bands) - 1
+		for b := range len(v.bands) {
+			if v.q.effective(tq.level.p, b) > j.Floor {
+				v.floorBand = b - 1
+				break
+			}
+		}
+		if tq.variants == nil {
+			tq.variants = map[policy.Priority]*typeQueue{}
+		}
+		tq.variants[j.Floor] = v
+		q.floors = true
+	}
+	return v
 }
 
 // Len returns the number of pending jobs, parked ones included.
@@ -283,7 +344,7 @@ func (q *Queue) Push(j *Job, keyCost time.Duration) {
 			j.pauseBase += q.now.Sub(j.Group.pausedAt)
 		}
 	}
-	l := q.laneOf(j, q.types[j.Type])
+	l := q.laneOf(j, q.typeOf(j))
 	j.pos = len(l.fifo)
 	l.fifo = append(l.fifo, j)
 	j.where = placeFIFO
@@ -354,10 +415,10 @@ func (q *Queue) place(l *lane) {
 // a full tier, a full type or a conflict. It does not remove the job: the
 // caller either takes it with Remove or parks it with Park.
 //
-// Without aging the first level with an eligible type holds the answer. With
-// aging a lower level's head may have aged past a higher level's, so every
-// level's best candidate is compared by (effective priority, key cost,
-// arrival): O(levels).
+// Without aging (or priority floors) the first level with an eligible type
+// holds the answer. With aging a lower level's head may have aged past a
+// higher level's, so every level's best candidate is compared by (effective
+// priority, key cost, arrival): O(levels).
 func (q *Queue) Best() *Job {
 	var best *lane
 	var bestPrio policy.Priority
@@ -373,10 +434,10 @@ func (q *Queue) Best() *Job {
 			tq = lv.types[0]
 			l = tq.topLane()
 		}
-		if q.aging == nil {
+		if q.aging == nil && !q.floors {
 			return l.front()
 		}
-		p := q.effective(lv.p, tq.top)
+		p := tq.effective(tq.top)
 		if best == nil || p > bestPrio || p == bestPrio && l.before(best) {
 			best, bestPrio = l, p
 		}
@@ -497,7 +558,7 @@ func (q *Queue) Release(key policy.ConflictKey) {
 	}
 	delete(q.parked, key)
 	for _, j := range *h {
-		l := q.laneOf(j, q.types[j.Type])
+		l := q.laneOf(j, q.typeOf(j))
 		j.where = placeReturned
 		l.returned.push(j)
 		q.enter(l)
@@ -543,6 +604,10 @@ func (q *Queue) BlockType(t policy.JobType, blocked bool) {
 	if tq := q.types[t]; tq != nil {
 		tq.blocked = blocked
 		tq.settle()
+		for _, v := range tq.variants {
+			v.blocked = blocked
+			v.settle()
+		}
 	}
 }
 
