@@ -17,11 +17,11 @@ import (
 // promotion is a lane's entry in the promotion heap.
 type promotion struct {
 	lane *lane
-	at   time.Time
+	at   int64 // Unix nanoseconds: cheaper to compare than a time.Time
 	idx  int // in Queue.promos; -1 when not scheduled
 }
 
-func (p *promotion) before(o *promotion) bool { return p.at.Before(o.at) }
+func (p *promotion) before(o *promotion) bool { return p.at < o.at }
 func (p *promotion) setIndex(i int)           { p.idx = i }
 
 // SetAging turns aging on (cfg not nil) before any type is added.
@@ -42,7 +42,7 @@ func (q *Queue) OnAged(fn func(j *Job, effective policy.Priority)) { q.onAged = 
 // has passed.
 func (q *Queue) At(now time.Time) {
 	q.now = now
-	for len(q.promos) > 0 && !q.promos[0].at.After(now) {
+	for t := now.UnixNano(); len(q.promos) > 0 && q.promos[0].at <= t; {
 		l := q.promos[0].lane
 		switch l.held {
 		case holdNone:
@@ -139,7 +139,7 @@ func (q *Queue) schedule(l *lane) {
 		q.unschedule(l)
 		return
 	}
-	l.promo.lane, l.promo.at = l, q.now.Add(next-waited)
+	l.promo.lane, l.promo.at = l, q.now.Add(next-waited).UnixNano()
 	if l.promo.idx >= 0 {
 		q.promos.fix(l.promo.idx)
 	} else {

@@ -182,6 +182,9 @@ func (q *Queue) ReleaseGroup(g *Group) {
 // tier that are not full. Groups without room or held lanes are closed.
 // The cost is O(open groups · types) when nothing needs releasing.
 func (q *Queue) Settle(hasRoom func(*Group) bool, admissible func(*Job) bool) {
+	if len(q.open) == 0 {
+		return
+	}
 	kept := q.open[:0]
 	for _, g := range q.open {
 		if g.paused || g.nheld == 0 || !hasRoom(g) {
