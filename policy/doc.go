@@ -55,6 +55,17 @@
 // boundary, found with one heap of boundary times — no timer per job and no
 // scan of the jobs (package queue).
 //
+// Inherited priority. A job submitted with InheritPriority from inside a
+// running job gets a floor f, the effective priority its parent was
+// admitted at, and competes at max(f, e(w)): work a job spawns is as urgent
+// as the job itself, and it still ages from its own submission. Its base
+// priority — its type's — keeps deciding the tier it counts against, so an
+// inherited priority, like an aged one, moves a job up the queue but never
+// into another tier's slots. The index keeps such jobs in a variant of
+// their type's queue per floor, in their base priority's level: the same
+// tier switch and type switch cover them, and the variant orders them at
+// max(f, band priority).
+//
 // Bound. A job of base priority b reaches the target T — the urgent
 // threshold if set, else the ceiling — after
 //

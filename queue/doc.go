@@ -2,36 +2,59 @@
 // which job should be admitted next, among the jobs whose limits are not
 // full?
 //
-// The order is (higher priority, lower accumulated cost of the job's fairness
-// key, earlier arrival). Sorting all pending jobs on every admission costs
-// O(n log n); this index costs O(levels + log n) per admission and never
-// visits a job that cannot run.
+// The order is (higher effective priority, lower accumulated cost of the
+// job's fairness key, earlier arrival). Sorting all pending jobs on every
+// admission costs O(n log n); this index costs O(levels + log n) per
+// admission and never visits a job that cannot run.
 //
 // # Structure
 //
 //	Queue
-//	 └─ level, one per priority, highest first          (skipped while its tier is full)
+//	 └─ level, one per base priority, highest first     (skipped while its tier is full)
 //	     └─ heap of type queues, by their best lane        (a type leaves while at its cap)
-//	         └─ heap of lanes, one per (type, key),        ordered by (key cost, head arrival)
-//	             └─ the lane's jobs in arrival order       (a FIFO plus a small heap of returned jobs)
+//	         └─ aging bands, one heap of lanes each        (one band without aging)
+//	             └─ lane, one per (type, key, group),     ordered by (key cost, head arrival)
+//	                 └─ the lane's jobs in arrival order   (a FIFO plus a small heap of returned jobs)
 //
-// Every job of one lane shares its key's accumulated cost, so within a lane
-// arrival order is the whole order and the lane's head represents it. A
-// change of a key's cost fixes the key's lanes: O(lanes of the key · log n).
-// A key's record and its lanes outlive its jobs, so a client that comes and
-// goes costs no allocation; the caller drops them with ForgetKey when the
-// key expires.
+// Every job of one lane shares its key's accumulated cost and its type's
+// base priority, so within a lane arrival order is the whole order and the
+// head represents the lane. A key's cost only grows while the key has
+// pending jobs, so a charge does not touch the key's lanes: a lane's stored
+// cost is a lower bound of its real one, and the lane is brought up to date
+// when it reaches the top of its heap. A key's record and its lanes outlive
+// its jobs, so a client that comes and goes costs no allocation; the caller
+// drops them with ForgetKey when the key expires.
+//
+// # Aging and inherited priority
+//
+// The head of a lane is its most aged job, so the lane sits in the band of
+// its head's effective priority. One heap of lanes ordered by the time
+// their head next rises a band (At) moves them up: no timer per job, one
+// lane move per band climbed. A type queue orders its lanes by band, then
+// as above; the level orders its type queues by the effective priority of
+// their best band. Best compares the best candidate of every level, since
+// an aged lower level may outrank a higher one: O(levels).
+//
+// Jobs with a priority floor (inherited from the job that submitted them)
+// wait in a variant of their type queue per floor, in the same level; a
+// variant gathers every band at or below the floor into one, since those
+// jobs all compete at the floor.
 //
 // # Blocked jobs wait where their blocker wakes them
 //
 //   - A full tier switches its level off; the release that frees the tier
 //     switches it on. O(1).
-//   - A type at its cap leaves its level's heap; the release that frees the
-//     type puts it back. O(log types).
+//   - A type at its cap leaves its level's heap (with its variants); the
+//     release that frees the type puts it back. O(log types).
 //   - A job whose conflict key (group, id) is held by a running job is parked
 //     on that key; the release of the key returns every job parked there to
 //     its lane. O(log n) per job, and a job is touched again only when it
 //     reaches the head of its lane.
+//   - A group that runs its allocation has the lane that reached the top
+//     held: out of dispatch, in a heap per (group, type). When the group
+//     may run more, its held lanes come back best first, only as many as it
+//     takes for the group's best admissible job to be in dispatch (Settle).
+//     A paused group's lanes all leave dispatch and their aging stops.
 //
 // The global cap is the caller's check: Best is simply not asked while it is
 // full.
