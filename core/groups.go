@@ -16,6 +16,7 @@ type group struct {
 	q                *queue.Group
 	running, pending int
 	alloc            int // slots allocated by weight; meaningful with Groups configured
+	limit            int // its configured limit (0 = none): limits never change at run time
 }
 
 func (g *group) demand() int {
@@ -45,6 +46,9 @@ func (c *Core) groupOf(name string) *group {
 	if g == nil {
 		g = &group{name: name, q: c.queue.Group(name)}
 		g.q.Ref = g
+		if c.limits.Groups != nil {
+			g.limit = c.limits.Groups.Config(name).Limit
+		}
 		c.groups[name] = g
 	}
 	return g
@@ -115,8 +119,8 @@ func (c *Core) room(g *group) int {
 		return 0 // nothing is ever held for an allocation
 	}
 	n := g.alloc - g.running
-	if limit := c.limits.Groups.Config(g.name).Limit; limit > 0 {
-		n = min(n, limit-g.running)
+	if g.limit > 0 {
+		n = min(n, g.limit-g.running)
 	}
 	return max(n, 0)
 }
@@ -132,8 +136,7 @@ func (c *Core) admissible(qj *queue.Job) bool {
 // mayBorrow reports whether an urgent job of g may start past g's
 // allocation: never past the group's limit.
 func (c *Core) mayBorrow(g *group) bool {
-	limit := c.limits.Groups.Config(g.name).Limit
-	return limit == 0 || g.running < limit
+	return g.limit == 0 || g.running < g.limit
 }
 
 // groupBlocks reports whether j's group keeps it waiting: its group runs its

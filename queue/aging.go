@@ -18,7 +18,7 @@ import (
 type promotion struct {
 	lane *lane
 	at   int64 // Unix nanoseconds: cheaper to compare than a time.Time
-	idx  int // in Queue.promos; -1 when not scheduled
+	idx  int   // in Queue.promos; -1 when not scheduled
 }
 
 func (p *promotion) before(o *promotion) bool { return p.at < o.at }
