@@ -200,7 +200,7 @@ func (q *Queue) Settle(hasRoom func(*Group) bool, admissible func(*Job) bool) {
 
 func (q *Queue) settleGroup(g *Group, admissible func(*Job) bool) {
 	w := g.witness
-	if w != nil && !(w.group == g && w.held == holdNone && w.live > 0 && w.kb != nil &&
+	if w != nil && !(w.group == g && w.held == holdNone && w.live > 0 && w.idx >= 0 &&
 		!w.tq.blocked && !w.tq.level.blocked && admissible(w.front())) {
 		w = nil
 	}
@@ -257,7 +257,7 @@ func (q *Queue) Pause(g *Group) {
 	}
 	g.paused, g.pausedAt = true, q.now
 	for _, l := range g.lanes {
-		if l.kb != nil {
+		if l.idx >= 0 {
 			l.tq.take(l)
 			l.tq.settle()
 		}

@@ -65,7 +65,6 @@ type keyRec struct {
 	cost  time.Duration
 	jobs  int              // pending jobs of the key, parked ones included
 	lanes []*lane          // the lanes that hold jobs
-	bands []*keyBand       // its entries in the bands of the type queues
 	all   map[laneID]*lane // every lane the key has used, empty ones included
 }
 
@@ -84,8 +83,7 @@ type lane struct {
 	stale    int          // entries in fifo[head:] whose job left
 	returned ixheap[*Job] // jobs back from parking, out of FIFO order
 	live     int
-	kb       *keyBand // the band entry holding the lane while in dispatch
-	idx      int      // its position there
+	idx      int
 	// cost and headSeq order the lane: its key's cost (copied here so that
 	// heap comparisons stay within the lanes) and its head's arrival.
 	cost    time.Duration
@@ -180,13 +178,13 @@ type typeQueue struct {
 	// variants are the floored type queues of the base type queue.
 	variants map[policy.Priority]*typeQueue
 	level    *level
-	bands    []ixheap[*keyBand]
+	bands    []ixheap[*lane]
 	top      int // highest non-empty band, -1 when the type has no lane
 	blocked  bool
 	idx      int // in level.types; -1 when out
 }
 
-func (q *typeQueue) topLane() *lane { return q.bands[q.top][0].head() }
+func (q *typeQueue) topLane() *lane { return q.bands[q.top][0] }
 
 // effective returns the effective priority of band b of the type queue.
 func (q *typeQueue) effective(b int) policy.Priority {
@@ -206,39 +204,23 @@ func (q *typeQueue) before(o *typeQueue) bool {
 			return pq > po
 		}
 	}
-	return q.bands[q.top][0].before(o.bands[o.top][0])
+	return q.topLane().before(o.topLane())
 }
 func (q *typeQueue) setIndex(i int) { q.idx = i }
 
 // eligible reports whether the type belongs in its level's heap.
 func (q *typeQueue) eligible() bool { return !q.blocked && q.top >= 0 }
 
-// put adds lane l in band b, in its key's entry there.
+// put adds lane l in band b.
 func (q *typeQueue) put(l *lane, b int) {
 	l.band = b
-	e := q.q.entry(l.key, q, b)
-	e.lanes.push((*arrivalLane)(l))
-	l.kb = e
-	if e.idx < 0 {
-		e.cost = e.key.cost
-		q.bands[b].push(e)
-	} else {
-		q.bands[b].fix(e.idx)
-	}
+	q.bands[b].push(l)
 	q.top = max(q.top, b)
 }
 
 // take removes lane l from its band.
 func (q *typeQueue) take(l *lane) {
-	e := l.kb
-	e.lanes.remove(l.idx)
-	l.kb = nil
-	if len(e.lanes) == 0 {
-		q.bands[e.band].remove(e.idx)
-		q.q.release(e)
-	} else {
-		q.bands[e.band].fix(e.idx)
-	}
+	q.bands[l.band].remove(l.idx)
 	for q.top >= 0 && len(q.bands[q.top]) == 0 {
 		q.top--
 	}
@@ -279,11 +261,8 @@ type Queue struct {
 	groups map[string]*Group
 	urgent []*lane  // held lanes whose head was urgent when last placed
 	open   []*Group // groups that may run more and hold lanes (see Settle)
-	// freeBands are emptied band entries kept for reuse: lanes move between
-	// bands all the time, and an entry per move would be garbage.
-	freeBands []*keyBand
-	floors    bool // a job with a floor was ever pushed: levels may cross
-	n         int
+	floors bool     // a job with a floor was ever pushed: levels may cross
+	n      int
 }
 
 // New returns an empty queue.
@@ -315,7 +294,7 @@ func (q *Queue) AddType(t policy.JobType, p policy.Priority) {
 }
 
 func (q *Queue) newTypeQueue(t policy.JobType, lv *level) *typeQueue {
-	return &typeQueue{q: q, t: t, level: lv, idx: -1, top: -1, bands: make([]ixheap[*keyBand], lv.bands)}
+	return &typeQueue{q: q, t: t, level: lv, idx: -1, top: -1, bands: make([]ixheap[*lane], lv.bands)}
 }
 
 // typeOf returns the type queue of job j: its type's, or the variant of its
@@ -420,12 +399,9 @@ func (q *Queue) place(l *lane) {
 	l.cost = l.key.cost
 	b := q.bandOfLane(l)
 	switch {
-	case l.kb != nil && l.band == b:
-		e := l.kb
-		e.lanes.fix(l.idx)
-		e.cost = e.key.cost // a lower bound may always be raised to the truth
-		l.tq.bands[b].fix(e.idx)
-	case l.kb != nil:
+	case l.idx >= 0 && l.band == b:
+		l.tq.bands[b].fix(l.idx)
+	case l.idx >= 0:
 		l.tq.take(l)
 		l.tq.put(l, b)
 	default:
@@ -444,32 +420,32 @@ func (q *Queue) place(l *lane) {
 // higher level's, so every level's best candidate is compared by (effective
 // priority, key cost, arrival): O(levels).
 func (q *Queue) Best() *Job {
-	var best *keyBand
+	var best *lane
 	var bestPrio policy.Priority
 	for _, lv := range q.levels {
 		if lv.blocked || len(lv.types) == 0 {
 			continue
 		}
 		tq := lv.types[0]
-		e := tq.bands[tq.top][0]
-		for !e.fresh() { // stale cost: move it down, look again
-			tq.bands[tq.top].fix(0)
+		l := tq.topLane()
+		for !l.fresh() { // stale cost: move it down, look again
+			tq.bands[l.band].fix(l.idx)
 			tq.settle()
 			tq = lv.types[0]
-			e = tq.bands[tq.top][0]
+			l = tq.topLane()
 		}
 		if q.aging == nil && !q.floors {
-			return e.head().front()
+			return l.front()
 		}
 		p := tq.effective(tq.top)
-		if best == nil || p > bestPrio || p == bestPrio && e.before(best) {
-			best, bestPrio = e, p
+		if best == nil || p > bestPrio || p == bestPrio && l.before(best) {
+			best, bestPrio = l, p
 		}
 	}
 	if best == nil {
 		return nil
 	}
-	return best.head().front()
+	return best.front()
 }
 
 // Remove takes a job out of the queue, wherever it waits.
@@ -529,7 +505,7 @@ func (q *Queue) leaveLane(j *Job) {
 // dropLane takes an emptied lane out of dispatch; the lane itself stays with
 // its key for the key's next job of the type.
 func (q *Queue) dropLane(l *lane) {
-	if l.kb != nil {
+	if l.idx >= 0 {
 		l.tq.take(l)
 	}
 	q.unschedule(l)
@@ -598,15 +574,16 @@ func (q *Queue) SetKeyCost(key string, cost time.Duration) {
 	}
 }
 
-// The key's band entries (and held lanes) keep their old cost in the heaps:
-// a key's cost only grows while it has pending jobs, so a stored cost is a
-// lower bound of the real one, and Best refreshes an entry only when it
-// reaches the top (see keyBand.fresh). A charge costs O(1) however many
-// lanes the key has.
+// The key's lanes keep their old cost in the heaps: a key's cost only grows
+// while it has pending jobs, so a lane's stored cost is a lower bound of its
+// real one, and Best refreshes a lane only when it reaches the top (see
+// fresh). A charge costs O(1) however many lanes the key has.
 func (q *Queue) setCost(k *keyRec, cost time.Duration) { k.cost = cost }
 
-// fresh brings the stored cost of held lane l, at the top of its heap, up to
-// its key's and reports whether it was so already (see keyBand.fresh).
+// fresh brings the stored cost of lane l, at the top of its heap, up to its
+// key's and reports whether it was so already. Once the top lane is fresh it
+// is the true minimum: every other stored cost is at most its lane's real
+// cost, and at least the top's.
 func (l *lane) fresh() bool {
 	if l.cost == l.key.cost {
 		return true
