@@ -384,7 +384,14 @@ func (q *Queue) laneOf(j *Job, tq *typeQueue) *lane {
 // enter accounts for a job that just joined lane l.
 func (q *Queue) enter(l *lane) {
 	l.live++
+	head := l.headSeq
 	l.refresh()
+	if l.live > 1 && l.headSeq == head {
+		// Joined behind the head: the lane's order, band and next promotion
+		// are the head's, so nothing moves. (Its stored cost may lag its
+		// key's; a lower bound is all the heaps need, see setCost.)
+		return
+	}
 	if l.held == holdNone {
 		q.place(l)
 	} else if l.held == holdLimit {
