@@ -18,7 +18,8 @@
 //   - Aging (WithAging): a waiting job's effective priority rises over time,
 //     so lower tiers are never starved; its base priority still decides
 //     which tier's cap it counts against. AgingConfig.MaxWait bounds the
-//     wait.
+//     wait. A job submitted with InheritPriority from inside a running job
+//     competes at no less than that job's effective priority.
 //   - Groups (InGroup, WithGroupWeight, WithGroupMinSlots, WithGroupLimit):
 //     the global cap is split among groups by weight, work-conserving;
 //     groups can be reweighted, paused and resumed at run time, and an
