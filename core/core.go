@@ -174,7 +174,10 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 			c.queue.Park(qj, ck)
 			continue
 		}
-		c.queue.Remove(qj)
+		// A group this admission fills has the lane held now, while it is
+		// at hand, rather than when its next job reaches the top.
+		fills := c.limits.Groups != nil && c.room(j.grp) <= 1
+		c.queue.Admit(qj, fills)
 		c.admit(now, j)
 		buf = append(buf, j)
 	}

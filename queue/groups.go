@@ -112,6 +112,18 @@ func (q *Queue) Hold(j *Job) {
 	q.listUrgent(l)
 }
 
+// Admit removes j, which the caller admits. With fills, j's group has no
+// room left after j: the rest of j's lane is held at once, unless its new
+// head is urgent (it may borrow a slot, see ReleaseUrgent).
+func (q *Queue) Admit(j *Job, fills bool) {
+	l := j.lane
+	q.Remove(j)
+	if fills && l != nil && l.live > 0 && l.held == holdNone && l.group != nil &&
+		!(q.aging != nil && q.aging.Urgent(policy.Priority(q.effectiveOf(l)))) {
+		q.Hold(l.front())
+	}
+}
+
 // rehold brings a held lane up to date after its head or its age changed:
 // its band and place among the held lanes, its next promotion, whether it
 // is urgent.
