@@ -223,7 +223,8 @@ func (q *Queue) settleGroup(g *Group, admissible func(*Job) bool) {
 		}
 		q.unhold(c)
 		if admissible(c.front()) {
-			w = c
+			w = c // it was the best held lane: every other one is worse
+			break
 		}
 	}
 	g.witness = w
