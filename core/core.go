@@ -105,6 +105,7 @@ func New(limits policy.Limits) *Core {
 	q.OnAged(func(qj *queue.Job, effective policy.Priority) {
 		c.aged = append(c.aged, Aged{Job: qj.Ref.(*Job), Effective: effective})
 	})
+	q.SetRoom(c.hasRoom)
 	return c
 }
 
@@ -157,9 +158,6 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		c.queue.ReleaseUrgent(func(g *queue.Group) bool { return c.mayBorrow(c.groups[g.Name]) })
 	}
 	for !c.usage.GlobalFull() {
-		if c.limits.Groups != nil {
-			c.queue.Settle(c.hasRoom, c.admissible)
-		}
 		qj := c.queue.Best()
 		if qj == nil {
 			break

@@ -125,13 +125,8 @@ func (c *Core) room(g *group) int {
 	return max(n, 0)
 }
 
-// hasRoom and admissible are the core's answers to queue.Settle.
+// hasRoom is the core's answer to queue.SetRoom.
 func (c *Core) hasRoom(g *queue.Group) bool { return c.room(g.Ref.(*group)) > 0 }
-
-func (c *Core) admissible(qj *queue.Job) bool {
-	j := qj.Ref.(*Job)
-	return !c.usage.Conflicting(j.slot.Config, j.ID)
-}
 
 // mayBorrow reports whether an urgent job of g may start past g's
 // allocation: never past the group's limit.

@@ -14,15 +14,15 @@ import (
 // jobs. A held lane still ages; once its head is urgent it is offered back
 // through ReleaseUrgent.
 //
-// When a group may run more (ReleaseGroup), its held lanes come back lazily,
-// best first, not all at once: a group with hundreds of held lanes and one
-// free slot would otherwise put them all back, then hold them all again one
-// by one as they reach the top. Before each Best, Settle makes sure that
-// every open group (one with room and held lanes) has a released lane whose
-// head may start now — its witness — that is at least as good as every held
-// lane of a type and tier that are not full. The group's best admissible
-// job is then in dispatch, and Best finds it. Held lanes wait in one heap
-// per (group, type), so lanes of a full type are skipped as a whole.
+// When a group may run more (ReleaseGroup), its held lanes do not go back
+// to dispatch: Best weighs the best held lane of each group with room (an
+// open group) against the best lane in dispatch. Putting them back would
+// cost two heap moves per lane, and a group with hundreds of held lanes and
+// one free slot would put them all back, then hold them all again one by one
+// as they reach the top. Held lanes wait in one heap per (group, type),
+// ordered as in dispatch, so lanes of a full type or tier are skipped as a
+// whole; a job admitted or parked from a held lane leaves it held, with its
+// next job at the head.
 
 // Group is the queue's record of one group.
 type Group struct {
@@ -32,7 +32,6 @@ type Group struct {
 	held        []*heldSet // held lanes by type; sets stay once made
 	nheld       int        // lanes held for the allocation, over all sets
 	open        bool       // in Queue.open: may run more, has held lanes
-	witness     *lane      // released lane showing the held ones may wait
 	paused      bool
 	pausedAt    time.Time
 	pausedTotal time.Duration // over the pauses that ended
@@ -67,6 +66,23 @@ func (g *Group) setOf(tq *typeQueue) *heldSet {
 	s := &heldSet{tq: tq}
 	g.held = append(g.held, s)
 	return s
+}
+
+// refresh brings the stale costs of the set's lanes up to their keys'. A
+// set is visited when its group may run more, and by then most of its keys
+// have been charged: a small set is refreshed whole and reordered in O(n),
+// a large one top first, each stale top moved down until the top is fresh.
+func (s *heldSet) refresh() {
+	if len(s.lanes) <= 64 {
+		for _, h := range s.lanes {
+			(*lane)(h).fresh()
+		}
+		s.lanes.init()
+		return
+	}
+	for !(*lane)(s.lanes[0]).fresh() {
+		s.lanes.fix(0)
+	}
 }
 
 // addHeld lists lane l among g's held lanes.
@@ -177,8 +193,9 @@ func (q *Queue) unhold(l *lane) {
 	l.tq.settle()
 }
 
-// ReleaseGroup tells the queue that g may run more jobs: its held lanes
-// return to dispatch as Settle finds them needed.
+// ReleaseGroup tells the queue that g may run more jobs: from now on, until
+// g has no room (SetRoom's check) or no held lane, Best weighs g's best held
+// lane against the lanes in dispatch. The held lanes stay where they are.
 func (q *Queue) ReleaseGroup(g *Group) {
 	if g.open || g.nheld == 0 || g.paused {
 		return
@@ -187,47 +204,33 @@ func (q *Queue) ReleaseGroup(g *Group) {
 	q.open = append(q.open, g)
 }
 
-// Settle prepares the queue for Best: every open group that still has room
-// (hasRoom) gets a witness, releasing its held lanes best first until one
-// whose head may start now (admissible: the caller's check of what the
-// queue does not know, conflicts) beats every lane still held in a type and
-// tier that are not full. Groups without room or held lanes are closed.
-// The cost is O(open groups · types) when nothing needs releasing.
-func (q *Queue) Settle(hasRoom func(*Group) bool, admissible func(*Job) bool) {
+// SetRoom gives the queue the caller's check of whether a group may start
+// one more job (that is not urgent). Groups with held lanes are open only
+// while it holds.
+func (q *Queue) SetRoom(hasRoom func(*Group) bool) { q.hasRoom = hasRoom }
+
+// bestOpen returns the best held lane of the open groups — those that may
+// run more — among types and tiers that are not full, closing the groups
+// that have no room or no held lane left. O(open groups · their types).
+func (q *Queue) bestOpen() *lane {
 	if len(q.open) == 0 {
-		return
+		return nil
 	}
+	var best *lane
 	kept := q.open[:0]
 	for _, g := range q.open {
-		if g.paused || g.nheld == 0 || !hasRoom(g) {
-			g.open, g.witness = false, nil
+		if g.paused || g.nheld == 0 || !q.hasRoom(g) {
+			g.open = false
 			continue
 		}
 		kept = append(kept, g)
-		q.settleGroup(g, admissible)
+		if c := q.bestHeld(g); c != nil && (best == nil || q.better(c, best)) {
+			best = c
+		}
 	}
 	clear(q.open[len(kept):])
 	q.open = kept
-}
-
-func (q *Queue) settleGroup(g *Group, admissible func(*Job) bool) {
-	w := g.witness
-	if w != nil && !(w.group == g && w.held == holdNone && w.live > 0 && w.idx >= 0 &&
-		!w.tq.blocked && !w.tq.level.blocked && admissible(w.front())) {
-		w = nil
-	}
-	for {
-		c := q.bestHeld(g)
-		if c == nil || w != nil && !q.better(c, w) {
-			break
-		}
-		q.unhold(c)
-		if admissible(c.front()) {
-			w = c // it was the best held lane: every other one is worse
-			break
-		}
-	}
-	g.witness = w
+	return best
 }
 
 // bestHeld returns g's best held lane among types and tiers that are not
@@ -239,8 +242,8 @@ func (q *Queue) bestHeld(g *Group) *lane {
 			continue
 		}
 		top := (*lane)(s.lanes[0])
-		for !top.fresh() { // a stale cost is a lower bound: bring it up, look again
-			s.lanes.fix(0)
+		if !top.fresh() {
+			s.refresh()
 			top = (*lane)(s.lanes[0])
 		}
 		if best == nil || q.better(top, best) {

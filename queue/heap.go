@@ -38,6 +38,16 @@ func (h *ixheap[T]) remove(i int) T {
 	return x
 }
 
+// init restores the heap order of all elements at once: O(n).
+func (h ixheap[T]) init() {
+	for i := range h {
+		h[i].setIndex(i)
+	}
+	for i := (len(h) - 2) / arity; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
 func (h ixheap[T]) fix(i int) {
 	if !h.down(i) {
 		h.up(i)

@@ -260,9 +260,11 @@ type Queue struct {
 	parked map[policy.ConflictKey]*ixheap[*Job]
 	groups map[string]*Group
 	urgent []*lane  // held lanes whose head was urgent when last placed
-	open   []*Group // groups that may run more and hold lanes (see Settle)
-	floors bool     // a job with a floor was ever pushed: levels may cross
-	n      int
+	open   []*Group // groups that may run more and hold lanes (see bestOpen)
+	// hasRoom is the caller's check that a group may start one more job.
+	hasRoom func(*Group) bool
+	floors  bool // a job with a floor was ever pushed: levels may cross
+	n       int
 }
 
 // New returns an empty queue.
@@ -425,7 +427,8 @@ func (q *Queue) place(l *lane) {
 // Without aging (or priority floors) the first level with an eligible type
 // holds the answer. With aging a lower level's head may have aged past a
 // higher level's, so every level's best candidate is compared by (effective
-// priority, key cost, arrival): O(levels).
+// priority, key cost, arrival): O(levels). The best held lane of every group
+// that may run more competes too (see ReleaseGroup).
 func (q *Queue) Best() *Job {
 	var best *lane
 	var bestPrio policy.Priority
@@ -441,13 +444,16 @@ func (q *Queue) Best() *Job {
 			tq = lv.types[0]
 			l = tq.topLane()
 		}
-		if q.aging == nil && !q.floors {
+		if q.aging == nil && !q.floors && len(q.open) == 0 {
 			return l.front()
 		}
 		p := tq.effective(tq.top)
 		if best == nil || p > bestPrio || p == bestPrio && l.before(best) {
 			best, bestPrio = l, p
 		}
+	}
+	if h := q.bestOpen(); h != nil && (best == nil || q.better(h, best)) {
+		return h.front()
 	}
 	if best == nil {
 		return nil
