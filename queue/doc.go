@@ -51,10 +51,11 @@
 //     its lane. O(log n) per job, and a job is touched again only when it
 //     reaches the head of its lane.
 //   - A group that runs its allocation has the lane that reached the top
-//     held: out of dispatch, in a heap per (group, type). When the group
-//     may run more, its held lanes come back best first, only as many as it
-//     takes for the group's best admissible job to be in dispatch (Settle).
-//     A paused group's lanes all leave dispatch and their aging stops.
+//     (or that its last admission came from) held: out of dispatch, in a
+//     heap per (group, type) in dispatch order. While the group may run
+//     more, Best weighs the best held lane of its types and tiers that are
+//     not full against dispatch: O(open groups · types), and the lanes stay
+//     held. A paused group's lanes all leave dispatch and their aging stops.
 //
 // The global cap is the caller's check: Best is simply not asked while it is
 // full.
