@@ -212,7 +212,11 @@ func (q *Queue) SetRoom(hasRoom func(*Group) bool) { q.hasRoom = hasRoom }
 // bestOpen returns the best held lane of the open groups — those that may
 // run more — among types and tiers that are not full, closing the groups
 // that have no room or no held lane left. O(open groups · their types).
-func (q *Queue) bestOpen() *lane {
+//
+// bound, if not nil, is the best lane in dispatch (its cost fresh): only a
+// held lane that beats it is of interest, and a held set whose top cannot
+// beat it even at its stale cost (a lower bound) is not refreshed.
+func (q *Queue) bestOpen(bound *lane) *lane {
 	if len(q.open) == 0 {
 		return nil
 	}
@@ -224,8 +228,8 @@ func (q *Queue) bestOpen() *lane {
 			continue
 		}
 		kept = append(kept, g)
-		if c := q.bestHeld(g); c != nil && (best == nil || q.better(c, best)) {
-			best = c
+		if c := q.bestHeld(g, bound); c != nil {
+			best, bound = c, c
 		}
 	}
 	clear(q.open[len(kept):])
@@ -234,20 +238,23 @@ func (q *Queue) bestOpen() *lane {
 }
 
 // bestHeld returns g's best held lane among types and tiers that are not
-// full, or nil.
-func (q *Queue) bestHeld(g *Group) *lane {
+// full if it beats bound (any, when bound is nil), or nil.
+func (q *Queue) bestHeld(g *Group, bound *lane) *lane {
 	var best *lane
 	for _, s := range g.held {
 		if len(s.lanes) == 0 || s.tq.blocked || s.tq.level.blocked {
 			continue
 		}
 		top := (*lane)(s.lanes[0])
+		if bound != nil && !q.beats(top, top.cost, bound) {
+			continue // not even at its stored cost, a lower bound
+		}
 		if !top.fresh() {
 			s.refresh()
 			top = (*lane)(s.lanes[0])
 		}
-		if best == nil || q.better(top, best) {
-			best = top
+		if bound == nil || q.better(top, bound) {
+			best, bound = top, top
 		}
 	}
 	return best
@@ -255,12 +262,16 @@ func (q *Queue) bestHeld(g *Group) *lane {
 
 // better reports whether lane a's head goes before lane b's in dispatch
 // order: effective priority, key cost, arrival. Both costs must be fresh.
-func (q *Queue) better(a, b *lane) bool {
+func (q *Queue) better(a, b *lane) bool { return q.beats(a, a.key.cost, b) }
+
+// beats reports whether lane a's head, at key cost costA, goes before lane
+// b's (at b's key's cost).
+func (q *Queue) beats(a *lane, costA time.Duration, b *lane) bool {
 	if pa, pb := q.effectiveOf(a), q.effectiveOf(b); pa != pb {
 		return pa > pb
 	}
-	if ca, cb := a.key.cost, b.key.cost; ca != cb {
-		return ca < cb
+	if cb := b.key.cost; costA != cb {
+		return costA < cb
 	}
 	return a.headSeq < b.headSeq
 }

@@ -452,7 +452,7 @@ func (q *Queue) Best() *Job {
 			best, bestPrio = l, p
 		}
 	}
-	if h := q.bestOpen(); h != nil && (best == nil || q.better(h, best)) {
+	if h := q.bestOpen(best); h != nil {
 		return h.front()
 	}
 	if best == nil {
