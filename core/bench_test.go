@@ -141,6 +141,10 @@ func (h *harness) fill(j *Job) {
 
 func (h *harness) dispatch() {
 	h.buf = h.eng.Dispatch(h.now, h.buf[:0])
+	if c, ok := h.eng.(*Core); ok { // as the owner goroutine does after each dispatch
+		c.TakeAged()
+		c.TakeAllocationChanges()
+	}
 	for _, j := range h.buf {
 		h.ring[(h.head+h.n)%len(h.ring)] = j
 		h.n++
