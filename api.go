@@ -138,26 +138,37 @@ func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey s
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.a.RunSync(ctx, newJob(t, jobID, fairnessKey, fn, opts))
+	j, err := newJob(t, jobID, fairnessKey, fn, opts)
+	if err != nil {
+		return err
+	}
+	return s.a.RunSync(ctx, j)
 }
 
-// Submit queues fn as a background job (fairness key "") and returns at
-// once. The job's error, or its panic, is logged at error level. Background
+// Submit queues fn as a background job (fairness key "", or the tenant
+// WithFairnessKey names) and returns at once. The job's error, or its panic, is logged at error level. Background
 // jobs run until they return; Close with an expired context cancels their
 // context.
 func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) error, opts ...JobOption) error {
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
 		return err
 	}
-	return s.a.Submit(context.Background(), newJob(t, jobID, "", fn, opts))
+	j, err := newJob(t, jobID, "", fn, opts)
+	if err != nil {
+		return err
+	}
+	return s.a.Submit(context.Background(), j)
 }
 
-func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts []JobOption) *messages.Job {
+func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts []JobOption) (*messages.Job, error) {
 	j := messages.NewJob(t, jobID, key, fn)
 	for _, o := range opts {
 		o.applyJob(j)
 	}
-	return j
+	if j.Tokens < 0 {
+		return nil, fmt.Errorf("%w: WithTokens(%v): tokens must not be negative (type %q, id %q)", ErrInvalidJob, j.Tokens, t, jobID)
+	}
+	return j, nil
 }
 
 // JobOption configures one job of RunSync or Submit.
@@ -166,6 +177,23 @@ type JobOption interface{ applyJob(*messages.Job) }
 type jobOptionFunc func(*messages.Job)
 
 func (f jobOptionFunc) applyJob(j *messages.Job) { f(j) }
+
+// WithTokens states the job's cost: it is charged to the job's fairness key
+// instead of the learned estimate of its (type, id), for callers that know
+// what a job costs (a request's size, a batch's length). The learned
+// estimate keeps learning from the job's wall time all the same. 0 means
+// the estimate; a negative cost is ErrInvalidJob.
+func WithTokens(cost time.Duration) JobOption {
+	return jobOptionFunc(func(j *messages.Job) { j.Tokens = cost })
+}
+
+// WithFairnessKey attributes the job to a tenant: its cost is charged to key
+// and it is ordered by key's accumulated cost, as a RunSync job of that key
+// is. Background jobs without it share the key "". On RunSync it replaces
+// the fairnessKey argument.
+func WithFairnessKey(key string) JobOption {
+	return jobOptionFunc(func(j *messages.Job) { j.Key = key })
+}
 
 // InGroup puts the job in a group: groups share the capacity by weight
 // (WithGroupWeight) and can be paused together (PauseGroup). Jobs without a
@@ -189,6 +217,14 @@ func InheritPriority(ctx context.Context) JobOption {
 			j.Floor, j.Floored = p, true
 		}
 	})
+}
+
+// SetKeyWeight changes a fairness key's weight at run time, from its next
+// admission on (see WithKeyWeight); weight 0 restores the default of 1. It
+// fails with ErrInvalidConfig, changing nothing, for a negative or infinite
+// weight.
+func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
+	return s.a.SetKeyWeight(key, weight)
 }
 
 // SetGroupWeight changes a group's weight at run time; the allocation is
@@ -372,6 +408,20 @@ func WithGroupMinSlots(group string, n int) Option {
 		g := o.group(group)
 		g.MinSlots = n
 		o.groups().Groups[group] = g
+	})
+}
+
+// WithKeyWeight gives fairness key key a weight (default 1): admitting one
+// of its jobs charges the job's cost divided by the weight, so keys that
+// all have work waiting receive service, in cost, in proportion to their
+// weights — a key of weight 2 twice that of a key of weight 1. A weight
+// must be positive and finite (ErrInvalidConfig from New).
+func WithKeyWeight(key string, weight float64) Option {
+	return optionFunc(func(o *options) {
+		if o.limits.KeyWeights == nil {
+			o.limits.KeyWeights = map[string]float64{}
+		}
+		o.limits.KeyWeights[key] = weight
 	})
 }
 

@@ -220,6 +220,12 @@ func (a *Actor) handle(r messages.Request) {
 			}
 		}
 		m.Reply <- err
+	case messages.SetKeyWeight:
+		err := a.core.SetKeyWeight(m.Key, m.Weight)
+		if err == nil {
+			a.log.Debug("key weight changed", zap.String("key", m.Key), zap.Float64("weight", m.Weight))
+		}
+		m.Reply <- err // it applies from the next admission: nothing to dispatch
 	case messages.SnapshotRequest:
 		s := a.core.Snapshot(a.clock.Now())
 		s.EventsLost = a.lost

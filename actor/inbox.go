@@ -104,6 +104,18 @@ func (a *Actor) Group(op messages.GroupOpKind, group string, weight int) error {
 	return <-m.Reply
 }
 
+// SetKeyWeight changes a fairness key's weight.
+func (a *Actor) SetKeyWeight(key string, weight float64) error {
+	if a.closed.Load() {
+		return ErrClosed
+	}
+	m := messages.SetKeyWeight{Key: key, Weight: weight, Reply: make(chan error, 1)}
+	if err := a.send(context.Background(), m); err != nil {
+		return err
+	}
+	return <-m.Reply
+}
+
 // Snapshot asks the owner for a copy of its state.
 func (a *Actor) Snapshot(ctx context.Context) (core.Snapshot, error) {
 	m := messages.SnapshotRequest{Reply: make(chan core.Snapshot, 1)}

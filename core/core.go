@@ -11,6 +11,7 @@ package core
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -41,9 +42,14 @@ type Job struct {
 	// job inherits that job's effective priority this way.
 	Floor   policy.Priority
 	Floored bool
-	// Cost is the estimate charged to Key at admission; KeyCost is the key's
-	// accumulated cost right after that charge.
+	// Tokens, when positive, is the job's cost as its submitter states it:
+	// charged instead of the learned estimate.
+	Tokens time.Duration
+	// Cost is the job's cost at admission — its Tokens, or else the learned
+	// estimate — and KeyCost the key's accumulated cost right after charging
+	// it (Cost divided by the key's weight).
 	Cost, KeyCost time.Duration
+	estimate      time.Duration // the learned estimate at admission
 
 	slot     *policy.Slot // the type's counters and registration
 	grp      *group
@@ -89,6 +95,7 @@ func New(limits policy.Limits) *Core {
 		}
 		limits.Groups = &groups
 	}
+	limits.KeyWeights = maps.Clone(limits.KeyWeights) // the core's own
 	if limits.Aging != nil {
 		aging := *limits.Aging // the core's own: callers and snapshots get copies
 		limits.Aging = &aging
@@ -190,8 +197,12 @@ func (c *Core) admit(now time.Time, j *Job) {
 	if tr.TypeFull {
 		c.queue.BlockType(j.Type, true)
 	}
-	j.Cost = c.estimates.Cost(estimateKey(j), j.slot.Config.DefaultCost, now)
-	j.KeyCost = c.ledger.Charge(j.Key, j.Cost)
+	j.estimate = c.estimates.Cost(estimateKey(j), j.slot.Config.DefaultCost, now)
+	j.Cost = j.estimate
+	if j.Tokens > 0 {
+		j.Cost = j.Tokens
+	}
+	j.KeyCost = c.ledger.Charge(j.Key, policy.Weighted(j.Cost, c.keyWeight(j.Key)))
 	c.queue.SetKeyCost(j.Key, j.KeyCost)
 	j.Started = now
 	j.Effective = c.queue.Effective(&j.q, j.Priority)
@@ -229,7 +240,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 		c.queue.Release(tr.Released)
 	}
 	elapsed := now.Sub(j.Started)
-	est := c.estimates.Observe(estimateKey(j), elapsed, j.Cost, now)
+	est := c.estimates.Observe(estimateKey(j), elapsed, j.estimate, now)
 	c.ledger.Leave(j.Key, now)
 	g := j.grp
 	before := g.demand()
@@ -311,4 +322,30 @@ func (c *Core) KeyCost(key string) time.Duration { return c.ledger.Cost(key) }
 
 func estimateKey(j *Job) costmodel.EstimateKey {
 	return costmodel.EstimateKey{Type: string(j.Type), ID: j.ID}
+}
+
+// keyWeight returns the weight of fairness key key.
+func (c *Core) keyWeight(key string) float64 {
+	if w, ok := c.limits.KeyWeights[key]; ok {
+		return w
+	}
+	return policy.DefaultKeyWeight
+}
+
+// SetKeyWeight changes the weight of fairness key key from its next
+// admission on; weight 0 restores the default. It fails with
+// ErrInvalidConfig, changing nothing, for a negative or non-finite weight.
+func (c *Core) SetKeyWeight(key string, weight float64) error {
+	if weight == 0 {
+		delete(c.limits.KeyWeights, key)
+		return nil
+	}
+	if err := policy.ValidateKeyWeight(key, weight); err != nil {
+		return err
+	}
+	if c.limits.KeyWeights == nil {
+		c.limits.KeyWeights = map[string]float64{}
+	}
+	c.limits.KeyWeights[key] = weight
+	return nil
 }

@@ -61,6 +61,7 @@ type refScheduler struct {
 	// start of every current pause and the pauses that ended.
 	groups   *policy.GroupsConfig
 	pausedAt map[string]time.Time
+	weights  map[string]float64 // fairness key weights (1 when absent)
 	pauses   map[string][]refPause
 	borrowed int // admissions while the job's group ran its allocation or more
 }
@@ -72,6 +73,7 @@ type refJob struct {
 	prio               policy.Priority
 	floor              policy.Priority
 	floored            bool
+	tokens, estimate   time.Duration
 	submitted, started time.Time
 	cost, keyCost      time.Duration
 }
@@ -94,6 +96,7 @@ func newRef(l policy.Limits) *refScheduler {
 	return &refScheduler{
 		groups:   groups,
 		pausedAt: map[string]time.Time{},
+		weights:  maps.Clone(l.KeyWeights),
 		pauses:   map[string][]refPause{},
 		aging:    l.Aging,
 		max:      l.MaxConcurrency,
@@ -258,12 +261,26 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 			r.borrowed++
 		}
 		r.pending = slices.DeleteFunc(r.pending, func(o *refJob) bool { return o == next })
-		cost := r.types[next.typ].DefaultCost
+		estimate := r.types[next.typ].DefaultCost
 		if e := r.est[refEstKey{next.typ, next.id}]; e != nil {
 			e.used = now
-			cost = e.cost
+			estimate = e.cost
 		}
-		r.acc[next.key] += cost
+		cost := estimate
+		if next.tokens > 0 {
+			cost = next.tokens // stated by the submitter
+		}
+		w, ok := r.weights[next.key]
+		if !ok {
+			w = 1
+		}
+		// cost / weight, rounded, at least 1 ns: written out again here.
+		charge := time.Duration(math.Round(float64(cost) / w))
+		if charge == 0 && cost > 0 {
+			charge = 1
+		}
+		r.acc[next.key] += charge
+		next.estimate = estimate
 		next.cost, next.keyCost, next.started = cost, r.acc[next.key], now
 		r.running = append(r.running, next)
 		out = append(out, next)
@@ -275,7 +292,7 @@ func (r *refScheduler) finish(now time.Time, j *refJob) Completion {
 	r.running = slices.DeleteFunc(r.running, func(o *refJob) bool { return o == j })
 	elapsed := now.Sub(j.started)
 	k := refEstKey{j.typ, j.id}
-	prior := j.cost // the estimate charged at admission, if it expired since
+	prior := j.estimate // the estimate at admission, if it expired since
 	if e := r.est[k]; e != nil {
 		prior = e.cost
 	}
@@ -333,6 +350,7 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 		RunningByType:   map[policy.JobType]int{},
 		Types:           map[policy.JobType]policy.JobTypeConfig{},
 		Aging:           r.aging,
+		KeyWeights:      refKeyWeights(r.weights),
 		Groups:          r.groupSnapshots(),
 	}
 	for _, j := range r.running {
@@ -386,11 +404,22 @@ func b2i(b bool) int {
 	return 0
 }
 
+// pendingEqual compares two pending rows, the inherited priority by value.
+func pendingEqual(a, b PendingJob) bool {
+	pa, pb := a.InheritedPriority, b.InheritedPriority
+	if (pa == nil) != (pb == nil) || pa != nil && *pa != *pb {
+		return false
+	}
+	a.InheritedPriority, b.InheritedPriority = nil, nil
+	return a == b
+}
+
 // snapshotsEqual is a fast, exact equality of two snapshots. Groups must
 // agree on nil (no group to list) as well.
 func snapshotsEqual(a, b Snapshot) bool {
 	return a.Time == b.Time && a.MaxConcurrency == b.MaxConcurrency &&
-		slices.Equal(a.Running, b.Running) && slices.Equal(a.Pending, b.Pending) &&
+		slices.Equal(a.Running, b.Running) && slices.EqualFunc(a.Pending, b.Pending, pendingEqual) &&
+		maps.Equal(a.KeyWeights, b.KeyWeights) && (a.KeyWeights == nil) == (b.KeyWeights == nil) &&
 		maps.Equal(a.AccumulatedCost, b.AccumulatedCost) && slices.Equal(a.CostEstimates, b.CostEstimates) &&
 		maps.Equal(a.RunningByTier, b.RunningByTier) && maps.Equal(a.RunningByType, b.RunningByType) &&
 		maps.Equal(a.Types, b.Types) &&
@@ -468,6 +497,7 @@ type refRun struct {
 	// ten is a runtime group operation (reference_groups_test.go).
 	grouped  bool
 	inherit  bool           // a third of the jobs carry a priority floor
+	weighted bool           // keys have weights, a third of the jobs tokens
 	reported map[string]int // each group's slots as the allocation changes told
 	header   string         // the run's settings, for failures
 	allocOp  allocOp        // the operation whose allocation changes are due
@@ -568,9 +598,29 @@ func (run *refRun) check(op int, dispatched, full bool) {
 func (run *refRun) step(op int) {
 	r := run.rng
 	run.now = run.now.Add(time.Duration(r.IntN(21)) * 250 * time.Microsecond)
-	if run.grouped && r.IntN(10) == 0 {
+	switch {
+	case run.grouped && r.IntN(10) == 0:
 		run.groupOp(op)
-	} else if !run.event(op) {
+	case run.weighted && r.IntN(20) == 0:
+		// A runtime weight change: from the next admission on.
+		key := run.keys[r.IntN(len(run.keys))]
+		w := refWeights[r.IntN(len(refWeights))]
+		if r.IntN(4) == 0 {
+			w = 0 // back to the default
+		}
+		run.logf("key weight %q = %v", key, w)
+		if err := run.c.SetKeyWeight(key, w); err != nil {
+			run.fail(op, "SetKeyWeight: %v", err)
+		}
+		if w == 0 {
+			delete(run.ref.weights, key)
+		} else {
+			if run.ref.weights == nil {
+				run.ref.weights = map[string]float64{}
+			}
+			run.ref.weights[key] = w
+		}
+	case !run.event(op):
 		return
 	}
 	// Usually dispatch after every event; sometimes let events pile up.
@@ -600,11 +650,14 @@ func (run *refRun) event(op int) bool {
 		if run.inherit && r.IntN(3) == 0 {
 			j.Floor, j.Floored = policy.Priority(r.IntN(9)), true
 		}
+		if run.weighted && r.IntN(3) == 0 {
+			j.Tokens = time.Duration(1+r.IntN(20)) * time.Millisecond
+		}
 		if err := run.c.Submit(run.now, j); err != nil {
 			run.fail(op, "Submit: %v", err)
 		}
 		rj := run.ref.submitIn(run.now, td.name, id, key, group)
-		rj.floor, rj.floored = j.Floor, j.Floored
+		rj.floor, rj.floored, rj.tokens = j.Floor, j.Floored, j.Tokens
 		run.allocOp = allocOp{kind: "event", group: group}
 		run.logf("submit #%d %s/%s@%q group %q", rj.seq, td.name, id, key, group)
 		if j.Seq != rj.seq {
@@ -712,6 +765,10 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("inherit-aging-groups", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, grouped: true, groups: randomGroups, aging: groupAging, inherit: true})
 	})
+	// Fairness key weights (cost / weight charged) and stated tokens.
+	t.Run("weights-tokens", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, weighted: true})
+	})
 	// Groups without weights: pauses only (and weight changes refused).
 	t.Run("groups-unweighted", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 30, ops: 300, keys: []string{"", "a", "b", "c"}, grouped: true, aging: groupAging})
@@ -736,7 +793,20 @@ type refOptions struct {
 	// inherit: a third of the jobs inherit a random priority (a floor),
 	// below, between and above the base priorities and the aging ceiling.
 	inherit bool
+	// weighted: random fairness key weights, changed at run time now and
+	// then; a third of the jobs state their tokens.
+	weighted bool
 }
+
+func refKeyWeights(w map[string]float64) map[string]float64 {
+	if len(w) == 0 {
+		return nil
+	}
+	return maps.Clone(w)
+}
+
+// refWeights are the fairness key weights the weighted runs draw from.
+var refWeights = []float64{0.5, 1, 1, 2, 3, 0.3}
 
 // refScale multiplies the seeds of every differential subtest: a soak run
 // is go test ./core -run TestReferenceMatchesCore -ref.scale=50.
@@ -753,6 +823,15 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		}
 		l.KeyTTL = 30 * time.Millisecond
 		l.Aging = aging
+		if o.weighted {
+			wrng := rand.New(rand.NewPCG(seed, 0x3e1))
+			l.KeyWeights = map[string]float64{}
+			for _, k := range o.keys {
+				if w := refWeights[wrng.IntN(len(refWeights))]; w != 1 {
+					l.KeyWeights[k] = w
+				}
+			}
+		}
 		rng := rand.New(rand.NewPCG(seed, 0x5eed))
 		if o.groups != nil {
 			if l.MaxConcurrency == 0 {
@@ -766,7 +845,7 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		run := &refRun{
 			t: t, seed: seed, rng: rng,
 			now: t0, c: New(l), ref: newRef(l), jobs: map[uint64]*Job{}, keys: o.keys, long: long, stats: stats,
-			grouped: o.grouped, inherit: o.inherit, reported: map[string]int{},
+			grouped: o.grouped, inherit: o.inherit, weighted: o.weighted, reported: map[string]int{},
 		}
 		if l.Groups != nil {
 			run.header = fmt.Sprintf("max concurrency %d, groups %+v\n", l.MaxConcurrency, *l.Groups)

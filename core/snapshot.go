@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"time"
 
@@ -20,8 +21,11 @@ type Snapshot struct {
 	Running []RunningJob `json:"running"`
 	// Pending jobs in dispatch order, each with the reason it waits.
 	Pending []PendingJob `json:"pending"`
-	// AccumulatedCost per fairness key ("" is background work).
+	// AccumulatedCost per fairness key ("" is background work): the sum of
+	// the key's charges, each a job's cost divided by the key's weight.
 	AccumulatedCost map[string]time.Duration `json:"accumulated_cost"`
+	// KeyWeights are the fairness keys with a weight other than 1.
+	KeyWeights map[string]float64 `json:"key_weights,omitempty"`
 	// CostEstimates are the learned costs, by type then id.
 	CostEstimates []CostEstimate                          `json:"cost_estimates"`
 	RunningByTier map[policy.Priority]int                 `json:"running_by_tier"`
@@ -85,6 +89,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		Running:         make([]RunningJob, 0, len(c.running)),
 		Pending:         make([]PendingJob, 0, c.queue.Len()),
 		AccumulatedCost: c.ledger.Costs(),
+		KeyWeights:      keyWeights(c.limits.KeyWeights),
 		CostEstimates:   make([]CostEstimate, 0, c.estimates.Len()),
 		RunningByTier:   c.usage.ByTier(),
 		RunningByType:   c.usage.ByType(),
@@ -148,4 +153,11 @@ func copyAging(a *policy.AgingConfig) *policy.AgingConfig {
 	}
 	c := *a
 	return &c
+}
+
+func keyWeights(w map[string]float64) map[string]float64 {
+	if len(w) == 0 {
+		return nil
+	}
+	return maps.Clone(w)
 }

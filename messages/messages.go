@@ -110,6 +110,14 @@ const (
 	ResumeGroup
 )
 
+// SetKeyWeight asks the owner to change a fairness key's weight (0: back
+// to the default).
+type SetKeyWeight struct {
+	Key    string
+	Weight float64
+	Reply  chan error
+}
+
 // SnapshotRequest asks the owner for a copy of its state.
 type SnapshotRequest struct{ Reply chan core.Snapshot }
 
@@ -139,6 +147,7 @@ func (Submit) request()          {}
 func (Withdraw) request()        {}
 func (Register) request()        {}
 func (GroupOp) request()         {}
+func (SetKeyWeight) request()    {}
 func (SnapshotRequest) request() {}
 func (Subscribe) request()       {}
 func (Unsubscribe) request()     {}

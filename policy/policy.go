@@ -102,6 +102,10 @@ type Limits struct {
 	Aging *AgingConfig
 	// Groups, when not nil, splits MaxConcurrency among job groups.
 	Groups *GroupsConfig
+	// KeyWeights are the weights of fairness keys (DefaultKeyWeight for the
+	// others): admitting a job charges its cost divided by its key's weight,
+	// so saturated keys receive service in proportion to their weights.
+	KeyWeights map[string]float64
 }
 
 // GroupConfig is the share settings of one group.
@@ -192,6 +196,11 @@ func (l Limits) Validate() error {
 	}
 	if l.Aging != nil {
 		if err := l.Aging.Validate(); err != nil {
+			return err
+		}
+	}
+	for key, w := range l.KeyWeights {
+		if err := ValidateKeyWeight(key, w); err != nil {
 			return err
 		}
 	}

@@ -49,7 +49,10 @@ func Check(sc Scenario, res Result) []string {
 			verdict(running(sc, res, "B", res.Start[old]) == 3, "group B ran %d jobs, one past its allocation of 2", running(sc, res, "B", res.Start[old])))
 	case "10-weight-change":
 		out = append(out, split(sc, res, 3, 3, "A", 4, "B", 4), split(sc, res, 6, -1, "A", 6, "B", 2))
+	case "11-weighted-keys":
+		out = append(out, serviceRatio(sc, res, "gold", "free", 2))
 	case "5-many-background-types":
+
 		for i := 1; i <= 4; i++ {
 			out = append(out, startsAtArrival(sc, res, fmt.Sprintf("sync-clone(clone%d)", i)))
 		}

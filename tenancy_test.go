@@ -1,0 +1,117 @@
+package fairsched_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairsched/fairsched"
+)
+
+// TestKeyWeightRejected: a key weight that is not a positive finite number
+// makes New fail with ErrInvalidConfig naming the key; SetKeyWeight refuses
+// the same values and changes nothing.
+func TestKeyWeightRejected(t *testing.T) {
+	for _, w := range []float64{-1, nan(), math.Inf(1), math.Inf(-1)} {
+		s, err := fairsched.New(fairsched.WithKeyWeight("acme", w))
+		if !errors.Is(err, fairsched.ErrInvalidConfig) || s != nil || !strings.Contains(err.Error(), `KeyWeight["acme"]`) {
+			t.Errorf("New(WithKeyWeight(acme, %v)) = %v, %v; want ErrInvalidConfig naming KeyWeight[\"acme\"]", w, s, err)
+		}
+	}
+	if _, err := fairsched.New(fairsched.WithKeyWeight("acme", 0)); !errors.Is(err, fairsched.ErrInvalidConfig) {
+		t.Errorf("New(WithKeyWeight(acme, 0)) = %v; want ErrInvalidConfig", err)
+	}
+
+	s := newScheduler(t, fairsched.WithKeyWeight("acme", 2))
+	for _, w := range []float64{-0.5, nan(), math.Inf(1)} {
+		if err := s.SetKeyWeight("acme", w); !errors.Is(err, fairsched.ErrInvalidConfig) {
+			t.Errorf("SetKeyWeight(acme, %v) = %v; want ErrInvalidConfig", w, err)
+		}
+	}
+	if got := snapshot(t, s).KeyWeights; !cmp.Equal(got, map[string]float64{"acme": 2}) {
+		t.Errorf("weights after refused changes = %v; want acme 2", got)
+	}
+	if err := s.SetKeyWeight("beta", 0.5); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetKeyWeight("acme", 0); err != nil { // back to the default
+		t.Fatal(err)
+	}
+	if got := snapshot(t, s).KeyWeights; !cmp.Equal(got, map[string]float64{"beta": 0.5}) {
+		t.Errorf("weights = %v; want beta 0.5 only", got)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetKeyWeight("acme", 3); !errors.Is(err, fairsched.ErrClosed) {
+		t.Errorf("SetKeyWeight after Close = %v; want ErrClosed", err)
+	}
+}
+
+// TestTokensAndTenantCharges: a job's stated tokens are charged instead of
+// its type's estimate, divided by its key's weight; a background job given
+// a fairness key is charged to that key; bad tokens are refused before
+// anything is queued.
+func TestTokensAndTenantCharges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
+			fairsched.WithClock(clock.NewMock()), fairsched.WithKeyWeight("acme", 4))
+		events, cancel := s.Subscribe(16)
+		noop := func(context.Context) error { return nil }
+		if err := s.RunSync(context.Background(), work, "big", "acme", noop, fairsched.WithTokens(8*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RunSync(context.Background(), work, "plain", "acme", noop); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Submit(work, "nightly", noop, fairsched.WithFairnessKey("beta")); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // nightly ran: no key is active when shared arrives
+		if err := s.Submit(work, "shared", noop); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		err := s.Submit(work, "bad", noop, fairsched.WithTokens(-time.Second))
+		if !errors.Is(err, fairsched.ErrInvalidJob) || !strings.Contains(err.Error(), "WithTokens") {
+			t.Errorf("Submit with negative tokens = %v; want ErrInvalidJob naming WithTokens", err)
+		}
+		if err := s.RunSync(context.Background(), work, "bad", "acme", noop, fairsched.WithTokens(-1)); !errors.Is(err, fairsched.ErrInvalidJob) {
+			t.Errorf("RunSync with negative tokens = %v; want ErrInvalidJob", err)
+		}
+		cancel()
+
+		type charge struct {
+			ID, Key       string
+			Cost, KeyCost time.Duration
+		}
+		var got []charge
+		for _, e := range keep(collect(events), fairsched.JobAdmitted{}) {
+			a := e.(fairsched.JobAdmitted)
+			got = append(got, charge{a.ID, a.FairnessKey, a.Cost, a.KeyCost})
+		}
+		// acme (weight 4) pays a quarter: 8s of tokens → 2s, then the type's
+		// 1s estimate → 250ms. A key that arrives when none is active starts
+		// at the last lowest cost (acme's 2.25s, then beta's 3.25s) and beta
+		// and "" pay in full.
+		want := []charge{
+			{"big", "acme", 8 * time.Second, 2 * time.Second},
+			{"plain", "acme", time.Second, 2250 * time.Millisecond},
+			{"nightly", "beta", time.Second, 3250 * time.Millisecond},
+			{"shared", "", time.Second, 4250 * time.Millisecond},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("admissions (-want +got):\n%s", diff)
+		}
+		if snap := snapshot(t, s); len(snap.Pending) != 0 || len(snap.Running) != 0 {
+			t.Errorf("after the refusals: %d pending, %d running; want nothing queued", len(snap.Pending), len(snap.Running))
+		}
+	})
+}
