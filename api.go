@@ -44,7 +44,18 @@ const (
 	ReasonConflict    = policy.ReasonConflict
 	ReasonGroupLimit  = policy.ReasonGroupLimit
 	ReasonPaused      = policy.ReasonPaused
+	// Refusals: the job was never queued (see RefusalError).
+	ReasonTenantLimit    = policy.ReasonTenantLimit
+	ReasonPoolOverloaded = policy.ReasonPoolOverloaded
 )
+
+// TenantLimits bound what one fairness key may hold (see WithTenantLimits).
+type TenantLimits = policy.TenantLimits
+
+// RefusalError is returned by RunSync and Submit for a job the scheduler
+// refused to queue: its Reason names the rule, and errors.Is matches the
+// rule's sentinel (ErrTenantLimit, ErrOverloaded).
+type RefusalError = policy.RefusalError
 
 // Snapshot is a deep copy of the scheduler's state, safe to keep and to
 // serialise as JSON.
@@ -76,6 +87,12 @@ var (
 	ErrInvalidJob = policy.ErrInvalidJob
 	// ErrDuplicateType: RegisterType was called twice for one type.
 	ErrDuplicateType = policy.ErrDuplicateType
+	// ErrTenantLimit: the job's fairness key has as many jobs pending as
+	// its limits allow (WithTenantLimits); nothing was queued.
+	ErrTenantLimit = policy.ErrTenantLimit
+	// ErrOverloaded: the queue holds WithMaxPending jobs; nothing was
+	// queued.
+	ErrOverloaded = policy.ErrOverloaded
 )
 
 // Scheduler decides which job runs next. All its methods are safe for
@@ -409,6 +426,43 @@ func WithGroupMinSlots(group string, n int) Option {
 		g.MinSlots = n
 		o.groups().Groups[group] = g
 	})
+}
+
+// WithMaxPending bounds the queue: a RunSync or Submit that finds n jobs
+// pending returns at once with a *RefusalError matching ErrOverloaded
+// (reason pool_overloaded) and queues nothing. 0, the default, is no bound.
+// With any pending bound, Submit waits for the owner's verdict instead of
+// returning as soon as the job is handed over.
+func WithMaxPending(n int) Option {
+	return optionFunc(func(o *options) { o.limits.MaxPending = n })
+}
+
+// WithTenantLimits bounds every fairness key (tenant), unless WithKeyLimits
+// sets its own: a RunSync or Submit whose key has MaxPending jobs pending
+// returns at once with a *RefusalError matching ErrTenantLimit (reason
+// tenant_limit), so a noisy tenant is turned away before it fills the
+// queue. The key's bound is checked before WithMaxPending's.
+func WithTenantLimits(l TenantLimits) Option {
+	return optionFunc(func(o *options) { o.tenants().Default = l })
+}
+
+// WithKeyLimits sets the bounds of one fairness key, in place of
+// WithTenantLimits'.
+func WithKeyLimits(key string, l TenantLimits) Option {
+	return optionFunc(func(o *options) {
+		t := o.tenants()
+		if t.Keys == nil {
+			t.Keys = map[string]policy.TenantLimits{}
+		}
+		t.Keys[key] = l
+	})
+}
+
+func (o *options) tenants() *policy.TenantsConfig {
+	if o.limits.Tenants == nil {
+		o.limits.Tenants = &policy.TenantsConfig{}
+	}
+	return o.limits.Tenants
 }
 
 // WithKeyWeight gives fairness key key a weight (default 1): admitting one

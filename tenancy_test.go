@@ -11,6 +11,8 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/fairsched/fairsched"
 )
@@ -112,6 +114,107 @@ func TestTokensAndTenantCharges(t *testing.T) {
 		}
 		if snap := snapshot(t, s); len(snap.Pending) != 0 || len(snap.Running) != 0 {
 			t.Errorf("after the refusals: %d pending, %d running; want nothing queued", len(snap.Pending), len(snap.Running))
+		}
+	})
+}
+
+// TestPendingBoundsRejected: negative bounds are ErrInvalidConfig naming
+// the field.
+func TestPendingBoundsRejected(t *testing.T) {
+	for field, opt := range map[string]fairsched.Option{
+		"MaxPending":                   fairsched.WithMaxPending(-1),
+		"TenantLimits.MaxPending":      fairsched.WithTenantLimits(fairsched.TenantLimits{MaxPending: -2}),
+		`KeyLimits["acme"].MaxPending`: fairsched.WithKeyLimits("acme", fairsched.TenantLimits{MaxPending: -1}),
+	} {
+		s, err := fairsched.New(opt)
+		if !errors.Is(err, fairsched.ErrInvalidConfig) || s != nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("New with a negative %s = %v, %v; want ErrInvalidConfig naming it", field, s, err)
+		}
+	}
+}
+
+// TestPendingBounds: a submission over its key's pending bound, or over the
+// queue's, returns at once with a *RefusalError naming the rule and
+// matching its sentinel, queues nothing, and is logged as a decision
+// record; the key's bound is checked first. Submit waits for the verdict.
+func TestPendingBounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs, records := observer.New(zap.InfoLevel)
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
+			fairsched.WithClock(clock.NewMock()), fairsched.WithMaxConcurrency(1), fairsched.WithMaxPending(4),
+			fairsched.WithTenantLimits(fairsched.TenantLimits{MaxPending: 2}),
+			fairsched.WithKeyLimits("", fairsched.TenantLimits{MaxPending: 3}), fairsched.WithLogger(zap.New(logs)))
+		hold := submit(t, s, work, "hold", "") // runs; everything after waits
+		var blockers []*blocker
+		try := func(id, key string) error {
+			b := newBlocker()
+			blockers = append(blockers, b)
+			return s.Submit(work, id, b.fn, fairsched.WithFairnessKey(key))
+		}
+		type outcome struct {
+			ID     string
+			Reason fairsched.Reason // "" when queued
+		}
+		var got []outcome
+		for _, c := range []struct{ id, key string }{
+			{"a1", "acme"}, {"a2", "acme"}, {"a3", "acme"}, // acme's third: over its 2
+			{"b1", ""}, {"b2", ""}, // the queue holds 4
+			{"b3", ""},  // "" may hold 3, but the queue is full
+			{"c1", "c"}, // c has room, the queue does not
+		} {
+			err := try(c.id, c.key)
+			var re *fairsched.RefusalError
+			switch {
+			case err == nil:
+				got = append(got, outcome{c.id, ""})
+			case errors.As(err, &re) && re.Key == c.key && re.ID == c.id:
+				got = append(got, outcome{c.id, re.Reason})
+				sentinel := map[fairsched.Reason]error{fairsched.ReasonTenantLimit: fairsched.ErrTenantLimit,
+					fairsched.ReasonPoolOverloaded: fairsched.ErrOverloaded}[re.Reason]
+				if !errors.Is(err, sentinel) {
+					t.Errorf("%s: %v does not match the sentinel of %s", c.id, err, re.Reason)
+				}
+			default:
+				t.Fatalf("Submit %s = %v; want nil or a *RefusalError for it", c.id, err)
+			}
+		}
+		err := s.RunSync(context.Background(), work, "fg", "acme", func(context.Context) error { return nil })
+		if !errors.Is(err, fairsched.ErrTenantLimit) {
+			t.Errorf("RunSync over acme's bound = %v; want ErrTenantLimit", err)
+		}
+		want := []outcome{{"a1", ""}, {"a2", ""}, {"a3", fairsched.ReasonTenantLimit},
+			{"b1", ""}, {"b2", ""}, {"b3", fairsched.ReasonPoolOverloaded}, {"c1", fairsched.ReasonPoolOverloaded}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("verdicts (-want +got):\n%s", diff)
+		}
+		if n := len(snapshot(t, s).Pending); n != 4 {
+			t.Errorf("%d pending; want the 4 queued", n)
+		}
+		var reasons []string
+		for _, e := range records.FilterMessage("job refused").All() {
+			f := e.ContextMap()
+			if f["decision"] != "refuse" || f["queue_depth"] == nil || f["running"] != int64(1) {
+				t.Errorf("decision record %v lacks decision, queue depth or running", f)
+			}
+			reasons = append(reasons, f["tenant"].(string)+":"+f["reason"].(string))
+		}
+		wantLogs := []string{"acme:tenant_limit", ":pool_overloaded", "c:pool_overloaded", "acme:tenant_limit"}
+		if diff := cmp.Diff(wantLogs, reasons); diff != "" {
+			t.Errorf("decision records (-want +got):\n%s", diff)
+		}
+		finish(t, hold)
+		// One slot: release the queued jobs one by one as each starts.
+		for done := map[*blocker]bool{}; len(done) < 4; {
+			progressed := false
+			for _, b := range blockers {
+				if !done[b] && b.running() {
+					done[b], progressed = true, true
+					finish(t, b)
+				}
+			}
+			if !progressed {
+				t.Fatalf("%d of the 4 queued jobs ran; none is running now", len(done))
+			}
 		}
 	})
 }

@@ -69,10 +69,11 @@ const (
 
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
-	core  *core.Core
-	clock clock.Clock
-	log   *zap.Logger
-	tick  time.Duration
+	core    *core.Core
+	refuses bool // the core may refuse a submission: Submit waits for the verdict
+	clock   clock.Clock
+	log     *zap.Logger
+	tick    time.Duration
 
 	requests chan messages.Request
 	done     chan messages.Done
@@ -115,6 +116,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 		stopped:  make(chan struct{}),
 	}
 	a.base, a.cancelBase = context.WithCancel(context.Background())
+	a.refuses = c.Refuses() // settled by the limits, which do not change
 	a.publishTypes()
 	go a.run()
 	return a
@@ -188,7 +190,7 @@ func (a *Actor) receive(r messages.Request) {
 func (a *Actor) handle(r messages.Request) {
 	switch m := r.(type) {
 	case messages.Submit:
-		a.submit(m.Job)
+		a.submit(m)
 	case messages.Withdraw:
 		a.withdraw(m)
 	case messages.Register:
@@ -257,17 +259,42 @@ func (a *Actor) publishTypes() {
 	a.types.Store(&t)
 }
 
-func (a *Actor) submit(j *messages.Job) {
+func (a *Actor) submit(m messages.Submit) {
+	j := m.Job
+	refuse := func(err error) {
+		if m.Reply != nil { // the caller waits: it gets the error
+			m.Reply <- err
+			return
+		}
+		a.refuse(j, err)
+	}
 	if a.aborted {
-		a.refuse(j, ErrClosed)
+		refuse(ErrClosed)
 		return
 	}
 	now := a.clock.Now()
 	if err := a.core.Submit(now, &j.Job); err != nil {
-		a.refuse(j, err)
+		var re *policy.RefusalError
+		if errors.As(err, &re) {
+			a.logRefusal(j, re)
+		}
+		refuse(err)
 		return
 	}
+	if m.Reply != nil {
+		m.Reply <- nil
+	}
 	a.dispatch(now)
+}
+
+// logRefusal records a refused submission as a decision record.
+func (a *Actor) logRefusal(j *messages.Job, re *policy.RefusalError) {
+	if ce := a.log.Check(zap.InfoLevel, "job refused"); ce != nil {
+		ce.Write(zap.String("decision", "refuse"), zap.String("reason", string(re.Reason)),
+			zap.String("tenant", j.Key), zap.Int("tier", int(j.Priority)), zap.String("type", string(j.Type)),
+			zap.String("id", j.ID), zap.Int("limit", re.Limit),
+			zap.Int("queue_depth", a.core.Pending()), zap.Int("running", a.core.RunningCount()))
+	}
 }
 
 // refuse answers a job that will never run.

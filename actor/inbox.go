@@ -50,7 +50,15 @@ func (a *Actor) Check(t policy.JobType, id string, hasFn bool) error {
 // Submit hands a job to the owner. Once it returns nil the job is the
 // owner's: a foreground job's Admit channel will receive exactly one value.
 func (a *Actor) Submit(ctx context.Context, j *messages.Job) error {
-	return a.send(ctx, messages.Submit{Job: j})
+	if !a.refuses || j.Foreground() {
+		return a.send(ctx, messages.Submit{Job: j})
+	}
+	// The limits may refuse it: the caller waits for the verdict.
+	m := messages.Submit{Job: j, Reply: make(chan error, 1)}
+	if err := a.send(ctx, m); err != nil {
+		return err
+	}
+	return <-m.Reply
 }
 
 // RunSync submits a foreground job, waits for its admission and runs it in

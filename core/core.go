@@ -141,6 +141,9 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", policy.ErrUnknownJobType, j.Type)
 	}
+	if err := c.refusal(j); err != nil {
+		return err
+	}
 	c.seq++
 	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, now, slot.Config.Priority, slot, -1
 	g := c.groupOf(j.Group)
@@ -347,5 +350,40 @@ func (c *Core) SetKeyWeight(key string, weight float64) error {
 		c.limits.KeyWeights = map[string]float64{}
 	}
 	c.limits.KeyWeights[key] = weight
+	return nil
+}
+
+// Refuses reports whether Submit may refuse a job for a bound on pending
+// jobs (Limits.MaxPending, TenantLimits.MaxPending): its callers must then
+// wait for its answer.
+func (c *Core) Refuses() bool {
+	if c.limits.MaxPending > 0 {
+		return true
+	}
+	if t := c.limits.Tenants; t != nil {
+		if t.Default.MaxPending > 0 {
+			return true
+		}
+		for _, l := range t.Keys {
+			if l.MaxPending > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refusal returns the *policy.RefusalError that keeps j out of the queue,
+// if any: its key's pending bound first (a noisy tenant is told so even
+// when the whole queue is full), then the queue's.
+func (c *Core) refusal(j *Job) error {
+	if t := c.limits.Tenants; t != nil {
+		if limit := t.For(j.Key).MaxPending; limit > 0 && c.queue.KeyPending(j.Key) >= limit {
+			return &policy.RefusalError{Reason: policy.ReasonTenantLimit, Type: j.Type, ID: j.ID, Key: j.Key, Limit: limit}
+		}
+	}
+	if limit := c.limits.MaxPending; limit > 0 && c.queue.Len() >= limit {
+		return &policy.RefusalError{Reason: policy.ReasonPoolOverloaded, Type: j.Type, ID: j.ID, Key: j.Key, Limit: limit}
+	}
 	return nil
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -62,8 +63,12 @@ type refScheduler struct {
 	groups   *policy.GroupsConfig
 	pausedAt map[string]time.Time
 	weights  map[string]float64 // fairness key weights (1 when absent)
-	pauses   map[string][]refPause
-	borrowed int // admissions while the job's group ran its allocation or more
+	// maxPending and tenantPending bound the queue and each key's pending
+	// jobs (0: no bound).
+	maxPending int
+	tenants    *policy.TenantsConfig
+	pauses     map[string][]refPause
+	borrowed   int // admissions while the job's group ran its allocation or more
 }
 
 type refJob struct {
@@ -94,19 +99,21 @@ func newRef(l policy.Limits) *refScheduler {
 		groups = &policy.GroupsConfig{DefaultWeight: l.Groups.DefaultWeight, Groups: maps.Clone(l.Groups.Groups)}
 	}
 	return &refScheduler{
-		groups:   groups,
-		pausedAt: map[string]time.Time{},
-		weights:  maps.Clone(l.KeyWeights),
-		pauses:   map[string][]refPause{},
-		aging:    l.Aging,
-		max:      l.MaxConcurrency,
-		alpha:    l.CostSmoothing,
-		ttl:      l.KeyTTL,
-		types:    map[policy.JobType]policy.JobTypeConfig{},
-		acc:      map[string]time.Duration{},
-		jobs:     map[string]int{},
-		keyUsed:  map[string]time.Time{},
-		est:      map[refEstKey]*refEstimate{},
+		groups:     groups,
+		pausedAt:   map[string]time.Time{},
+		weights:    maps.Clone(l.KeyWeights),
+		maxPending: l.MaxPending,
+		tenants:    l.Tenants,
+		pauses:     map[string][]refPause{},
+		aging:      l.Aging,
+		max:        l.MaxConcurrency,
+		alpha:      l.CostSmoothing,
+		ttl:        l.KeyTTL,
+		types:      map[policy.JobType]policy.JobTypeConfig{},
+		acc:        map[string]time.Duration{},
+		jobs:       map[string]int{},
+		keyUsed:    map[string]time.Time{},
+		est:        map[refEstKey]*refEstimate{},
 	}
 }
 
@@ -120,6 +127,34 @@ func (r *refScheduler) activeMin() (time.Duration, bool) {
 		}
 	}
 	return m, found
+}
+
+// refusal returns why a submission of key is refused, or "": the key's
+// pending bound first, then the queue's.
+func (r *refScheduler) refusal(key string) policy.Reason {
+	n := 0
+	for _, j := range r.pending {
+		if j.key == key {
+			n++
+		}
+	}
+	if limit := r.tenantLimit(key); limit > 0 && n >= limit {
+		return policy.ReasonTenantLimit
+	}
+	if r.maxPending > 0 && len(r.pending) >= r.maxPending {
+		return policy.ReasonPoolOverloaded
+	}
+	return ""
+}
+
+func (r *refScheduler) tenantLimit(key string) int {
+	if r.tenants == nil {
+		return 0
+	}
+	if l, ok := r.tenants.Keys[key]; ok {
+		return l.MaxPending
+	}
+	return r.tenants.Default.MaxPending
 }
 
 func (r *refScheduler) submit(now time.Time, typ policy.JobType, id, key string) *refJob {
@@ -497,6 +532,7 @@ type refRun struct {
 	// ten is a runtime group operation (reference_groups_test.go).
 	grouped  bool
 	inherit  bool           // a third of the jobs carry a priority floor
+	bounded  bool           // the queue and each key's pending jobs are bounded
 	weighted bool           // keys have weights, a third of the jobs tokens
 	reported map[string]int // each group's slots as the allocation changes told
 	header   string         // the run's settings, for failures
@@ -509,6 +545,7 @@ type refRun struct {
 type refStats struct {
 	ops, admitted, finished, withdrawn, evictedKeys, evictedEstimates int
 	agedAdmissions                                                    int // admitted above their base priority
+	refused                                                           int // submissions refused by a pending bound
 	reasons                                                           map[policy.Reason]int
 
 	// Groups: admissions while the group ran its allocation or more (urgent
@@ -653,8 +690,15 @@ func (run *refRun) event(op int) bool {
 		if run.weighted && r.IntN(3) == 0 {
 			j.Tokens = time.Duration(1+r.IntN(20)) * time.Millisecond
 		}
-		if err := run.c.Submit(run.now, j); err != nil {
-			run.fail(op, "Submit: %v", err)
+		err := run.c.Submit(run.now, j)
+		if want := run.ref.refusal(key); want != "" || err != nil {
+			var re *policy.RefusalError
+			if !errors.As(err, &re) || re.Reason != want {
+				run.fail(op, "Submit %s/%s@%q = %v; want refusal %q", td.name, id, key, err, want)
+			}
+			run.logf("refused %s/%s@%q: %s", td.name, id, key, want)
+			run.stats.refused++
+			return true
 		}
 		rj := run.ref.submitIn(run.now, td.name, id, key, group)
 		rj.floor, rj.floored, rj.tokens = j.Floor, j.Floored, j.Tokens
@@ -765,6 +809,10 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("inherit-aging-groups", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, grouped: true, groups: randomGroups, aging: groupAging, inherit: true})
 	})
+	// Bounds on the queue and on each key's pending jobs: refusals.
+	t.Run("bounded", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, bounded: true, weighted: true})
+	})
 	// Fairness key weights (cost / weight charged) and stated tokens.
 	t.Run("weights-tokens", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, weighted: true})
@@ -796,6 +844,8 @@ type refOptions struct {
 	// weighted: random fairness key weights, changed at run time now and
 	// then; a third of the jobs state their tokens.
 	weighted bool
+	// bounded: random bounds on the queue and on each key's pending jobs.
+	bounded bool
 }
 
 func refKeyWeights(w map[string]float64) map[string]float64 {
@@ -823,6 +873,14 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		}
 		l.KeyTTL = 30 * time.Millisecond
 		l.Aging = aging
+		if o.bounded {
+			brng := rand.New(rand.NewPCG(seed, 0xb0d))
+			l.MaxPending = []int{0, 4, 7, 12}[brng.IntN(4)]
+			if n := []int{0, 2, 3}[brng.IntN(3)]; n > 0 {
+				l.Tenants = &policy.TenantsConfig{Default: policy.TenantLimits{MaxPending: n},
+					Keys: map[string]policy.TenantLimits{"": {MaxPending: n + 2}}}
+			}
+		}
 		if o.weighted {
 			wrng := rand.New(rand.NewPCG(seed, 0x3e1))
 			l.KeyWeights = map[string]float64{}
@@ -845,7 +903,7 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		run := &refRun{
 			t: t, seed: seed, rng: rng,
 			now: t0, c: New(l), ref: newRef(l), jobs: map[uint64]*Job{}, keys: o.keys, long: long, stats: stats,
-			grouped: o.grouped, inherit: o.inherit, weighted: o.weighted, reported: map[string]int{},
+			grouped: o.grouped, inherit: o.inherit, weighted: o.weighted, bounded: o.bounded, reported: map[string]int{},
 		}
 		if l.Groups != nil {
 			run.header = fmt.Sprintf("max concurrency %d, groups %+v\n", l.MaxConcurrency, *l.Groups)
@@ -902,6 +960,12 @@ func runReferenceWith(t *testing.T, o refOptions) {
 	for _, reason := range []policy.Reason{policy.ReasonGlobalLimit, policy.ReasonTierLimit, policy.ReasonTypeLimit, policy.ReasonConflict} {
 		if stats.reasons[reason] == 0 {
 			t.Errorf("no pending job ever waited for %s", reason)
+		}
+	}
+	if o.bounded {
+		t.Logf("%d submissions refused", stats.refused)
+		if stats.refused == 0 {
+			t.Error("pending bounds on, yet no submission was refused")
 		}
 	}
 	if aging != nil && stats.agedAdmissions == 0 {

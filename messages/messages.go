@@ -73,7 +73,14 @@ func (j *Job) Foreground() bool { return j.Admit != nil }
 type Request interface{ request() }
 
 // Submit asks the owner to queue a job.
-type Submit struct{ Job *Job }
+//
+// Reply, when not nil, receives the owner's verdict on a background job:
+// nil once it is queued, or why it was refused. It is set only when the
+// scheduler has pending bounds that may refuse it.
+type Submit struct {
+	Job   *Job
+	Reply chan error
+}
 
 // Withdraw tells the owner that a foreground job's caller left with Err. A
 // pending job is removed and answered with Err on its Admit channel; an

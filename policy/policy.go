@@ -46,6 +46,9 @@ const (
 	ReasonConflict    Reason = "conflict"     // a job of the same conflict group runs on the same id
 	ReasonGroupLimit  Reason = "group_limit"  // the job's group runs its allocation of slots (or its limit)
 	ReasonPaused      Reason = "paused"       // the job's group is paused
+	// Refusals: the job was never queued.
+	ReasonTenantLimit    Reason = "tenant_limit"    // its fairness key has TenantLimits.MaxPending jobs waiting
+	ReasonPoolOverloaded Reason = "pool_overloaded" // the queue holds Limits.MaxPending jobs
 )
 
 // Sentinel errors. Match them with errors.Is; the returned errors wrap them
@@ -55,6 +58,12 @@ var (
 	ErrUnknownJobType = errors.New("fairsched: unknown job type")
 	ErrDuplicateType  = errors.New("fairsched: job type already registered")
 	ErrInvalidJob     = errors.New("fairsched: invalid job")
+	// ErrTenantLimit: the job's fairness key is at its limit
+	// (RefusalError with ReasonTenantLimit).
+	ErrTenantLimit = errors.New("fairsched: tenant limit")
+	// ErrOverloaded: the scheduler's queue is full (RefusalError with
+	// ReasonPoolOverloaded).
+	ErrOverloaded = errors.New("fairsched: overloaded")
 )
 
 // InvalidConfig returns an error wrapping ErrInvalidConfig that names the
@@ -102,6 +111,11 @@ type Limits struct {
 	Aging *AgingConfig
 	// Groups, when not nil, splits MaxConcurrency among job groups.
 	Groups *GroupsConfig
+	// MaxPending bounds the number of pending jobs; a submission beyond it
+	// is refused (ErrOverloaded). 0 means unbounded.
+	MaxPending int
+	// Tenants, when not nil, limits each fairness key (see TenantLimits).
+	Tenants *TenantsConfig
 	// KeyWeights are the weights of fairness keys (DefaultKeyWeight for the
 	// others): admitting a job charges its cost divided by its key's weight,
 	// so saturated keys receive service in proportion to their weights.
@@ -196,6 +210,14 @@ func (l Limits) Validate() error {
 	}
 	if l.Aging != nil {
 		if err := l.Aging.Validate(); err != nil {
+			return err
+		}
+	}
+	if l.MaxPending < 0 {
+		return InvalidConfig("MaxPending", l.MaxPending, "must not be negative (0 for unbounded)")
+	}
+	if l.Tenants != nil {
+		if err := l.Tenants.Validate(); err != nil {
 			return err
 		}
 	}

@@ -31,3 +31,74 @@ func Weighted(cost time.Duration, w float64) time.Duration {
 	}
 	return c
 }
+
+// TenantLimits bound what one fairness key (a tenant) may hold. 0 means no
+// bound.
+type TenantLimits struct {
+	// MaxPending: a submission while the key has this many jobs pending is
+	// refused at once (ErrTenantLimit), and nothing is queued.
+	MaxPending int
+}
+
+// Validate checks the limits; field names the option they come from.
+func (t TenantLimits) Validate(field string) error {
+	if t.MaxPending < 0 {
+		return InvalidConfig(field+".MaxPending", t.MaxPending, "must not be negative (0 for no bound)")
+	}
+	return nil
+}
+
+// TenantsConfig holds the limits of every fairness key: Default, or the
+// key's own in Keys.
+type TenantsConfig struct {
+	Default TenantLimits
+	Keys    map[string]TenantLimits
+}
+
+// For returns the limits of key.
+func (c *TenantsConfig) For(key string) TenantLimits {
+	if l, ok := c.Keys[key]; ok {
+		return l
+	}
+	return c.Default
+}
+
+// Validate checks every limit.
+func (c *TenantsConfig) Validate() error {
+	if err := c.Default.Validate("TenantLimits"); err != nil {
+		return err
+	}
+	for key, l := range c.Keys {
+		if err := l.Validate(fmt.Sprintf("KeyLimits[%q]", key)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RefusalError is the error of a submission the scheduler refused: the job
+// was never queued. Reason says which rule refused it; errors.Is matches it
+// with the rule's sentinel (ErrTenantLimit, ErrOverloaded).
+type RefusalError struct {
+	Reason Reason
+	Type   JobType
+	ID     string
+	Key    string
+	// Limit is the bound that was reached.
+	Limit int
+}
+
+func (e *RefusalError) Error() string {
+	return fmt.Sprintf("fairsched: job %s/%s of key %q refused: %s (limit %d)", e.Type, e.ID, e.Key, e.Reason, e.Limit)
+}
+
+// Is matches the sentinel of the error's reason.
+func (e *RefusalError) Is(target error) bool {
+	switch e.Reason {
+	case ReasonTenantLimit:
+		return target == ErrTenantLimit
+	case ReasonPoolOverloaded:
+		return target == ErrOverloaded
+	}
+	return false
+}

@@ -481,6 +481,15 @@ func (q *Queue) Remove(j *Job) {
 	j.key = nil
 }
 
+// KeyPending returns the number of pending jobs of fairness key key,
+// parked ones included.
+func (q *Queue) KeyPending(key string) int {
+	if k := q.keys[key]; k != nil {
+		return k.jobs
+	}
+	return 0
+}
+
 // ForgetKey drops what the queue keeps of a fairness key that has no pending
 // job; the caller does it when the key expires. It reports whether the key
 // was dropped.

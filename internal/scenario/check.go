@@ -49,6 +49,19 @@ func Check(sc Scenario, res Result) []string {
 			verdict(running(sc, res, "B", res.Start[old]) == 3, "group B ran %d jobs, one past its allocation of 2", running(sc, res, "B", res.Start[old])))
 	case "10-weight-change":
 		out = append(out, split(sc, res, 3, 3, "A", 4, "B", 4), split(sc, res, 6, -1, "A", 6, "B", 2))
+	case "12-noisy-tenant":
+		for _, name := range []string{"sync-clone(quiet-1)", "sync-clone(quiet-2)"} {
+			j := find(sc, name)
+			out = append(out, verdict(res.Start[name] <= j.Arrival+j.Duration,
+				"%s arrived at T=%d behind 40 of the noisy tenant's jobs and started at T=%d, within one job's duration", name, j.Arrival, res.Start[name]))
+		}
+		refused := 0
+		for _, e := range res.Timeline {
+			if e.Kind == "refuse" && e.Key == "noisy" && e.T == 0 && e.Reason == "tenant_limit" {
+				refused++
+			}
+		}
+		out = append(out, verdict(refused == 1, "the noisy tenant's 45th job was refused at once (tenant_limit): %d refusal(s) at T=0", refused))
 	case "11-weighted-keys":
 		out = append(out, serviceRatio(sc, res, "gold", "free", 2))
 	case "5-many-background-types":

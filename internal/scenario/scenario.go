@@ -12,6 +12,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,6 +36,9 @@ type Job struct {
 	Tag string
 	// Group is the job's group (InGroup); "" for none.
 	Group string
+	// Refused: the scheduler must turn the job away at once (a pending
+	// bound); it is never queued.
+	Refused bool
 }
 
 // Name is how a job appears in timelines: type(id) and its tag.
@@ -68,7 +72,7 @@ type Scenario struct {
 // Event is one line of a timeline.
 type Event struct {
 	T     int    // seconds since the scenario started
-	Kind  string // "arrive", "admit" or "done"
+	Kind  string // "arrive", "admit", "done" or "refuse"
 	Job   string // type(id)
 	Key   string // fairness key, "" for background
 	Group string // the job's group, "" for none
@@ -104,6 +108,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("T=%3d  DONE    %-22s key=%-8s estimate now %v", e.T, e.Job, key, e.Estimate)
 	case "allocation":
 		return fmt.Sprintf("T=%3d  SLOTS   group %-16q %d → %d (%s)", e.T, e.Job, e.Previous, e.Slots, e.Reason)
+	case "refuse":
+		return fmt.Sprintf("T=%3d  REFUSE  %-22s key=%-8s %s, returned at once", e.T, e.Job, key, e.Reason)
 	case "aged":
 		return fmt.Sprintf("T=%3d  AGED    %-22s key=%-8s effective priority now %d", e.T, e.Job, key, e.Effective)
 	}
@@ -268,6 +274,9 @@ func (r *runner) arrive(j Job) error {
 	if j.Group != "" {
 		opts = append(opts, fairsched.InGroup(j.Group))
 	}
+	if j.Refused {
+		return r.refused(j, fn, opts)
+	}
 	if j.Key == "" {
 		if err := r.s.Submit(j.Type, j.ID, fn, opts...); err != nil {
 			return err
@@ -277,6 +286,25 @@ func (r *runner) arrive(j Job) error {
 		go func() { r.errc <- r.s.RunSync(context.Background(), j.Type, j.ID, j.Key, fn, opts...) }()
 	}
 	return r.step(func(s fairsched.Snapshot) bool { return present(s, j) })
+}
+
+// refused submits a job the scheduler must turn away, in the calling
+// goroutine: the call returns at once with a *RefusalError.
+func (r *runner) refused(j Job, fn func(context.Context) error, opts []fairsched.JobOption) error {
+	delete(r.active, jobRef{j.Type, j.ID})
+	var err error
+	if j.Key == "" {
+		err = r.s.Submit(j.Type, j.ID, fn, opts...)
+	} else {
+		err = r.s.RunSync(context.Background(), j.Type, j.ID, j.Key, fn, opts...)
+	}
+	var re *fairsched.RefusalError
+	if !errors.As(err, &re) {
+		return fmt.Errorf("scenario %s: %s was to be refused; got %v", r.sc.Name, j.Name(), err)
+	}
+	r.res.Timeline = append(r.res.Timeline, Event{T: r.now, Kind: "refuse", Job: j.Name(), Key: j.Key, Group: j.Group, Reason: string(re.Reason)})
+	r.res.End[j.Name()] = r.now
+	return nil
 }
 
 func (r *runner) finish(j Job) error {

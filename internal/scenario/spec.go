@@ -33,7 +33,7 @@ func Spec() []Scenario {
 // All returns every scenario: the spec's five, then those of the later
 // features.
 func All() []Scenario {
-	return append(Spec(), AgingUnderStream(), WeightedGroups(), PausedGroup(), UrgentBorrow(), WeightChange(), WeightedKeys())
+	return append(Spec(), AgingUnderStream(), WeightedGroups(), PausedGroup(), UrgentBorrow(), WeightChange(), WeightedKeys(), NoisyTenant())
 }
 
 // AgingUnderStream: two slots, a foreground stream that always has two
@@ -52,10 +52,10 @@ func AgingUnderStream() Scenario {
 		}}
 	for t := 0; t < 12; t++ {
 		sc.Jobs = append(sc.Jobs,
-			Job{SyncClone, fmt.Sprintf("s%da", t), "user", t, 1, "", ""},
-			Job{SyncClone, fmt.Sprintf("s%db", t), "user", t, 1, "", ""})
+			Job{SyncClone, fmt.Sprintf("s%da", t), "user", t, 1, "", "", false},
+			Job{SyncClone, fmt.Sprintf("s%db", t), "user", t, 1, "", "", false})
 		if t == 0 {
-			sc.Jobs = append(sc.Jobs, Job{Repack, "big", "", 0, 3, "", ""})
+			sc.Jobs = append(sc.Jobs, Job{Repack, "big", "", 0, 3, "", "", false})
 		}
 	}
 	return sc
@@ -67,12 +67,12 @@ func BackgroundSaturated() Scenario {
 	sc := Scenario{Name: "1-background-saturated", Title: "Background saturated, foreground arrives late (global 8, background tier 4)",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for i := 1; i <= 6; i++ {
-		sc.Jobs = append(sc.Jobs, Job{Repack, fmt.Sprintf("r%d", i), "", 0, 8, "", ""})
+		sc.Jobs = append(sc.Jobs, Job{Repack, fmt.Sprintf("r%d", i), "", 0, 8, "", "", false})
 	}
 	for i := 7; i <= 10; i++ {
-		sc.Jobs = append(sc.Jobs, Job{Pull, fmt.Sprintf("r%d", i), "", 0, 6, "", ""})
+		sc.Jobs = append(sc.Jobs, Job{Pull, fmt.Sprintf("r%d", i), "", 0, 6, "", "", false})
 	}
-	sc.Jobs = append(sc.Jobs, Job{SyncClone, "r99", "dev1", 3, 2, "", ""})
+	sc.Jobs = append(sc.Jobs, Job{SyncClone, "r99", "dev1", 3, 2, "", "", false})
 	return sc
 }
 
@@ -82,12 +82,12 @@ func TwoClientBurst() Scenario {
 	sc := Scenario{Name: "2-two-client-burst", Title: "Two clients burst, with background work and conflicts",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for i := 1; i <= 4; i++ {
-		sc.Jobs = append(sc.Jobs, Job{Repack, fmt.Sprintf("repo%d", i), "", 0, 6, "", ""})
+		sc.Jobs = append(sc.Jobs, Job{Repack, fmt.Sprintf("repo%d", i), "", 0, 6, "", "", false})
 	}
 	for i := 1; i <= 10; i++ {
-		sc.Jobs = append(sc.Jobs, Job{SyncClone, fmt.Sprintf("a%d", i), "clientA", 1, 3, "", ""})
+		sc.Jobs = append(sc.Jobs, Job{SyncClone, fmt.Sprintf("a%d", i), "clientA", 1, 3, "", "", false})
 	}
-	sc.Jobs = append(sc.Jobs, Job{SyncClone, "b1", "clientB", 2, 3, "", ""}, Job{SyncClone, "b2", "clientB", 2, 3, "", ""})
+	sc.Jobs = append(sc.Jobs, Job{SyncClone, "b1", "clientB", 2, 3, "", "", false}, Job{SyncClone, "b2", "clientB", 2, 3, "", "", false})
 	return sc
 }
 
@@ -104,12 +104,12 @@ func ExpensiveVsCheap() Scenario {
 		if start > 0 {
 			tag = "#2" // same ids, so round 2 is charged what round 1 taught
 		}
-		sc.Jobs = append(sc.Jobs, Job{SyncClone, "linux", "clientA", start, 15, tag, ""})
+		sc.Jobs = append(sc.Jobs, Job{SyncClone, "linux", "clientA", start, 15, tag, "", false})
 		for i := 1; i <= 8; i++ {
-			sc.Jobs = append(sc.Jobs, Job{SyncClone, fmt.Sprintf("small%d", i), "clientB", start, 2, tag, ""})
+			sc.Jobs = append(sc.Jobs, Job{SyncClone, fmt.Sprintf("small%d", i), "clientB", start, 2, tag, "", false})
 		}
-		sc.Jobs = append(sc.Jobs, Job{SyncClone, "med1", "clientC", start + 5, 4, tag, ""},
-			Job{SyncClone, "med2", "clientC", start + 5, 4, tag, ""})
+		sc.Jobs = append(sc.Jobs, Job{SyncClone, "med1", "clientC", start + 5, 4, tag, "", false},
+			Job{SyncClone, "med2", "clientC", start + 5, 4, tag, "", false})
 	}
 	return sc
 }
@@ -119,10 +119,10 @@ func ExpensiveVsCheap() Scenario {
 func ConflictExclusion() Scenario {
 	return Scenario{Name: "4-conflict-exclusion", Title: "Conflict group keeps clone and repack of one repo apart",
 		MaxConcurrency: 8, Types: standardTypes(), Jobs: []Job{
-			{SyncClone, "repo1", "dev1", 0, 3, "", ""},
-			{Repack, "repo1", "", 0, 4, "", ""},
-			{SyncClone, "repo2", "dev2", 0, 3, "", ""},
-			{Repack, "repo2", "", 0, 4, "", ""},
+			{SyncClone, "repo1", "dev1", 0, 3, "", "", false},
+			{Repack, "repo1", "", 0, 4, "", "", false},
+			{SyncClone, "repo2", "dev2", 0, 3, "", "", false},
+			{Repack, "repo2", "", 0, 4, "", "", false},
 		}}
 }
 
@@ -138,11 +138,11 @@ func ManyBackgroundTypes() Scenario {
 	sc.Types = append(sc.Types, Type{SyncClone, fairsched.JobTypeConfig{DefaultCost: 10 * time.Second, MaxConcurrency: 8, ConflictGroup: "git", Priority: 8}})
 	for _, t := range bg {
 		for i := 1; i <= 3; i++ {
-			sc.Jobs = append(sc.Jobs, Job{t, fmt.Sprintf("%s%d", t, i), "", 0, 6, "", ""})
+			sc.Jobs = append(sc.Jobs, Job{t, fmt.Sprintf("%s%d", t, i), "", 0, 6, "", "", false})
 		}
 	}
 	for i := 1; i <= 4; i++ {
-		sc.Jobs = append(sc.Jobs, Job{SyncClone, fmt.Sprintf("clone%d", i), "clientA", 2, 2, "", ""})
+		sc.Jobs = append(sc.Jobs, Job{SyncClone, fmt.Sprintf("clone%d", i), "clientA", 2, 2, "", "", false})
 	}
 	return sc
 }

@@ -24,6 +24,25 @@ func WeightedKeys() Scenario {
 	return sc
 }
 
+// NoisyTenant: on 4 slots, tenant "noisy" queues 44 one-second clones at
+// T=0, the most its limit of 40 pending lets it (4 start at once); its 45th
+// is refused at once. Tenant "quiet" sends 2 clones at T=2: having consumed
+// less, they start as soon as slots free, within one job's duration.
+func NoisyTenant() Scenario {
+	sc := Scenario{Name: "12-noisy-tenant", Title: "A noisy tenant is capped at 40 pending; a quiet one is served at once",
+		MaxConcurrency: 4,
+		Types:          []Type{{SyncClone, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}}},
+		Options: []fairsched.Option{fairsched.WithTenantLimits(fairsched.TenantLimits{MaxPending: 10}),
+			fairsched.WithKeyLimits("noisy", fairsched.TenantLimits{MaxPending: 40})}}
+	for i := range 45 {
+		sc.Jobs = append(sc.Jobs, Job{Type: SyncClone, ID: fmt.Sprintf("noisy-%02d", i+1), Key: "noisy", Duration: 1, Refused: i == 44})
+	}
+	sc.Jobs = append(sc.Jobs,
+		Job{Type: SyncClone, ID: "quiet-1", Key: "quiet", Arrival: 2, Duration: 1},
+		Job{Type: SyncClone, ID: "quiet-2", Key: "quiet", Arrival: 2, Duration: 1})
+	return sc
+}
+
 // serviceRatio checks that, at the end of every step while both keys still
 // have jobs waiting, the service (admitted jobs, all of one cost) of key a
 // is ratio times that of key b, within one job of b.
