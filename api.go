@@ -438,10 +438,13 @@ func WithMaxPending(n int) Option {
 }
 
 // WithTenantLimits bounds every fairness key (tenant), unless WithKeyLimits
-// sets its own: a RunSync or Submit whose key has MaxPending jobs pending
-// returns at once with a *RefusalError matching ErrTenantLimit (reason
-// tenant_limit), so a noisy tenant is turned away before it fills the
-// queue. The key's bound is checked before WithMaxPending's.
+// sets its own. While a key runs MaxRunning jobs its other jobs wait
+// (reason tenant_limit, reported before any other cap: it is the tenant's
+// own) and the slots go to other keys. A RunSync or Submit whose key has
+// MaxPending jobs pending returns at once with a *RefusalError matching
+// ErrTenantLimit (reason tenant_limit), so a noisy tenant is turned away
+// before it fills the queue; the key's bound is checked before
+// WithMaxPending's.
 func WithTenantLimits(l TenantLimits) Option {
 	return optionFunc(func(o *options) { o.tenants().Default = l })
 }

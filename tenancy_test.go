@@ -218,3 +218,68 @@ func TestPendingBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestTenantMaxRunning: a key that runs its MaxRunning jobs waits (reason
+// tenant_limit, before the global cap) while another key takes the free
+// slots; a key with its own limits (WithKeyLimits) is not bound by the
+// default.
+func TestTenantMaxRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
+			fairsched.WithClock(clock.NewMock()), fairsched.WithMaxConcurrency(4),
+			fairsched.WithTenantLimits(fairsched.TenantLimits{MaxRunning: 2}),
+			fairsched.WithKeyLimits("vip", fairsched.TenantLimits{}))
+		jobs := map[string]*blocker{}
+		for _, id := range []string{"n1", "n2", "n3", "n4"} {
+			jobs[id] = newBlocker()
+			if err := s.Submit(work, id, jobs[id].fn, fairsched.WithFairnessKey("noisy")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, id := range []string{"v1", "v2", "v3"} {
+			jobs[id] = newBlocker()
+			if err := s.Submit(work, id, jobs[id].fn, fairsched.WithFairnessKey("vip")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		type row struct {
+			ID     string
+			Reason fairsched.Reason
+		}
+		state := func() (running []string, pending []row) {
+			snap := snapshot(t, s)
+			for _, r := range snap.Running {
+				running = append(running, r.ID)
+			}
+			for _, p := range snap.Pending {
+				pending = append(pending, row{p.ID, p.Reason})
+			}
+			return running, pending
+		}
+		running, pending := state()
+		// noisy runs its 2; vip (no limit) takes the other 2 slots. n3 and
+		// n4 wait on their tenant even though the global cap is full too.
+		if diff := cmp.Diff([]string{"n1", "n2", "v1", "v2"}, running); diff != "" {
+			t.Errorf("running (-want +got):\n%s", diff)
+		}
+		want := []row{{"n3", fairsched.ReasonTenantLimit}, {"n4", fairsched.ReasonTenantLimit}, {"v3", fairsched.ReasonGlobalLimit}}
+		if diff := cmp.Diff(want, pending); diff != "" {
+			t.Errorf("pending (-want +got):\n%s", diff)
+		}
+		// A vip slot frees: v3 takes it, not a noisy job.
+		finish(t, jobs["v1"])
+		if running, _ := state(); !jobs["v3"].running() || len(running) != 4 {
+			t.Errorf("after v1: running %v; want v3 in v1's slot", running)
+		}
+		// A noisy job ends: the next noisy job may run.
+		finish(t, jobs["n1"])
+		if !jobs["n3"].running() || jobs["n4"].running() {
+			t.Errorf("after n1: n3 running %v, n4 running %v; want n3 only", jobs["n3"].running(), jobs["n4"].running())
+		}
+		for _, id := range []string{"v2", "v3", "n2", "n3"} {
+			finish(t, jobs[id])
+		}
+		finish(t, jobs["n4"])
+	})
+}

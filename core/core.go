@@ -71,6 +71,7 @@ type Completion struct {
 
 // Core holds all scheduling state. It is not safe for concurrent use.
 type Core struct {
+	keyRunning   map[string]int // running jobs per fairness key, with tenant limits
 	limits       policy.Limits
 	queue        *queue.Queue
 	usage        *policy.Usage
@@ -102,12 +103,13 @@ func New(limits policy.Limits) *Core {
 		q.SetAging(&aging)
 	}
 	c := &Core{
-		groups:    map[string]*group{},
-		limits:    limits,
-		queue:     q,
-		usage:     policy.NewUsage(limits.MaxConcurrency),
-		ledger:    costmodel.NewLedger(),
-		estimates: costmodel.NewEstimates(limits.CostSmoothing),
+		groups:     map[string]*group{},
+		keyRunning: map[string]int{},
+		limits:     limits,
+		queue:      q,
+		usage:      policy.NewUsage(limits.MaxConcurrency),
+		ledger:     costmodel.NewLedger(),
+		estimates:  costmodel.NewEstimates(limits.CostSmoothing),
 	}
 	q.OnAged(func(qj *queue.Job, effective policy.Priority) {
 		c.aged = append(c.aged, Aged{Job: qj.Ref.(*Job), Effective: effective})
@@ -173,6 +175,10 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 			break
 		}
 		j := qj.Ref.(*Job)
+		if c.tenantBlocks(j) {
+			c.queue.HoldForKey(qj)
+			continue
+		}
 		if c.groupBlocks(j) {
 			c.queue.Hold(qj)
 			continue
@@ -211,6 +217,9 @@ func (c *Core) admit(now time.Time, j *Job) {
 	j.Effective = c.queue.Effective(&j.q, j.Priority)
 	j.grp.pending--
 	j.grp.running++
+	if c.limits.Tenants != nil {
+		c.keyRunning[j.Key]++
+	}
 	c.admits++
 	j.admitted = c.admits
 	j.runIdx = len(c.running)
@@ -245,6 +254,17 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	elapsed := now.Sub(j.Started)
 	est := c.estimates.Observe(estimateKey(j), elapsed, j.estimate, now)
 	c.ledger.Leave(j.Key, now)
+	if c.limits.Tenants != nil {
+		n := c.keyRunning[j.Key] - 1
+		if n == 0 {
+			delete(c.keyRunning, j.Key)
+		} else {
+			c.keyRunning[j.Key] = n
+		}
+		if limit := c.limits.Tenants.For(j.Key).MaxRunning; limit > 0 && n == limit-1 {
+			c.queue.ReleaseKey(j.Key) // it may run one more
+		}
+	}
 	g := j.grp
 	before := g.demand()
 	g.running--
@@ -386,4 +406,14 @@ func (c *Core) refusal(j *Job) error {
 		return &policy.RefusalError{Reason: policy.ReasonPoolOverloaded, Type: j.Type, ID: j.ID, Key: j.Key, Limit: limit}
 	}
 	return nil
+}
+
+// tenantBlocks reports whether j's fairness key runs as many jobs as its
+// limits allow.
+func (c *Core) tenantBlocks(j *Job) bool {
+	if c.limits.Tenants == nil {
+		return false
+	}
+	limit := c.limits.Tenants.For(j.Key).MaxRunning
+	return limit > 0 && c.keyRunning[j.Key] >= limit
 }

@@ -147,15 +147,18 @@ func (r *refScheduler) refusal(key string) policy.Reason {
 	return ""
 }
 
-func (r *refScheduler) tenantLimit(key string) int {
+func (r *refScheduler) tenantLimits(key string) policy.TenantLimits {
 	if r.tenants == nil {
-		return 0
+		return policy.TenantLimits{}
 	}
 	if l, ok := r.tenants.Keys[key]; ok {
-		return l.MaxPending
+		return l
 	}
-	return r.tenants.Default.MaxPending
+	return r.tenants.Default
 }
+
+func (r *refScheduler) tenantLimit(key string) int        { return r.tenantLimits(key).MaxPending }
+func (r *refScheduler) tenantRunningLimit(key string) int { return r.tenantLimits(key).MaxRunning }
 
 func (r *refScheduler) submit(now time.Time, typ policy.JobType, id, key string) *refJob {
 	return r.submitIn(now, typ, id, key, "")
@@ -202,6 +205,9 @@ func (r *refScheduler) countRunning(match func(*refJob) bool) int {
 func (r *refScheduler) blocker(j *refJob, now time.Time, alloc map[string]int) policy.Reason {
 	if r.paused(j.group) {
 		return policy.ReasonPaused
+	}
+	if limit := r.tenantRunningLimit(j.key); limit > 0 && r.countRunning(func(o *refJob) bool { return o.key == j.key }) >= limit {
+		return policy.ReasonTenantLimit
 	}
 	reason := r.capBlocker(j)
 	if (reason == "" || reason == policy.ReasonConflict) && r.groupBlocks(j, now, alloc) {
@@ -813,6 +819,11 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("bounded", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, bounded: true, weighted: true})
 	})
+	// Tenant bounds with groups (held for the key or for the group, paused),
+	// aging and urgency.
+	t.Run("tenants-groups-aging", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, bounded: true, grouped: true, groups: randomGroups, aging: groupAging})
+	})
 	// Fairness key weights (cost / weight charged) and stated tokens.
 	t.Run("weights-tokens", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, weighted: true})
@@ -876,9 +887,11 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		if o.bounded {
 			brng := rand.New(rand.NewPCG(seed, 0xb0d))
 			l.MaxPending = []int{0, 4, 7, 12}[brng.IntN(4)]
-			if n := []int{0, 2, 3}[brng.IntN(3)]; n > 0 {
-				l.Tenants = &policy.TenantsConfig{Default: policy.TenantLimits{MaxPending: n},
-					Keys: map[string]policy.TenantLimits{"": {MaxPending: n + 2}}}
+			pending := []int{0, 2, 3}[brng.IntN(3)]
+			running := []int{0, 1, 2}[brng.IntN(3)]
+			if pending > 0 || running > 0 {
+				l.Tenants = &policy.TenantsConfig{Default: policy.TenantLimits{MaxPending: pending, MaxRunning: running},
+					Keys: map[string]policy.TenantLimits{"": {MaxPending: pending + 2, MaxRunning: running * 2}}}
 			}
 		}
 		if o.weighted {
@@ -966,6 +979,9 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		t.Logf("%d submissions refused", stats.refused)
 		if stats.refused == 0 {
 			t.Error("pending bounds on, yet no submission was refused")
+		}
+		if stats.reasons[policy.ReasonTenantLimit] == 0 {
+			t.Error("running bounds on, yet no job waited for its tenant")
 		}
 	}
 	if aging != nil && stats.agedAdmissions == 0 {

@@ -140,6 +140,9 @@ func (c *Core) reason(j *Job) policy.Reason {
 	if j.grp.q.Paused() {
 		return policy.ReasonPaused
 	}
+	if c.tenantBlocks(j) {
+		return policy.ReasonTenantLimit // before the global cap: it is the tenant's own
+	}
 	r := c.usage.Blocker(j.slot, j.ID)
 	if (r == "" || r == policy.ReasonConflict) && c.groupBlocks(j) {
 		return policy.ReasonGroupLimit

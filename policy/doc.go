@@ -8,6 +8,7 @@
 // Reason the job waits):
 //
 //	the job's group G is not paused                 else paused        (PauseGroup)
+//	running(key k)     < k.MaxRunning                else tenant_limit  (TenantLimits; no cap when 0)
 //	running            < MaxConcurrency (global)     else global_limit  (no cap when unset)
 //	running(tier p)    < int(p)                      else tier_limit
 //	running(type t)    < t.MaxConcurrency            else type_limit    (no cap when 0)
@@ -17,6 +18,23 @@
 // Among the jobs that may start, the next is the one with the highest
 // effective priority, then the lowest accumulated cost of its fairness key,
 // then the earliest arrival.
+//
+// Two rules refuse a submission instead, before it is queued (a
+// RefusalError): its key already has k.MaxPending jobs pending
+// (tenant_limit), or the queue holds Limits.MaxPending (pool_overloaded).
+// The tenant's rules come first: a noisy tenant is told it is the noisy one,
+// even when the whole scheduler is saturated.
+//
+// # Weighted fair share
+//
+// Admitting a job of cost c (its stated tokens, or the learned estimate)
+// charges its key c / w, w being the key's weight (KeyWeights, 1 by
+// default). The key's accumulated cost is its virtual time: keys are served
+// lowest first, so over any period in which keys a and b both have work
+// waiting, each receives service (in cost) at the rate that keeps
+// cost_a / w_a and cost_b / w_b level — in the ratio w_a : w_b, within one
+// job's cost. This is weighted fair queuing with the key as the flow and
+// the weight in place of a priority's inverse.
 //
 // The tier rule makes a Priority do double duty: it orders tiers and caps
 // them. With foreground at Priority(40) and background at Priority(10), no

@@ -46,8 +46,10 @@ const (
 	ReasonConflict    Reason = "conflict"     // a job of the same conflict group runs on the same id
 	ReasonGroupLimit  Reason = "group_limit"  // the job's group runs its allocation of slots (or its limit)
 	ReasonPaused      Reason = "paused"       // the job's group is paused
-	// Refusals: the job was never queued.
-	ReasonTenantLimit    Reason = "tenant_limit"    // its fairness key has TenantLimits.MaxPending jobs waiting
+	// Waiting, or refused: its fairness key runs TenantLimits.MaxRunning
+	// jobs, or (refused, never queued) has MaxPending jobs waiting.
+	ReasonTenantLimit Reason = "tenant_limit"
+	// Refused: the job was never queued.
 	ReasonPoolOverloaded Reason = "pool_overloaded" // the queue holds Limits.MaxPending jobs
 )
 

@@ -35,6 +35,9 @@ func Weighted(cost time.Duration, w float64) time.Duration {
 // TenantLimits bound what one fairness key (a tenant) may hold. 0 means no
 // bound.
 type TenantLimits struct {
+	// MaxRunning: while the key runs this many jobs, its other jobs wait
+	// (reason tenant_limit) and the slots go to other keys.
+	MaxRunning int
 	// MaxPending: a submission while the key has this many jobs pending is
 	// refused at once (ErrTenantLimit), and nothing is queued.
 	MaxPending int
@@ -42,6 +45,9 @@ type TenantLimits struct {
 
 // Validate checks the limits; field names the option they come from.
 func (t TenantLimits) Validate(field string) error {
+	if t.MaxRunning < 0 {
+		return InvalidConfig(field+".MaxRunning", t.MaxRunning, "must not be negative (0 for no bound)")
+	}
 	if t.MaxPending < 0 {
 		return InvalidConfig(field+".MaxPending", t.MaxPending, "must not be negative (0 for no bound)")
 	}

@@ -44,16 +44,13 @@ func (q *Queue) At(now time.Time) {
 	q.now = now
 	for t := now.UnixNano(); len(q.promos) > 0 && q.promos[0].at <= t; {
 		l := q.promos[0].lane
-		switch l.held {
-		case holdNone:
-			q.place(l)
-		case holdLimit:
-			// Held by its group's allocation: it ages all the same, and
-			// once urgent it is offered to ReleaseUrgent.
-			q.rehold(l)
-		default:
+		if l.held == holdPaused {
 			q.unschedule(l) // paused: its clock stands still
+			continue
 		}
+		// Held lanes age all the same; a lane held for its group's
+		// allocation is offered to ReleaseUrgent once urgent.
+		q.update(l)
 	}
 }
 

@@ -288,9 +288,7 @@ func (q *Queue) Pause(g *Group) {
 			l.tq.take(l)
 			l.tq.settle()
 		}
-		if l.held == holdLimit {
-			g.removeHeld(l)
-		}
+		q.unlist(l)
 		l.held = holdPaused
 		q.unschedule(l)
 	}

@@ -66,6 +66,7 @@ type keyRec struct {
 	jobs  int              // pending jobs of the key, parked ones included
 	lanes []*lane          // the lanes that hold jobs
 	all   map[laneID]*lane // every lane the key has used, empty ones included
+	held  []*lane          // its lanes held while it runs its limit
 }
 
 // laneID names a lane within its key: its type and its group.
@@ -93,6 +94,7 @@ type lane struct {
 	group   *Group
 	held    hold // why the lane is out of dispatch though it holds jobs
 	heldIdx int  // position in its group's heldSet while held for the allocation
+	tidx    int  // position in its key's held lanes while held for the key
 	// urgentListed: the lane is in Queue.urgent.
 	urgentListed bool
 	gidx         int // position in group.lanes while the lane holds jobs
@@ -105,6 +107,7 @@ const (
 	holdNone   hold = iota
 	holdLimit       // its group is at its allocation
 	holdPaused      // its group is paused
+	holdTenant      // its fairness key runs its limit
 )
 
 func (l *lane) before(o *lane) bool {
@@ -361,7 +364,7 @@ func (q *Queue) laneOf(j *Job, tq *typeQueue) *lane {
 	id := laneID{tq, j.Group}
 	l := k.all[id]
 	if l == nil {
-		l = &lane{tq: tq, key: k, idx: -1, group: j.Group, gidx: -1, heldIdx: -1}
+		l = &lane{tq: tq, key: k, idx: -1, group: j.Group, gidx: -1, heldIdx: -1, tidx: -1}
 		l.promo.idx = -1
 		if k.all == nil {
 			k.all = map[laneID]*lane{}
@@ -394,11 +397,7 @@ func (q *Queue) enter(l *lane) {
 		// key's; a lower bound is all the heaps need, see setCost.)
 		return
 	}
-	if l.held == holdNone {
-		q.place(l)
-	} else if l.held == holdLimit {
-		q.rehold(l) // its head may have changed; it still ages
-	}
+	q.update(l) // its head changed; held or not, it ages
 }
 
 // place puts lane l, which holds jobs, where its head says: in the band of
@@ -517,11 +516,7 @@ func (q *Queue) leaveLane(j *Job) {
 		return
 	}
 	l.refresh()
-	if l.held == holdNone {
-		q.place(l)
-	} else if l.held == holdLimit {
-		q.rehold(l)
-	}
+	q.update(l)
 }
 
 // dropLane takes an emptied lane out of dispatch; the lane itself stays with
@@ -540,9 +535,7 @@ func (q *Queue) dropLane(l *lane) {
 		g.lanes = g.lanes[:last]
 		l.gidx = -1
 	}
-	if l.held == holdLimit {
-		l.group.removeHeld(l)
-	}
+	q.unlist(l)
 	l.held = holdNone
 	clear(l.fifo)
 	l.fifo, l.head, l.stale = l.fifo[:0], 0, 0
