@@ -49,6 +49,10 @@ const (
 	ReasonPoolOverloaded = policy.ReasonPoolOverloaded
 )
 
+// TierConfig gives a tier a reserved and a burst share of the global cap
+// (see WithTier).
+type TierConfig = policy.TierConfig
+
 // TenantLimits bound what one fairness key may hold (see WithTenantLimits).
 type TenantLimits = policy.TenantLimits
 
@@ -425,6 +429,24 @@ func WithGroupMinSlots(group string, n int) Option {
 		g := o.group(group)
 		g.MinSlots = n
 		o.groups().Groups[group] = g
+	})
+}
+
+// WithTier gives tier p (the jobs of types of priority p) shares of the
+// global cap, which WithMaxConcurrency must set: ⌊MinShare·C⌋ slots are
+// reserved for it — no other tier holds them, unless LendIdle lends them
+// while p has nothing waiting — and it runs at most ⌊BurstShare·C⌋ jobs
+// (at least its reservation and 1), in place of the rule that a tier's
+// value is its cap. Tiers without WithTier keep that rule and respect the
+// reservations. A job kept out by another tier's reservation waits with
+// reason global_limit. Shares out of [0, 1], MinShare above BurstShare or
+// MinShares over 1 in total are ErrInvalidConfig.
+func WithTier(p Priority, cfg TierConfig) Option {
+	return optionFunc(func(o *options) {
+		if o.limits.Tiers == nil {
+			o.limits.Tiers = map[Priority]policy.TierConfig{}
+		}
+		o.limits.Tiers[p] = cfg
 	})
 }
 

@@ -283,3 +283,27 @@ func TestTenantMaxRunning(t *testing.T) {
 		finish(t, jobs["n4"])
 	})
 }
+
+// TestTierSharesRejected: tier shares need a global cap, shares in range,
+// MinShare ≤ BurstShare and reservations that fit together.
+func TestTierSharesRejected(t *testing.T) {
+	for name, opts := range map[string][]fairsched.Option{
+		"MaxConcurrency":     {fairsched.WithTier(3, fairsched.TierConfig{MinShare: 0.2, BurstShare: 0.5})},
+		"Tier[3].MinShare":   {fairsched.WithMaxConcurrency(10), fairsched.WithTier(3, fairsched.TierConfig{MinShare: -0.1, BurstShare: 0.5})},
+		"Tier[3].BurstShare": {fairsched.WithMaxConcurrency(10), fairsched.WithTier(3, fairsched.TierConfig{MinShare: 0, BurstShare: 0})},
+		"Tier[4].BurstShare": {fairsched.WithMaxConcurrency(10), fairsched.WithTier(4, fairsched.TierConfig{MinShare: 0.1, BurstShare: 1.5})},
+		"Tier[5].MinShare":   {fairsched.WithMaxConcurrency(10), fairsched.WithTier(5, fairsched.TierConfig{MinShare: 0.6, BurstShare: 0.5})},
+		"Tier MinShares": {fairsched.WithMaxConcurrency(10), fairsched.WithTier(1, fairsched.TierConfig{MinShare: 0.6, BurstShare: 0.7}),
+			fairsched.WithTier(2, fairsched.TierConfig{MinShare: 0.5, BurstShare: 0.7})},
+	} {
+		s, err := fairsched.New(opts...)
+		if !errors.Is(err, fairsched.ErrInvalidConfig) || s != nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: New = %v, %v; want ErrInvalidConfig naming %s", name, s, err, name)
+		}
+	}
+	s := newScheduler(t, fairsched.WithMaxConcurrency(10), fairsched.WithTier(3, fairsched.TierConfig{MinShare: 0.2, BurstShare: 0.5, LendIdle: true}))
+	want := map[fairsched.Priority]fairsched.TierConfig{3: {MinShare: 0.2, BurstShare: 0.5, LendIdle: true}}
+	if diff := cmp.Diff(want, snapshot(t, s).Tiers); diff != "" {
+		t.Errorf("snapshot tiers (-want +got):\n%s", diff)
+	}
+}

@@ -71,7 +71,8 @@ type Completion struct {
 
 // Core holds all scheduling state. It is not safe for concurrent use.
 type Core struct {
-	keyRunning   map[string]int // running jobs per fairness key, with tenant limits
+	keyRunning   map[string]int    // running jobs per fairness key, with tenant limits
+	prios        []policy.Priority // the tiers of the registered types
 	limits       policy.Limits
 	queue        *queue.Queue
 	usage        *policy.Usage
@@ -97,6 +98,7 @@ func New(limits policy.Limits) *Core {
 		limits.Groups = &groups
 	}
 	limits.KeyWeights = maps.Clone(limits.KeyWeights) // the core's own
+	limits.Tiers = maps.Clone(limits.Tiers)
 	if limits.Aging != nil {
 		aging := *limits.Aging // the core's own: callers and snapshots get copies
 		limits.Aging = &aging
@@ -107,7 +109,7 @@ func New(limits policy.Limits) *Core {
 		keyRunning: map[string]int{},
 		limits:     limits,
 		queue:      q,
-		usage:      policy.NewUsage(limits.MaxConcurrency),
+		usage:      newUsage(limits),
 		ledger:     costmodel.NewLedger(),
 		estimates:  costmodel.NewEstimates(limits.CostSmoothing),
 	}
@@ -128,7 +130,12 @@ func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
 	}
 	c.usage.Slot(t, cfg)
 	c.queue.AddType(t, cfg.Priority)
-	if c.usage.TierFull(cfg.Priority) {
+	if !slices.Contains(c.prios, cfg.Priority) {
+		c.prios = append(c.prios, cfg.Priority)
+	}
+	if c.usage.Shares() {
+		c.syncTiers()
+	} else if c.usage.TierFull(cfg.Priority) {
 		c.queue.BlockTier(cfg.Priority, true)
 	}
 	return nil
@@ -156,6 +163,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	before := g.demand()
 	g.pending++
 	c.demandChanged(g, before)
+	c.waiting(j, 1)
 	return nil
 }
 
@@ -199,8 +207,11 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 }
 
 func (c *Core) admit(now time.Time, j *Job) {
+	c.usage.Waiting(j.Priority, -1)
 	tr := c.usage.Start(j.slot, j.ID)
-	if tr.TierFull {
+	if c.usage.Shares() {
+		c.syncTiers()
+	} else if tr.TierFull {
 		c.queue.BlockTier(j.Priority, true)
 	}
 	if tr.TypeFull {
@@ -242,7 +253,9 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	j.runIdx = -1
 
 	tr := c.usage.Finish(j.slot, j.ID)
-	if tr.TierFreed {
+	if c.usage.Shares() {
+		c.syncTiers()
+	} else if tr.TierFreed {
 		c.queue.BlockTier(j.Priority, false)
 	}
 	if tr.TypeFreed {
@@ -287,6 +300,7 @@ func (c *Core) Withdraw(now time.Time, j *Job) bool {
 	before := j.grp.demand()
 	j.grp.pending--
 	c.demandChanged(j.grp, before)
+	c.waiting(j, -1)
 	return true
 }
 
@@ -416,4 +430,29 @@ func (c *Core) tenantBlocks(j *Job) bool {
 	}
 	limit := c.limits.Tenants.For(j.Key).MaxRunning
 	return limit > 0 && c.keyRunning[j.Key] >= limit
+}
+
+func newUsage(l policy.Limits) *policy.Usage {
+	u := policy.NewUsage(l.MaxConcurrency)
+	u.SetTiers(l.Tiers)
+	return u
+}
+
+// waiting tells the tier shares that j joined (1) or left (-1) the queue
+// unrun; a tier lending its idle reservation takes it back while it has
+// jobs waiting.
+func (c *Core) waiting(j *Job, delta int) {
+	if c.usage.Shares() {
+		c.usage.Waiting(j.Priority, delta)
+		c.syncTiers()
+	}
+}
+
+// syncTiers switches every tier's level on or off as the tier shares say.
+// With shares, whether a tier may start depends on the other tiers' running
+// and waiting jobs, so every change re-asks each tier: O(tiers²), a handful.
+func (c *Core) syncTiers() {
+	for _, p := range c.prios {
+		c.queue.BlockTier(p, !c.usage.TierMayStart(p))
+	}
 }

@@ -67,6 +67,7 @@ type refScheduler struct {
 	// jobs (0: no bound).
 	maxPending int
 	tenants    *policy.TenantsConfig
+	tiers      map[policy.Priority]policy.TierConfig
 	pauses     map[string][]refPause
 	borrowed   int // admissions while the job's group ran its allocation or more
 }
@@ -104,6 +105,7 @@ func newRef(l policy.Limits) *refScheduler {
 		weights:    maps.Clone(l.KeyWeights),
 		maxPending: l.MaxPending,
 		tenants:    l.Tenants,
+		tiers:      l.Tiers,
 		pauses:     map[string][]refPause{},
 		aging:      l.Aging,
 		max:        l.MaxConcurrency,
@@ -217,13 +219,49 @@ func (r *refScheduler) blocker(j *refJob, now time.Time, alloc map[string]int) p
 }
 
 // capBlocker applies the rules of the core without groups.
+// tierCap is a tier's cap: ⌊BurstShare·C⌋ (at least its reservation and 1)
+// for a tier with shares, else its priority's value.
+func (r *refScheduler) tierCap(p policy.Priority) int {
+	t, ok := r.tiers[p]
+	if !ok {
+		return int(p)
+	}
+	reserved := int(math.Floor(t.MinShare * float64(r.max)))
+	return max(int(math.Floor(t.BurstShare*float64(r.max))), reserved, 1)
+}
+
+// reserved: one more job of tier p would leave fewer free slots than the
+// other tiers are still owed — each its reservation less what it runs,
+// nothing for a tier that lends while it has no job waiting.
+func (r *refScheduler) reserved(p policy.Priority) bool {
+	if len(r.tiers) == 0 || r.max == 0 {
+		return false
+	}
+	owed := 0
+	for q, t := range r.tiers {
+		waiting := 0
+		for _, o := range r.pending {
+			if o.prio == q {
+				waiting++
+			}
+		}
+		if q == p || t.LendIdle && waiting == 0 {
+			continue
+		}
+		owed += max(0, int(math.Floor(t.MinShare*float64(r.max)))-r.countRunning(func(o *refJob) bool { return o.prio == q }))
+	}
+	return len(r.running)+1+owed > r.max
+}
+
 func (r *refScheduler) capBlocker(j *refJob) policy.Reason {
 	cfg := r.types[j.typ]
 	switch {
 	case r.max > 0 && len(r.running) >= r.max:
 		return policy.ReasonGlobalLimit
-	case r.countRunning(func(o *refJob) bool { return o.prio == j.prio }) >= int(j.prio):
+	case r.countRunning(func(o *refJob) bool { return o.prio == j.prio }) >= r.tierCap(j.prio):
 		return policy.ReasonTierLimit
+	case r.reserved(j.prio):
+		return policy.ReasonGlobalLimit
 	case cfg.MaxConcurrency > 0 && r.countRunning(func(o *refJob) bool { return o.typ == j.typ }) >= cfg.MaxConcurrency:
 		return policy.ReasonTypeLimit
 	case cfg.ConflictGroup != "" && r.countRunning(func(o *refJob) bool {
@@ -392,6 +430,7 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 		Types:           map[policy.JobType]policy.JobTypeConfig{},
 		Aging:           r.aging,
 		KeyWeights:      refKeyWeights(r.weights),
+		Tiers:           maps.Clone(r.tiers),
 		Groups:          r.groupSnapshots(),
 	}
 	for _, j := range r.running {
@@ -461,6 +500,7 @@ func snapshotsEqual(a, b Snapshot) bool {
 	return a.Time == b.Time && a.MaxConcurrency == b.MaxConcurrency &&
 		slices.Equal(a.Running, b.Running) && slices.EqualFunc(a.Pending, b.Pending, pendingEqual) &&
 		maps.Equal(a.KeyWeights, b.KeyWeights) && (a.KeyWeights == nil) == (b.KeyWeights == nil) &&
+		maps.Equal(a.Tiers, b.Tiers) &&
 		maps.Equal(a.AccumulatedCost, b.AccumulatedCost) && slices.Equal(a.CostEstimates, b.CostEstimates) &&
 		maps.Equal(a.RunningByTier, b.RunningByTier) && maps.Equal(a.RunningByType, b.RunningByType) &&
 		maps.Equal(a.Types, b.Types) &&
@@ -824,6 +864,13 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("tenants-groups-aging", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, bounded: true, grouped: true, groups: randomGroups, aging: groupAging})
 	})
+	// Tier shares: reserved slots, burst caps, lending while idle.
+	t.Run("tiers", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, tiered: true})
+	})
+	t.Run("tiers-everything", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, aging: groupAging, inherit: true})
+	})
 	// Fairness key weights (cost / weight charged) and stated tokens.
 	t.Run("weights-tokens", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, weighted: true})
@@ -857,6 +904,9 @@ type refOptions struct {
 	weighted bool
 	// bounded: random bounds on the queue and on each key's pending jobs.
 	bounded bool
+	// tiered: random tier shares (reserved, burst, lending) of the global
+	// cap over the reference's tiers 2, 3 and 4.
+	tiered bool
 }
 
 func refKeyWeights(w map[string]float64) map[string]float64 {
@@ -892,6 +942,27 @@ func runReferenceWith(t *testing.T, o refOptions) {
 			if pending > 0 || running > 0 {
 				l.Tenants = &policy.TenantsConfig{Default: policy.TenantLimits{MaxPending: pending, MaxRunning: running},
 					Keys: map[string]policy.TenantLimits{"": {MaxPending: pending + 2, MaxRunning: running * 2}}}
+			}
+		}
+		if o.tiered {
+			trng := rand.New(rand.NewPCG(seed, 0x7e4))
+			l.MaxConcurrency = []int{3, 5, 8, 10}[seed%4]
+			l.Tiers = map[policy.Priority]policy.TierConfig{}
+			// Reservations leave a fifth unreserved, so every tier can run
+			// (a tier's jobs wait forever when the others reserve all, and
+			// lend nothing).
+			left := 0.8
+			for _, p := range []policy.Priority{4, 3, 2} {
+				if trng.IntN(4) == 0 {
+					continue // this tier keeps "value = cap"
+				}
+				minShare := math.Round(trng.Float64()*left*10) / 10
+				left -= minShare
+				burst := min(1, minShare+math.Round(trng.Float64()*10)/10)
+				if burst == 0 {
+					burst = 0.1
+				}
+				l.Tiers[p] = policy.TierConfig{MinShare: minShare, BurstShare: burst, LendIdle: trng.IntN(2) == 0}
 			}
 		}
 		if o.weighted {

@@ -24,6 +24,8 @@ type Snapshot struct {
 	// AccumulatedCost per fairness key ("" is background work): the sum of
 	// the key's charges, each a job's cost divided by the key's weight.
 	AccumulatedCost map[string]time.Duration `json:"accumulated_cost"`
+	// Tiers are the tier shares (WithTier), by priority.
+	Tiers map[policy.Priority]policy.TierConfig `json:"tiers,omitempty"`
 	// KeyWeights are the fairness keys with a weight other than 1.
 	KeyWeights map[string]float64 `json:"key_weights,omitempty"`
 	// CostEstimates are the learned costs, by type then id.
@@ -90,6 +92,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		Pending:         make([]PendingJob, 0, c.queue.Len()),
 		AccumulatedCost: c.ledger.Costs(),
 		KeyWeights:      keyWeights(c.limits.KeyWeights),
+		Tiers:           maps.Clone(c.limits.Tiers),
 		CostEstimates:   make([]CostEstimate, 0, c.estimates.Len()),
 		RunningByTier:   c.usage.ByTier(),
 		RunningByType:   c.usage.ByType(),

@@ -13,6 +13,16 @@ type Usage struct {
 	tiers     map[Priority]*int
 	slots     map[JobType]*Slot
 	conflicts map[ConflictKey]int
+	// shares are the tiers with a TierConfig (see SetTiers).
+	shares map[Priority]*tierShare
+}
+
+// tierShare is a configured tier's reservation and cap, in slots, and how
+// many of its jobs wait.
+type tierShare struct {
+	reserved, burst int
+	lendIdle        bool
+	waiting         int
 }
 
 // Slot is one job type's place in the counters. It is resolved once, when
@@ -23,6 +33,7 @@ type Slot struct {
 	Config  JobTypeConfig
 	running int  // jobs of this type
 	tier    *int // jobs of this type's tier
+	tierCap int  // the tier's cap: its priority, or its burst share
 }
 
 // ConflictKey identifies the resource a conflict group protects: one job id
@@ -76,7 +87,7 @@ func (u *Usage) Slot(t JobType, c JobTypeConfig) *Slot {
 		tier = new(int)
 		u.tiers[c.Priority] = tier
 	}
-	s := &Slot{Type: t, Config: c, tier: tier}
+	s := &Slot{Type: t, Config: c, tier: tier, tierCap: u.tierCap(c.Priority)}
 	u.slots[t] = s
 	return s
 }
@@ -84,15 +95,74 @@ func (u *Usage) Slot(t JobType, c JobTypeConfig) *Slot {
 // GlobalFull reports whether the global cap is reached.
 func (u *Usage) GlobalFull() bool { return u.max > 0 && u.running >= u.max }
 
-// TierFull reports whether tier p runs int(p) jobs.
-func (u *Usage) TierFull(p Priority) bool { return u.TierRunning(p) >= int(p) }
+// TierFull reports whether tier p runs its cap: int(p), or its burst share.
+func (u *Usage) TierFull(p Priority) bool { return u.TierRunning(p) >= u.tierCap(p) }
+
+func (u *Usage) tierCap(p Priority) int {
+	if t := u.shares[p]; t != nil {
+		return t.burst
+	}
+	return int(p)
+}
+
+// SetTiers gives tiers reserved and burst shares of the global cap; call it
+// before any type is registered.
+func (u *Usage) SetTiers(tiers map[Priority]TierConfig) {
+	if len(tiers) == 0 {
+		return
+	}
+	u.shares = map[Priority]*tierShare{}
+	for p, t := range tiers {
+		r, b := t.Slots(u.max)
+		u.shares[p] = &tierShare{reserved: r, burst: b, lendIdle: t.LendIdle}
+	}
+}
+
+// Shares reports whether tiers have shares: then whether a tier may start a
+// job depends on the others (Reserved), and the caller asks TierMayStart of
+// every tier after each change instead of following Transitions.
+func (u *Usage) Shares() bool { return u.shares != nil }
+
+// Waiting counts a job of tier p that joins (delta 1) or leaves (-1) the
+// queue: a tier that lends its idle reservation takes it back when it has
+// jobs waiting.
+func (u *Usage) Waiting(p Priority, delta int) {
+	if t := u.shares[p]; t != nil {
+		t.waiting += delta
+	}
+}
+
+// Reserved reports whether the free slots are owed to other tiers'
+// reservations, so that tier p may not take one:
+//
+//	running + 1 + Σ_{q ≠ p} owed(q) > MaxConcurrency
+//	owed(q) = max(0, reserved(q) − running(q)), 0 when q lends while idle
+func (u *Usage) Reserved(p Priority) bool {
+	if u.shares == nil || u.max == 0 {
+		return false
+	}
+	owed := 0
+	for q, t := range u.shares {
+		if q == p || t.lendIdle && t.waiting == 0 {
+			continue
+		}
+		owed += max(0, t.reserved-u.TierRunning(q))
+	}
+	return u.running+1+owed > u.max
+}
+
+// TierMayStart reports whether tier p may start one more job, as far as
+// the global cap, its own cap and the other tiers' reservations go.
+func (u *Usage) TierMayStart(p Priority) bool {
+	return !u.GlobalFull() && !u.TierFull(p) && !u.Reserved(p)
+}
 
 // TypeFull reports whether the slot's type runs its MaxConcurrency.
 func (s *Slot) TypeFull() bool {
 	return s.Config.MaxConcurrency > 0 && s.running >= s.Config.MaxConcurrency
 }
 
-func (s *Slot) tierFull() bool { return *s.tier >= int(s.Config.Priority) }
+func (s *Slot) tierFull() bool { return *s.tier >= s.tierCap }
 
 // Conflicting reports whether a job of type config c on id would overlap a
 // running job of the same conflict group on the same id.
@@ -109,6 +179,8 @@ func (u *Usage) Blocker(s *Slot, id string) Reason {
 		return ReasonGlobalLimit
 	case s.tierFull():
 		return ReasonTierLimit
+	case u.Reserved(s.Config.Priority):
+		return ReasonGlobalLimit // the free slots are other tiers' reservations
 	case s.TypeFull():
 		return ReasonTypeLimit
 	case u.Conflicting(s.Config, id):

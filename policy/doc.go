@@ -10,7 +10,8 @@
 //	the job's group G is not paused                 else paused        (PauseGroup)
 //	running(key k)     < k.MaxRunning                else tenant_limit  (TenantLimits; no cap when 0)
 //	running            < MaxConcurrency (global)     else global_limit  (no cap when unset)
-//	running(tier p)    < int(p)                      else tier_limit
+//	running(tier p)    < int(p), or burst(p)         else tier_limit    (burst with WithTier)
+//	running + 1 + Σ_{q≠p} owed(q) ≤ MaxConcurrency   else global_limit  (reservations of tiers with WithTier)
 //	running(type t)    < t.MaxConcurrency            else type_limit    (no cap when 0)
 //	running(G) < alloc(G) and < limit(G)             else group_limit   (with group weights; see below)
 //	running(group g, i) = 0 for g = t.ConflictGroup  else conflict      (never when g = "")
@@ -24,6 +25,19 @@
 // (tenant_limit), or the queue holds Limits.MaxPending (pool_overloaded).
 // The tenant's rules come first: a noisy tenant is told it is the noisy one,
 // even when the whole scheduler is saturated.
+//
+// # Tier shares
+//
+// With WithTier, a tier p gets reserved(p) = ⌊MinShare·C⌋ of the global cap C
+// and runs at most burst(p) = max(⌊BurstShare·C⌋, reserved(p), 1). A tier q
+// is owed owed(q) = max(0, reserved(q) − running(q)) slots — nothing while
+// it lends (LendIdle) and has no job waiting — and no other tier may take a
+// slot that would leave fewer free than the others are owed. So under any
+// pressure each tier keeps its reservation (the spec's P2 floor), a busy
+// tier grows into what idle lenders leave, up to its burst, and borrowed
+// slots come back as their jobs finish: nothing is preempted. Whether a
+// tier may start depends on every tier's running and waiting counts, so
+// each change re-evaluates the few tiers: O(tiers²).
 //
 // # Weighted fair share
 //

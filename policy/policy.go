@@ -118,6 +118,9 @@ type Limits struct {
 	MaxPending int
 	// Tenants, when not nil, limits each fairness key (see TenantLimits).
 	Tenants *TenantsConfig
+	// Tiers reserve and cap shares of MaxConcurrency per priority; tiers
+	// without one keep the rule "value = cap".
+	Tiers map[Priority]TierConfig
 	// KeyWeights are the weights of fairness keys (DefaultKeyWeight for the
 	// others): admitting a job charges its cost divided by its key's weight,
 	// so saturated keys receive service in proportion to their weights.
@@ -222,6 +225,9 @@ func (l Limits) Validate() error {
 		if err := l.Tenants.Validate(); err != nil {
 			return err
 		}
+	}
+	if err := ValidateTiers(l.Tiers, l.MaxConcurrency); err != nil {
+		return err
 	}
 	for key, w := range l.KeyWeights {
 		if err := ValidateKeyWeight(key, w); err != nil {

@@ -108,3 +108,57 @@ func (e *RefusalError) Is(target error) bool {
 	}
 	return false
 }
+
+// TierConfig reserves part of the global capacity for one tier (priority)
+// and caps it, in place of the tier rule "value = cap".
+type TierConfig struct {
+	// MinShare of MaxConcurrency is reserved for the tier: other tiers
+	// never hold those slots (⌊MinShare·C⌋ of them).
+	MinShare float64
+	// BurstShare of MaxConcurrency is the most the tier may run
+	// (⌊BurstShare·C⌋, at least its reservation and at least 1).
+	BurstShare float64
+	// LendIdle lets other tiers use the reservation while the tier has
+	// nothing waiting; borrowed slots come back as the borrowers finish.
+	// Without it the reservation stays free for the tier even while it
+	// has no work: reservations that add up to the whole capacity, none
+	// lent, leave nothing to the other tiers.
+	LendIdle bool
+}
+
+// Slots returns the reserved and the burst slots of the tier out of a
+// global capacity c.
+func (t TierConfig) Slots(c int) (reserved, burst int) {
+	reserved = int(math.Floor(t.MinShare * float64(c)))
+	burst = max(int(math.Floor(t.BurstShare*float64(c))), reserved, 1)
+	return reserved, burst
+}
+
+// ValidateTiers checks the tier configs against the global capacity c:
+// shares in [0, 1], MinShare ≤ BurstShare, reservations that fit together,
+// and a global cap to take shares of.
+func ValidateTiers(tiers map[Priority]TierConfig, c int) error {
+	if len(tiers) == 0 {
+		return nil
+	}
+	if c <= 0 {
+		return InvalidConfig("MaxConcurrency", c, "tier shares (WithTier) need a global cap")
+	}
+	sum := 0.0
+	for p, t := range tiers {
+		field := fmt.Sprintf("Tier[%d]", p)
+		switch {
+		case !(t.MinShare >= 0 && t.MinShare <= 1):
+			return InvalidConfig(field+".MinShare", t.MinShare, "must be in [0, 1]")
+		case !(t.BurstShare > 0 && t.BurstShare <= 1):
+			return InvalidConfig(field+".BurstShare", t.BurstShare, "must be in (0, 1]")
+		case t.MinShare > t.BurstShare:
+			return InvalidConfig(field+".MinShare", t.MinShare, fmt.Sprintf("must not exceed BurstShare %v", t.BurstShare))
+		}
+		sum += t.MinShare
+	}
+	if sum > 1+1e-9 {
+		return InvalidConfig("Tier MinShares", sum, "must add up to at most 1")
+	}
+	return nil
+}

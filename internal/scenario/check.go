@@ -49,6 +49,12 @@ func Check(sc Scenario, res Result) []string {
 			verdict(running(sc, res, "B", res.Start[old]) == 3, "group B ran %d jobs, one past its allocation of 2", running(sc, res, "B", res.Start[old])))
 	case "10-weight-change":
 		out = append(out, split(sc, res, 3, 3, "A", 4, "B", 4), split(sc, res, 6, -1, "A", 6, "B", 2))
+	case "13-tier-shares":
+		out = append(out, tierFloor(sc, res, Backfill, 2),
+			verdict(typeRunning(sc, res, Incident, 2) == 4 && typeRunning(sc, res, Copilot, 2) == 4,
+				"T=2, all three busy: P0 and P1 each run their 4 reserved slots (%d, %d)", typeRunning(sc, res, Incident, 2), typeRunning(sc, res, Copilot, 2)),
+			verdict(typeRunning(sc, res, Incident, 5) == 7 && typeRunning(sc, res, Backfill, 5) == 3,
+				"T=5, P1 idle and lending: P0 bursts to 7 and P2 to 3 (%d, %d)", typeRunning(sc, res, Incident, 5), typeRunning(sc, res, Backfill, 5)))
 	case "12-noisy-tenant":
 		for _, name := range []string{"sync-clone(quiet-1)", "sync-clone(quiet-2)"} {
 			j := find(sc, name)

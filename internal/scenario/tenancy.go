@@ -43,6 +43,84 @@ func NoisyTenant() Scenario {
 	return sc
 }
 
+// The tier scenario's job types: one per tier of the spec's model.
+const (
+	Incident fairsched.JobType = "p0-incident"
+	Copilot  fairsched.JobType = "p1-copilot"
+	Backfill fairsched.JobType = "p2-backfill"
+)
+
+// TierShares is the spec's controlled load test: tiers P0, P1 and P2 with
+// 40/40/20 % of 10 slots reserved and bursts to 70/60/30 %, under P0 and
+// P1 pressure (5 new jobs a second each, more than 4 slots run). While all
+// three have work each runs its reservation, P2 included; once P1 (which
+// lends its reservation while idle) runs dry after T=4, P0 bursts to its 7
+// and P2 takes the tenth slot, up to its burst of 3.
+func TierShares() Scenario {
+	sc := Scenario{Name: "13-tier-shares", Title: "P0/P1/P2 with 40/40/20 % reserved: P2 keeps its floor under P0 and P1 pressure",
+		MaxConcurrency: 10,
+		Types: []Type{
+			{Incident, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 30}},
+			{Copilot, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 20}},
+			{Backfill, fairsched.JobTypeConfig{DefaultCost: 3 * time.Second, Priority: 10}},
+		},
+		Options: []fairsched.Option{
+			fairsched.WithTier(30, fairsched.TierConfig{MinShare: 0.4, BurstShare: 0.7}),
+			fairsched.WithTier(20, fairsched.TierConfig{MinShare: 0.4, BurstShare: 0.6, LendIdle: true}),
+			fairsched.WithTier(10, fairsched.TierConfig{MinShare: 0.2, BurstShare: 0.3}),
+		}}
+	for i := range 40 {
+		sc.Jobs = append(sc.Jobs, Job{Type: Incident, ID: fmt.Sprintf("i%02d", i+1), Arrival: i / 5, Duration: 1})
+		if i < 20 {
+			sc.Jobs = append(sc.Jobs, Job{Type: Copilot, ID: fmt.Sprintf("c%02d", i+1), Arrival: i / 5, Duration: 1})
+		}
+	}
+	for i := range 8 {
+		sc.Jobs = append(sc.Jobs, Job{Type: Backfill, ID: fmt.Sprintf("b%d", i+1), Arrival: 0, Duration: 3})
+	}
+	return sc
+}
+
+// tierFloor checks that, at every step while type t has a job waiting, at
+// least n of its jobs run.
+func tierFloor(sc Scenario, res Result, t fairsched.JobType, n int) string {
+	steps := 0
+	for step := 0; ; step++ {
+		waitingJob, runningJobs := false, 0
+		for _, j := range sc.Jobs {
+			start, ok := res.Start[j.Name()]
+			if j.Type != t {
+				continue
+			}
+			if j.Arrival <= step && (!ok || start > step) {
+				waitingJob = true
+			}
+			if ok && start <= step && step < res.End[j.Name()] {
+				runningJobs++
+			}
+		}
+		if !waitingJob {
+			break
+		}
+		if runningJobs < n {
+			return verdict(false, "T=%d: %s runs %d with jobs waiting; its floor is %d", step, t, runningJobs, n)
+		}
+		steps++
+	}
+	return verdict(steps > 0, "%s ran at least its %d reserved slots at each of the %d steps it had work waiting", t, n, steps)
+}
+
+// typeRunning returns how many jobs of type t run at step.
+func typeRunning(sc Scenario, res Result, t fairsched.JobType, step int) int {
+	n := 0
+	for _, j := range sc.Jobs {
+		if start, ok := res.Start[j.Name()]; j.Type == t && ok && start <= step && step < res.End[j.Name()] {
+			n++
+		}
+	}
+	return n
+}
+
 // serviceRatio checks that, at the end of every step while both keys still
 // have jobs waiting, the service (admitted jobs, all of one cost) of key a
 // is ratio times that of key b, within one job of b.
