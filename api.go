@@ -44,6 +44,7 @@ const (
 	ReasonConflict    = policy.ReasonConflict
 	ReasonGroupLimit  = policy.ReasonGroupLimit
 	ReasonPaused      = policy.ReasonPaused
+	ReasonDeferred    = policy.ReasonDeferred
 	// Refusals: the job was never queued (see RefusalError).
 	ReasonTenantLimit    = policy.ReasonTenantLimit
 	ReasonPoolOverloaded = policy.ReasonPoolOverloaded
@@ -97,6 +98,9 @@ var (
 	// ErrOverloaded: the queue holds WithMaxPending jobs; nothing was
 	// queued.
 	ErrOverloaded = policy.ErrOverloaded
+	// ErrDenied: the admission policy denied the job (Deny(nil)), or
+	// panicked while deciding.
+	ErrDenied = policy.ErrDenied
 )
 
 // Scheduler decides which job runs next. All its methods are safe for
@@ -430,6 +434,34 @@ func WithGroupMinSlots(group string, n int) Option {
 		g.MinSlots = n
 		o.groups().Groups[group] = g
 	})
+}
+
+// JobInfo is what an admission policy is told of a job about to start.
+type JobInfo = policy.JobInfo
+
+// Decision is an admission policy's verdict: Admit, Deny or Defer.
+type Decision = policy.Decision
+
+// Admit lets the job start.
+func Admit() Decision { return policy.Admit() }
+
+// Deny drops the job: RunSync returns err (ErrDenied when nil), a
+// background job is dropped, logged and reported (JobDenied).
+func Deny(err error) Decision { return policy.Deny(err) }
+
+// Defer keeps the job waiting (reason deferred) for d; the policy is asked
+// again when d has passed and the job's turn comes, with JobInfo.Attempt
+// one higher.
+func Defer(d time.Duration) Decision { return policy.Defer(d) }
+
+// WithAdmissionPolicy installs a policy asked at the moment each job would
+// be admitted — every cap and conflict already checked — in the
+// scheduler's goroutine: it must be quick and must not call the scheduler.
+// A panic in it denies that job with an error wrapping ErrDenied; the
+// scheduler carries on. Deferred jobs wait on one timer, for the earliest.
+// Every denial and deferral is logged at info level as a decision record.
+func WithAdmissionPolicy(p func(JobInfo) Decision) Option {
+	return optionFunc(func(o *options) { o.limits.Admission = p })
 }
 
 // WithTier gives tier p (the jobs of types of priority p) shares of the

@@ -42,6 +42,14 @@ type JobAged = messages.JobAged
 // weights are configured.
 type GroupAllocationChanged = messages.GroupAllocationChanged
 
+// JobDenied: the admission policy denied a job (WithAdmissionPolicy); it
+// never runs.
+type JobDenied = messages.JobDenied
+
+// JobRefused: a submission was refused before it was queued (a pending
+// bound, reason tenant_limit or pool_overloaded).
+type JobRefused = messages.JobRefused
+
 // AllocationReason says why a group's allocation changed; it serialises as
 // its string value.
 type AllocationReason = messages.AllocationReason

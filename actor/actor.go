@@ -79,6 +79,12 @@ type Actor struct {
 	done     chan messages.Done
 	stopped  chan struct{}
 
+	// wake is the one timer, for the earliest deferred job (NextWake);
+	// wakeC is its channel, nil (the case off) while nothing is deferred.
+	wake   *clock.Timer
+	wakeC  <-chan time.Time
+	wakeAt time.Time
+
 	// closed turns new calls away before they reach the owner.
 	closed atomic.Bool
 	// inflight counts requests between a caller's decision to send and the
@@ -129,6 +135,7 @@ func (a *Actor) run() {
 	defer a.stop()
 	ticker := a.clock.Ticker(a.tick)
 	defer ticker.Stop()
+	defer a.disarm()
 	for !(a.closing && a.core.Idle()) {
 		// While work is waiting, take it with single-case receives, which
 		// cost far less than a select over every channel (the ticker's
@@ -149,6 +156,7 @@ func (a *Actor) run() {
 		}
 		if took {
 			a.reportAged()
+			a.arm()
 			continue
 		}
 		select {
@@ -161,8 +169,14 @@ func (a *Actor) run() {
 			if keys+ests > 0 {
 				a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
 			}
+		case <-a.wakeC:
+			a.wakeC, a.wake = nil, nil // fired
+			if !a.aborted {
+				a.dispatch(a.clock.Now()) // deferred jobs are due
+			}
 		}
 		a.reportAged()
+		a.arm()
 	}
 }
 
@@ -290,10 +304,10 @@ func (a *Actor) submit(m messages.Submit) {
 // logRefusal records a refused submission as a decision record.
 func (a *Actor) logRefusal(j *messages.Job, re *policy.RefusalError) {
 	if ce := a.log.Check(zap.InfoLevel, "job refused"); ce != nil {
-		ce.Write(zap.String("decision", "refuse"), zap.String("reason", string(re.Reason)),
-			zap.String("tenant", j.Key), zap.Int("tier", int(j.Priority)), zap.String("type", string(j.Type)),
-			zap.String("id", j.ID), zap.Int("limit", re.Limit),
-			zap.Int("queue_depth", a.core.Pending()), zap.Int("running", a.core.RunningCount()))
+		ce.Write(append(a.decision(j, "refuse"), zap.String("reason", string(re.Reason)), zap.Int("limit", re.Limit))...)
+	}
+	if len(a.subs) > 0 {
+		a.emit(messages.JobRefused{Time: a.clock.Now(), Type: j.Type, ID: j.ID, FairnessKey: j.Key, Reason: re.Reason})
 	}
 }
 
@@ -312,6 +326,7 @@ func (a *Actor) dispatch(now time.Time) {
 	a.core.Advance(now)
 	a.reportAged()
 	a.admitted = a.core.Dispatch(now, a.admitted[:0])
+	a.reportDecisions(now)
 	for _, cj := range a.admitted {
 		if ce := a.log.Check(zap.DebugLevel, "admit"); ce != nil {
 			ce.Write(zap.String("type", string(cj.Type)), zap.String("id", cj.ID), zap.String("key", cj.Key),
@@ -473,4 +488,56 @@ func (a *Actor) abort() {
 		a.refuse(messages.Of(cj), ErrClosed)
 	}
 	a.log.Debug("close deadline passed", zap.Int("dropped", len(dropped)), zap.Int("running", a.core.RunningCount()))
+}
+
+// arm sets the one timer for the earliest deferred job, if it changed.
+func (a *Actor) arm() {
+	at, ok := a.core.NextWake()
+	switch {
+	case !ok:
+		a.disarm()
+	case a.wake == nil || !at.Equal(a.wakeAt):
+		a.disarm()
+		a.wake, a.wakeAt = a.clock.Timer(at.Sub(a.clock.Now())), at
+		a.wakeC = a.wake.C
+	}
+}
+
+func (a *Actor) disarm() {
+	if a.wake != nil {
+		a.wake.Stop()
+		a.wake, a.wakeC = nil, nil
+	}
+}
+
+// reportDecisions answers and reports the admission policy's denials and
+// logs its deferrals, as decision records.
+func (a *Actor) reportDecisions(now time.Time) {
+	for _, d := range a.core.TakeDenied() {
+		j := messages.Of(d.Job)
+		if ce := a.log.Check(zap.InfoLevel, "job denied"); ce != nil {
+			ce.Write(a.decision(j, "deny")...)
+		}
+		if len(a.subs) > 0 {
+			a.emit(messages.JobDenied{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: d.Err, Panicked: d.Panicked})
+		}
+		if j.Foreground() {
+			j.Admit <- d.Err
+		} else {
+			a.log.Error("background job denied", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(d.Err))
+		}
+	}
+	for _, d := range a.core.TakeDeferred() {
+		if ce := a.log.Check(zap.InfoLevel, "job deferred"); ce != nil {
+			ce.Write(append(a.decision(messages.Of(d.Job), "defer"), zap.String("reason", string(policy.ReasonDeferred)),
+				zap.Duration("retry_delay", d.Until.Sub(now)))...)
+		}
+	}
+}
+
+// decision returns the fields of a decision record about j.
+func (a *Actor) decision(j *messages.Job, decision string) []zap.Field {
+	return []zap.Field{zap.String("decision", decision), zap.String("tenant", j.Key), zap.Int("tier", int(j.Priority)),
+		zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Int("attempt", j.Attempt),
+		zap.Int("queue_depth", a.core.Pending()), zap.Int("running", a.core.RunningCount())}
 }

@@ -45,6 +45,8 @@ type Job struct {
 	// Tokens, when positive, is the job's cost as its submitter states it:
 	// charged instead of the learned estimate.
 	Tokens time.Duration
+	// Attempt counts the admission policy's deferrals of the job.
+	Attempt int
 	// Cost is the job's cost at admission — its Tokens, or else the learned
 	// estimate — and KeyCost the key's accumulated cost right after charging
 	// it (Cost divided by the key's weight).
@@ -71,6 +73,8 @@ type Completion struct {
 
 // Core holds all scheduling state. It is not safe for concurrent use.
 type Core struct {
+	denied       []Denied          // jobs the admission policy denied, for TakeDenied
+	deferred     []Deferral        // and deferred, for TakeDeferred
 	keyRunning   map[string]int    // running jobs per fairness key, with tenant limits
 	prios        []policy.Priority // the tiers of the registered types
 	limits       policy.Limits
@@ -150,6 +154,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", policy.ErrUnknownJobType, j.Type)
 	}
+	j.Priority = slot.Config.Priority // for the refusal's record too
 	if err := c.refusal(j); err != nil {
 		return err
 	}
@@ -194,6 +199,9 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		if c.usage.Conflicting(j.slot.Config, j.ID) {
 			ck, _ := j.slot.Config.Conflicts(j.ID)
 			c.queue.Park(qj, ck)
+			continue
+		}
+		if c.limits.Admission != nil && !c.askPolicy(now, j) {
 			continue
 		}
 		// A group this admission fills has the lane held now, while it is
@@ -295,13 +303,18 @@ func (c *Core) Withdraw(now time.Time, j *Job) bool {
 	if !j.q.Queued() {
 		return false
 	}
+	c.drop(now, j)
+	return true
+}
+
+// drop takes pending job j out of the queue and out of every count.
+func (c *Core) drop(now time.Time, j *Job) {
 	c.queue.Remove(&j.q)
 	c.ledger.Leave(j.Key, now)
 	before := j.grp.demand()
 	j.grp.pending--
 	c.demandChanged(j.grp, before)
 	c.waiting(j, -1)
-	return true
 }
 
 // WithdrawAll removes every pending job and returns them in arrival order.
@@ -456,3 +469,70 @@ func (c *Core) syncTiers() {
 		c.queue.BlockTier(p, !c.usage.TierMayStart(p))
 	}
 }
+
+// Denied reports a pending job the admission policy denied: it left the
+// queue unrun, with Err for its submitter.
+type Denied struct {
+	Job *Job
+	Err error
+	// Panicked: the policy panicked, and Err wraps ErrDenied with the
+	// panic's value.
+	Panicked bool
+}
+
+// askPolicy asks the admission policy about j, which may start now, and
+// carries out a denial or a deferral. It reports whether j may be admitted.
+func (c *Core) askPolicy(now time.Time, j *Job) bool {
+	info := policy.JobInfo{Type: j.Type, ID: j.ID, Key: j.Key, Group: j.Group, Priority: j.Priority,
+		Effective: c.queue.Effective(&j.q, j.Priority), Waited: now.Sub(j.Submitted), Attempt: j.Attempt,
+		QueueDepth: c.queue.Len(), Running: len(c.running)}
+	d, panicked := c.decide(info)
+	if err, ok := d.Denied(); ok {
+		c.drop(now, j)
+		c.denied = append(c.denied, Denied{Job: j, Err: err, Panicked: panicked})
+		return false
+	}
+	if delay, ok := d.Deferred(); ok {
+		j.Attempt++
+		c.queue.Defer(&j.q, now.Add(delay))
+		c.deferred = append(c.deferred, Deferral{Job: j, Until: now.Add(delay)})
+		return false
+	}
+	return true
+}
+
+// decide runs the policy; a panic denies the job.
+func (c *Core) decide(info policy.JobInfo) (d policy.Decision, panicked bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			d, panicked = policy.Deny(fmt.Errorf("%w: the admission policy panicked: %v", policy.ErrDenied, v)), true
+		}
+	}()
+	return c.limits.Admission(info), false
+}
+
+// Deferral reports a job the admission policy deferred until Until.
+type Deferral struct {
+	Job   *Job
+	Until time.Time
+}
+
+// TakeDeferred returns the deferrals since the last call. The slice is
+// reused: use it before the next call into the core.
+func (c *Core) TakeDeferred() []Deferral {
+	out := c.deferred
+	c.deferred = c.deferred[:0]
+	return out
+}
+
+// TakeDenied returns the jobs the admission policy denied since the last
+// call. The slice is reused: use it before the next call into the core.
+func (c *Core) TakeDenied() []Denied {
+	out := c.denied
+	c.denied = c.denied[:0]
+	return out
+}
+
+// NextWake returns when a deferred job next returns to dispatch: the
+// caller's one timer (Advance or Dispatch at that time admits it).
+func (c *Core) NextWake() (time.Time, bool) { return c.queue.NextWake() }

@@ -68,6 +68,8 @@ type refScheduler struct {
 	maxPending int
 	tenants    *policy.TenantsConfig
 	tiers      map[policy.Priority]policy.TierConfig
+	admission  policy.AdmissionPolicy
+	denied     []refDenial
 	pauses     map[string][]refPause
 	borrowed   int // admissions while the job's group ran its allocation or more
 }
@@ -80,6 +82,8 @@ type refJob struct {
 	floor              policy.Priority
 	floored            bool
 	tokens, estimate   time.Duration
+	attempt            int
+	deferredUntil      time.Time
 	submitted, started time.Time
 	cost, keyCost      time.Duration
 }
@@ -106,6 +110,7 @@ func newRef(l policy.Limits) *refScheduler {
 		maxPending: l.MaxPending,
 		tenants:    l.Tenants,
 		tiers:      l.Tiers,
+		admission:  l.Admission,
 		pauses:     map[string][]refPause{},
 		aging:      l.Aging,
 		max:        l.MaxConcurrency,
@@ -207,6 +212,9 @@ func (r *refScheduler) countRunning(match func(*refJob) bool) int {
 func (r *refScheduler) blocker(j *refJob, now time.Time, alloc map[string]int) policy.Reason {
 	if r.paused(j.group) {
 		return policy.ReasonPaused
+	}
+	if now.Before(j.deferredUntil) {
+		return policy.ReasonDeferred
 	}
 	if limit := r.tenantRunningLimit(j.key); limit > 0 && r.countRunning(func(o *refJob) bool { return o.key == j.key }) >= limit {
 		return policy.ReasonTenantLimit
@@ -335,6 +343,9 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 		}
 		if next == nil {
 			break
+		}
+		if r.admission != nil && !r.ask(now, next) {
+			continue
 		}
 		if r.groups != nil && r.groupRunning(next.group) >= alloc[next.group] {
 			r.borrowed++
@@ -576,13 +587,16 @@ type refRun struct {
 
 	// grouped: jobs draw a group from refGroupNames and one operation in
 	// ten is a runtime group operation (reference_groups_test.go).
-	grouped  bool
-	inherit  bool           // a third of the jobs carry a priority floor
-	bounded  bool           // the queue and each key's pending jobs are bounded
-	weighted bool           // keys have weights, a third of the jobs tokens
-	reported map[string]int // each group's slots as the allocation changes told
-	header   string         // the run's settings, for failures
-	allocOp  allocOp        // the operation whose allocation changes are due
+	grouped bool
+	// deniedGroups are the groups a denial in this operation's dispatch
+	// may have drained.
+	deniedGroups map[string]bool
+	inherit      bool           // a third of the jobs carry a priority floor
+	bounded      bool           // the queue and each key's pending jobs are bounded
+	weighted     bool           // keys have weights, a third of the jobs tokens
+	reported     map[string]int // each group's slots as the allocation changes told
+	header       string         // the run's settings, for failures
+	allocOp      allocOp        // the operation whose allocation changes are due
 
 	// What the run exercised, summed over all seeds.
 	stats *refStats
@@ -592,6 +606,7 @@ type refStats struct {
 	ops, admitted, finished, withdrawn, evictedKeys, evictedEstimates int
 	agedAdmissions                                                    int // admitted above their base priority
 	refused                                                           int // submissions refused by a pending bound
+	denied                                                            int // jobs the admission policy denied
 	reasons                                                           map[policy.Reason]int
 
 	// Groups: admissions while the group ran its allocation or more (urgent
@@ -632,6 +647,21 @@ func (run *refRun) dispatch(op int) {
 		run.fail(op, "Dispatch admitted (-ref +core):\n%s", diff)
 	}
 	run.stats.admitted += len(got)
+	var gotDenied, wantDenied []string
+	for _, d := range run.c.TakeDenied() {
+		gotDenied = append(gotDenied, fmt.Sprintf("#%d %v panicked=%v", d.Job.Seq, d.Err, d.Panicked))
+	}
+	for _, d := range run.ref.denied {
+		wantDenied = append(wantDenied, fmt.Sprintf("#%d %v panicked=%v", d.j.seq, d.err, d.panicked))
+	}
+	for _, d := range run.ref.denied {
+		run.deniedGroups[d.j.group] = true
+	}
+	run.ref.denied = run.ref.denied[:0]
+	if diff := diffOf(wantDenied, gotDenied, slices.Equal); diff != "" {
+		run.fail(op, "Dispatch denied (-ref +core):\n%s", diff)
+	}
+	run.stats.denied += len(gotDenied)
 }
 
 // check compares after every operation the accumulated costs and the
@@ -864,6 +894,13 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("tenants-groups-aging", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, bounded: true, grouped: true, groups: randomGroups, aging: groupAging})
 	})
+	// An admission policy that defers, denies and panics.
+	t.Run("admission-policy", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, policy: true})
+	})
+	t.Run("admission-policy-everything", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, aging: groupAging, inherit: true})
+	})
 	// Tier shares: reserved slots, burst caps, lending while idle.
 	t.Run("tiers", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, tiered: true})
@@ -907,6 +944,8 @@ type refOptions struct {
 	// tiered: random tier shares (reserved, burst, lending) of the global
 	// cap over the reference's tiers 2, 3 and 4.
 	tiered bool
+	// policy: refPolicy defers, denies and panics on some jobs.
+	policy bool
 }
 
 func refKeyWeights(w map[string]float64) map[string]float64 {
@@ -914,6 +953,63 @@ func refKeyWeights(w map[string]float64) map[string]float64 {
 		return nil
 	}
 	return maps.Clone(w)
+}
+
+// refDenial is a job the reference's policy denied.
+type refDenial struct {
+	j        *refJob
+	err      error
+	panicked bool
+}
+
+var errRefDenied = errors.New("ref: no clones of r2 for c")
+
+// refPolicy is the admission policy of the policy runs, a function of what
+// it is told only: r0 of a keyed client is deferred twice (0.5ms, then
+// 1ms), r2 of key c is denied, vacuum r1 makes the policy panic once per
+// job (it is then denied), and a job asked with 6 or more pending is
+// deferred once.
+func refPolicy(info policy.JobInfo) policy.Decision {
+	switch {
+	case info.ID == "r0" && info.Key != "" && info.Attempt < 2:
+		return policy.Defer(time.Duration(1+info.Attempt) * 500 * time.Microsecond)
+	case info.ID == "r2" && info.Key == "c":
+		return policy.Deny(errRefDenied)
+	case info.ID == "r1" && info.Type == "vacuum":
+		panic("policy bug")
+	case info.QueueDepth >= 6 && info.Attempt == 0:
+		return policy.Defer(250 * time.Microsecond)
+	}
+	return policy.Admit()
+}
+
+// ask runs the policy on next, written out again: a panic denies.
+func (r *refScheduler) ask(now time.Time, next *refJob) (ok bool) {
+	info := policy.JobInfo{Type: next.typ, ID: next.id, Key: next.key, Group: next.group, Priority: next.prio,
+		Effective: r.effective(next, now), Waited: now.Sub(next.submitted), Attempt: next.attempt,
+		QueueDepth: len(r.pending), Running: len(r.running)}
+	var d policy.Decision
+	panicked := false
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				d, panicked = policy.Deny(fmt.Errorf("%w: the admission policy panicked: %v", policy.ErrDenied, v)), true
+			}
+		}()
+		d = r.admission(info)
+	}()
+	if err, denied := d.Denied(); denied {
+		r.pending = slices.DeleteFunc(r.pending, func(o *refJob) bool { return o == next })
+		r.leave(now, next.key)
+		r.denied = append(r.denied, refDenial{next, err, panicked})
+		return false
+	}
+	if delay, deferred := d.Deferred(); deferred {
+		next.attempt++
+		next.deferredUntil = now.Add(delay)
+		return false
+	}
+	return true
 }
 
 // refWeights are the fairness key weights the weighted runs draw from.
@@ -943,6 +1039,9 @@ func runReferenceWith(t *testing.T, o refOptions) {
 				l.Tenants = &policy.TenantsConfig{Default: policy.TenantLimits{MaxPending: pending, MaxRunning: running},
 					Keys: map[string]policy.TenantLimits{"": {MaxPending: pending + 2, MaxRunning: running * 2}}}
 			}
+		}
+		if o.policy {
+			l.Admission = refPolicy
 		}
 		if o.tiered {
 			trng := rand.New(rand.NewPCG(seed, 0x7e4))
@@ -987,7 +1086,7 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		run := &refRun{
 			t: t, seed: seed, rng: rng,
 			now: t0, c: New(l), ref: newRef(l), jobs: map[uint64]*Job{}, keys: o.keys, long: long, stats: stats,
-			grouped: o.grouped, inherit: o.inherit, weighted: o.weighted, bounded: o.bounded, reported: map[string]int{},
+			grouped: o.grouped, inherit: o.inherit, deniedGroups: map[string]bool{}, weighted: o.weighted, bounded: o.bounded, reported: map[string]int{},
 		}
 		if l.Groups != nil {
 			run.header = fmt.Sprintf("max concurrency %d, groups %+v\n", l.MaxConcurrency, *l.Groups)
@@ -1018,8 +1117,18 @@ func runReferenceWith(t *testing.T, o refOptions) {
 			run.check(op, true, false)
 			op++
 		}
-		for ; len(run.ref.running) > 0; op++ {
+		for ; len(run.ref.running) > 0 || len(run.ref.pending) > 0; op++ {
 			run.now = run.now.Add(time.Millisecond)
+			if len(run.ref.running) == 0 { // only deferred jobs wait: let time pass
+				run.logf("drain wait")
+				run.allocOp = allocOp{kind: "bulk"}
+				run.dispatch(op)
+				run.check(op, true, false)
+				if op > ops+10000 {
+					t.Fatalf("seed %d: jobs never drain: %d pending", seed, len(run.ref.pending))
+				}
+				continue
+			}
 			rj := run.ref.running[run.rng.IntN(len(run.ref.running))]
 			run.logf("drain finish #%d", rj.seq)
 			run.allocOp = allocOp{kind: "event", group: rj.group}
@@ -1038,13 +1147,23 @@ func runReferenceWith(t *testing.T, o refOptions) {
 	// The workload must exercise what it claims to check.
 	t.Logf("%+v", *stats)
 	// (Keys are never idle long in the long runs.)
-	if stats.admitted < int(seeds)*ops/4 || stats.withdrawn == 0 || stats.evictedKeys == 0 && !long || stats.evictedEstimates == 0 {
+	minAdmitted := int(seeds) * ops / 4
+	if o.policy || o.bounded {
+		minAdmitted = int(seeds) * ops / 6 // refusals and denials take their share
+	}
+	if stats.admitted < minAdmitted || stats.withdrawn == 0 || stats.evictedKeys == 0 && !long || stats.evictedEstimates == 0 {
 		t.Errorf("workload too thin: %+v", *stats)
 	}
 	for _, reason := range []policy.Reason{policy.ReasonGlobalLimit, policy.ReasonTierLimit, policy.ReasonTypeLimit, policy.ReasonConflict} {
 		if stats.reasons[reason] == 0 {
 			t.Errorf("no pending job ever waited for %s", reason)
 		}
+	}
+	if o.policy && stats.denied == 0 {
+		t.Error("admission policy on, yet no job was denied")
+	}
+	if o.policy && stats.reasons[policy.ReasonDeferred] == 0 {
+		t.Error("admission policy on, yet no job waited deferred")
 	}
 	if o.bounded {
 		t.Logf("%d submissions refused", stats.refused)

@@ -143,6 +143,9 @@ func (c *Core) reason(j *Job) policy.Reason {
 	if j.grp.q.Paused() {
 		return policy.ReasonPaused
 	}
+	if j.q.Deferred() {
+		return policy.ReasonDeferred
+	}
 	if c.tenantBlocks(j) {
 		return policy.ReasonTenantLimit // before the global cap: it is the tenant's own
 	}

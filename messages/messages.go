@@ -258,6 +258,27 @@ func (e *JobFailed) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// JobDenied reports a job the admission policy denied: it never runs. Err
+// is what its submitter gets (RunSync returns it).
+type JobDenied struct {
+	Time        time.Time      `json:"time"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+	Err         error          `json:"-"`
+	Panicked    bool           `json:"policy_panicked"`
+}
+
+// JobRefused reports a submission refused before it was queued (a pending
+// bound): Reason is tenant_limit or pool_overloaded.
+type JobRefused struct {
+	Time        time.Time      `json:"time"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+	Reason      policy.Reason  `json:"reason"`
+}
+
 // JobAged: a pending job's effective priority rose as it waited. It is
 // reported for the job at the head of its queue (the oldest pending job of
 // its type, fairness key and group: the most aged, the one that competes),
@@ -306,3 +327,5 @@ func (JobCompleted) event()           {}
 func (JobFailed) event()              {}
 func (JobAged) event()                {}
 func (GroupAllocationChanged) event() {}
+func (JobDenied) event()              {}
+func (JobRefused) event()             {}

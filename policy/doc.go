@@ -8,6 +8,7 @@
 // Reason the job waits):
 //
 //	the job's group G is not paused                 else paused        (PauseGroup)
+//	the admission policy's deferral has run out      else deferred      (WithAdmissionPolicy)
 //	running(key k)     < k.MaxRunning                else tenant_limit  (TenantLimits; no cap when 0)
 //	running            < MaxConcurrency (global)     else global_limit  (no cap when unset)
 //	running(tier p)    < int(p), or burst(p)         else tier_limit    (burst with WithTier)
@@ -38,6 +39,15 @@
 // slots come back as their jobs finish: nothing is preempted. Whether a
 // tier may start depends on every tier's running and waiting counts, so
 // each change re-evaluates the few tiers: O(tiers²).
+//
+// # Admission policy
+//
+// A job that passes every rule above is offered to the admission policy, if
+// any, before it starts: Admit starts it, Deny drops it (its submitter gets
+// the error), Defer(d) takes it out of dispatch until d has passed — it
+// then waits its turn again and the policy is asked anew. A deferred job
+// waits in a heap by wake-up time, so the scheduler arms one timer, for the
+// earliest; it keeps its place in its key's order and its aging clock.
 //
 // # Weighted fair share
 //

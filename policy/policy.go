@@ -46,6 +46,7 @@ const (
 	ReasonConflict    Reason = "conflict"     // a job of the same conflict group runs on the same id
 	ReasonGroupLimit  Reason = "group_limit"  // the job's group runs its allocation of slots (or its limit)
 	ReasonPaused      Reason = "paused"       // the job's group is paused
+	ReasonDeferred    Reason = "deferred"     // the admission policy deferred it; it waits out the delay
 	// Waiting, or refused: its fairness key runs TenantLimits.MaxRunning
 	// jobs, or (refused, never queued) has MaxPending jobs waiting.
 	ReasonTenantLimit Reason = "tenant_limit"
@@ -118,6 +119,9 @@ type Limits struct {
 	MaxPending int
 	// Tenants, when not nil, limits each fairness key (see TenantLimits).
 	Tenants *TenantsConfig
+	// Admission, when not nil, is asked before each admission (see
+	// AdmissionPolicy).
+	Admission AdmissionPolicy
 	// Tiers reserve and cap shares of MaxConcurrency per priority; tiers
 	// without one keep the rule "value = cap".
 	Tiers map[Priority]TierConfig

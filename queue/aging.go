@@ -42,6 +42,7 @@ func (q *Queue) OnAged(fn func(j *Job, effective policy.Priority)) { q.onAged = 
 // has passed.
 func (q *Queue) At(now time.Time) {
 	q.now = now
+	q.wake(now.UnixNano())
 	for t := now.UnixNano(); len(q.promos) > 0 && q.promos[0].at <= t; {
 		l := q.promos[0].lane
 		if l.held == holdPaused {

@@ -13,6 +13,7 @@ const (
 	placeFIFO                  // in its lane's FIFO
 	placeReturned              // in its lane's heap of returned jobs
 	placeParked                // parked on a conflict key
+	placeDeferred              // deferred by the caller until a time
 )
 
 // Job is one pending job. The caller fills the exported fields before Push;
@@ -42,7 +43,8 @@ type Job struct {
 	idx      int // position in the returned heap or the parked heap
 	pos      int // position in its lane's FIFO while there
 	parkedOn policy.ConflictKey
-	aged     int // the highest aging band reported for the job
+	until    int64 // while deferred: when it returns (Unix ns)
+	aged     int   // the highest aging band reported for the job
 	// pauseBase is the group's paused time when the job arrived: the
 	// pauses after it are taken off the job's aging clock.
 	pauseBase time.Duration
@@ -264,6 +266,8 @@ type Queue struct {
 	groups map[string]*Group
 	urgent []*lane  // held lanes whose head was urgent when last placed
 	open   []*Group // groups that may run more and hold lanes (see bestOpen)
+	// deferred holds the deferred jobs by the time they return.
+	deferred ixheap[*deferredJob]
 	// hasRoom is the caller's check that a group may start one more job.
 	hasRoom func(*Group) bool
 	floors  bool // a job with a floor was ever pushed: levels may cross
@@ -471,6 +475,8 @@ func (q *Queue) Remove(j *Job) {
 		if len(*h) == 0 {
 			delete(q.parked, j.parkedOn)
 		}
+	case placeDeferred:
+		q.deferred.remove(j.idx)
 	default:
 		q.leaveLane(j)
 	}
@@ -645,5 +651,8 @@ func (q *Queue) Each(fn func(*Job)) {
 		for _, j := range *h {
 			fn(j)
 		}
+	}
+	for _, j := range q.deferred {
+		fn((*Job)(j))
 	}
 }

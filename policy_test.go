@@ -1,0 +1,122 @@
+package fairsched_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/fairsched/fairsched"
+)
+
+var errNoFreeTier = errors.New("no free tier for acme")
+
+// TestAdmissionPolicy: the policy is asked as each job would start. It
+// admits, denies (RunSync gets the error, a background job is dropped and
+// reported), defers (the job waits with reason deferred, on one timer, and
+// is asked again with Attempt+1), and a panic denies that job only. The
+// timeline of what started when, and every decision record, is compared
+// whole.
+func TestAdmissionPolicy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		t0 := mock.Now()
+		var asked []string
+		pol := func(info fairsched.JobInfo) fairsched.Decision {
+			asked = append(asked, fmt.Sprintf("%s#%d", info.ID, info.Attempt))
+			switch {
+			case info.Key == "acme":
+				return fairsched.Deny(errNoFreeTier)
+			case info.ID == "later" && info.Attempt < 2:
+				return fairsched.Defer(3 * time.Second)
+			case info.ID == "buggy":
+				panic("policy bug")
+			case info.ID == "quiet":
+				return fairsched.Deny(nil)
+			}
+			return fairsched.Admit()
+		}
+		logs, records := observer.New(zap.InfoLevel)
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
+			fairsched.WithClock(mock), fairsched.WithAdmissionPolicy(pol), fairsched.WithLogger(zap.New(logs)))
+		events, cancel := s.Subscribe(64)
+		noop := func(context.Context) error { return nil }
+
+		if err := s.RunSync(context.Background(), work, "fine", "user", noop); err != nil {
+			t.Errorf("admitted RunSync = %v", err)
+		}
+		if err := s.RunSync(context.Background(), work, "x", "acme", noop); !errors.Is(err, errNoFreeTier) {
+			t.Errorf("denied RunSync = %v; want the policy's error", err)
+		}
+		err := s.RunSync(context.Background(), work, "buggy", "user", noop)
+		if !errors.Is(err, fairsched.ErrDenied) || !strings.Contains(err.Error(), "policy bug") {
+			t.Errorf("RunSync under a panicking policy = %v; want ErrDenied with the panic", err)
+		}
+		if err := s.Submit(work, "quiet", noop); err != nil {
+			t.Fatal(err)
+		}
+		later := newBlocker()
+		if err := s.Submit(work, "later", later.fn); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if row, ok := pendingRow(snapshot(t, s), "later"); !ok || row.Reason != fairsched.ReasonDeferred {
+			t.Errorf("deferred job pending as %+v; want reason deferred", row)
+		}
+		mock.Add(2 * time.Second)
+		synctest.Wait()
+		if later.running() {
+			t.Fatal("deferred job started before its delay")
+		}
+		mock.Add(time.Second) // the first delay ends: asked again, deferred again
+		synctest.Wait()
+		mock.Add(3 * time.Second) // the second ends: admitted
+		synctest.Wait()
+		if !later.running() {
+			t.Fatal("deferred job did not start after its delays")
+		}
+		finish(t, later)
+		cancel()
+
+		type ev struct {
+			At   time.Duration
+			Kind string
+			ID   string
+		}
+		var got []ev
+		for _, e := range collect(events) {
+			switch e := e.(type) {
+			case fairsched.JobAdmitted:
+				got = append(got, ev{e.Time.Sub(t0), "admit", e.ID})
+			case fairsched.JobDenied:
+				got = append(got, ev{e.Time.Sub(t0), "deny", e.ID})
+			}
+		}
+		want := []ev{{0, "admit", "fine"}, {0, "deny", "x"}, {0, "deny", "buggy"}, {0, "deny", "quiet"}, {6 * time.Second, "admit", "later"}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"fine#0", "x#0", "buggy#0", "quiet#0", "later#0", "later#1", "later#2"}, asked); diff != "" {
+			t.Errorf("policy asked (-want +got):\n%s", diff)
+		}
+		var decisions []string
+		for _, e := range records.All() {
+			if d, ok := e.ContextMap()["decision"]; ok {
+				decisions = append(decisions, fmt.Sprintf("%s %s attempt=%v", d, e.ContextMap()["id"], e.ContextMap()["attempt"]))
+			}
+		}
+		wantDecisions := []string{"deny x attempt=0", "deny buggy attempt=0", "deny quiet attempt=0",
+			"defer later attempt=1", "defer later attempt=2"}
+		if diff := cmp.Diff(wantDecisions, decisions); diff != "" {
+			t.Errorf("decision records (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -1,0 +1,49 @@
+package queue
+
+import "time"
+
+// Deferred jobs. The caller's admission policy may defer a job: it leaves
+// its lane for a heap ordered by the time it may be asked again, and At
+// returns it to its lane then. The heap's top is the only wake-up time the
+// caller needs (NextWake): one timer, never one per job.
+
+// deferredJob is a Job as an element of the deferred heap.
+type deferredJob Job
+
+func (j *deferredJob) before(o *deferredJob) bool {
+	if j.until != o.until {
+		return j.until < o.until
+	}
+	return j.Seq < o.Seq
+}
+func (j *deferredJob) setIndex(i int) { j.idx = i }
+
+// Defer takes j out of dispatch until until.
+func (q *Queue) Defer(j *Job, until time.Time) {
+	q.leaveLane(j)
+	j.lane = nil
+	j.where, j.until = placeDeferred, until.UnixNano()
+	q.deferred.push((*deferredJob)(j))
+}
+
+// Deferred reports whether j waits out a deferral.
+func (j *Job) Deferred() bool { return j.where == placeDeferred }
+
+// NextWake returns the earliest time a deferred job returns to dispatch.
+func (q *Queue) NextWake() (time.Time, bool) {
+	if len(q.deferred) == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, q.deferred[0].until), true
+}
+
+// wake returns to their lanes the deferred jobs due at t (Unix ns).
+func (q *Queue) wake(t int64) {
+	for len(q.deferred) > 0 && q.deferred[0].until <= t {
+		j := (*Job)(q.deferred.remove(0))
+		l := q.laneOf(j, q.typeOf(j))
+		j.where = placeReturned
+		l.returned.push(j)
+		q.enter(l)
+	}
+}
