@@ -233,7 +233,7 @@ func BenchmarkCoreDispatch(b *testing.B) {
 
 // BenchmarkCoreFeatures measures the per-job cost of the opt-in features at
 // 100k pending jobs against the core with them off, and reports x-vs-off
-// (target: ≤ 1.5 with aging and 200 groups). Aging costs one lane move per
+// (target: ≤ 1.5 with aging and 200 groups, and with the tenancy features). Aging costs one lane move per
 // band a lane's head climbs, so its cost follows the number of bands: the
 // fine configuration is the worst case, the coarse one the spec's shape. With 1 ms per operation and one
 // admission per operation a job waits about 100 s, so under the aging below
@@ -252,6 +252,20 @@ func BenchmarkCoreFeatures(b *testing.B) {
 	for i := range 200 {
 		groups.Groups[fmt.Sprintf("endpoint-%03d", i)] = policy.GroupConfig{Weight: 1 + i%4}
 	}
+	// Tenancy: key weights (a tenth of the keys weighs 2), tier shares
+	// (foreground 50 % reserved, bursting to 75 %; background 25 %, lent
+	// while idle, bursting to 37.5 %) and tenant limits (4 running per key,
+	// background exempt; 100 000 pending, checked, never reached).
+	weights := map[string]float64{}
+	for i := 0; i < 10_000; i += 10 {
+		weights[fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)] = 2
+	}
+	tiers := map[policy.Priority]policy.TierConfig{
+		48: {MinShare: 0.5, BurstShare: 0.75},
+		24: {MinShare: 0.25, BurstShare: 0.375, LendIdle: true},
+	}
+	tenants := &policy.TenantsConfig{Default: policy.TenantLimits{MaxRunning: 4, MaxPending: 100_000},
+		Keys: map[string]policy.TenantLimits{"": {}}}
 	for _, keys := range []int{10, 10_000} {
 		for _, f := range []struct {
 			name   string
@@ -262,6 +276,9 @@ func BenchmarkCoreFeatures(b *testing.B) {
 			{"aging", 0, func(l *policy.Limits) { l.Aging = aging }},
 			{"aging+200groups", 200, func(l *policy.Limits) { l.Aging, l.Groups = aging, groups }},
 			{"coarse-aging+200groups", 200, func(l *policy.Limits) { l.Aging, l.Groups = coarse, groups }},
+			{"tenancy", 0, func(l *policy.Limits) {
+				l.KeyWeights, l.Tiers, l.Tenants = weights, tiers, tenants
+			}},
 		} {
 			name := fmt.Sprintf("keys=%d/%s", keys, f.name)
 			b.Run(name, func(b *testing.B) {

@@ -73,10 +73,9 @@ type Completion struct {
 
 // Core holds all scheduling state. It is not safe for concurrent use.
 type Core struct {
-	denied       []Denied          // jobs the admission policy denied, for TakeDenied
-	deferred     []Deferral        // and deferred, for TakeDeferred
-	keyRunning   map[string]int    // running jobs per fairness key, with tenant limits
-	prios        []policy.Priority // the tiers of the registered types
+	denied       []Denied       // jobs the admission policy denied, for TakeDenied
+	deferred     []Deferral     // and deferred, for TakeDeferred
+	keyRunning   map[string]int // running jobs per fairness key, with tenant limits
 	limits       policy.Limits
 	queue        *queue.Queue
 	usage        *policy.Usage
@@ -134,9 +133,6 @@ func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
 	}
 	c.usage.Slot(t, cfg)
 	c.queue.AddType(t, cfg.Priority)
-	if !slices.Contains(c.prios, cfg.Priority) {
-		c.prios = append(c.prios, cfg.Priority)
-	}
 	if c.usage.Shares() {
 		c.syncTiers()
 	} else if c.usage.TierFull(cfg.Priority) {
@@ -463,12 +459,8 @@ func (c *Core) waiting(j *Job, delta int) {
 
 // syncTiers switches every tier's level on or off as the tier shares say.
 // With shares, whether a tier may start depends on the other tiers' running
-// and waiting jobs, so every change re-asks each tier: O(tiers²), a handful.
-func (c *Core) syncTiers() {
-	for _, p := range c.prios {
-		c.queue.BlockTier(p, !c.usage.TierMayStart(p))
-	}
-}
+// and waiting jobs, so every change re-asks each tier: O(tiers), a handful.
+func (c *Core) syncTiers() { c.usage.SyncTiers(c.queue.BlockTier) }
 
 // Denied reports a pending job the admission policy denied: it left the
 // queue unrun, with Err for its submitter.

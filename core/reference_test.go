@@ -1063,6 +1063,11 @@ func runReferenceWith(t *testing.T, o refOptions) {
 				}
 				l.Tiers[p] = policy.TierConfig{MinShare: minShare, BurstShare: burst, LendIdle: trng.IntN(2) == 0}
 			}
+			if trng.IntN(3) == 0 && left >= 0.1 {
+				// A tier no registered type has: its reservation counts all
+				// the same (unless lent).
+				l.Tiers[7] = policy.TierConfig{MinShare: 0.1, BurstShare: 0.2, LendIdle: trng.IntN(2) == 0}
+			}
 		}
 		if o.weighted {
 			wrng := rand.New(rand.NewPCG(seed, 0x3e1))

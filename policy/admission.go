@@ -15,6 +15,15 @@ type Usage struct {
 	conflicts map[ConflictKey]int
 	// shares are the tiers with a TierConfig (see SetTiers).
 	shares map[Priority]*tierShare
+	// tierList lists every registered tier once, for SyncTiers.
+	tierList []tierEntry
+}
+
+// tierEntry is a registered tier: its running count and its share, if any.
+type tierEntry struct {
+	p       Priority
+	running *int
+	share   *tierShare
 }
 
 // tierShare is a configured tier's reservation and cap, in slots, and how
@@ -86,6 +95,7 @@ func (u *Usage) Slot(t JobType, c JobTypeConfig) *Slot {
 	if tier == nil {
 		tier = new(int)
 		u.tiers[c.Priority] = tier
+		u.tierList = append(u.tierList, tierEntry{c.Priority, tier, u.shares[c.Priority]})
 	}
 	s := &Slot{Type: t, Config: c, tier: tier, tierCap: u.tierCap(c.Priority)}
 	u.slots[t] = s
@@ -114,7 +124,12 @@ func (u *Usage) SetTiers(tiers map[Priority]TierConfig) {
 	u.shares = map[Priority]*tierShare{}
 	for p, t := range tiers {
 		r, b := t.Slots(u.max)
-		u.shares[p] = &tierShare{reserved: r, burst: b, lendIdle: t.LendIdle}
+		share := &tierShare{reserved: r, burst: b, lendIdle: t.LendIdle}
+		u.shares[p] = share
+		// Listed now, registered types or not: its reservation counts.
+		running := new(int)
+		u.tiers[p] = running
+		u.tierList = append(u.tierList, tierEntry{p, running, share})
 	}
 }
 
@@ -155,6 +170,34 @@ func (u *Usage) Reserved(p Priority) bool {
 // the global cap, its own cap and the other tiers' reservations go.
 func (u *Usage) TierMayStart(p Priority) bool {
 	return !u.GlobalFull() && !u.TierFull(p) && !u.Reserved(p)
+}
+
+// owed returns what tier entry e is still owed of its reservation.
+func (e tierEntry) owed() int {
+	t := e.share
+	if t == nil || t.lendIdle && t.waiting == 0 {
+		return 0
+	}
+	return max(0, t.reserved-*e.running)
+}
+
+// SyncTiers tells block, for every registered tier, whether it may not
+// start a job now (TierMayStart, negated). The reservations owed are summed
+// once: O(tiers).
+func (u *Usage) SyncTiers(block func(p Priority, blocked bool)) {
+	total := 0
+	for _, e := range u.tierList {
+		total += e.owed()
+	}
+	full := u.GlobalFull()
+	for _, e := range u.tierList {
+		limit := int(e.p)
+		if e.share != nil {
+			limit = e.share.burst
+		}
+		others := total - e.owed()
+		block(e.p, full || *e.running >= limit || u.max > 0 && u.running+1+others > u.max)
+	}
 }
 
 // TypeFull reports whether the slot's type runs its MaxConcurrency.
