@@ -45,6 +45,7 @@ const (
 	ReasonGroupLimit  = policy.ReasonGroupLimit
 	ReasonPaused      = policy.ReasonPaused
 	ReasonDeferred    = policy.ReasonDeferred
+	ReasonRateLimited = policy.ReasonRateLimited
 	// Refusals: the job was never queued (see RefusalError).
 	ReasonTenantLimit    = policy.ReasonTenantLimit
 	ReasonPoolOverloaded = policy.ReasonPoolOverloaded
@@ -433,6 +434,34 @@ func WithGroupMinSlots(group string, n int) Option {
 		g := o.group(group)
 		g.MinSlots = n
 		o.groups().Groups[group] = g
+	})
+}
+
+// RateScope names what a rate limit counts: RateForType, RateForGroup,
+// RateForKey.
+type RateScope = policy.RateScope
+
+// RateForType scopes a rate limit to the jobs of type t.
+func RateForType(t JobType) RateScope { return RateScope{Kind: policy.RateType, Name: string(t)} }
+
+// RateForGroup scopes a rate limit to the jobs of group g ("" for the jobs
+// without one).
+func RateForGroup(g string) RateScope { return RateScope{Kind: policy.RateGroup, Name: g} }
+
+// RateForKey scopes a rate limit to the jobs of fairness key k.
+func RateForKey(k string) RateScope { return RateScope{Kind: policy.RateKey, Name: k} }
+
+// WithRateLimit caps how fast jobs of scope start: a token bucket
+// (golang.org/x/time/rate, run on the scheduler's clock) of perSecond
+// tokens a second holding at most burst, one token per admission. A job
+// whose bucket is empty waits (reason rate_limited) and its whole scope
+// leaves dispatch until the bucket refills — one timer for the earliest
+// refill — so its slot goes to other work meanwhile. A rate that is not
+// positive and finite, a burst under 1 or a scope limited twice is
+// ErrInvalidConfig.
+func WithRateLimit(scope RateScope, perSecond float64, burst int) Option {
+	return optionFunc(func(o *options) {
+		o.limits.RateLimits = append(o.limits.RateLimits, policy.RateLimit{Scope: scope, PerSecond: perSecond, Burst: burst})
 	})
 }
 

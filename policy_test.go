@@ -120,3 +120,76 @@ func TestAdmissionPolicy(t *testing.T) {
 		}
 	})
 }
+
+// TestRateLimitedTypeLeavesNoSlotIdle: a type limited to one start a second
+// (burst 1) waits with reason rate_limited while other work takes the
+// slots; each of its jobs starts when a token arrives, on the scheduler's
+// one timer, without any other event.
+func TestRateLimitedTypeLeavesNoSlotIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const limited fairsched.JobType = "limited"
+		mock := clock.NewMock()
+		t0 := mock.Now()
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{
+			limited: {DefaultCost: time.Second, Priority: 8},
+			work:    workCfg,
+		}, fairsched.WithClock(mock), fairsched.WithMaxConcurrency(3), fairsched.WithRateLimit(fairsched.RateForType(limited), 1, 1))
+		events, cancel := s.Subscribe(64)
+		noop := func(context.Context) error { return nil }
+		var blockers []*blocker
+		for i := range 3 {
+			b := newBlocker()
+			blockers = append(blockers, b)
+			if err := s.Submit(limited, fmt.Sprintf("l%d", i), b.fn); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 4 {
+			if err := s.Submit(work, fmt.Sprintf("w%d", i), noop); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		if row, ok := pendingRow(snapshot(t, s), "l1"); !ok || row.Reason != fairsched.ReasonRateLimited {
+			t.Errorf("second limited job pending as %+v; want rate_limited", row)
+		}
+		for range 3 {
+			mock.Add(time.Second) // a token: the next limited job starts, on the timer
+			synctest.Wait()
+		}
+		for _, b := range blockers {
+			finish(t, b)
+		}
+		cancel()
+		type start struct {
+			At time.Duration
+			ID string
+		}
+		var got []start
+		for _, e := range keep(collect(events), fairsched.JobAdmitted{}) {
+			a := e.(fairsched.JobAdmitted)
+			got = append(got, start{a.Time.Sub(t0), a.ID})
+		}
+		// l0 takes the burst token; the work jobs (instant) take the other
+		// slots at once; l1 and l2 start one second apart.
+		want := []start{{0, "l0"}, {0, "w0"}, {0, "w1"}, {0, "w2"}, {0, "w3"}, {time.Second, "l1"}, {2 * time.Second, "l2"}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("admissions (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestRateLimitRejected: bad rates, bursts and scopes are ErrInvalidConfig.
+func TestRateLimitRejected(t *testing.T) {
+	for name, opts := range map[string][]fairsched.Option{
+		"PerSecond": {fairsched.WithRateLimit(fairsched.RateForKey("k"), 0, 1)},
+		"Burst":     {fairsched.WithRateLimit(fairsched.RateForGroup("g"), 5, 0)},
+		"Scope":     {fairsched.WithRateLimit(fairsched.RateForType(""), 5, 1)},
+		"twice":     {fairsched.WithRateLimit(fairsched.RateForKey("k"), 5, 1), fairsched.WithRateLimit(fairsched.RateForKey("k"), 6, 1)},
+	} {
+		s, err := fairsched.New(opts...)
+		if !errors.Is(err, fairsched.ErrInvalidConfig) || s != nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: New = %v, %v; want ErrInvalidConfig naming %s", name, s, err, name)
+		}
+	}
+}

@@ -252,7 +252,7 @@ func BenchmarkCoreFeatures(b *testing.B) {
 	for i := range 200 {
 		groups.Groups[fmt.Sprintf("endpoint-%03d", i)] = policy.GroupConfig{Weight: 1 + i%4}
 	}
-	// Tenancy: key weights (a tenth of the keys weighs 2), tier shares
+	// Tenancy: key weights (a tenth of the keys weighs 2), rate limits, tier shares
 	// (foreground 50 % reserved, bursting to 75 %; background 25 %, lent
 	// while idle, bursting to 37.5 %) and tenant limits (4 running per key,
 	// background exempt; 100 000 pending, checked, never reached).
@@ -263,6 +263,12 @@ func BenchmarkCoreFeatures(b *testing.B) {
 	tiers := map[policy.Priority]policy.TierConfig{
 		48: {MinShare: 0.5, BurstShare: 0.75},
 		24: {MinShare: 0.25, BurstShare: 0.375, LendIdle: true},
+	}
+	// Rate limits: snapshots (15 % of 1 000 admissions a second) at 100 a
+	// second, one busy client at 20.
+	rates := []policy.RateLimit{
+		{Scope: policy.RateScope{Kind: policy.RateType, Name: "snapshot"}, PerSecond: 100, Burst: 5},
+		{Scope: policy.RateScope{Kind: policy.RateKey, Name: "10.0.0.7"}, PerSecond: 20, Burst: 2},
 	}
 	tenants := &policy.TenantsConfig{Default: policy.TenantLimits{MaxRunning: 4, MaxPending: 100_000},
 		Keys: map[string]policy.TenantLimits{"": {}}}
@@ -277,7 +283,7 @@ func BenchmarkCoreFeatures(b *testing.B) {
 			{"aging+200groups", 200, func(l *policy.Limits) { l.Aging, l.Groups = aging, groups }},
 			{"coarse-aging+200groups", 200, func(l *policy.Limits) { l.Aging, l.Groups = coarse, groups }},
 			{"tenancy", 0, func(l *policy.Limits) {
-				l.KeyWeights, l.Tiers, l.Tenants = weights, tiers, tenants
+				l.KeyWeights, l.Tiers, l.Tenants, l.RateLimits = weights, tiers, tenants, rates
 			}},
 		} {
 			name := fmt.Sprintf("keys=%d/%s", keys, f.name)

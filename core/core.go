@@ -47,6 +47,7 @@ type Job struct {
 	Tokens time.Duration
 	// Attempt counts the admission policy's deferrals of the job.
 	Attempt int
+	buckets []*bucket // the rate limits of its type, group and key
 	// Cost is the job's cost at admission — its Tokens, or else the learned
 	// estimate — and KeyCost the key's accumulated cost right after charging
 	// it (Cost divided by the key's weight).
@@ -73,7 +74,9 @@ type Completion struct {
 
 // Core holds all scheduling state. It is not safe for concurrent use.
 type Core struct {
-	denied       []Denied       // jobs the admission policy denied, for TakeDenied
+	denied       []Denied // jobs the admission policy denied, for TakeDenied
+	buckets      map[policy.RateScope]*bucket
+	refills      refills        // the blocked buckets, by refill time
 	deferred     []Deferral     // and deferred, for TakeDeferred
 	keyRunning   map[string]int // running jobs per fairness key, with tenant limits
 	limits       policy.Limits
@@ -120,6 +123,7 @@ func New(limits policy.Limits) *Core {
 		c.aged = append(c.aged, Aged{Job: qj.Ref.(*Job), Effective: effective})
 	})
 	q.SetRoom(c.hasRoom)
+	c.initRates()
 	return c
 }
 
@@ -158,6 +162,9 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, now, slot.Config.Priority, slot, -1
 	g := c.groupOf(j.Group)
 	j.grp = g
+	if c.buckets != nil {
+		c.bucketsOf(j)
+	}
 	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Group: g.q, Floor: j.Floor, Floored: j.Floored, Ref: j}
 	c.queue.At(now)
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
@@ -175,6 +182,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 // admitted jobs to buf, in admission order, and returns it.
 func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 	c.queue.At(now)
+	c.refill(now)
 	if c.limits.Groups != nil && c.limits.Aging != nil {
 		c.queue.ReleaseUrgent(func(g *queue.Group) bool { return c.mayBorrow(c.groups[g.Name]) })
 	}
@@ -196,6 +204,12 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 			ck, _ := j.slot.Config.Conflicts(j.ID)
 			c.queue.Park(qj, ck)
 			continue
+		}
+		if c.buckets != nil {
+			if b := c.emptyBucket(now, j); b != nil {
+				c.block(now, b, qj)
+				continue
+			}
 		}
 		if c.limits.Admission != nil && !c.askPolicy(now, j) {
 			continue
@@ -222,6 +236,9 @@ func (c *Core) admit(now time.Time, j *Job) {
 		c.queue.BlockType(j.Type, true)
 	}
 	j.estimate = c.estimates.Cost(estimateKey(j), j.slot.Config.DefaultCost, now)
+	if c.buckets != nil {
+		c.take(now, j)
+	}
 	j.Cost = j.estimate
 	if j.Tokens > 0 {
 		j.Cost = j.Tokens
@@ -263,7 +280,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 		c.queue.BlockTier(j.Priority, false)
 	}
 	if tr.TypeFreed {
-		c.queue.BlockType(j.Type, false)
+		c.queue.BlockType(j.Type, c.typeBlocked(j.slot))
 	}
 	if tr.HasReleased {
 		c.queue.Release(tr.Released)
@@ -278,7 +295,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 		} else {
 			c.keyRunning[j.Key] = n
 		}
-		if limit := c.limits.Tenants.For(j.Key).MaxRunning; limit > 0 && n == limit-1 {
+		if limit := c.limits.Tenants.For(j.Key).MaxRunning; limit > 0 && n == limit-1 && !c.keyRateBlocked(j.Key) {
 			c.queue.ReleaseKey(j.Key) // it may run one more
 		}
 	}
@@ -527,4 +544,10 @@ func (c *Core) TakeDenied() []Denied {
 
 // NextWake returns when a deferred job next returns to dispatch: the
 // caller's one timer (Advance or Dispatch at that time admits it).
-func (c *Core) NextWake() (time.Time, bool) { return c.queue.NextWake() }
+func (c *Core) NextWake() (time.Time, bool) {
+	at, ok := c.queue.NextWake()
+	if len(c.refills) > 0 && (!ok || c.refills[0].until.Before(at)) {
+		return c.refills[0].until, true
+	}
+	return at, ok
+}

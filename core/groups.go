@@ -110,7 +110,7 @@ func (c *Core) reallocate(reason, cause string) {
 
 // mayRun reports whether group g may start one more job that is not urgent.
 func (c *Core) mayRun(g *group) bool {
-	return c.limits.Groups == nil || c.room(g) > 0
+	return (c.limits.Groups == nil || c.room(g) > 0) && !c.rateBlocksGroup(g)
 }
 
 // room returns how many more jobs group g may start that are not urgent.
@@ -126,7 +126,7 @@ func (c *Core) room(g *group) int {
 }
 
 // hasRoom is the core's answer to queue.SetRoom.
-func (c *Core) hasRoom(g *queue.Group) bool { return c.room(g.Ref.(*group)) > 0 }
+func (c *Core) hasRoom(g *queue.Group) bool { return c.mayRun(g.Ref.(*group)) }
 
 // mayBorrow reports whether an urgent job of g may start past g's
 // allocation: never past the group's limit.
@@ -137,8 +137,13 @@ func (c *Core) mayBorrow(g *group) bool {
 // groupBlocks reports whether j's group keeps it waiting: its group runs its
 // allocation (or limit) and j is not urgent enough to borrow.
 func (c *Core) groupBlocks(j *Job) bool {
+	return c.rateBlocksGroup(j.grp) || c.allocationBlocks(j) // a rate limit is not borrowed past
+}
+
+// allocationBlocks is groupBlocks without the group's rate limit.
+func (c *Core) allocationBlocks(j *Job) bool {
 	g := j.grp
-	if c.mayRun(g) {
+	if c.limits.Groups == nil || c.room(g) > 0 {
 		return false
 	}
 	if a := c.limits.Aging; a != nil && a.Urgent(c.queue.Effective(&j.q, j.Priority)) {

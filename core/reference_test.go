@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"golang.org/x/time/rate"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -69,6 +70,7 @@ type refScheduler struct {
 	tenants    *policy.TenantsConfig
 	tiers      map[policy.Priority]policy.TierConfig
 	admission  policy.AdmissionPolicy
+	buckets    map[policy.RateScope]*rate.Limiter
 	denied     []refDenial
 	pauses     map[string][]refPause
 	borrowed   int // admissions while the job's group ran its allocation or more
@@ -111,6 +113,7 @@ func newRef(l policy.Limits) *refScheduler {
 		tenants:    l.Tenants,
 		tiers:      l.Tiers,
 		admission:  l.Admission,
+		buckets:    refBuckets(l.RateLimits),
 		pauses:     map[string][]refPause{},
 		aging:      l.Aging,
 		max:        l.MaxConcurrency,
@@ -222,6 +225,13 @@ func (r *refScheduler) blocker(j *refJob, now time.Time, alloc map[string]int) p
 	reason := r.capBlocker(j)
 	if (reason == "" || reason == policy.ReasonConflict) && r.groupBlocks(j, now, alloc) {
 		return policy.ReasonGroupLimit
+	}
+	if reason == "" {
+		for _, b := range r.bucketsOf(j) {
+			if b.TokensAt(now) < 1 {
+				return policy.ReasonRateLimited
+			}
+		}
 	}
 	return reason
 }
@@ -371,6 +381,9 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 		}
 		r.acc[next.key] += charge
 		next.estimate = estimate
+		for _, b := range r.bucketsOf(next) {
+			b.AllowN(now, 1)
+		}
 		next.cost, next.keyCost, next.started = cost, r.acc[next.key], now
 		r.running = append(r.running, next)
 		out = append(out, next)
@@ -894,6 +907,13 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("tenants-groups-aging", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, bounded: true, grouped: true, groups: randomGroups, aging: groupAging})
 	})
+	// Rate limits on types, groups and keys.
+	t.Run("rate-limits", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, rated: true, grouped: true})
+	})
+	t.Run("rate-limits-everything", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, rated: true, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, aging: groupAging, inherit: true})
+	})
 	// An admission policy that defers, denies and panics.
 	t.Run("admission-policy", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, policy: true})
@@ -946,6 +966,8 @@ type refOptions struct {
 	tiered bool
 	// policy: refPolicy defers, denies and panics on some jobs.
 	policy bool
+	// rated: rate limits on a type, a group and a key.
+	rated bool
 }
 
 func refKeyWeights(w map[string]float64) map[string]float64 {
@@ -953,6 +975,25 @@ func refKeyWeights(w map[string]float64) map[string]float64 {
 		return nil
 	}
 	return maps.Clone(w)
+}
+
+func refBuckets(limits []policy.RateLimit) map[policy.RateScope]*rate.Limiter {
+	out := map[policy.RateScope]*rate.Limiter{}
+	for _, l := range limits {
+		out[l.Scope] = rate.NewLimiter(rate.Limit(l.PerSecond), l.Burst)
+	}
+	return out
+}
+
+// bucketsOf returns the rate limiters of j's type, group and key.
+func (r *refScheduler) bucketsOf(j *refJob) []*rate.Limiter {
+	var out []*rate.Limiter
+	for _, s := range []policy.RateScope{{Kind: policy.RateType, Name: string(j.typ)}, {Kind: policy.RateGroup, Name: j.group}, {Kind: policy.RateKey, Name: j.key}} {
+		if b := r.buckets[s]; b != nil {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // refDenial is a job the reference's policy denied.
@@ -1042,6 +1083,16 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		}
 		if o.policy {
 			l.Admission = refPolicy
+		}
+		if o.rated {
+			rrng := rand.New(rand.NewPCG(seed, 0x2a7e))
+			for _, s := range []policy.RateScope{{Kind: policy.RateType, Name: "clone"}, {Kind: policy.RateType, Name: "snap"},
+				{Kind: policy.RateGroup, Name: "g1"}, {Kind: policy.RateGroup, Name: ""}, {Kind: policy.RateKey, Name: "a"}, {Kind: policy.RateKey, Name: ""}} {
+				if rrng.IntN(2) == 0 {
+					l.RateLimits = append(l.RateLimits, policy.RateLimit{Scope: s,
+						PerSecond: []float64{100, 200, 400, 1000}[rrng.IntN(4)], Burst: 1 + rrng.IntN(3)})
+				}
+			}
 		}
 		if o.tiered {
 			trng := rand.New(rand.NewPCG(seed, 0x7e4))
@@ -1163,6 +1214,9 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		if stats.reasons[reason] == 0 {
 			t.Errorf("no pending job ever waited for %s", reason)
 		}
+	}
+	if o.rated && stats.reasons[policy.ReasonRateLimited] == 0 {
+		t.Error("rate limits on, yet no job waited for a token")
 	}
 	if o.policy && stats.denied == 0 {
 		t.Error("admission policy on, yet no job was denied")

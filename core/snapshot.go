@@ -120,7 +120,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		pj := PendingJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority,
 			EffectivePriority: c.queue.Effective(&j.q, j.Priority),
-			Submitted:         j.Submitted, Reason: c.reason(j),
+			Submitted:         j.Submitted, Reason: c.reason(now, j),
 		}
 		if j.Floored {
 			pj.InheritedPriority = new(j.Floor) // a copy: the snapshot shares nothing
@@ -139,7 +139,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 // reason returns the first rule that keeps pending job j waiting: paused,
 // then global, tier and type caps, then its group's allocation, then a
 // conflict.
-func (c *Core) reason(j *Job) policy.Reason {
+func (c *Core) reason(now time.Time, j *Job) policy.Reason {
 	if j.grp.q.Paused() {
 		return policy.ReasonPaused
 	}
@@ -150,8 +150,15 @@ func (c *Core) reason(j *Job) policy.Reason {
 		return policy.ReasonTenantLimit // before the global cap: it is the tenant's own
 	}
 	r := c.usage.Blocker(j.slot, j.ID)
-	if (r == "" || r == policy.ReasonConflict) && c.groupBlocks(j) {
+	if (r == "" || r == policy.ReasonConflict) && c.allocationBlocks(j) {
 		return policy.ReasonGroupLimit
+	}
+	if r == "" {
+		for _, b := range j.buckets { // the tokens at now, dispatched or not
+			if b.lim.TokensAt(now) < 1 {
+				return policy.ReasonRateLimited
+			}
+		}
 	}
 	return r
 }

@@ -49,6 +49,19 @@
 // waits in a heap by wake-up time, so the scheduler arms one timer, for the
 // earliest; it keeps its place in its key's order and its aging clock.
 //
+// # Rate limits
+//
+// A rate limit is a token bucket (golang.org/x/time/rate, evaluated at the
+// times the scheduler is given) on the admissions of a type, a group or a
+// fairness key: rate r tokens a second, at most b saved, one token per
+// admission. A job passing every rule above still waits (rate_limited)
+// while a bucket of its scopes holds less than one token; the bucket holds
+// one again after (1 − tokens)/r seconds. The whole scope leaves dispatch
+// until then — the type is switched off, the key's or group's lanes are
+// held — and a heap of those refill times gives the one timer the owner
+// needs. A refill found early blocks the scope again, never late, so no
+// token is left unused while its jobs wait.
+//
 // # Weighted fair share
 //
 // Admitting a job of cost c (its stated tokens, or the learned estimate)

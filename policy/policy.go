@@ -47,6 +47,7 @@ const (
 	ReasonGroupLimit  Reason = "group_limit"  // the job's group runs its allocation of slots (or its limit)
 	ReasonPaused      Reason = "paused"       // the job's group is paused
 	ReasonDeferred    Reason = "deferred"     // the admission policy deferred it; it waits out the delay
+	ReasonRateLimited Reason = "rate_limited" // a rate limit of its type, group or key has no token
 	// Waiting, or refused: its fairness key runs TenantLimits.MaxRunning
 	// jobs, or (refused, never queued) has MaxPending jobs waiting.
 	ReasonTenantLimit Reason = "tenant_limit"
@@ -119,6 +120,9 @@ type Limits struct {
 	MaxPending int
 	// Tenants, when not nil, limits each fairness key (see TenantLimits).
 	Tenants *TenantsConfig
+	// RateLimits are token buckets on the admissions of types, groups and
+	// fairness keys.
+	RateLimits []RateLimit
 	// Admission, when not nil, is asked before each admission (see
 	// AdmissionPolicy).
 	Admission AdmissionPolicy
@@ -231,6 +235,9 @@ func (l Limits) Validate() error {
 		}
 	}
 	if err := ValidateTiers(l.Tiers, l.MaxConcurrency); err != nil {
+		return err
+	}
+	if err := ValidateRateLimits(l.RateLimits); err != nil {
 		return err
 	}
 	for key, w := range l.KeyWeights {

@@ -1,0 +1,170 @@
+package core
+
+import (
+	"container/heap"
+	"math"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/queue"
+)
+
+// Rate limits. Each limited scope — a type, a group, a fairness key — has a
+// token bucket (x/time/rate, driven by the times the core is given, never
+// the wall clock). A job may start only when every bucket of its scopes
+// holds a token; it takes one from each. A job that finds a bucket empty
+// does not wait alone: its whole scope leaves dispatch — the type's queue is
+// switched off, the key's lanes are held, the group has no room — until the
+// bucket refills, found with one heap of refill times (the owner's one
+// timer). The slots go to other work meanwhile.
+
+// bucket is the state of one limited scope.
+type bucket struct {
+	scope   policy.RateScope
+	lim     *rate.Limiter
+	blocked bool
+	until   time.Time // while blocked: when to look again
+	idx     int       // in Core.refills; -1 when not there
+}
+
+// refills orders the blocked buckets by when they may hold a token again.
+type refills []*bucket
+
+func (h refills) Len() int           { return len(h) }
+func (h refills) Less(i, j int) bool { return h[i].until.Before(h[j].until) }
+func (h refills) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].idx, h[j].idx = i, j
+}
+func (h *refills) Push(x any) { b := x.(*bucket); b.idx = len(*h); *h = append(*h, b) }
+func (h *refills) Pop() any {
+	old := *h
+	b := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	b.idx = -1
+	return b
+}
+
+func (c *Core) initRates() {
+	if len(c.limits.RateLimits) == 0 {
+		return
+	}
+	c.buckets = map[policy.RateScope]*bucket{}
+	for _, l := range c.limits.RateLimits {
+		c.buckets[l.Scope] = &bucket{scope: l.Scope, lim: rate.NewLimiter(rate.Limit(l.PerSecond), l.Burst), idx: -1}
+	}
+}
+
+// bucketsOf resolves j's buckets at submission: at most one per scope kind.
+func (c *Core) bucketsOf(j *Job) {
+	j.buckets = j.buckets[:0]
+	for _, s := range [...]policy.RateScope{{Kind: policy.RateType, Name: string(j.Type)},
+		{Kind: policy.RateGroup, Name: j.Group}, {Kind: policy.RateKey, Name: j.Key}} {
+		if b := c.buckets[s]; b != nil {
+			j.buckets = append(j.buckets, b)
+		}
+	}
+}
+
+// emptyBucket returns a bucket of j's with no token at now, or nil.
+func (c *Core) emptyBucket(now time.Time, j *Job) *bucket {
+	for _, b := range j.buckets {
+		if b.blocked || b.lim.TokensAt(now) < 1 {
+			return b
+		}
+	}
+	return nil
+}
+
+// block takes bucket b's scope out of dispatch until its next token, and
+// holds j's lane if the scope is its key or group.
+func (c *Core) block(now time.Time, b *bucket, qj *queue.Job) {
+	if !b.blocked {
+		need := (1 - b.lim.TokensAt(now)) / float64(b.lim.Limit())
+		// Rounded down, at least 1ns: an early look re-blocks, a late one
+		// would keep a token unused.
+		wait := max(time.Duration(math.Floor(need*float64(time.Second))), 1)
+		b.blocked, b.until = true, now.Add(wait)
+		heap.Push(&c.refills, b)
+		if b.scope.Kind == policy.RateType {
+			slot, _ := c.usage.Lookup(policy.JobType(b.scope.Name))
+			c.queue.BlockType(slot.Type, true)
+		}
+	}
+	switch b.scope.Kind {
+	case policy.RateKey:
+		c.queue.HoldForKey(qj)
+	case policy.RateGroup:
+		c.queue.Hold(qj)
+	}
+}
+
+// refill returns to dispatch the scopes whose buckets may hold a token at
+// now; a bucket still short when looked at is blocked again then.
+func (c *Core) refill(now time.Time) {
+	for len(c.refills) > 0 && !c.refills[0].until.After(now) {
+		b := heap.Pop(&c.refills).(*bucket)
+		b.blocked = false
+		switch b.scope.Kind {
+		case policy.RateType:
+			slot, _ := c.usage.Lookup(policy.JobType(b.scope.Name))
+			c.queue.BlockType(slot.Type, slot.TypeFull())
+		case policy.RateKey:
+			if !c.keyAtLimit(b.scope.Name) {
+				c.queue.ReleaseKey(b.scope.Name)
+			}
+		case policy.RateGroup:
+			if g := c.groups[b.scope.Name]; g != nil && c.hasRoom(g.q) {
+				c.queue.ReleaseGroup(g.q)
+			}
+		}
+	}
+}
+
+// take takes a token from each of j's buckets, at its admission.
+func (c *Core) take(now time.Time, j *Job) {
+	for _, b := range j.buckets {
+		b.lim.AllowN(now, 1)
+	}
+}
+
+// typeBlocked reports whether type slot s is out of dispatch: at its cap,
+// or its rate limit's bucket is empty.
+func (c *Core) typeBlocked(s *policy.Slot) bool {
+	if s.TypeFull() {
+		return true
+	}
+	b := c.buckets[policy.RateScope{Kind: policy.RateType, Name: string(s.Type)}]
+	return b != nil && b.blocked
+}
+
+// rateBlocksGroup reports whether group g's rate limit keeps it from
+// starting jobs.
+func (c *Core) rateBlocksGroup(g *group) bool {
+	if c.buckets == nil {
+		return false
+	}
+	b := c.buckets[policy.RateScope{Kind: policy.RateGroup, Name: g.name}]
+	return b != nil && b.blocked
+}
+
+// keyAtLimit reports whether fairness key key runs its tenant limit.
+func (c *Core) keyAtLimit(key string) bool {
+	if c.limits.Tenants == nil {
+		return false
+	}
+	limit := c.limits.Tenants.For(key).MaxRunning
+	return limit > 0 && c.keyRunning[key] >= limit
+}
+
+// keyRateBlocked reports whether key's rate limit keeps its lanes held.
+func (c *Core) keyRateBlocked(key string) bool {
+	if c.buckets == nil {
+		return false
+	}
+	b := c.buckets[policy.RateScope{Kind: policy.RateKey, Name: key}]
+	return b != nil && b.blocked
+}
