@@ -128,7 +128,11 @@ func New(opts ...Option) (*Scheduler, error) {
 			}
 		}
 	}
+	if a := o.limits.Adaptive; a != nil && o.limits.MaxConcurrency == 0 {
+		o.limits.MaxConcurrency = a.Max // the starting limit
+	}
 	if err := o.limits.Validate(); err != nil {
+
 		return nil, err
 	}
 	a := actor.Start(core.New(o.limits), actor.Config{
@@ -434,6 +438,24 @@ func WithGroupMinSlots(group string, n int) Option {
 		g := o.group(group)
 		g.MinSlots = n
 		o.groups().Groups[group] = g
+	})
+}
+
+// AdaptiveLimitConfig moves the global limit with job latency (see
+// WithAdaptiveLimit).
+type AdaptiveLimitConfig = policy.AdaptiveLimitConfig
+
+// WithAdaptiveLimit lets the global limit move between cfg.Min and cfg.Max:
+// a job that took more than Tolerance (default 1.5) times its learned cost
+// shrinks the limit by Backoff (default 0.9, at least to Min); a job that
+// finished within it while the limit was fully used grows it by one (at
+// most to Max). It starts at WithMaxConcurrency's value (cfg.Max without
+// one), which must lie within [Min, Max]. Group and tier shares are taken
+// of the current limit; the snapshot's MaxConcurrency shows it.
+func WithAdaptiveLimit(cfg AdaptiveLimitConfig) Option {
+	return optionFunc(func(o *options) {
+		a := cfg.WithDefaults()
+		o.limits.Adaptive = &a
 	})
 }
 

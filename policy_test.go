@@ -193,3 +193,54 @@ func TestRateLimitRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptiveLimit: jobs slower than Tolerance × their learned cost
+// shrink the global limit by Backoff, down to Min; jobs on time while the
+// limit is fully used grow it back one by one, up to Max. The snapshot
+// shows the current limit.
+func TestAdaptiveLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg}, // learned cost starts at 1s
+			fairsched.WithClock(mock), fairsched.WithCostSmoothing(0.01), // the estimate barely moves
+			fairsched.WithAdaptiveLimit(fairsched.AdaptiveLimitConfig{Min: 2, Max: 6, Backoff: 0.5}))
+		var limits []int
+		round := func(took time.Duration) {
+			// Keep 8 jobs queued, let every running job take `took`.
+			var running []*blocker
+			for i := range 8 {
+				b := newBlocker()
+				running = append(running, b)
+				if err := s.Submit(work, fmt.Sprintf("j%d", i), b.fn); err != nil {
+					t.Fatal(err)
+				}
+			}
+			synctest.Wait()
+			// Each pass: the jobs running now take `took`, then end.
+			for released := map[*blocker]bool{}; len(released) < len(running); {
+				var now []*blocker
+				for _, b := range running {
+					if !released[b] && b.running() {
+						now = append(now, b)
+					}
+				}
+				if len(now) == 0 {
+					t.Fatalf("%d of %d jobs done and none running", len(released), len(running))
+				}
+				mock.Add(took)
+				for _, b := range now {
+					released[b] = true
+					b.release <- nil
+					synctest.Wait()
+				}
+			}
+			limits = append(limits, snapshot(t, s).MaxConcurrency)
+		}
+		round(3 * time.Second) // slow: 6 → 3 → 2 (Min) …
+		round(time.Second)     // on time and saturated: one up per job
+		round(time.Second)
+		if diff := cmp.Diff([]int{2, 6, 6}, limits); diff != "" {
+			t.Errorf("limit after each round (-want +got):\n%s", diff)
+		}
+	})
+}

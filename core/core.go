@@ -105,6 +105,10 @@ func New(limits policy.Limits) *Core {
 	}
 	limits.KeyWeights = maps.Clone(limits.KeyWeights) // the core's own
 	limits.Tiers = maps.Clone(limits.Tiers)
+	if limits.Adaptive != nil {
+		a := limits.Adaptive.WithDefaults()
+		limits.Adaptive = &a
+	}
 	if limits.Aging != nil {
 		aging := *limits.Aging // the core's own: callers and snapshots get copies
 		limits.Aging = &aging
@@ -266,6 +270,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	if j.runIdx < 0 {
 		panic(fmt.Sprintf("core: Finish of job %s/%s that is not running", j.Type, j.ID))
 	}
+	inUse := len(c.running) >= c.limits.MaxConcurrency // the limit bound concurrency
 	last := len(c.running) - 1
 	c.running[j.runIdx] = c.running[last]
 	c.running[j.runIdx].runIdx = j.runIdx
@@ -273,6 +278,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	c.running = c.running[:last]
 	j.runIdx = -1
 
+	elapsed := now.Sub(j.Started)
 	tr := c.usage.Finish(j.slot, j.ID)
 	if c.usage.Shares() {
 		c.syncTiers()
@@ -285,7 +291,6 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	if tr.HasReleased {
 		c.queue.Release(tr.Released)
 	}
-	elapsed := now.Sub(j.Started)
 	est := c.estimates.Observe(estimateKey(j), elapsed, j.estimate, now)
 	c.ledger.Leave(j.Key, now)
 	if c.limits.Tenants != nil {
@@ -305,6 +310,13 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	c.demandChanged(g, before)
 	if c.room(g) > 0 {
 		c.queue.ReleaseGroup(g.q)
+	}
+	// Last, so that the job's own effects (a drained group) are reported
+	// as such before the limit moves every share.
+	if a := c.limits.Adaptive; a != nil {
+		if next := a.Next(c.limits.MaxConcurrency, elapsed, j.estimate, inUse); next != c.limits.MaxConcurrency {
+			c.setLimit(next)
+		}
 	}
 	return Completion{Elapsed: elapsed, Estimate: est}
 }
@@ -550,4 +562,17 @@ func (c *Core) NextWake() (time.Time, bool) {
 		return c.refills[0].until, true
 	}
 	return at, ok
+}
+
+// setLimit changes the global cap (adaptive limit): the groups' shares and
+// the tiers' are taken of the new one.
+func (c *Core) setLimit(n int) {
+	c.limits.MaxConcurrency = n
+	c.usage.SetMax(n)
+	if c.usage.Shares() {
+		c.syncTiers()
+	}
+	if c.limits.Groups != nil {
+		c.reallocate(AllocRebalance, "")
+	}
 }

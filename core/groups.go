@@ -62,7 +62,12 @@ func (c *Core) demandChanged(g *group, before int) {
 	if c.limits.Groups == nil {
 		return
 	}
-	if after := g.demand(); before > g.alloc && after > g.alloc {
+	// Above its allocation a group's demand moves no share — unless its
+	// minimum is above its allocation, which happens when the minimums do
+	// not fit a (shrunk, adaptive) limit and are apportioned: up to its
+	// minimum, its demand is its claim.
+	floor := max(g.alloc, c.limits.Groups.Config(g.name).MinSlots)
+	if after := g.demand(); before > floor && after > floor {
 		return
 	}
 	reason := AllocRebalance

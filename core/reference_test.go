@@ -71,6 +71,7 @@ type refScheduler struct {
 	tiers      map[policy.Priority]policy.TierConfig
 	admission  policy.AdmissionPolicy
 	buckets    map[policy.RateScope]*rate.Limiter
+	adaptive   *policy.AdaptiveLimitConfig
 	denied     []refDenial
 	pauses     map[string][]refPause
 	borrowed   int // admissions while the job's group ran its allocation or more
@@ -114,6 +115,7 @@ func newRef(l policy.Limits) *refScheduler {
 		tiers:      l.Tiers,
 		admission:  l.Admission,
 		buckets:    refBuckets(l.RateLimits),
+		adaptive:   refAdaptive(l.Adaptive),
 		pauses:     map[string][]refPause{},
 		aging:      l.Aging,
 		max:        l.MaxConcurrency,
@@ -392,8 +394,17 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 }
 
 func (r *refScheduler) finish(now time.Time, j *refJob) Completion {
+	inUse := len(r.running) >= r.max
 	r.running = slices.DeleteFunc(r.running, func(o *refJob) bool { return o == j })
 	elapsed := now.Sub(j.started)
+	if a := r.adaptive; a != nil {
+		// AIMD on elapsed / estimate at admission, written out again.
+		if j.estimate > 0 && float64(elapsed) > a.Tolerance*float64(j.estimate) {
+			r.max = max(a.Min, int(math.Floor(float64(r.max)*a.Backoff)))
+		} else if inUse {
+			r.max = min(a.Max, r.max+1)
+		}
+	}
 	k := refEstKey{j.typ, j.id}
 	prior := j.estimate // the estimate at admission, if it expired since
 	if e := r.est[k]; e != nil {
@@ -455,6 +466,7 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 		Aging:           r.aging,
 		KeyWeights:      refKeyWeights(r.weights),
 		Tiers:           maps.Clone(r.tiers),
+		Adaptive:        refAdaptive(r.adaptive),
 		Groups:          r.groupSnapshots(),
 	}
 	for _, j := range r.running {
@@ -525,6 +537,7 @@ func snapshotsEqual(a, b Snapshot) bool {
 		slices.Equal(a.Running, b.Running) && slices.EqualFunc(a.Pending, b.Pending, pendingEqual) &&
 		maps.Equal(a.KeyWeights, b.KeyWeights) && (a.KeyWeights == nil) == (b.KeyWeights == nil) &&
 		maps.Equal(a.Tiers, b.Tiers) &&
+		(a.Adaptive == nil) == (b.Adaptive == nil) && (a.Adaptive == nil || *a.Adaptive == *b.Adaptive) &&
 		maps.Equal(a.AccumulatedCost, b.AccumulatedCost) && slices.Equal(a.CostEstimates, b.CostEstimates) &&
 		maps.Equal(a.RunningByTier, b.RunningByTier) && maps.Equal(a.RunningByType, b.RunningByType) &&
 		maps.Equal(a.Types, b.Types) &&
@@ -907,6 +920,14 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("tenants-groups-aging", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, bounded: true, grouped: true, groups: randomGroups, aging: groupAging})
 	})
+	// The adaptive limit, alone and with every feature (groups' and tiers'
+	// shares are taken of the moving limit).
+	t.Run("adaptive", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, adaptive: true})
+	})
+	t.Run("adaptive-everything", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, adaptive: true, rated: true, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, aging: groupAging, inherit: true})
+	})
 	// Rate limits on types, groups and keys.
 	t.Run("rate-limits", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, rated: true, grouped: true})
@@ -968,6 +989,8 @@ type refOptions struct {
 	policy bool
 	// rated: rate limits on a type, a group and a key.
 	rated bool
+	// adaptive: the global limit moves with elapsed / estimate.
+	adaptive bool
 }
 
 func refKeyWeights(w map[string]float64) map[string]float64 {
@@ -975,6 +998,14 @@ func refKeyWeights(w map[string]float64) map[string]float64 {
 		return nil
 	}
 	return maps.Clone(w)
+}
+
+func refAdaptive(a *policy.AdaptiveLimitConfig) *policy.AdaptiveLimitConfig {
+	if a == nil {
+		return nil
+	}
+	c := a.WithDefaults()
+	return &c
 }
 
 func refBuckets(limits []policy.RateLimit) map[policy.RateScope]*rate.Limiter {
@@ -1119,6 +1150,16 @@ func runReferenceWith(t *testing.T, o refOptions) {
 				// the same (unless lent).
 				l.Tiers[7] = policy.TierConfig{MinShare: 0.1, BurstShare: 0.2, LendIdle: trng.IntN(2) == 0}
 			}
+		}
+		if o.adaptive {
+			arng := rand.New(rand.NewPCG(seed, 0xada))
+			a := &policy.AdaptiveLimitConfig{Min: 1 + arng.IntN(2), Max: 6 + arng.IntN(5),
+				Tolerance: []float64{1.1, 1.5, 2}[arng.IntN(3)], Backoff: []float64{0.5, 0.8}[arng.IntN(2)]}
+			if l.MaxConcurrency == 0 {
+				l.MaxConcurrency = 4
+			}
+			l.MaxConcurrency = min(max(l.MaxConcurrency, a.Min), a.Max) // the starting limit
+			l.Adaptive = a
 		}
 		if o.weighted {
 			wrng := rand.New(rand.NewPCG(seed, 0x3e1))

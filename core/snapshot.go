@@ -24,6 +24,9 @@ type Snapshot struct {
 	// AccumulatedCost per fairness key ("" is background work): the sum of
 	// the key's charges, each a job's cost divided by the key's weight.
 	AccumulatedCost map[string]time.Duration `json:"accumulated_cost"`
+	// Adaptive is the adaptive limit's configuration; MaxConcurrency is its
+	// current limit.
+	Adaptive *policy.AdaptiveLimitConfig `json:"adaptive_limit,omitempty"`
 	// Tiers are the tier shares (WithTier), by priority.
 	Tiers map[policy.Priority]policy.TierConfig `json:"tiers,omitempty"`
 	// KeyWeights are the fairness keys with a weight other than 1.
@@ -93,6 +96,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		AccumulatedCost: c.ledger.Costs(),
 		KeyWeights:      keyWeights(c.limits.KeyWeights),
 		Tiers:           maps.Clone(c.limits.Tiers),
+		Adaptive:        copyAdaptive(c.limits.Adaptive),
 		CostEstimates:   make([]CostEstimate, 0, c.estimates.Len()),
 		RunningByTier:   c.usage.ByTier(),
 		RunningByType:   c.usage.ByType(),
@@ -176,4 +180,12 @@ func keyWeights(w map[string]float64) map[string]float64 {
 		return nil
 	}
 	return maps.Clone(w)
+}
+
+func copyAdaptive(a *policy.AdaptiveLimitConfig) *policy.AdaptiveLimitConfig {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	return &c
 }

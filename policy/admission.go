@@ -14,7 +14,8 @@ type Usage struct {
 	slots     map[JobType]*Slot
 	conflicts map[ConflictKey]int
 	// shares are the tiers with a TierConfig (see SetTiers).
-	shares map[Priority]*tierShare
+	shares  map[Priority]*tierShare
+	configs map[Priority]TierConfig
 	// tierList lists every registered tier once, for SyncTiers.
 	tierList []tierEntry
 }
@@ -102,6 +103,18 @@ func (u *Usage) Slot(t JobType, c JobTypeConfig) *Slot {
 	return s
 }
 
+// SetMax changes the global cap (adaptive limit); tier shares follow it.
+func (u *Usage) SetMax(n int) {
+	u.max = n
+	for p, t := range u.configs {
+		r, b := t.Slots(n)
+		u.shares[p].reserved, u.shares[p].burst = r, b
+	}
+	for _, s := range u.slots {
+		s.tierCap = u.tierCap(s.Config.Priority)
+	}
+}
+
 // GlobalFull reports whether the global cap is reached.
 func (u *Usage) GlobalFull() bool { return u.max > 0 && u.running >= u.max }
 
@@ -122,6 +135,7 @@ func (u *Usage) SetTiers(tiers map[Priority]TierConfig) {
 		return
 	}
 	u.shares = map[Priority]*tierShare{}
+	u.configs = tiers
 	for p, t := range tiers {
 		r, b := t.Slots(u.max)
 		share := &tierShare{reserved: r, burst: b, lendIdle: t.LendIdle}

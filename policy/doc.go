@@ -62,6 +62,17 @@
 // needs. A refill found early blocks the scope again, never late, so no
 // token is left unused while its jobs wait.
 //
+// # Adaptive limit
+//
+// With an AdaptiveLimitConfig the global cap C moves between Min and Max,
+// additive increase and multiplicative decrease on latency: each finished
+// job's wall time over the learned cost of its (type, id) at admission is
+// its latency ratio; above Tolerance, C = max(Min, ⌊C·Backoff⌋); at or
+// below it, C = min(Max, C + 1) when the job was one of C or more running
+// (the limit, not the work, bounded concurrency). The ratio needs no
+// latency target per job type: the cost model already knows what usual
+// is. Group allocations and tier shares are recomputed from the new C.
+//
 // # Weighted fair share
 //
 // Admitting a job of cost c (its stated tokens, or the learned estimate)

@@ -120,6 +120,9 @@ type Limits struct {
 	MaxPending int
 	// Tenants, when not nil, limits each fairness key (see TenantLimits).
 	Tenants *TenantsConfig
+	// Adaptive, when not nil, moves MaxConcurrency between its Min and Max
+	// with job latency (MaxConcurrency is the starting limit).
+	Adaptive *AdaptiveLimitConfig
 	// RateLimits are token buckets on the admissions of types, groups and
 	// fairness keys.
 	RateLimits []RateLimit
@@ -239,6 +242,14 @@ func (l Limits) Validate() error {
 	}
 	if err := ValidateRateLimits(l.RateLimits); err != nil {
 		return err
+	}
+	if a := l.Adaptive; a != nil {
+		if err := a.Validate(); err != nil {
+			return err
+		}
+		if l.MaxConcurrency < a.Min || l.MaxConcurrency > a.Max {
+			return InvalidConfig("MaxConcurrency", l.MaxConcurrency, "the starting limit must be within the adaptive limit's [Min, Max]")
+		}
 	}
 	for key, w := range l.KeyWeights {
 		if err := ValidateKeyWeight(key, w); err != nil {
