@@ -244,6 +244,7 @@ func (a *Actor) handle(r messages.Request) {
 		m.Reply <- err // it applies from the next admission: nothing to dispatch
 	case messages.SnapshotRequest:
 		s := a.core.Snapshot(a.clock.Now())
+		a.reportAged() // what the snapshot saw age is reported before it is seen
 		s.EventsLost = a.lost
 		m.Reply <- s
 	case messages.Subscribe:

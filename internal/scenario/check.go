@@ -49,6 +49,19 @@ func Check(sc Scenario, res Result) []string {
 			verdict(running(sc, res, "B", res.Start[old]) == 3, "group B ran %d jobs, one past its allocation of 2", running(sc, res, "B", res.Start[old])))
 	case "10-weight-change":
 		out = append(out, split(sc, res, 3, 3, "A", 4, "B", 4), split(sc, res, 6, -1, "A", 6, "B", 2))
+	case "14-rate-limited":
+		starts := []int{}
+		for i := 1; i <= 4; i++ {
+			starts = append(starts, res.Start[fmt.Sprintf("repack(repo%d)", i)])
+		}
+		idle := 0
+		for step := 0; step < 8; step++ {
+			if n := typeRunning(sc, res, SyncClone, step) + typeRunning(sc, res, Repack, step); n < 3 {
+				idle++
+			}
+		}
+		out = append(out, verdict(fmt.Sprint(starts) == "[0 2 4 6]", "the repacks started one token apart, at T=%v", starts),
+			verdict(idle == 0, "no slot stood idle while clones waited (%d idle steps)", idle))
 	case "13-tier-shares":
 		out = append(out, tierFloor(sc, res, Backfill, 2),
 			verdict(typeRunning(sc, res, Incident, 2) == 4 && typeRunning(sc, res, Copilot, 2) == 4,

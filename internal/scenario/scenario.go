@@ -212,6 +212,11 @@ func (r *runner) run() (Result, error) {
 	for r.now = 0; len(r.res.End) < len(r.sc.Jobs); r.now++ {
 		if r.now > 0 {
 			r.clk.Add(time.Second)
+			// Timers may admit jobs as the clock moves (deferrals, rate
+			// limits): record them at this step.
+			if err := r.step(func(fairsched.Snapshot) bool { return true }); err != nil {
+				return r.res, err
+			}
 		}
 		if r.now > 100000 {
 			return r.res, fmt.Errorf("scenario %s: jobs never finished: %d of %d", r.sc.Name, len(r.res.End), len(r.sc.Jobs))

@@ -110,6 +110,28 @@ func tierFloor(sc Scenario, res Result, t fairsched.JobType, n int) string {
 	return verdict(steps > 0, "%s ran at least its %d reserved slots at each of the %d steps it had work waiting", t, n, steps)
 }
 
+// RateLimited: 3 slots; repacks limited to one start every 2 seconds
+// (burst 1) while clones keep arriving. The repacks wait (rate_limited)
+// without holding a slot: the clones take every slot the repacks cannot
+// use, and each repack starts when its token arrives, on the scheduler's
+// timer.
+func RateLimited() Scenario {
+	sc := Scenario{Name: "14-rate-limited", Title: "A rate-limited type waits for tokens; its slots go to other work",
+		MaxConcurrency: 3,
+		Types: []Type{{SyncClone, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}},
+			{Repack, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}}},
+		Options: []fairsched.Option{fairsched.WithRateLimit(fairsched.RateForType(Repack), 0.5, 1)}}
+	for i := range 4 {
+		sc.Jobs = append(sc.Jobs, Job{Type: Repack, ID: fmt.Sprintf("repo%d", i+1), Arrival: 0, Duration: 1})
+	}
+	for t := range 8 {
+		for i := range 3 {
+			sc.Jobs = append(sc.Jobs, Job{Type: SyncClone, ID: fmt.Sprintf("c%d-%d", t, i), Key: "user", Arrival: t, Duration: 1})
+		}
+	}
+	return sc
+}
+
 // typeRunning returns how many jobs of type t run at step.
 func typeRunning(sc Scenario, res Result, t fairsched.JobType, step int) int {
 	n := 0
