@@ -46,6 +46,7 @@ const (
 	ReasonPaused      = policy.ReasonPaused
 	ReasonDeferred    = policy.ReasonDeferred
 	ReasonRateLimited = policy.ReasonRateLimited
+	ReasonNoWorkers   = policy.ReasonNoWorkers
 	// Refusals: the job was never queued (see RefusalError).
 	ReasonTenantLimit    = policy.ReasonTenantLimit
 	ReasonPoolOverloaded = policy.ReasonPoolOverloaded

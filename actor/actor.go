@@ -330,7 +330,8 @@ func (a *Actor) dispatch(now time.Time) {
 	a.reportDecisions(now)
 	for _, cj := range a.admitted {
 		if ce := a.log.Check(zap.DebugLevel, "admit"); ce != nil {
-			ce.Write(zap.String("type", string(cj.Type)), zap.String("id", cj.ID), zap.String("key", cj.Key),
+			ce.Write(zap.String("decision", "admit"), zap.Int("attempt", cj.Attempt), zap.Int("queue_depth", a.core.Pending()),
+				zap.String("type", string(cj.Type)), zap.String("id", cj.ID), zap.String("key", cj.Key),
 				zap.String("group", cj.Group), zap.Int("priority", int(cj.Priority)), zap.Int("effective_priority", int(cj.Effective)),
 				zap.Duration("cost", cj.Cost), zap.Duration("key_cost", cj.KeyCost),
 				zap.Duration("waited", now.Sub(cj.Submitted)), zap.Int("tier_running", a.core.TierRunning(cj.Priority)),

@@ -48,6 +48,9 @@ const (
 	ReasonPaused      Reason = "paused"       // the job's group is paused
 	ReasonDeferred    Reason = "deferred"     // the admission policy deferred it; it waits out the delay
 	ReasonRateLimited Reason = "rate_limited" // a rate limit of its type, group or key has no token
+	// ReasonNoWorkers: no worker can take the job (worker pools; no rule
+	// uses it yet).
+	ReasonNoWorkers Reason = "no_workers"
 	// Waiting, or refused: its fairness key runs TenantLimits.MaxRunning
 	// jobs, or (refused, never queued) has MaxPending jobs waiting.
 	ReasonTenantLimit Reason = "tenant_limit"
