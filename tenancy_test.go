@@ -144,6 +144,7 @@ func TestPendingBounds(t *testing.T) {
 			fairsched.WithClock(clock.NewMock()), fairsched.WithMaxConcurrency(1), fairsched.WithMaxPending(4),
 			fairsched.WithTenantLimits(fairsched.TenantLimits{MaxPending: 2}),
 			fairsched.WithKeyLimits("", fairsched.TenantLimits{MaxPending: 3}), fairsched.WithLogger(zap.New(logs)))
+		events, cancel := s.Subscribe(32)
 		hold := submit(t, s, work, "hold", "") // runs; everything after waits
 		var blockers []*blocker
 		try := func(id, key string) error {
@@ -201,6 +202,15 @@ func TestPendingBounds(t *testing.T) {
 		wantLogs := []string{"acme:tenant_limit", ":pool_overloaded", "c:pool_overloaded", "acme:tenant_limit"}
 		if diff := cmp.Diff(wantLogs, reasons); diff != "" {
 			t.Errorf("decision records (-want +got):\n%s", diff)
+		}
+		cancel()
+		var refused []string
+		for _, e := range keep(collect(events), fairsched.JobRefused{}) {
+			r := e.(fairsched.JobRefused)
+			refused = append(refused, r.FairnessKey+":"+string(r.Reason))
+		}
+		if diff := cmp.Diff(wantLogs, refused); diff != "" {
+			t.Errorf("JobRefused events (-want +got):\n%s", diff)
 		}
 		finish(t, hold)
 		// One slot: release the queued jobs one by one as each starts.
