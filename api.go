@@ -100,6 +100,9 @@ var (
 	// ErrOverloaded: the queue holds WithMaxPending jobs; nothing was
 	// queued.
 	ErrOverloaded = policy.ErrOverloaded
+	// ErrExpired: the job was still pending when its time to live
+	// (WithTTL, JobTypeConfig.QueueTimeout) ran out; it never ran.
+	ErrExpired = policy.ErrExpired
 	// ErrDenied: the admission policy denied the job (Deny(nil)), or
 	// panicked while deciding.
 	ErrDenied = policy.ErrDenied
@@ -196,6 +199,9 @@ func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts [
 	for _, o := range opts {
 		o.applyJob(j)
 	}
+	if j.TTL < 0 {
+		return nil, fmt.Errorf("%w: WithTTL(%v): a time to live must not be negative (type %q, id %q)", ErrInvalidJob, j.TTL, t, jobID)
+	}
 	if j.Tokens < 0 {
 		return nil, fmt.Errorf("%w: WithTokens(%v): tokens must not be negative (type %q, id %q)", ErrInvalidJob, j.Tokens, t, jobID)
 	}
@@ -216,6 +222,16 @@ func (f jobOptionFunc) applyJob(j *messages.Job) { f(j) }
 // the estimate; a negative cost is ErrInvalidJob.
 func WithTokens(cost time.Duration) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.Tokens = cost })
+}
+
+// WithTTL bounds how long the job may wait: if it is still pending d after
+// its submission it is removed — RunSync returns an error matching
+// ErrExpired, a background job is logged and reported (JobExpired, and
+// Snapshot.Expired counts it). It overrides its type's QueueTimeout. A
+// RunSync context deadline works as before, beside it. Deadlines wait in one
+// heap: the scheduler arms one timer, for the earliest.
+func WithTTL(d time.Duration) JobOption {
+	return jobOptionFunc(func(j *messages.Job) { j.TTL = d })
 }
 
 // WithFairnessKey attributes the job to a tenant: its cost is charged to key
@@ -294,7 +310,10 @@ func (s *Scheduler) Snapshot(ctx context.Context) (Snapshot, error) {
 }
 
 // Close stops the scheduler. New calls fail with ErrClosed at once; pending
-// and running jobs still complete (paused groups are resumed for that), and Close returns nil when all have. If
+// and running jobs still complete (paused groups are resumed for that), and
+// Close returns nil when all have. While it drains, the rules keep holding:
+// deferred and rate-limited jobs wait for their timer, and a job whose time
+// to live runs out expires as it would have (ErrExpired, JobExpired). If
 // ctx ends first, running jobs' contexts are cancelled, pending jobs are
 // dropped (RunSync callers get ErrClosed), Close waits for the running
 // functions to return and reports ctx.Err(). A function that ignores its

@@ -46,6 +46,10 @@ type GroupAllocationChanged = messages.GroupAllocationChanged
 // never runs.
 type JobDenied = messages.JobDenied
 
+// JobExpired: a job was still pending when its time to live ran out; it
+// never runs.
+type JobExpired = messages.JobExpired
+
 // JobRefused: a submission was refused before it was queued (a pending
 // bound, reason tenant_limit or pool_overloaded).
 type JobRefused = messages.JobRefused

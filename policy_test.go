@@ -244,3 +244,62 @@ func TestAdaptiveLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestTTL: a pending job whose time to live runs out is removed on the
+// scheduler's timer: RunSync returns ErrExpired, a background job is
+// reported (JobExpired, Snapshot.Expired); a job admitted in time runs; a
+// negative TTL is refused; a context deadline still ends a RunSync first.
+func TestTTL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		t0 := mock.Now()
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
+			fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1))
+		events, cancel := s.Subscribe(32)
+		noop := func(context.Context) error { return nil }
+		hold := submit(t, s, work, "hold", "") // holds the one slot
+		fg := make(chan error, 1)
+		go func() {
+			fg <- s.RunSync(context.Background(), work, "fg", "user", noop, fairsched.WithTTL(2*time.Second))
+		}()
+		if err := s.Submit(work, "bg", noop, fairsched.WithTTL(3*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Submit(work, "patient", noop, fairsched.WithTTL(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		ctx, stop := context.WithTimeout(context.Background(), time.Second) // synctest's clock
+		defer stop()
+		if err := s.RunSync(ctx, work, "hurried", "user", noop, fairsched.WithTTL(time.Hour)); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("RunSync with a shorter context deadline = %v; want DeadlineExceeded", err)
+		}
+		if err := s.Submit(work, "bad", noop, fairsched.WithTTL(-time.Second)); !errors.Is(err, fairsched.ErrInvalidJob) {
+			t.Errorf("negative TTL = %v; want ErrInvalidJob", err)
+		}
+		synctest.Wait()
+		mock.Add(2 * time.Second)
+		synctest.Wait()
+		if err := <-fg; !errors.Is(err, fairsched.ErrExpired) {
+			t.Errorf("expired RunSync = %v; want ErrExpired", err)
+		}
+		mock.Add(time.Second)
+		synctest.Wait()
+		if snap := snapshot(t, s); snap.Expired != 2 || len(snap.Pending) != 1 || snap.Pending[0].ID != "patient" {
+			t.Errorf("after expiry: %d expired, pending %+v; want 2 and patient only", snap.Expired, snap.Pending)
+		}
+		finish(t, hold) // patient runs
+		cancel()
+		type ev struct {
+			At time.Duration
+			ID string
+		}
+		var got []ev
+		for _, e := range keep(collect(events), fairsched.JobExpired{}) {
+			x := e.(fairsched.JobExpired)
+			got = append(got, ev{x.Time.Sub(t0), x.ID})
+		}
+		if diff := cmp.Diff([]ev{{2 * time.Second, "fg"}, {3 * time.Second, "bg"}}, got); diff != "" {
+			t.Errorf("JobExpired events (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -529,6 +529,20 @@ func (a *Actor) reportDecisions(now time.Time) {
 			a.log.Error("background job denied", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(d.Err))
 		}
 	}
+	for _, cj := range a.core.TakeExpired() {
+		j := messages.Of(cj)
+		waited := now.Sub(cj.Submitted)
+		err := fmt.Errorf("%w: %s/%s waited %v", policy.ErrExpired, j.Type, j.ID, waited)
+		if ce := a.log.Check(zap.InfoLevel, "job expired"); ce != nil {
+			ce.Write(append(a.decision(j, "expire"), zap.Duration("waited", waited))...)
+		}
+		if len(a.subs) > 0 {
+			a.emit(messages.JobExpired{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Waited: waited})
+		}
+		if j.Foreground() {
+			j.Admit <- err
+		}
+	}
 	for _, d := range a.core.TakeDeferred() {
 		if ce := a.log.Check(zap.InfoLevel, "job deferred"); ce != nil {
 			ce.Write(append(a.decision(messages.Of(d.Job), "defer"), zap.String("reason", string(policy.ReasonDeferred)),

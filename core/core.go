@@ -47,7 +47,11 @@ type Job struct {
 	Tokens time.Duration
 	// Attempt counts the admission policy's deferrals of the job.
 	Attempt int
-	buckets []*bucket // the rate limits of its type, group and key
+	// TTL, when positive, is how long the job may stay pending (else its
+	// type's QueueTimeout); Deadline is set from it by Submit.
+	TTL      time.Duration
+	Deadline time.Time
+	buckets  []*bucket // the rate limits of its type, group and key
 	// Cost is the job's cost at admission — its Tokens, or else the learned
 	// estimate — and KeyCost the key's accumulated cost right after charging
 	// it (Cost divided by the key's weight).
@@ -75,6 +79,8 @@ type Completion struct {
 // Core holds all scheduling state. It is not safe for concurrent use.
 type Core struct {
 	denied       []Denied // jobs the admission policy denied, for TakeDenied
+	expired      []*Job   // jobs that expired pending, for TakeExpired
+	expiredTotal uint64
 	buckets      map[policy.RateScope]*bucket
 	refills      refills        // the blocked buckets, by refill time
 	deferred     []Deferral     // and deferred, for TakeDeferred
@@ -169,7 +175,15 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if c.buckets != nil {
 		c.bucketsOf(j)
 	}
-	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Group: g.q, Floor: j.Floor, Floored: j.Floored, Ref: j}
+	ttl := j.TTL
+	if ttl <= 0 {
+		ttl = slot.Config.QueueTimeout
+	}
+	j.Deadline = time.Time{}
+	if ttl > 0 {
+		j.Deadline = now.Add(ttl)
+	}
+	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Group: g.q, Floor: j.Floor, Floored: j.Floored, Deadline: j.Deadline, Ref: j}
 	c.queue.At(now)
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
 	before := g.demand()
@@ -186,6 +200,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 // admitted jobs to buf, in admission order, and returns it.
 func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 	c.queue.At(now)
+	c.expire(now)
 	c.refill(now)
 	if c.limits.Groups != nil && c.limits.Aging != nil {
 		c.queue.ReleaseUrgent(func(g *queue.Group) bool { return c.mayBorrow(c.groups[g.Name]) })
@@ -363,7 +378,10 @@ func (c *Core) Running() []*Job {
 // Advance moves the core's clock to now: jobs that have aged into a higher
 // band since move up (and are reported by TakeAged). Every other call that
 // takes now does it too.
-func (c *Core) Advance(now time.Time) { c.queue.At(now) }
+func (c *Core) Advance(now time.Time) {
+	c.queue.At(now)
+	c.expire(now)
+}
 
 // TakeAged returns the pending jobs whose effective priority rose since the
 // last call, each at most once per aging step. The slice is reused: use it
@@ -575,4 +593,22 @@ func (c *Core) setLimit(n int) {
 	if c.limits.Groups != nil {
 		c.reallocate(AllocRebalance, "")
 	}
+}
+
+// expire removes the pending jobs whose deadline has come.
+func (c *Core) expire(now time.Time) {
+	c.queue.TakeExpired(now, func(qj *queue.Job) {
+		j := qj.Ref.(*Job)
+		c.drop(now, j)
+		c.expired = append(c.expired, j)
+		c.expiredTotal++
+	})
+}
+
+// TakeExpired returns the jobs that expired pending since the last call.
+// The slice is reused: use it before the next call into the core.
+func (c *Core) TakeExpired() []*Job {
+	out := c.expired
+	c.expired = c.expired[:0]
+	return out
 }

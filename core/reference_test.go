@@ -66,15 +66,17 @@ type refScheduler struct {
 	weights  map[string]float64 // fairness key weights (1 when absent)
 	// maxPending and tenantPending bound the queue and each key's pending
 	// jobs (0: no bound).
-	maxPending int
-	tenants    *policy.TenantsConfig
-	tiers      map[policy.Priority]policy.TierConfig
-	admission  policy.AdmissionPolicy
-	buckets    map[policy.RateScope]*rate.Limiter
-	adaptive   *policy.AdaptiveLimitConfig
-	denied     []refDenial
-	pauses     map[string][]refPause
-	borrowed   int // admissions while the job's group ran its allocation or more
+	maxPending   int
+	tenants      *policy.TenantsConfig
+	tiers        map[policy.Priority]policy.TierConfig
+	admission    policy.AdmissionPolicy
+	expired      []*refJob
+	expiredTotal uint64
+	buckets      map[policy.RateScope]*rate.Limiter
+	adaptive     *policy.AdaptiveLimitConfig
+	denied       []refDenial
+	pauses       map[string][]refPause
+	borrowed     int // admissions while the job's group ran its allocation or more
 }
 
 type refJob struct {
@@ -87,6 +89,7 @@ type refJob struct {
 	tokens, estimate   time.Duration
 	attempt            int
 	deferredUntil      time.Time
+	deadline           time.Time // zero: never expires
 	submitted, started time.Time
 	cost, keyCost      time.Duration
 }
@@ -343,6 +346,15 @@ func (r *refScheduler) sorted(now time.Time) []*refJob {
 }
 
 func (r *refScheduler) dispatch(now time.Time) []*refJob {
+	// Pending jobs whose deadline came expire first.
+	for _, j := range slices.Clone(r.pending) {
+		if !j.deadline.IsZero() && !j.deadline.After(now) {
+			r.pending = slices.DeleteFunc(r.pending, func(o *refJob) bool { return o == j })
+			r.leave(now, j.key)
+			r.expired = append(r.expired, j)
+			r.expiredTotal++
+		}
+	}
 	var out []*refJob
 	for r.max == 0 || len(r.running) < r.max {
 		alloc := r.allocation() // from scratch, every pass
@@ -467,6 +479,7 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 		KeyWeights:      refKeyWeights(r.weights),
 		Tiers:           maps.Clone(r.tiers),
 		Adaptive:        refAdaptive(r.adaptive),
+		Expired:         r.expiredTotal,
 		Groups:          r.groupSnapshots(),
 	}
 	for _, j := range r.running {
@@ -543,7 +556,7 @@ func snapshotsEqual(a, b Snapshot) bool {
 		maps.Equal(a.Types, b.Types) &&
 		(a.Aging == nil) == (b.Aging == nil) && (a.Aging == nil || *a.Aging == *b.Aging) &&
 		(a.Groups == nil) == (b.Groups == nil) && slices.Equal(a.Groups, b.Groups) &&
-		a.EventsLost == b.EventsLost
+		a.EventsLost == b.EventsLost && a.Expired == b.Expired
 }
 
 // admission is what the comparison checks of one admitted or running job.
@@ -620,6 +633,7 @@ type refRun struct {
 	inherit      bool           // a third of the jobs carry a priority floor
 	bounded      bool           // the queue and each key's pending jobs are bounded
 	weighted     bool           // keys have weights, a third of the jobs tokens
+	expiring     bool           // jobs expire while pending
 	reported     map[string]int // each group's slots as the allocation changes told
 	header       string         // the run's settings, for failures
 	allocOp      allocOp        // the operation whose allocation changes are due
@@ -633,6 +647,7 @@ type refStats struct {
 	agedAdmissions                                                    int // admitted above their base priority
 	refused                                                           int // submissions refused by a pending bound
 	denied                                                            int // jobs the admission policy denied
+	expired                                                           int // jobs that expired pending
 	reasons                                                           map[policy.Reason]int
 
 	// Groups: admissions while the group ran its allocation or more (urgent
@@ -684,6 +699,21 @@ func (run *refRun) dispatch(op int) {
 		run.deniedGroups[d.j.group] = true
 	}
 	run.ref.denied = run.ref.denied[:0]
+	var gotExpired, wantExpired []uint64
+	for _, j := range run.c.TakeExpired() {
+		gotExpired = append(gotExpired, j.Seq)
+	}
+	for _, j := range run.ref.expired {
+		wantExpired = append(wantExpired, j.seq)
+		run.deniedGroups[j.group] = true // an expiry, like a denial, may drain its group
+	}
+	run.ref.expired = run.ref.expired[:0]
+	slices.Sort(gotExpired)
+	slices.Sort(wantExpired)
+	if diff := diffOf(wantExpired, gotExpired, slices.Equal); diff != "" {
+		run.fail(op, "Dispatch expired (-ref +core):\n%s", diff)
+	}
+	run.stats.expired += len(gotExpired)
 	if diff := diffOf(wantDenied, gotDenied, slices.Equal); diff != "" {
 		run.fail(op, "Dispatch denied (-ref +core):\n%s", diff)
 	}
@@ -792,6 +822,9 @@ func (run *refRun) event(op int) bool {
 		if run.weighted && r.IntN(3) == 0 {
 			j.Tokens = time.Duration(1+r.IntN(20)) * time.Millisecond
 		}
+		if run.expiring && r.IntN(3) == 0 {
+			j.TTL = time.Duration(1+r.IntN(8)) * time.Millisecond
+		}
 		err := run.c.Submit(run.now, j)
 		if want := run.ref.refusal(key); want != "" || err != nil {
 			var re *policy.RefusalError
@@ -804,6 +837,9 @@ func (run *refRun) event(op int) bool {
 		}
 		rj := run.ref.submitIn(run.now, td.name, id, key, group)
 		rj.floor, rj.floored, rj.tokens = j.Floor, j.Floored, j.Tokens
+		if ttl := cmp.Or(j.TTL, run.ref.types[td.name].QueueTimeout); ttl > 0 {
+			rj.deadline = run.now.Add(ttl)
+		}
 		run.allocOp = allocOp{kind: "event", group: group}
 		run.logf("submit #%d %s/%s@%q group %q", rj.seq, td.name, id, key, group)
 		if j.Seq != rj.seq {
@@ -920,6 +956,13 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("tenants-groups-aging", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, bounded: true, grouped: true, groups: randomGroups, aging: groupAging})
 	})
+	// Expiry: TTLs and a type's QueueTimeout, alone and with every feature.
+	t.Run("expiry", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, expiring: true})
+	})
+	t.Run("expiry-everything", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, expiring: true, adaptive: true, rated: true, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, aging: groupAging, inherit: true})
+	})
 	// The adaptive limit, alone and with every feature (groups' and tiers'
 	// shares are taken of the moving limit).
 	t.Run("adaptive", func(t *testing.T) {
@@ -991,6 +1034,8 @@ type refOptions struct {
 	rated bool
 	// adaptive: the global limit moves with elapsed / estimate.
 	adaptive bool
+	// expiring: a third of the jobs have a TTL, pulls a type default.
+	expiring bool
 }
 
 func refKeyWeights(w map[string]float64) map[string]float64 {
@@ -1183,16 +1228,20 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		run := &refRun{
 			t: t, seed: seed, rng: rng,
 			now: t0, c: New(l), ref: newRef(l), jobs: map[uint64]*Job{}, keys: o.keys, long: long, stats: stats,
-			grouped: o.grouped, inherit: o.inherit, deniedGroups: map[string]bool{}, weighted: o.weighted, bounded: o.bounded, reported: map[string]int{},
+			grouped: o.grouped, inherit: o.inherit, deniedGroups: map[string]bool{}, weighted: o.weighted, bounded: o.bounded, expiring: o.expiring, reported: map[string]int{},
 		}
 		if l.Groups != nil {
 			run.header = fmt.Sprintf("max concurrency %d, groups %+v\n", l.MaxConcurrency, *l.Groups)
 		}
 		for _, td := range refTypes {
-			if err := run.c.RegisterType(td.name, td.cfg); err != nil {
+			cfg := td.cfg
+			if o.expiring && td.name == "pull" {
+				cfg.QueueTimeout = 6 * time.Millisecond // the type's default TTL
+			}
+			if err := run.c.RegisterType(td.name, cfg); err != nil {
 				t.Fatal(err)
 			}
-			run.ref.types[td.name] = td.cfg
+			run.ref.types[td.name] = cfg
 		}
 		for op := range ops {
 			run.step(op)
@@ -1255,6 +1304,9 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		if stats.reasons[reason] == 0 {
 			t.Errorf("no pending job ever waited for %s", reason)
 		}
+	}
+	if o.expiring && stats.expired == 0 {
+		t.Error("TTLs on, yet no job expired")
 	}
 	if o.rated && stats.reasons[policy.ReasonRateLimited] == 0 {
 		t.Error("rate limits on, yet no job waited for a token")

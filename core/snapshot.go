@@ -44,6 +44,8 @@ type Snapshot struct {
 	// subscriber's channel was full, once per subscriber that missed one.
 	// The core has no subscribers: its owner fills this in.
 	EventsLost uint64 `json:"events_lost"`
+	// Expired counts the jobs that expired pending since the start.
+	Expired uint64 `json:"expired"`
 }
 
 // RunningJob is one running job in a Snapshot.
@@ -94,6 +96,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		Running:         make([]RunningJob, 0, len(c.running)),
 		Pending:         make([]PendingJob, 0, c.queue.Len()),
 		AccumulatedCost: c.ledger.Costs(),
+		Expired:         c.expiredTotal,
 		KeyWeights:      keyWeights(c.limits.KeyWeights),
 		Tiers:           maps.Clone(c.limits.Tiers),
 		Adaptive:        copyAdaptive(c.limits.Adaptive),

@@ -269,6 +269,16 @@ type JobDenied struct {
 	Panicked    bool           `json:"policy_panicked"`
 }
 
+// JobExpired reports a job that was still pending when its time to live
+// ran out: it never runs.
+type JobExpired struct {
+	Time        time.Time      `json:"time"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+	Waited      time.Duration  `json:"waited"`
+}
+
 // JobRefused reports a submission refused before it was queued (a pending
 // bound): Reason is tenant_limit or pool_overloaded.
 type JobRefused struct {
@@ -329,3 +339,4 @@ func (JobAged) event()                {}
 func (GroupAllocationChanged) event() {}
 func (JobDenied) event()              {}
 func (JobRefused) event()             {}
+func (JobExpired) event()             {}

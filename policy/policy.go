@@ -32,6 +32,10 @@ type JobTypeConfig struct {
 	// Priority is the tier: higher is dispatched first, and the value is the
 	// tier's concurrency cap. Must be at least 1.
 	Priority Priority `json:"priority"`
+	// QueueTimeout is how long a job of the type may stay pending before it
+	// expires (ErrExpired), unless the job sets its own (WithTTL). Zero
+	// means no limit; it must not be negative.
+	QueueTimeout time.Duration `json:"queue_timeout,omitempty"`
 }
 
 // Reason says why a pending job is not running.
@@ -71,6 +75,8 @@ var (
 	// ErrOverloaded: the scheduler's queue is full (RefusalError with
 	// ReasonPoolOverloaded).
 	ErrOverloaded = errors.New("fairsched: overloaded")
+	// ErrExpired: the job was still pending when its time to live ran out.
+	ErrExpired = errors.New("fairsched: job expired while pending")
 )
 
 // InvalidConfig returns an error wrapping ErrInvalidConfig that names the
@@ -90,6 +96,8 @@ func (c JobTypeConfig) Validate(t JobType) error {
 		return InvalidConfig("JobTypeConfig.MaxConcurrency", c.MaxConcurrency, "must not be negative (0 means no per-type cap)")
 	case c.Priority < 1:
 		return InvalidConfig("JobTypeConfig.Priority", c.Priority, "must be at least 1: the value is the tier's concurrency cap")
+	case c.QueueTimeout < 0:
+		return InvalidConfig("JobTypeConfig.QueueTimeout", c.QueueTimeout, "must not be negative (0 means no limit)")
 	}
 	return nil
 }

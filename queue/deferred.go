@@ -29,12 +29,21 @@ func (q *Queue) Defer(j *Job, until time.Time) {
 // Deferred reports whether j waits out a deferral.
 func (j *Job) Deferred() bool { return j.where == placeDeferred }
 
-// NextWake returns the earliest time a deferred job returns to dispatch.
+// NextWake returns the earliest time a deferred job returns to dispatch or
+// a pending job expires.
 func (q *Queue) NextWake() (time.Time, bool) {
-	if len(q.deferred) == 0 {
+	var at int64
+	ok := false
+	if len(q.deferred) > 0 {
+		at, ok = q.deferred[0].until, true
+	}
+	if len(q.expiring) > 0 && (!ok || q.expiring[0].deadline < at) {
+		at, ok = q.expiring[0].deadline, true
+	}
+	if !ok {
 		return time.Time{}, false
 	}
-	return time.Unix(0, q.deferred[0].until), true
+	return time.Unix(0, at), true
 }
 
 // wake returns to their lanes the deferred jobs due at t (Unix ns).

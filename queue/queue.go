@@ -33,6 +33,9 @@ type Job struct {
 	// above the job's base priority changes anything.
 	Floor   policy.Priority
 	Floored bool
+	// Deadline, when not zero, is when the job expires if still pending
+	// (see TakeExpired).
+	Deadline time.Time
 	// Ref belongs to the caller: it leads back from the queue's job to the
 	// caller's record of it.
 	Ref any
@@ -44,6 +47,8 @@ type Job struct {
 	pos      int // position in its lane's FIFO while there
 	parkedOn policy.ConflictKey
 	until    int64 // while deferred: when it returns (Unix ns)
+	deadline int64 // Deadline in Unix ns
+	eidx     int   // position in the expiry heap; -1 when not there
 	aged     int   // the highest aging band reported for the job
 	// pauseBase is the group's paused time when the job arrived: the
 	// pauses after it are taken off the job's aging clock.
@@ -268,6 +273,8 @@ type Queue struct {
 	open   []*Group // groups that may run more and hold lanes (see bestOpen)
 	// deferred holds the deferred jobs by the time they return.
 	deferred ixheap[*deferredJob]
+	// expiring holds the pending jobs with a deadline, by deadline.
+	expiring ixheap[*expiringJob]
 	// hasRoom is the caller's check that a group may start one more job.
 	hasRoom func(*Group) bool
 	floors  bool // a job with a floor was ever pushed: levels may cross
@@ -358,6 +365,7 @@ func (q *Queue) Push(j *Job, keyCost time.Duration) {
 	l.fifo = append(l.fifo, j)
 	j.where = placeFIFO
 	q.n++
+	q.expireAt(j)
 	q.enter(l)
 }
 
@@ -479,6 +487,9 @@ func (q *Queue) Remove(j *Job) {
 		q.deferred.remove(j.idx)
 	default:
 		q.leaveLane(j)
+	}
+	if j.eidx >= 0 {
+		q.expiring.remove(j.eidx)
 	}
 	j.where, j.lane = placeNone, nil
 	q.n--

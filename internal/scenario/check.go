@@ -49,6 +49,16 @@ func Check(sc Scenario, res Result) []string {
 			verdict(running(sc, res, "B", res.Start[old]) == 3, "group B ran %d jobs, one past its allocation of 2", running(sc, res, "B", res.Start[old])))
 	case "10-weight-change":
 		out = append(out, split(sc, res, 3, 3, "A", 4, "B", 4), split(sc, res, 6, -1, "A", 6, "B", 2))
+	case "15-expiry":
+		expired := map[string]int{}
+		for _, e := range res.Timeline {
+			if e.Kind == "expire" {
+				expired[e.Job] = e.T
+			}
+		}
+		out = append(out, verdict(len(expired) == 2 && expired["pull(repo)"] == 3 && expired["snapshot(nightly)"] == 5,
+			"the pull expired at T=3 and the snapshot at T=5, pending (%v)", expired),
+			verdict(res.Start["sync-clone(repo)"] == 6, "the clone without a timeout ran when the slot freed, at T=%d", res.Start["sync-clone(repo)"]))
 	case "14-rate-limited":
 		starts := []int{}
 		for i := 1; i <= 4; i++ {

@@ -33,7 +33,7 @@ func Spec() []Scenario {
 // All returns every scenario: the spec's five, then those of the later
 // features.
 func All() []Scenario {
-	return append(Spec(), AgingUnderStream(), WeightedGroups(), PausedGroup(), UrgentBorrow(), WeightChange(), WeightedKeys(), NoisyTenant(), TierShares(), RateLimited())
+	return append(Spec(), AgingUnderStream(), WeightedGroups(), PausedGroup(), UrgentBorrow(), WeightChange(), WeightedKeys(), NoisyTenant(), TierShares(), RateLimited(), Expiry())
 }
 
 // AgingUnderStream: two slots, a foreground stream that always has two

@@ -43,8 +43,10 @@ func NoisyTenant() Scenario {
 	return sc
 }
 
-// The tier scenario's job types: one per tier of the spec's model.
+// The tier scenario's job types: one per tier of the spec's model; and a
+// background snapshot for the expiry scenario.
 const (
+	Snapshot fairsched.JobType = "snapshot"
 	Incident fairsched.JobType = "p0-incident"
 	Copilot  fairsched.JobType = "p1-copilot"
 	Backfill fairsched.JobType = "p2-backfill"
@@ -128,6 +130,29 @@ func RateLimited() Scenario {
 		for i := range 3 {
 			sc.Jobs = append(sc.Jobs, Job{Type: SyncClone, ID: fmt.Sprintf("c%d-%d", t, i), Key: "user", Arrival: t, Duration: 1})
 		}
+	}
+	return sc
+}
+
+// Expiry: one slot, held by a 6-second repack from T=0. A pull (queue
+// timeout 2 s) and a clone with no timeout queue behind it, then a snapshot
+// job (queue timeout 4 s, background): the pull and the snapshot expire
+// while pending — the pull's caller gets ErrExpired at T=3, the snapshot is
+// reported at T=5 — and the clone runs when the slot frees.
+func Expiry() Scenario {
+	sc := Scenario{Name: "15-expiry", Title: "Pending jobs expire at their queue timeout; the rest run",
+		MaxConcurrency: 1,
+		Types: []Type{
+			{Repack, fairsched.JobTypeConfig{DefaultCost: 6 * time.Second, Priority: 4}},
+			{Pull, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8, QueueTimeout: 2 * time.Second}},
+			{SyncClone, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}},
+			{Snapshot, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4, QueueTimeout: 4 * time.Second}},
+		}}
+	sc.Jobs = []Job{
+		{Type: Repack, ID: "big", Arrival: 0, Duration: 6},
+		{Type: Pull, ID: "repo", Key: "dev1", Arrival: 1, Duration: 1},
+		{Type: SyncClone, ID: "repo", Key: "dev2", Arrival: 1, Duration: 1},
+		{Type: Snapshot, ID: "nightly", Arrival: 1, Duration: 1},
 	}
 	return sc
 }
