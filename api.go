@@ -3,6 +3,7 @@ package fairsched
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -45,6 +46,7 @@ const (
 	ReasonGroupLimit  = policy.ReasonGroupLimit
 	ReasonPaused      = policy.ReasonPaused
 	ReasonDeferred    = policy.ReasonDeferred
+	ReasonBackoff     = policy.ReasonBackoff
 	ReasonRateLimited = policy.ReasonRateLimited
 	ReasonNoWorkers   = policy.ReasonNoWorkers
 	// Refusals: the job was never queued (see RefusalError).
@@ -143,6 +145,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		Clock:  o.clock,
 		Logger: o.logger,
 		Tick:   o.limits.KeyTTL / 4,
+		Rand:   o.rand,
 	})
 	return &Scheduler{a: a}, nil
 }
@@ -199,6 +202,11 @@ func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts [
 	for _, o := range opts {
 		o.applyJob(j)
 	}
+	if j.RetrySet {
+		if err := j.Retry.Validate("WithRetry"); err != nil {
+			return nil, fmt.Errorf("%w (type %q, id %q): %w", ErrInvalidJob, t, jobID, err)
+		}
+	}
 	if j.TTL < 0 {
 		return nil, fmt.Errorf("%w: WithTTL(%v): a time to live must not be negative (type %q, id %q)", ErrInvalidJob, j.TTL, t, jobID)
 	}
@@ -222,6 +230,34 @@ func (f jobOptionFunc) applyJob(j *messages.Job) { f(j) }
 // the estimate; a negative cost is ErrInvalidJob.
 func WithTokens(cost time.Duration) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.Tokens = cost })
+}
+
+// RetryPolicy retries failed jobs with exponential backoff (see WithRetry,
+// JobTypeConfig.Retry).
+type RetryPolicy = policy.RetryPolicy
+
+// WithRetry retries the job, in place of its type's policy: a failed
+// attempt (an error that is not Permanent; not a panic) waits
+// min(MaxBackoff, MinBackoff·2ⁿ⁻¹) less up to Jitter of it outside the
+// queue (reason backoff, holding no slot), then competes again with its
+// first submission's arrival and aging clock, until MaxAttempts attempts
+// ran. Each attempt is charged and teaches the cost estimate. RunSync
+// returns the first success, or after the last attempt an error that counts
+// the attempts and wraps the last error. A policy without bounds is
+// ErrInvalidJob.
+func WithRetry(p RetryPolicy) JobOption {
+	return jobOptionFunc(func(j *messages.Job) { j.Retry = p; j.RetrySet = true })
+}
+
+// Permanent marks err as not worth retrying: a job whose function returns
+// it is not retried, whatever its policy. errors.Is and errors.As still see
+// err.
+func Permanent(err error) error { return policy.Permanent(err) }
+
+// WithRandSeed seeds the random draws of the scheduler (retry jitter), for
+// runs that must repeat exactly; by default they are seeded from the clock.
+func WithRandSeed(seed uint64) Option {
+	return optionFunc(func(o *options) { o.rand = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) })
 }
 
 // WithTTL bounds how long the job may wait: if it is still pending d after
@@ -313,7 +349,8 @@ func (s *Scheduler) Snapshot(ctx context.Context) (Snapshot, error) {
 // and running jobs still complete (paused groups are resumed for that), and
 // Close returns nil when all have. While it drains, the rules keep holding:
 // deferred and rate-limited jobs wait for their timer, and a job whose time
-// to live runs out expires as it would have (ErrExpired, JobExpired). If
+// to live runs out expires as it would have (ErrExpired, JobExpired); a
+// failed job in its retry backoff is retried as it would have been. If
 // ctx ends first, running jobs' contexts are cancelled, pending jobs are
 // dropped (RunSync callers get ErrClosed), Close waits for the running
 // functions to return and reports ctx.Err(). A function that ignores its
@@ -332,6 +369,7 @@ type options struct {
 	clock  clock.Clock
 	logger *zap.Logger
 	limits policy.Limits
+	rand   *rand.Rand
 	err    error
 }
 

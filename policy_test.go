@@ -303,3 +303,89 @@ func TestTTL(t *testing.T) {
 		}
 	})
 }
+
+// TestRetry: a failing job is retried with exponential backoff (jitter
+// from a seeded source), waiting with reason backoff and holding no slot;
+// RunSync returns the success of a later attempt, or after the last attempt
+// an error counting them and wrapping the last; Permanent stops retries at
+// once; a policy without bounds is refused.
+func TestRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		t0 := mock.Now()
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
+			fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1), fairsched.WithRandSeed(7))
+		events, cancel := s.Subscribe(64)
+		policy := fairsched.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Second, MaxBackoff: 10 * time.Second, Jitter: 0.5}
+		errFlaky, errBroken := errors.New("flaky"), errors.New("broken")
+		runs := map[string]int{}
+		fn := func(id string, failures int, err error) func(context.Context) error {
+			return func(context.Context) error {
+				runs[id]++
+				if runs[id] <= failures {
+					return err
+				}
+				return nil
+			}
+		}
+		results := make(chan string, 3)
+		for _, c := range []struct {
+			id       string
+			failures int
+			err      error
+		}{{"flaky", 2, errFlaky}, {"broken", 5, errBroken}, {"fatal", 5, fairsched.Permanent(errBroken)}} {
+			go func() {
+				err := s.RunSync(context.Background(), work, c.id, "user", fn(c.id, c.failures, c.err), fairsched.WithRetry(policy))
+				results <- fmt.Sprintf("%s: %v", c.id, err)
+			}()
+			synctest.Wait()
+		}
+		if row, ok := pendingRow(snapshot(t, s), "flaky"); !ok || row.Reason != fairsched.ReasonBackoff {
+			t.Errorf("flaky after its first failure: %+v; want pending with reason backoff", row)
+		}
+		for range 20 {
+			mock.Add(time.Second)
+			synctest.Wait()
+		}
+		got := []string{<-results, <-results, <-results}
+		want := []string{
+			"fatal: fairsched: work/fatal failed after 1 attempt(s): broken", // Permanent: no retry
+			"broken: fairsched: work/broken failed after 3 attempt(s): broken",
+			"flaky: <nil>",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("RunSync results, in order (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(map[string]int{"flaky": 3, "broken": 3, "fatal": 1}, runs); diff != "" {
+			t.Errorf("attempts (-want +got):\n%s", diff)
+		}
+		cancel()
+		var timeline []string
+		for _, e := range collect(events) {
+			switch e := e.(type) {
+			case fairsched.JobAdmitted:
+				timeline = append(timeline, fmt.Sprintf("%v admit %s", e.Time.Sub(t0), e.ID))
+			case fairsched.JobFailed:
+				timeline = append(timeline, fmt.Sprintf("%v fail %s retrying=%v", e.Time.Sub(t0), e.ID, e.Retrying))
+			}
+		}
+		// The backoffs: 1s, then 2s, each less up to half of it drawn from
+		// the seeded source; each retry competes again as it comes back.
+		wantTimeline := []string{
+			"0s admit flaky", "0s fail flaky retrying=true",
+			"0s admit broken", "0s fail broken retrying=true",
+			"0s admit fatal", "0s fail fatal retrying=false",
+			"516.043462ms admit broken", "516.043462ms fail broken retrying=true", // 1s·(1 − 0.5·0.97)
+			"984.152921ms admit flaky", "984.152921ms fail flaky retrying=true", // 1s·(1 − 0.5·0.03)
+			"2.137397541s admit broken", "2.137397541s fail broken retrying=false", // + 2s·(1 − 0.5·0.38)
+			"2.461504536s admit flaky",
+		}
+		if diff := cmp.Diff(wantTimeline, timeline); diff != "" {
+			t.Errorf("timeline (-want +got):\n%s", diff)
+		}
+		bad := fairsched.RetryPolicy{MaxAttempts: 5}
+		if err := s.Submit(work, "x", func(context.Context) error { return nil }, fairsched.WithRetry(bad)); !errors.Is(err, fairsched.ErrInvalidConfig) {
+			t.Errorf("retries without backoff = %v; want ErrInvalidConfig", err)
+		}
+	})
+}

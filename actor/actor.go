@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -58,6 +59,8 @@ type Config struct {
 	Logger *zap.Logger
 	// Tick is the period of cost-model eviction.
 	Tick time.Duration
+	// Rand draws the jitter of retry backoffs; nil: seeded from the clock.
+	Rand *rand.Rand
 }
 
 // doneBuffer lets this many jobs report their end, and requestBuffer this
@@ -70,7 +73,8 @@ const (
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
 	core    *core.Core
-	refuses bool // the core may refuse a submission: Submit waits for the verdict
+	refuses bool       // the core may refuse a submission: Submit waits for the verdict
+	rand    *rand.Rand // draws retry jitter
 	clock   clock.Clock
 	log     *zap.Logger
 	tick    time.Duration
@@ -123,6 +127,11 @@ func Start(c *core.Core, cfg Config) *Actor {
 	}
 	a.base, a.cancelBase = context.WithCancel(context.Background())
 	a.refuses = c.Refuses() // settled by the limits, which do not change
+	a.rand = cfg.Rand
+	if a.rand == nil {
+		seed := uint64(cfg.Clock.Now().UnixNano())
+		a.rand = rand.New(rand.NewPCG(seed, seed>>32|1))
+	}
 	a.publishTypes()
 	go a.run()
 	return a
@@ -384,6 +393,15 @@ func (a *Actor) finish(d messages.Done) {
 	now := a.clock.Now()
 	j := d.Job
 	done := a.core.Finish(now, &j.Job)
+	j.Runs++
+	if d.Err != nil && j.Retry.Retries() {
+		if a.retry(now, j, d) {
+			return
+		}
+		if j.Foreground() { // the caller waits for the verdict: the last error
+			j.Admit <- fmt.Errorf("fairsched: %s/%s failed after %d attempt(s): %w", j.Type, j.ID, j.Runs, d.Err)
+		}
+	}
 	if ce := a.log.Check(zap.DebugLevel, "complete"); ce != nil {
 		ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key),
 			zap.Duration("elapsed", done.Elapsed), zap.Duration("estimate", done.Estimate), zap.Error(d.Err))
@@ -556,4 +574,24 @@ func (a *Actor) decision(j *messages.Job, decision string) []zap.Field {
 	return []zap.Field{zap.String("decision", decision), zap.String("tenant", j.Key), zap.Int("tier", int(j.Priority)),
 		zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Int("attempt", j.Attempt),
 		zap.Int("queue_depth", a.core.Pending()), zap.Int("running", a.core.RunningCount())}
+}
+
+// retry sends a failed attempt of j back to the queue for its backoff, if
+// its policy allows one more: not after a panic or a Permanent error, not
+// past MaxAttempts, not once Close gave up on pending work.
+func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
+	if d.Panicked || policy.IsPermanent(d.Err) || j.Runs >= j.Retry.MaxAttempts || a.aborted {
+		return false
+	}
+	delay := j.Retry.Backoff(j.Runs, a.rand.Float64())
+	a.core.Retry(now, &j.Job, delay)
+	if ce := a.log.Check(zap.InfoLevel, "job retried"); ce != nil {
+		ce.Write(append(a.decision(j, "retry"), zap.String("reason", string(policy.ReasonBackoff)),
+			zap.Int("runs", j.Runs), zap.Duration("retry_delay", delay), zap.Error(d.Err))...)
+	}
+	if len(a.subs) > 0 {
+		a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: d.Err, Retrying: true})
+	}
+	a.dispatch(now)
+	return true
 }

@@ -84,7 +84,29 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 			return err
 		}
 	}
-	return a.Execute(j)
+	for {
+		err := a.Execute(j)
+		if err == nil || !j.Retry.Retries() {
+			return err
+		}
+		// A failed attempt of a job that retries: the owner answers nil
+		// when the next attempt is admitted, or the final error.
+		if err := a.await(ctx, j); err != nil {
+			return err
+		}
+	}
+}
+
+// await waits for the owner's next answer on j.Admit; if ctx ends first,
+// the job is withdrawn (the owner still answers exactly once).
+func (a *Actor) await(ctx context.Context, j *messages.Job) error {
+	select {
+	case err := <-j.Admit:
+		return err
+	case <-ctx.Done():
+		_ = a.send(context.Background(), messages.Withdraw{Job: j, Err: ctx.Err()})
+		return <-j.Admit
+	}
 }
 
 // Register adds a job type.

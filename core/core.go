@@ -47,6 +47,10 @@ type Job struct {
 	Tokens time.Duration
 	// Attempt counts the admission policy's deferrals of the job.
 	Attempt int
+	// Retry is the job's retry policy (WithRetry), else its type's, set by
+	// Submit; Runs counts its attempts so far (its owner keeps it).
+	Retry policy.RetryPolicy
+	Runs  int
 	// TTL, when positive, is how long the job may stay pending (else its
 	// type's QueueTimeout); Deadline is set from it by Submit.
 	TTL      time.Duration
@@ -174,6 +178,9 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	j.grp = g
 	if c.buckets != nil {
 		c.bucketsOf(j)
+	}
+	if j.Retry == (policy.RetryPolicy{}) { // none of its own
+		j.Retry = slot.Config.Retry
 	}
 	ttl := j.TTL
 	if ttl <= 0 {
@@ -611,4 +618,18 @@ func (c *Core) TakeExpired() []*Job {
 	out := c.expired
 	c.expired = c.expired[:0]
 	return out
+}
+
+// Retry returns j, which Finish just recorded as a failed attempt, to the
+// queue: it waits out delay outside dispatch (reason backoff), then
+// competes again with its first submission's arrival and aging clock. Its
+// next admission is charged again, like any.
+func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
+	c.queue.At(now)
+	g := j.grp
+	before := g.demand()
+	g.pending++
+	c.demandChanged(g, before)
+	c.queue.Backoff(&j.q, now.Add(delay), c.ledger.Join(j.Key, now))
+	c.waiting(j, 1)
 }

@@ -150,6 +150,9 @@ func (c *Core) reason(now time.Time, j *Job) policy.Reason {
 	if j.grp.q.Paused() {
 		return policy.ReasonPaused
 	}
+	if j.q.InBackoff() {
+		return policy.ReasonBackoff
+	}
 	if j.q.Deferred() {
 		return policy.ReasonDeferred
 	}

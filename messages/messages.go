@@ -50,10 +50,14 @@ type Job struct {
 	// Both are nil for background work, which runs under the owner's context.
 	Ctx    context.Context
 	Cancel context.CancelFunc
-	// Admit receives exactly one value for a foreground job: nil when it may
-	// run (its caller runs it), or the reason it never will. nil for
-	// background work.
+	// Admit receives one value for a foreground job each time the owner
+	// decides for it: nil when it may run (its caller runs it), or the
+	// reason it never will (again); after a failed attempt of a job that
+	// retries, nil when the next attempt is admitted or the final error.
+	// nil for background work.
 	Admit chan error
+	// RetrySet: the job's own retry policy was given (WithRetry).
+	RetrySet bool
 }
 
 // NewJob returns a job of type t on id for fairness key key.
@@ -225,6 +229,9 @@ type JobFailed struct {
 	// "error" string: its message.
 	Err      error `json:"-"`
 	Panicked bool  `json:"panicked"`
+	// Retrying: the job waits out a backoff and runs again (its retry
+	// policy allows another attempt).
+	Retrying bool `json:"retrying,omitempty"`
 }
 
 // jobFailedJSON is JobFailed with its error as a message.

@@ -36,6 +36,9 @@ type JobTypeConfig struct {
 	// expires (ErrExpired), unless the job sets its own (WithTTL). Zero
 	// means no limit; it must not be negative.
 	QueueTimeout time.Duration `json:"queue_timeout,omitempty"`
+	// Retry retries the type's failed jobs (unless a job sets its own with
+	// WithRetry); the zero value retries nothing.
+	Retry RetryPolicy `json:"retry,omitzero"`
 }
 
 // Reason says why a pending job is not running.
@@ -51,6 +54,7 @@ const (
 	ReasonGroupLimit  Reason = "group_limit"  // the job's group runs its allocation of slots (or its limit)
 	ReasonPaused      Reason = "paused"       // the job's group is paused
 	ReasonDeferred    Reason = "deferred"     // the admission policy deferred it; it waits out the delay
+	ReasonBackoff     Reason = "backoff"      // an attempt failed; it waits out its backoff before the next
 	ReasonRateLimited Reason = "rate_limited" // a rate limit of its type, group or key has no token
 	// ReasonNoWorkers: no worker can take the job (worker pools; no rule
 	// uses it yet).
@@ -98,6 +102,8 @@ func (c JobTypeConfig) Validate(t JobType) error {
 		return InvalidConfig("JobTypeConfig.Priority", c.Priority, "must be at least 1: the value is the tier's concurrency cap")
 	case c.QueueTimeout < 0:
 		return InvalidConfig("JobTypeConfig.QueueTimeout", c.QueueTimeout, "must not be negative (0 means no limit)")
+	case c.Retry != RetryPolicy{}:
+		return c.Retry.Validate("JobTypeConfig.Retry")
 	}
 	return nil
 }

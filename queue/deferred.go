@@ -50,9 +50,33 @@ func (q *Queue) NextWake() (time.Time, bool) {
 func (q *Queue) wake(t int64) {
 	for len(q.deferred) > 0 && q.deferred[0].until <= t {
 		j := (*Job)(q.deferred.remove(0))
+		j.backoff = false
 		l := q.laneOf(j, q.typeOf(j))
 		j.where = placeReturned
 		l.returned.push(j)
 		q.enter(l)
 	}
 }
+
+// Backoff returns j, which ran and failed, to the queue to wait out its
+// backoff until until, then compete again as a returned job (its arrival
+// and aging clock are its first submission's); keyCost is its key's
+// accumulated cost now.
+func (q *Queue) Backoff(j *Job, until time.Time, keyCost time.Duration) {
+	k := q.keys[j.Key]
+	if k == nil {
+		k = &keyRec{name: j.Key, cost: keyCost}
+		q.keys[j.Key] = k
+	} else {
+		q.setCost(k, keyCost)
+	}
+	k.jobs++
+	j.key, j.lane = k, nil
+	j.where, j.until, j.backoff = placeDeferred, until.UnixNano(), true
+	q.deferred.push((*deferredJob)(j))
+	q.n++
+	q.expireAt(j)
+}
+
+// InBackoff reports whether j waits out a retry's backoff.
+func (j *Job) InBackoff() bool { return j.where == placeDeferred && j.backoff }

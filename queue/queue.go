@@ -48,6 +48,7 @@ type Job struct {
 	parkedOn policy.ConflictKey
 	until    int64 // while deferred: when it returns (Unix ns)
 	deadline int64 // Deadline in Unix ns
+	backoff  bool  // deferred for a retry's backoff (not by the caller's policy)
 	eidx     int   // position in the expiry heap; -1 when not there
 	aged     int   // the highest aging band reported for the job
 	// pauseBase is the group's paused time when the job arrived: the
