@@ -63,15 +63,8 @@ func (q *Queue) wake(t int64) {
 // and aging clock are its first submission's); keyCost is its key's
 // accumulated cost now.
 func (q *Queue) Backoff(j *Job, until time.Time, keyCost time.Duration) {
-	k := q.keys[j.Key]
-	if k == nil {
-		k = &keyRec{name: j.Key, cost: keyCost}
-		q.keys[j.Key] = k
-	} else {
-		q.setCost(k, keyCost)
-	}
-	k.jobs++
-	j.key, j.lane = k, nil
+	q.count(j, keyCost)
+	j.lane = nil
 	j.where, j.until, j.backoff = placeDeferred, until.UnixNano(), true
 	q.deferred.push((*deferredJob)(j))
 	q.n++

@@ -346,15 +346,7 @@ func (q *Queue) Len() int { return q.n }
 
 // Push adds a job; keyCost is the current accumulated cost of its key.
 func (q *Queue) Push(j *Job, keyCost time.Duration) {
-	k := q.keys[j.Key]
-	if k == nil {
-		k = &keyRec{name: j.Key, cost: keyCost}
-		q.keys[j.Key] = k
-	} else {
-		q.setCost(k, keyCost)
-	}
-	k.jobs++
-	j.key = k
+	q.count(j, keyCost)
 	if j.Group != nil {
 		j.pauseBase = j.Group.pausedTotal
 		if j.Group.paused { // the pause under way counts from now on only
@@ -368,6 +360,20 @@ func (q *Queue) Push(j *Job, keyCost time.Duration) {
 	q.n++
 	q.expireAt(j)
 	q.enter(l)
+}
+
+// count records one more pending job of j's key, whose accumulated cost
+// is keyCost, creating the key's record the first time.
+func (q *Queue) count(j *Job, keyCost time.Duration) {
+	k := q.keys[j.Key]
+	if k == nil {
+		k = &keyRec{name: j.Key, cost: keyCost}
+		q.keys[j.Key] = k
+	} else {
+		q.setCost(k, keyCost)
+	}
+	k.jobs++
+	j.key = k
 }
 
 // laneOf returns the job's lane in type queue tq, creating it the first
