@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -207,6 +208,9 @@ func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts [
 			return nil, fmt.Errorf("%w (type %q, id %q): %w", ErrInvalidJob, t, jobID, err)
 		}
 	}
+	if j.Jitter < 0 {
+		return nil, fmt.Errorf("%w: WithJitter(%v): must not be negative (type %q, id %q)", ErrInvalidJob, j.Jitter, t, jobID)
+	}
 	if j.TTL < 0 {
 		return nil, fmt.Errorf("%w: WithTTL(%v): a time to live must not be negative (type %q, id %q)", ErrInvalidJob, j.TTL, t, jobID)
 	}
@@ -230,6 +234,44 @@ func (f jobOptionFunc) applyJob(j *messages.Job) { f(j) }
 // the estimate; a negative cost is ErrInvalidJob.
 func WithTokens(cost time.Duration) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.Tokens = cost })
+}
+
+// SubmitPeriodic runs fn as a background job every `every`: the first
+// occurrence at once, then at each multiple of every, each delayed by a
+// random share of up to WithJitter's d. Each occurrence is a fresh job (a
+// fresh aging clock) with the options given; one is skipped (and logged)
+// while the previous is still pending or running, so a slow job never piles
+// up. stop ends the schedule — no occurrence is submitted after it returns,
+// one under way runs to its end — and is safe to call more than once;
+// Close stops every schedule the same way.
+func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
+	fn func(context.Context) error, opts ...JobOption) (stop func(), err error) {
+	if err := s.a.Check(t, jobID, fn != nil); err != nil {
+		return nil, err
+	}
+	if every <= 0 {
+		return nil, fmt.Errorf("%w: SubmitPeriodic(%s, %s): every = %v: must be positive", ErrInvalidJob, t, jobID, every)
+	}
+	j, err := newJob(t, jobID, "", fn, opts)
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.a.AddPeriodic(j, every, j.Jitter)
+	if err != nil {
+		return nil, err
+	}
+	var stopped atomic.Bool
+	return func() {
+		if stopped.CompareAndSwap(false, true) {
+			s.a.StopPeriodic(id)
+		}
+	}, nil
+}
+
+// WithJitter delays each occurrence of a SubmitPeriodic job by a random
+// share of up to d, so that schedules started together spread out.
+func WithJitter(d time.Duration) JobOption {
+	return jobOptionFunc(func(j *messages.Job) { j.Jitter = d })
 }
 
 // RetryPolicy retries failed jobs with exponential backoff (see WithRetry,
@@ -350,7 +392,8 @@ func (s *Scheduler) Snapshot(ctx context.Context) (Snapshot, error) {
 // Close returns nil when all have. While it drains, the rules keep holding:
 // deferred and rate-limited jobs wait for their timer, and a job whose time
 // to live runs out expires as it would have (ErrExpired, JobExpired); a
-// failed job in its retry backoff is retried as it would have been. If
+// failed job in its retry backoff is retried as it would have been;
+// periodic schedules stop (an occurrence under way completes). If
 // ctx ends first, running jobs' contexts are cancelled, pending jobs are
 // dropped (RunSync callers get ErrClosed), Close waits for the running
 // functions to return and reports ctx.Err(). A function that ignores its

@@ -389,3 +389,65 @@ func TestRetry(t *testing.T) {
 		}
 	})
 }
+
+// TestSubmitPeriodic: occurrences every 10s, each a fresh job; while one
+// runs long, the next ones are skipped (no pile-up); stop ends the
+// schedule; bad periods are refused; Close ends the rest (goleak checks
+// that nothing is left running).
+func TestSubmitPeriodic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		t0 := mock.Now()
+		logs, records := observer.New(zap.InfoLevel)
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
+			fairsched.WithClock(mock), fairsched.WithLogger(zap.New(logs)))
+		events, cancel := s.Subscribe(64)
+		var runs []*blocker
+		fn := func(ctx context.Context) error {
+			b := newBlocker()
+			runs = append(runs, b)
+			return b.fn(ctx)
+		}
+		stop, err := s.SubmitPeriodic(work, "sweep", 10*time.Second, fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		step := func(d time.Duration) {
+			mock.Add(d)
+			synctest.Wait()
+		}
+		step(25 * time.Second) // the first occurrence runs 25s: 10s and 20s are skipped
+		finish(t, runs[0])
+		step(5 * time.Second) // 30s: the next occurrence
+		finish(t, runs[1])
+		stop()
+		stop() // twice is safe
+		step(20 * time.Second)
+		if len(runs) != 2 {
+			t.Errorf("%d occurrences ran; want 2 (0s and 30s)", len(runs))
+		}
+		if _, err := s.SubmitPeriodic(work, "bad", 0, fn); !errors.Is(err, fairsched.ErrInvalidJob) {
+			t.Errorf("period 0 = %v; want ErrInvalidJob", err)
+		}
+		if _, err := s.SubmitPeriodic(work, "other", time.Second, fn); err != nil { // Close ends it
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		for _, b := range runs[2:] {
+			finish(t, b)
+		}
+		cancel()
+		var got []string
+		for _, e := range keep(collect(events), fairsched.JobAdmitted{}) {
+			a := e.(fairsched.JobAdmitted)
+			got = append(got, fmt.Sprintf("%v %s", a.Time.Sub(t0), a.ID))
+		}
+		if diff := cmp.Diff([]string{"0s sweep", "30s sweep", "50s other"}, got); diff != "" {
+			t.Errorf("admissions (-want +got):\n%s", diff)
+		}
+		if n := records.FilterMessage("periodic occurrence skipped").Len(); n != 2 {
+			t.Errorf("%d skipped occurrences logged; want 2 (10s, 20s)", n)
+		}
+	})
+}

@@ -72,12 +72,15 @@ const (
 
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
-	core    *core.Core
-	refuses bool       // the core may refuse a submission: Submit waits for the verdict
-	rand    *rand.Rand // draws retry jitter
-	clock   clock.Clock
-	log     *zap.Logger
-	tick    time.Duration
+	core         *core.Core
+	refuses      bool       // the core may refuse a submission: Submit waits for the verdict
+	rand         *rand.Rand // draws retry jitter
+	schedules    schedules  // periodic jobs, by next occurrence
+	byID         map[uint64]*schedule
+	lastSchedule uint64
+	clock        clock.Clock
+	log          *zap.Logger
+	tick         time.Duration
 
 	requests chan messages.Request
 	done     chan messages.Done
@@ -127,6 +130,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 	}
 	a.base, a.cancelBase = context.WithCancel(context.Background())
 	a.refuses = c.Refuses() // settled by the limits, which do not change
+	a.byID = map[uint64]*schedule{}
 	a.rand = cfg.Rand
 	if a.rand == nil {
 		seed := uint64(cfg.Clock.Now().UnixNano())
@@ -181,7 +185,9 @@ func (a *Actor) run() {
 		case <-a.wakeC:
 			a.wakeC, a.wake = nil, nil // fired
 			if !a.aborted {
-				a.dispatch(a.clock.Now()) // deferred jobs are due
+				now := a.clock.Now()
+				a.runSchedules(now)
+				a.dispatch(now) // deferred jobs are due, or expiring, or refilled
 			}
 		}
 		a.reportAged()
@@ -245,6 +251,10 @@ func (a *Actor) handle(r messages.Request) {
 			}
 		}
 		m.Reply <- err
+	case messages.AddPeriodic:
+		a.addPeriodic(m)
+	case messages.StopPeriodic:
+		a.stopPeriodic(m)
 	case messages.SetKeyWeight:
 		err := a.core.SetKeyWeight(m.Key, m.Weight)
 		if err == nil {
@@ -267,6 +277,7 @@ func (a *Actor) handle(r messages.Request) {
 		m.Reply <- struct{}{}
 	case messages.Close:
 		a.closing = true
+		a.stopSchedules() // no new occurrence; one under way drains
 		if !a.aborted {
 			now := a.clock.Now()
 			a.core.ResumeAll(now) // pending work drains, paused groups' too
@@ -323,6 +334,7 @@ func (a *Actor) logRefusal(j *messages.Job, re *policy.RefusalError) {
 
 // refuse answers a job that will never run.
 func (a *Actor) refuse(j *messages.Job, err error) {
+	ended(j)
 	if j.Foreground() {
 		j.Admit <- err
 		return
@@ -402,6 +414,7 @@ func (a *Actor) finish(d messages.Done) {
 			j.Admit <- fmt.Errorf("fairsched: %s/%s failed after %d attempt(s): %w", j.Type, j.ID, j.Runs, d.Err)
 		}
 	}
+	ended(j)
 	if ce := a.log.Check(zap.DebugLevel, "complete"); ce != nil {
 		ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key),
 			zap.Duration("elapsed", done.Elapsed), zap.Duration("estimate", done.Estimate), zap.Error(d.Err))
@@ -497,6 +510,7 @@ func (a *Actor) abort() {
 		return
 	}
 	a.aborted, a.closing = true, true
+	a.stopSchedules()
 	a.cancelBase()
 	for _, cj := range a.core.Running() {
 		if cancel := messages.Of(cj).Cancel; cancel != nil {
@@ -513,6 +527,9 @@ func (a *Actor) abort() {
 // arm sets the one timer for the earliest deferred job, if it changed.
 func (a *Actor) arm() {
 	at, ok := a.core.NextWake()
+	if next, ok2 := a.nextSchedule(); ok2 && (!ok || next.Before(at)) {
+		at, ok = next, true
+	}
 	switch {
 	case !ok:
 		a.disarm()
@@ -541,6 +558,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 		if len(a.subs) > 0 {
 			a.emit(messages.JobDenied{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: d.Err, Panicked: d.Panicked})
 		}
+		ended(j)
 		if j.Foreground() {
 			j.Admit <- d.Err
 		} else {
@@ -557,6 +575,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 		if len(a.subs) > 0 {
 			a.emit(messages.JobExpired{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Waited: waited})
 		}
+		ended(j)
 		if j.Foreground() {
 			j.Admit <- err
 		}

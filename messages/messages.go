@@ -58,6 +58,11 @@ type Job struct {
 	Admit chan error
 	// RetrySet: the job's own retry policy was given (WithRetry).
 	RetrySet bool
+	// OnEnd, when set, is called by the owner once the job has left for
+	// good: it ran (its last attempt), or was dropped, expired or denied.
+	OnEnd func()
+	// Jitter: for SubmitPeriodic, the most each occurrence is delayed.
+	Jitter time.Duration
 }
 
 // NewJob returns a job of type t on id for fairness key key.
@@ -129,6 +134,20 @@ type SetKeyWeight struct {
 	Reply  chan error
 }
 
+// AddPeriodic asks the owner to run Job every Every (plus up to Jitter);
+// Reply gets the schedule's id, 0 when the scheduler is closing.
+type AddPeriodic struct {
+	Job           *Job
+	Every, Jitter time.Duration
+	Reply         chan uint64
+}
+
+// StopPeriodic asks the owner to end a schedule.
+type StopPeriodic struct {
+	ID    uint64
+	Reply chan struct{}
+}
+
 // SnapshotRequest asks the owner for a copy of its state.
 type SnapshotRequest struct{ Reply chan core.Snapshot }
 
@@ -159,6 +178,8 @@ func (Withdraw) request()        {}
 func (Register) request()        {}
 func (GroupOp) request()         {}
 func (SetKeyWeight) request()    {}
+func (AddPeriodic) request()     {}
+func (StopPeriodic) request()    {}
 func (SnapshotRequest) request() {}
 func (Subscribe) request()       {}
 func (Unsubscribe) request()     {}

@@ -1,0 +1,156 @@
+package actor
+
+import (
+	"container/heap"
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/messages"
+)
+
+// Periodic jobs. The owner keeps every schedule in one heap by next
+// occurrence, on the same one timer as deferrals and expiry. An occurrence
+// is a fresh background job (a fresh aging clock); it is not submitted
+// while the schedule's previous occurrence is still pending or running, so
+// a slow job never piles up behind itself.
+
+type schedule struct {
+	id     uint64
+	tmpl   *messages.Job // what each occurrence copies
+	every  time.Duration
+	jitter time.Duration
+	next   time.Time // the next occurrence, jitter included
+	base   time.Time // the next occurrence's slot, before jitter
+	idx    int
+	busy   bool // an occurrence is pending or running
+}
+
+type schedules []*schedule
+
+func (h schedules) Len() int           { return len(h) }
+func (h schedules) Less(i, j int) bool { return h[i].next.Before(h[j].next) }
+func (h schedules) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].idx, h[j].idx = i, j
+}
+func (h *schedules) Push(x any) { s := x.(*schedule); s.idx = len(*h); *h = append(*h, s) }
+func (h *schedules) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	s.idx = -1
+	return s
+}
+
+// AddPeriodic starts a schedule; it returns its id for StopPeriodic.
+func (a *Actor) AddPeriodic(tmpl *messages.Job, every, jitter time.Duration) (uint64, error) {
+	if a.closed.Load() {
+		return 0, ErrClosed
+	}
+	m := messages.AddPeriodic{Job: tmpl, Every: every, Jitter: jitter, Reply: make(chan uint64, 1)}
+	if err := a.send(context.Background(), m); err != nil {
+		return 0, err
+	}
+	id := <-m.Reply
+	if id == 0 {
+		return 0, ErrClosed
+	}
+	return id, nil
+}
+
+// StopPeriodic ends schedule id: no occurrence is submitted after it
+// returns (one under way runs to its end).
+func (a *Actor) StopPeriodic(id uint64) {
+	m := messages.StopPeriodic{ID: id, Reply: make(chan struct{}, 1)}
+	if a.send(context.Background(), m) == nil {
+		<-m.Reply
+	}
+}
+
+func (a *Actor) addPeriodic(m messages.AddPeriodic) {
+	if a.closing {
+		m.Reply <- 0
+		return
+	}
+	a.lastSchedule++
+	now := a.clock.Now()
+	s := &schedule{id: a.lastSchedule, tmpl: m.Job, every: m.Every, jitter: m.Jitter, base: now}
+	s.next = now.Add(a.jitterOf(s))
+	heap.Push(&a.schedules, s)
+	a.byID[s.id] = s
+	m.Reply <- s.id
+	a.runSchedules(now)
+}
+
+func (a *Actor) stopPeriodic(m messages.StopPeriodic) {
+	if s := a.byID[m.ID]; s != nil {
+		heap.Remove(&a.schedules, s.idx)
+		delete(a.byID, m.ID)
+	}
+	m.Reply <- struct{}{}
+}
+
+// stopSchedules ends every schedule: Close stops new occurrences.
+func (a *Actor) stopSchedules() {
+	clear(a.byID)
+	clear(a.schedules)
+	a.schedules = a.schedules[:0]
+}
+
+func (a *Actor) jitterOf(s *schedule) time.Duration {
+	if s.jitter <= 0 {
+		return 0
+	}
+	return time.Duration(a.rand.Int64N(int64(s.jitter)))
+}
+
+// runSchedules submits the occurrences due at now, skipping a schedule
+// whose previous occurrence is still pending or running.
+func (a *Actor) runSchedules(now time.Time) {
+	for len(a.schedules) > 0 && !a.schedules[0].next.After(now) {
+		s := a.schedules[0]
+		for !s.base.After(now) { // the slots that passed, a missed one included
+			s.base = s.base.Add(s.every)
+		}
+		if s.busy {
+			a.log.Info("periodic occurrence skipped", zap.String("type", string(s.tmpl.Type)), zap.String("id", s.tmpl.ID),
+				zap.String("reason", "previous occurrence still pending or running"))
+		} else {
+			a.occur(now, s)
+		}
+		s.next = s.base.Add(a.jitterOf(s))
+		heap.Fix(&a.schedules, s.idx)
+	}
+}
+
+// occur submits one occurrence of schedule s.
+func (a *Actor) occur(now time.Time, s *schedule) {
+	j := messages.NewJob(s.tmpl.Type, s.tmpl.ID, s.tmpl.Key, s.tmpl.Fn)
+	j.Group, j.Tokens, j.TTL, j.Retry = s.tmpl.Group, s.tmpl.Tokens, s.tmpl.TTL, s.tmpl.Retry
+	j.OnEnd = func() { s.busy = false }
+	if err := a.core.Submit(now, &j.Job); err != nil {
+		a.log.Error("periodic occurrence refused", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(err))
+		return
+	}
+	s.busy = true
+	a.dispatch(now)
+}
+
+// nextSchedule returns the next occurrence time, if any schedule runs.
+func (a *Actor) nextSchedule() (time.Time, bool) {
+	if len(a.schedules) == 0 {
+		return time.Time{}, false
+	}
+	return a.schedules[0].next, true
+}
+
+// ended tells whoever waits that j left the scheduler for good (ran, was
+// dropped, expired or denied).
+func ended(j *messages.Job) {
+	if j.OnEnd != nil {
+		j.OnEnd()
+	}
+}
