@@ -268,6 +268,15 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 	}, nil
 }
 
+// Supersede, on Submit, replaces the pending background job of the same
+// (type, id), if there is one: that job leaves the queue unrun and
+// uncharged, and this one takes its place with its own function and a
+// fresh aging clock (it arrives now). Without a pending job it is a plain
+// Submit. A running job is never replaced.
+func Supersede() JobOption {
+	return jobOptionFunc(func(j *messages.Job) { j.Supersede = true })
+}
+
 // WithJitter delays each occurrence of a SubmitPeriodic job by a random
 // share of up to d, so that schedules started together spread out.
 func WithJitter(d time.Duration) JobOption {

@@ -451,3 +451,40 @@ func TestSubmitPeriodic(t *testing.T) {
 		}
 	})
 }
+
+// TestSupersede: a Submit with Supersede replaces the pending background
+// job of its (type, id): the old function never runs, the new one does,
+// and its aging clock starts at the replacement.
+func TestSupersede(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		t0 := mock.Now()
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
+			fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1))
+		hold := submit(t, s, work, "hold", "")
+		var ran []string
+		job := func(name string) func(context.Context) error {
+			return func(context.Context) error { ran = append(ran, name); return nil }
+		}
+		if err := s.Submit(work, "index", job("v1")); err != nil {
+			t.Fatal(err)
+		}
+		mock.Add(5 * time.Second)
+		if err := s.Submit(work, "index", job("v2"), fairsched.Supersede()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		snap := snapshot(t, s)
+		if len(snap.Pending) != 1 || !snap.Pending[0].Submitted.Equal(t0.Add(5*time.Second)) {
+			t.Errorf("pending after supersede: %+v; want one job submitted at +5s", snap.Pending)
+		}
+		if err := s.Submit(work, "fresh", job("fresh"), fairsched.Supersede()); err != nil { // nothing to replace
+			t.Fatal(err)
+		}
+		finish(t, hold)
+		synctest.Wait()
+		if diff := cmp.Diff([]string{"v2", "fresh"}, ran); diff != "" {
+			t.Errorf("ran (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -73,9 +73,10 @@ const (
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
 	core         *core.Core
-	refuses      bool       // the core may refuse a submission: Submit waits for the verdict
-	rand         *rand.Rand // draws retry jitter
-	schedules    schedules  // periodic jobs, by next occurrence
+	refuses      bool                     // the core may refuse a submission: Submit waits for the verdict
+	rand         *rand.Rand               // draws retry jitter
+	schedules    schedules                // periodic jobs, by next occurrence
+	pendingBG    map[jobRef]*messages.Job // the latest pending background job of each (type, id), for Supersede
 	byID         map[uint64]*schedule
 	lastSchedule uint64
 	clock        clock.Clock
@@ -131,6 +132,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.base, a.cancelBase = context.WithCancel(context.Background())
 	a.refuses = c.Refuses() // settled by the limits, which do not change
 	a.byID = map[uint64]*schedule{}
+	a.pendingBG = map[jobRef]*messages.Job{}
 	a.rand = cfg.Rand
 	if a.rand == nil {
 		seed := uint64(cfg.Clock.Now().UnixNano())
@@ -308,6 +310,9 @@ func (a *Actor) submit(m messages.Submit) {
 		return
 	}
 	now := a.clock.Now()
+	if j.Supersede && !j.Foreground() {
+		a.supersede(now, j)
+	}
 	if err := a.core.Submit(now, &j.Job); err != nil {
 		var re *policy.RefusalError
 		if errors.As(err, &re) {
@@ -319,7 +324,29 @@ func (a *Actor) submit(m messages.Submit) {
 	if m.Reply != nil {
 		m.Reply <- nil
 	}
+	if !j.Foreground() {
+		a.pendingBG[jobRef{j.Type, j.ID}] = j
+	}
 	a.dispatch(now)
+}
+
+// jobRef names a (type, id).
+type jobRef struct {
+	t  policy.JobType
+	id string
+}
+
+// supersede withdraws the pending background job of j's (type, id), if
+// any: j replaces it, with its own function and a fresh aging clock.
+func (a *Actor) supersede(now time.Time, j *messages.Job) {
+	old := a.pendingBG[jobRef{j.Type, j.ID}]
+	if old == nil || !a.core.Withdraw(now, &old.Job) {
+		return
+	}
+	if ce := a.log.Check(zap.InfoLevel, "job superseded"); ce != nil {
+		ce.Write(a.decision(old, "supersede")...)
+	}
+	a.ended(old)
 }
 
 // logRefusal records a refused submission as a decision record.
@@ -334,7 +361,7 @@ func (a *Actor) logRefusal(j *messages.Job, re *policy.RefusalError) {
 
 // refuse answers a job that will never run.
 func (a *Actor) refuse(j *messages.Job, err error) {
-	ended(j)
+	a.ended(j)
 	if j.Foreground() {
 		j.Admit <- err
 		return
@@ -368,6 +395,9 @@ func (a *Actor) dispatch(now time.Time) {
 		if j := messages.Of(cj); j.Foreground() {
 			j.Admit <- nil // its caller runs it
 		} else {
+			if a.pendingBG[jobRef{j.Type, j.ID}] == j {
+				delete(a.pendingBG, jobRef{j.Type, j.ID})
+			}
 			go a.Execute(j)
 		}
 	}
@@ -414,7 +444,7 @@ func (a *Actor) finish(d messages.Done) {
 			j.Admit <- fmt.Errorf("fairsched: %s/%s failed after %d attempt(s): %w", j.Type, j.ID, j.Runs, d.Err)
 		}
 	}
-	ended(j)
+	a.ended(j)
 	if ce := a.log.Check(zap.DebugLevel, "complete"); ce != nil {
 		ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key),
 			zap.Duration("elapsed", done.Elapsed), zap.Duration("estimate", done.Estimate), zap.Error(d.Err))
@@ -558,7 +588,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 		if len(a.subs) > 0 {
 			a.emit(messages.JobDenied{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: d.Err, Panicked: d.Panicked})
 		}
-		ended(j)
+		a.ended(j)
 		if j.Foreground() {
 			j.Admit <- d.Err
 		} else {
@@ -575,7 +605,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 		if len(a.subs) > 0 {
 			a.emit(messages.JobExpired{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Waited: waited})
 		}
-		ended(j)
+		a.ended(j)
 		if j.Foreground() {
 			j.Admit <- err
 		}

@@ -148,8 +148,11 @@ func (a *Actor) nextSchedule() (time.Time, bool) {
 }
 
 // ended tells whoever waits that j left the scheduler for good (ran, was
-// dropped, expired or denied).
-func ended(j *messages.Job) {
+// dropped, superseded, expired or denied).
+func (a *Actor) ended(j *messages.Job) {
+	if ref := (jobRef{j.Type, j.ID}); a.pendingBG[ref] == j {
+		delete(a.pendingBG, ref)
+	}
 	if j.OnEnd != nil {
 		j.OnEnd()
 	}

@@ -63,6 +63,9 @@ type Job struct {
 	OnEnd func()
 	// Jitter: for SubmitPeriodic, the most each occurrence is delayed.
 	Jitter time.Duration
+	// Supersede: the job replaces the pending background job of its
+	// (type, id), if any.
+	Supersede bool
 }
 
 // NewJob returns a job of type t on id for fairness key key.
