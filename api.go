@@ -2,6 +2,7 @@ package fairsched
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
@@ -103,6 +104,9 @@ var (
 	// ErrOverloaded: the queue holds WithMaxPending jobs; nothing was
 	// queued.
 	ErrOverloaded = policy.ErrOverloaded
+	// ErrStore: the Store given to WithStore could not be read; New
+	// fails and the store is left as it was.
+	ErrStore = errors.New("fairsched: store")
 	// ErrExpired: the job was still pending when its time to live
 	// (WithTTL, JobTypeConfig.QueueTimeout) ran out; it never ran.
 	ErrExpired = policy.ErrExpired
@@ -142,11 +146,23 @@ func New(opts ...Option) (*Scheduler, error) {
 
 		return nil, err
 	}
-	a := actor.Start(core.New(o.limits), actor.Config{
+	c := core.New(o.limits)
+	var state core.State
+	if o.store != nil {
+		st, err := o.store.Load()
+		if err != nil {
+			return nil, fmt.Errorf("%w: loading: %w", ErrStore, err)
+		}
+		state = st
+		c.RestoreEstimates(o.clock.Now(), st.Estimates)
+	}
+	a := actor.Start(c, actor.Config{
 		Clock:  o.clock,
 		Logger: o.logger,
 		Tick:   o.limits.KeyTTL / 4,
 		Rand:   o.rand,
+		Store:  o.store,
+		State:  state,
 	})
 	return &Scheduler{a: a}, nil
 }
@@ -305,6 +321,27 @@ func WithRetry(p RetryPolicy) JobOption {
 // err.
 func Permanent(err error) error { return policy.Permanent(err) }
 
+// Store keeps what must survive a restart: the learned cost estimates and
+// when each periodic job last ran (StoreState). New loads it — a store it
+// cannot read makes New fail with ErrStore, and nothing is written to it —
+// and the scheduler saves to it on each eviction tick (KeyTTL/4) and when
+// Close ends. Package boltstore has one on an embedded database.
+type Store = actor.Store
+
+// StoreState is what a Store keeps.
+type StoreState = core.State
+
+// WithStore persists the scheduler's state in st (see Store). Without it
+// nothing is persisted.
+func WithStore(st Store) Option {
+	return optionFunc(func(o *options) {
+		if st == nil {
+			o.fail(fmt.Errorf("%w: WithStore(nil)", ErrInvalidConfig))
+		}
+		o.store = st
+	})
+}
+
 // WithRandSeed seeds the random draws of the scheduler (retry jitter), for
 // runs that must repeat exactly; by default they are seeded from the clock.
 func WithRandSeed(seed uint64) Option {
@@ -422,6 +459,7 @@ type options struct {
 	logger *zap.Logger
 	limits policy.Limits
 	rand   *rand.Rand
+	store  Store
 	err    error
 }
 

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -61,6 +62,16 @@ type Config struct {
 	Tick time.Duration
 	// Rand draws the jitter of retry backoffs; nil: seeded from the clock.
 	Rand *rand.Rand
+	// Store, when not nil, receives the state to keep across restarts on
+	// each tick and when the owner stops; State is what it held at start.
+	Store Store
+	State core.State
+}
+
+// Store keeps a scheduler's state across restarts.
+type Store interface {
+	Load() (core.State, error)
+	Save(core.State) error
 }
 
 // doneBuffer lets this many jobs report their end, and requestBuffer this
@@ -77,6 +88,8 @@ type Actor struct {
 	rand         *rand.Rand               // draws retry jitter
 	schedules    schedules                // periodic jobs, by next occurrence
 	pendingBG    map[jobRef]*messages.Job // the latest pending background job of each (type, id), for Supersede
+	store        Store                    // nil: nothing persisted
+	lastRuns     map[string]time.Time     // periodic jobs\' last occurrences, by "type/id"
 	byID         map[uint64]*schedule
 	lastSchedule uint64
 	clock        clock.Clock
@@ -133,6 +146,10 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.refuses = c.Refuses() // settled by the limits, which do not change
 	a.byID = map[uint64]*schedule{}
 	a.pendingBG = map[jobRef]*messages.Job{}
+	a.store, a.lastRuns = cfg.Store, map[string]time.Time{}
+	for k, v := range cfg.State.LastRuns {
+		a.lastRuns[k] = v
+	}
 	a.rand = cfg.Rand
 	if a.rand == nil {
 		seed := uint64(cfg.Clock.Now().UnixNano())
@@ -145,6 +162,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 
 func (a *Actor) run() {
 	defer close(a.stopped)
+	defer a.save() // the final state, once everything ran
 	defer a.cancelBase()
 	defer a.closeSubscribers()
 	defer a.stop()
@@ -180,6 +198,7 @@ func (a *Actor) run() {
 		case d := <-a.done:
 			a.finish(d)
 		case <-ticker.C:
+			a.save()
 			keys, ests := a.core.Evict(a.clock.Now())
 			if keys+ests > 0 {
 				a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
@@ -643,4 +662,15 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	}
 	a.dispatch(now)
 	return true
+}
+
+// save hands the state to keep across restarts to the store, if any.
+func (a *Actor) save() {
+	if a.store == nil {
+		return
+	}
+	st := core.State{Estimates: a.core.Estimates(), LastRuns: maps.Clone(a.lastRuns)}
+	if err := a.store.Save(st); err != nil {
+		a.log.Error("saving the scheduler state failed", zap.Error(err))
+	}
 }

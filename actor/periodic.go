@@ -78,7 +78,12 @@ func (a *Actor) addPeriodic(m messages.AddPeriodic) {
 	a.lastSchedule++
 	now := a.clock.Now()
 	s := &schedule{id: a.lastSchedule, tmpl: m.Job, every: m.Every, jitter: m.Jitter, base: now}
-	s.next = now.Add(a.jitterOf(s))
+	// After a restart, a job that ran recently waits out the rest of its
+	// interval instead of running at once with every other schedule.
+	if last, ok := a.lastRuns[runKey(m.Job)]; ok && now.Before(last.Add(m.Every)) {
+		s.base = last.Add(m.Every)
+	}
+	s.next = s.base.Add(a.jitterOf(s))
 	heap.Push(&a.schedules, s)
 	a.byID[s.id] = s
 	m.Reply <- s.id
@@ -136,6 +141,7 @@ func (a *Actor) occur(now time.Time, s *schedule) {
 		return
 	}
 	s.busy = true
+	a.lastRuns[runKey(j)] = now
 	a.dispatch(now)
 }
 
@@ -157,3 +163,6 @@ func (a *Actor) ended(j *messages.Job) {
 		j.OnEnd()
 	}
 }
+
+// runKey names a periodic job in the store: "type/id".
+func runKey(j *messages.Job) string { return string(j.Type) + "/" + j.ID }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fairsched/fairsched/costmodel"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
 )
@@ -134,12 +133,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		}
 		s.Pending = append(s.Pending, pj)
 	}
-	c.estimates.Each(func(k costmodel.EstimateKey, cost time.Duration) {
-		s.CostEstimates = append(s.CostEstimates, CostEstimate{Type: policy.JobType(k.Type), ID: k.ID, Cost: cost})
-	})
-	slices.SortFunc(s.CostEstimates, func(a, b CostEstimate) int {
-		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.ID, b.ID))
-	})
+	s.CostEstimates = c.Estimates()
 	return s
 }
 

@@ -89,3 +89,17 @@ func (e *Estimates) Each(fn func(k EstimateKey, cost time.Duration)) {
 		fn(est.key, est.cost)
 	}
 }
+
+// Put sets the estimate of k to cost, used at now: estimates restored from
+// a store.
+func (e *Estimates) Put(k EstimateKey, cost time.Duration, now time.Time) {
+	el, ok := e.byKey[k]
+	if !ok {
+		el = e.lru.PushBack(&estimate{key: k})
+		e.byKey[k] = el
+	} else {
+		e.lru.MoveToBack(el)
+	}
+	est := el.Value.(*estimate)
+	est.cost, est.lastUsed = cost, now
+}
