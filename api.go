@@ -446,7 +446,9 @@ func (s *Scheduler) Snapshot(ctx context.Context) (Snapshot, error) {
 // context therefore delays Close. After Close returns, no goroutine of the
 // scheduler remains. Calling Close again is safe. A Submit racing Close's
 // last moment may return nil and still be refused: the job is then logged as
-// dropped, never silently lost.
+// dropped, never silently lost. Every job dropped unrun is answered to its
+// caller (ErrClosed), logged, reported as JobDropped, and counted in the
+// error of the first Close.
 func (s *Scheduler) Close(ctx context.Context) error {
 	return s.a.Close(ctx)
 }

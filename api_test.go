@@ -391,8 +391,8 @@ func TestCloseDeadline(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := s.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Close = %v; want DeadlineExceeded", err)
+		if err := s.Close(ctx); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "2 job(s) dropped") {
+			t.Fatalf("Close = %v; want DeadlineExceeded counting the 2 pending jobs dropped", err)
 		}
 		if err := <-runningErr; !errors.Is(err, context.Canceled) {
 			t.Errorf("running RunSync = %v; want context.Canceled from its cancelled context", err)

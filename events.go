@@ -50,6 +50,10 @@ type JobDenied = messages.JobDenied
 // never runs.
 type JobExpired = messages.JobExpired
 
+// JobDropped: a job was dropped unrun because the scheduler closed; Close
+// counts them in its error.
+type JobDropped = messages.JobDropped
+
 // JobRefused: a submission was refused before it was queued (a pending
 // bound, reason tenant_limit or pool_overloaded).
 type JobRefused = messages.JobRefused

@@ -83,18 +83,20 @@ const (
 
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
-	core         *core.Core
-	refuses      bool                     // the core may refuse a submission: Submit waits for the verdict
-	rand         *rand.Rand               // draws retry jitter
-	schedules    schedules                // periodic jobs, by next occurrence
-	pendingBG    map[jobRef]*messages.Job // the latest pending background job of each (type, id), for Supersede
-	store        Store                    // nil: nothing persisted
-	lastRuns     map[string]time.Time     // periodic jobs\' last occurrences, by "type/id"
-	byID         map[uint64]*schedule
-	lastSchedule uint64
-	clock        clock.Clock
-	log          *zap.Logger
-	tick         time.Duration
+	core          *core.Core
+	refuses       bool                     // the core may refuse a submission: Submit waits for the verdict
+	rand          *rand.Rand               // draws retry jitter
+	schedules     schedules                // periodic jobs, by next occurrence
+	pendingBG     map[jobRef]*messages.Job // the latest pending background job of each (type, id), for Supersede
+	store         Store                    // nil: nothing persisted
+	dropped       int                      // jobs refused with ErrClosed, for Close's error
+	dropsReported atomic.Bool              // the first Close reports them
+	lastRuns      map[string]time.Time     // periodic jobs' last occurrences, by "type/id"
+	byID          map[uint64]*schedule
+	lastSchedule  uint64
+	clock         clock.Clock
+	log           *zap.Logger
+	tick          time.Duration
 
 	requests chan messages.Request
 	done     chan messages.Done
@@ -381,6 +383,12 @@ func (a *Actor) logRefusal(j *messages.Job, re *policy.RefusalError) {
 // refuse answers a job that will never run.
 func (a *Actor) refuse(j *messages.Job, err error) {
 	a.ended(j)
+	if errors.Is(err, ErrClosed) {
+		a.dropped++
+		if len(a.subs) > 0 {
+			a.emit(messages.JobDropped{Time: a.clock.Now(), Type: j.Type, ID: j.ID, FairnessKey: j.Key})
+		}
+	}
 	if j.Foreground() {
 		j.Admit <- err
 		return

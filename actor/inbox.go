@@ -200,17 +200,31 @@ func (a *Actor) Close(ctx context.Context) error {
 	a.closed.Store(true)
 	if err := a.send(ctx, messages.Close{}); err == ErrClosed {
 		<-a.stopped // the owner is in its last step
-		return nil
+		return a.droppedErr(nil)
 	}
 	select {
 	case <-a.stopped:
-		return nil
+		return a.droppedErr(nil)
 	case <-ctx.Done():
 	}
 	if a.send(context.Background(), messages.Abort{}) == ErrClosed {
 		<-a.stopped
-		return nil // it finished while we were deciding
+		return a.droppedErr(nil) // it finished while we were deciding
 	}
 	<-a.stopped
-	return ctx.Err()
+	return a.droppedErr(ctx.Err())
+}
+
+// droppedErr is Close's answer once the owner stopped: cause (the expired
+// context, or nil) and how many jobs were dropped unrun, if any — each also
+// answered to its caller, logged and reported as JobDropped. (The owner
+// has stopped: its counter is settled.)
+func (a *Actor) droppedErr(cause error) error {
+	switch {
+	case a.dropped == 0 || !a.dropsReported.CompareAndSwap(false, true): // once, to the first Close
+		return cause
+	case cause == nil:
+		return fmt.Errorf("fairsched: close: %d job(s) raced Close and were dropped unrun: %w", a.dropped, ErrClosed)
+	}
+	return fmt.Errorf("fairsched: close: %d job(s) dropped unrun: %w", a.dropped, cause)
 }

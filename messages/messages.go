@@ -310,6 +310,15 @@ type JobExpired struct {
 	Waited      time.Duration  `json:"waited"`
 }
 
+// JobDropped reports a job dropped unrun because the scheduler closed
+// (Close's context ended first, or it raced Close).
+type JobDropped struct {
+	Time        time.Time      `json:"time"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+}
+
 // JobRefused reports a submission refused before it was queued (a pending
 // bound): Reason is tenant_limit or pool_overloaded.
 type JobRefused struct {
@@ -371,3 +380,4 @@ func (GroupAllocationChanged) event() {}
 func (JobDenied) event()              {}
 func (JobRefused) event()             {}
 func (JobExpired) event()             {}
+func (JobDropped) event()             {}
