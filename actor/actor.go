@@ -29,6 +29,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/internal/timeheap"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -86,7 +87,7 @@ type Actor struct {
 	core          *core.Core
 	refuses       bool                     // the core may refuse a submission: Submit waits for the verdict
 	rand          *rand.Rand               // draws retry jitter
-	schedules     schedules                // periodic jobs, by next occurrence
+	schedules     timeheap.Heap[*schedule] // periodic jobs, by next occurrence
 	pendingBG     map[jobRef]*messages.Job // the latest pending background job of each (type, id), for Supersede
 	store         Store                    // nil: nothing persisted
 	dropped       int                      // jobs refused with ErrClosed, for Close's error

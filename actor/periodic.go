@@ -1,7 +1,6 @@
 package actor
 
 import (
-	"container/heap"
 	"context"
 	"time"
 
@@ -27,23 +26,9 @@ type schedule struct {
 	busy   bool // an occurrence is pending or running
 }
 
-type schedules []*schedule
-
-func (h schedules) Len() int           { return len(h) }
-func (h schedules) Less(i, j int) bool { return h[i].next.Before(h[j].next) }
-func (h schedules) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].idx, h[j].idx = i, j
-}
-func (h *schedules) Push(x any) { s := x.(*schedule); s.idx = len(*h); *h = append(*h, s) }
-func (h *schedules) Pop() any {
-	old := *h
-	s := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	s.idx = -1
-	return s
-}
+// When and SetIndex make a schedule a timeheap.Item, by next occurrence.
+func (s *schedule) When() time.Time { return s.next }
+func (s *schedule) SetIndex(i int)  { s.idx = i }
 
 // AddPeriodic starts a schedule; it returns its id for StopPeriodic.
 func (a *Actor) AddPeriodic(tmpl *messages.Job, every, jitter time.Duration) (uint64, error) {
@@ -84,7 +69,7 @@ func (a *Actor) addPeriodic(m messages.AddPeriodic) {
 		s.base = last.Add(m.Every)
 	}
 	s.next = s.base.Add(a.jitterOf(s))
-	heap.Push(&a.schedules, s)
+	a.schedules.Push(s)
 	a.byID[s.id] = s
 	m.Reply <- s.id
 	a.runSchedules(now)
@@ -92,7 +77,7 @@ func (a *Actor) addPeriodic(m messages.AddPeriodic) {
 
 func (a *Actor) stopPeriodic(m messages.StopPeriodic) {
 	if s := a.byID[m.ID]; s != nil {
-		heap.Remove(&a.schedules, s.idx)
+		a.schedules.Remove(s.idx)
 		delete(a.byID, m.ID)
 	}
 	m.Reply <- struct{}{}
@@ -101,8 +86,7 @@ func (a *Actor) stopPeriodic(m messages.StopPeriodic) {
 // stopSchedules ends every schedule: Close stops new occurrences.
 func (a *Actor) stopSchedules() {
 	clear(a.byID)
-	clear(a.schedules)
-	a.schedules = a.schedules[:0]
+	a.schedules.Clear()
 }
 
 func (a *Actor) jitterOf(s *schedule) time.Duration {
@@ -115,8 +99,8 @@ func (a *Actor) jitterOf(s *schedule) time.Duration {
 // runSchedules submits the occurrences due at now, skipping a schedule
 // whose previous occurrence is still pending or running.
 func (a *Actor) runSchedules(now time.Time) {
-	for len(a.schedules) > 0 && !a.schedules[0].next.After(now) {
-		s := a.schedules[0]
+	for a.schedules.Len() > 0 && !a.schedules.Top().next.After(now) {
+		s := a.schedules.Top()
 		for !s.base.After(now) { // the slots that passed, a missed one included
 			s.base = s.base.Add(s.every)
 		}
@@ -127,7 +111,7 @@ func (a *Actor) runSchedules(now time.Time) {
 			a.occur(now, s)
 		}
 		s.next = s.base.Add(a.jitterOf(s))
-		heap.Fix(&a.schedules, s.idx)
+		a.schedules.Fix(s.idx)
 	}
 }
 
@@ -147,10 +131,10 @@ func (a *Actor) occur(now time.Time, s *schedule) {
 
 // nextSchedule returns the next occurrence time, if any schedule runs.
 func (a *Actor) nextSchedule() (time.Time, bool) {
-	if len(a.schedules) == 0 {
+	if a.schedules.Len() == 0 {
 		return time.Time{}, false
 	}
-	return a.schedules[0].next, true
+	return a.schedules.Top().next, true
 }
 
 // ended tells whoever waits that j left the scheduler for good (ran, was

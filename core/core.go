@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched/costmodel"
+	"github.com/fairsched/fairsched/internal/timeheap"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
 )
@@ -86,9 +87,9 @@ type Core struct {
 	expired      []*Job   // jobs that expired pending, for TakeExpired
 	expiredTotal uint64
 	buckets      map[policy.RateScope]*bucket
-	refills      refills        // the blocked buckets, by refill time
-	deferred     []Deferral     // and deferred, for TakeDeferred
-	keyRunning   map[string]int // running jobs per fairness key, with tenant limits
+	refills      timeheap.Heap[*bucket] // the blocked buckets, by refill time
+	deferred     []Deferral             // and deferred, for TakeDeferred
+	keyRunning   map[string]int         // running jobs per fairness key, with tenant limits
 	limits       policy.Limits
 	queue        *queue.Queue
 	usage        *policy.Usage
@@ -583,8 +584,8 @@ func (c *Core) TakeDenied() []Denied {
 // caller's one timer (Advance or Dispatch at that time admits it).
 func (c *Core) NextWake() (time.Time, bool) {
 	at, ok := c.queue.NextWake()
-	if len(c.refills) > 0 && (!ok || c.refills[0].until.Before(at)) {
-		return c.refills[0].until, true
+	if c.refills.Len() > 0 && (!ok || c.refills.Top().until.Before(at)) {
+		return c.refills.Top().until, true
 	}
 	return at, ok
 }

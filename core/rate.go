@@ -1,7 +1,6 @@
 package core
 
 import (
-	"container/heap"
 	"math"
 	"time"
 
@@ -29,24 +28,10 @@ type bucket struct {
 	idx     int       // in Core.refills; -1 when not there
 }
 
-// refills orders the blocked buckets by when they may hold a token again.
-type refills []*bucket
-
-func (h refills) Len() int           { return len(h) }
-func (h refills) Less(i, j int) bool { return h[i].until.Before(h[j].until) }
-func (h refills) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].idx, h[j].idx = i, j
-}
-func (h *refills) Push(x any) { b := x.(*bucket); b.idx = len(*h); *h = append(*h, b) }
-func (h *refills) Pop() any {
-	old := *h
-	b := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	b.idx = -1
-	return b
-}
+// When and SetIndex make a bucket a timeheap.Item: blocked buckets wait by
+// refill time.
+func (b *bucket) When() time.Time { return b.until }
+func (b *bucket) SetIndex(i int)  { b.idx = i }
 
 func (c *Core) initRates() {
 	if len(c.limits.RateLimits) == 0 {
@@ -88,7 +73,7 @@ func (c *Core) block(now time.Time, b *bucket, qj *queue.Job) {
 		// would keep a token unused.
 		wait := max(time.Duration(math.Floor(need*float64(time.Second))), 1)
 		b.blocked, b.until = true, now.Add(wait)
-		heap.Push(&c.refills, b)
+		c.refills.Push(b)
 		if b.scope.Kind == policy.RateType {
 			slot, _ := c.usage.Lookup(policy.JobType(b.scope.Name))
 			c.queue.BlockType(slot.Type, true)
@@ -105,8 +90,8 @@ func (c *Core) block(now time.Time, b *bucket, qj *queue.Job) {
 // refill returns to dispatch the scopes whose buckets may hold a token at
 // now; a bucket still short when looked at is blocked again then.
 func (c *Core) refill(now time.Time) {
-	for len(c.refills) > 0 && !c.refills[0].until.After(now) {
-		b := heap.Pop(&c.refills).(*bucket)
+	for c.refills.Len() > 0 && !c.refills.Top().until.After(now) {
+		b := c.refills.Pop()
 		b.blocked = false
 		switch b.scope.Kind {
 		case policy.RateType:
