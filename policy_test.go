@@ -488,3 +488,85 @@ func TestSupersede(t *testing.T) {
 		}
 	})
 }
+
+// TestCoalesce: three RunSync callers for one pending (type, id) share one
+// run of the first caller's function; one leaves while it waits and gets
+// its context's error, without cancelling the run for the others, who get
+// its result. A request arriving while the run runs queues a run of its
+// own. When the last waiter leaves a pending run nobody else wants, it is
+// dropped unrun.
+func TestCoalesce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fetch fairsched.JobType = "fetch"
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{
+			fetch: {DefaultCost: time.Second, Priority: 4, Coalesce: true},
+			work:  workCfg,
+		}, fairsched.WithClock(clock.NewMock()), fairsched.WithMaxConcurrency(1))
+		hold := submit(t, s, work, "hold", "") // the one slot: fetches wait
+		runs := 0
+		release := make(chan struct{})
+		fetchFn := func(ctx context.Context) error {
+			runs++
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		results := map[string]chan error{}
+		leaving, leave := context.WithCancel(context.Background())
+		for _, c := range []struct {
+			name string
+			ctx  context.Context
+		}{{"a", context.Background()}, {"b", leaving}, {"c", context.Background()}} {
+			results[c.name] = make(chan error, 1)
+			go func() { results[c.name] <- s.RunSync(c.ctx, fetch, "repo", "user-"+c.name, fetchFn) }()
+			synctest.Wait()
+		}
+		if n := len(snapshot(t, s).Pending); n != 1 {
+			t.Errorf("%d pending after three coalescing requests; want their one run", n)
+		}
+		leave()
+		synctest.Wait()
+		if err := <-results["b"]; !errors.Is(err, context.Canceled) {
+			t.Errorf("leaving waiter = %v; want context.Canceled", err)
+		}
+		finish(t, hold) // the run starts
+		late := make(chan error, 1)
+		go func() { late <- s.RunSync(context.Background(), fetch, "repo", "user-d", fetchFn) }()
+		synctest.Wait()
+		close(release)
+		synctest.Wait()
+		for _, name := range []string{"a", "c"} {
+			if err := <-results[name]; err != nil {
+				t.Errorf("waiter %s = %v; want the run's success", name, err)
+			}
+		}
+		if err := <-late; err != nil {
+			t.Errorf("request after the run started = %v", err)
+		}
+		if runs != 2 {
+			t.Errorf("%d runs; want 2 (one shared, one for the late request)", runs)
+		}
+
+		// The last waiter leaves a pending run: it is dropped unrun.
+		hold = submit(t, s, work, "hold2", "")
+		alone, stop := context.WithCancel(context.Background())
+		lone := make(chan error, 1)
+		go func() { lone <- s.RunSync(alone, fetch, "other", "user-e", fetchFn) }()
+		synctest.Wait()
+		stop()
+		synctest.Wait()
+		if err := <-lone; !errors.Is(err, context.Canceled) {
+			t.Errorf("lone waiter = %v; want context.Canceled", err)
+		}
+		if n := len(snapshot(t, s).Pending); n != 0 {
+			t.Errorf("%d pending after the last waiter left; want the run dropped", n)
+		}
+		finish(t, hold)
+		if runs != 2 {
+			t.Errorf("%d runs; the dropped run must not run", runs)
+		}
+	})
+}

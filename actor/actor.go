@@ -34,6 +34,10 @@ import (
 	"github.com/fairsched/fairsched/policy"
 )
 
+// ErrSuperseded answers the waiters of a coalesced run that a Supersede
+// replaced.
+var ErrSuperseded = errors.New("fairsched: superseded")
+
 // ErrClosed is returned by every call made after Close.
 var ErrClosed = errors.New("fairsched: scheduler closed")
 
@@ -89,6 +93,7 @@ type Actor struct {
 	rand          *rand.Rand               // draws retry jitter
 	schedules     timeheap.Heap[*schedule] // periodic jobs, by next occurrence
 	pendingBG     map[jobRef]*messages.Job // the latest pending background job of each (type, id), for Supersede
+	joinable      map[jobRef]*messages.Job // pending coalesced runs, by (type, id)
 	store         Store                    // nil: nothing persisted
 	dropped       int                      // jobs refused with ErrClosed, for Close's error
 	dropsReported atomic.Bool              // the first Close reports them
@@ -149,6 +154,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.refuses = c.Refuses() // settled by the limits, which do not change
 	a.byID = map[uint64]*schedule{}
 	a.pendingBG = map[jobRef]*messages.Job{}
+	a.joinable = map[jobRef]*messages.Job{}
 	a.store, a.lastRuns = cfg.Store, map[string]time.Time{}
 	for k, v := range cfg.State.LastRuns {
 		a.lastRuns[k] = v
@@ -332,6 +338,10 @@ func (a *Actor) submit(m messages.Submit) {
 		return
 	}
 	now := a.clock.Now()
+	if cfg, ok := a.core.TypeConfig(j.Type); ok && cfg.Coalesce {
+		a.coalesce(now, j, m.Reply)
+		return
+	}
 	if j.Supersede && !j.Foreground() {
 		a.supersede(now, j)
 	}
@@ -368,7 +378,7 @@ func (a *Actor) supersede(now time.Time, j *messages.Job) {
 	if ce := a.log.Check(zap.InfoLevel, "job superseded"); ce != nil {
 		ce.Write(a.decision(old, "supersede")...)
 	}
-	a.ended(old)
+	a.ended(old, ErrSuperseded)
 }
 
 // logRefusal records a refused submission as a decision record.
@@ -383,7 +393,7 @@ func (a *Actor) logRefusal(j *messages.Job, re *policy.RefusalError) {
 
 // refuse answers a job that will never run.
 func (a *Actor) refuse(j *messages.Job, err error) {
-	a.ended(j)
+	a.ended(j, err)
 	if errors.Is(err, ErrClosed) {
 		a.dropped++
 		if len(a.subs) > 0 {
@@ -425,6 +435,9 @@ func (a *Actor) dispatch(now time.Time) {
 		} else {
 			if a.pendingBG[jobRef{j.Type, j.ID}] == j {
 				delete(a.pendingBG, jobRef{j.Type, j.ID})
+			}
+			if a.joinable[jobRef{j.Type, j.ID}] == j {
+				delete(a.joinable, jobRef{j.Type, j.ID}) // running: never joined
 			}
 			go a.Execute(j)
 		}
@@ -468,11 +481,13 @@ func (a *Actor) finish(d messages.Done) {
 		if a.retry(now, j, d) {
 			return
 		}
+		final := fmt.Errorf("fairsched: %s/%s failed after %d attempt(s): %w", j.Type, j.ID, j.Runs, d.Err)
 		if j.Foreground() { // the caller waits for the verdict: the last error
-			j.Admit <- fmt.Errorf("fairsched: %s/%s failed after %d attempt(s): %w", j.Type, j.ID, j.Runs, d.Err)
+			j.Admit <- final
 		}
+		d.Err = final
 	}
-	a.ended(j)
+	a.ended(j, d.Err)
 	if ce := a.log.Check(zap.DebugLevel, "complete"); ce != nil {
 		ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key),
 			zap.Duration("elapsed", done.Elapsed), zap.Duration("estimate", done.Estimate), zap.Error(d.Err))
@@ -553,6 +568,10 @@ func (a *Actor) closeSubscribers() {
 }
 
 func (a *Actor) withdraw(m messages.Withdraw) {
+	if m.Job.Leader != nil { // a waiter of a coalesced run
+		a.leave(a.clock.Now(), m.Job, m.Err)
+		return
+	}
 	if !a.core.Withdraw(a.clock.Now(), &m.Job.Job) {
 		return // admitted already: its context is cancelled and it runs to its end
 	}
@@ -616,7 +635,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 		if len(a.subs) > 0 {
 			a.emit(messages.JobDenied{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: d.Err, Panicked: d.Panicked})
 		}
-		a.ended(j)
+		a.ended(j, d.Err)
 		if j.Foreground() {
 			j.Admit <- d.Err
 		} else {
@@ -633,7 +652,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 		if len(a.subs) > 0 {
 			a.emit(messages.JobExpired{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Waited: waited})
 		}
-		a.ended(j)
+		a.ended(j, err)
 		if j.Foreground() {
 			j.Admit <- err
 		}

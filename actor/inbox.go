@@ -2,6 +2,7 @@ package actor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/fairsched/fairsched/core"
@@ -71,18 +72,14 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	if err := a.Submit(ctx, j); err != nil {
 		return err
 	}
-	select {
-	case err := <-j.Admit:
-		if err != nil {
-			return err
+	if err := a.await(ctx, j); err != nil {
+		// Refused, withdrawn, expired, denied — or, for a coalesced
+		// request, the shared run's result (nil on success).
+		var joined *messages.Joined
+		if errors.As(err, &joined) {
+			return joined.Err
 		}
-	case <-ctx.Done():
-		_ = a.send(context.Background(), messages.Withdraw{Job: j, Err: ctx.Err()})
-		// The owner answers exactly once: the withdrawal, or an admission
-		// that crossed it (the job then runs with its context cancelled).
-		if err := <-j.Admit; err != nil {
-			return err
-		}
+		return err
 	}
 	for {
 		err := a.Execute(j)

@@ -66,6 +66,14 @@ type Job struct {
 	// Supersede: the job replaces the pending background job of its
 	// (type, id), if any.
 	Supersede bool
+	// Coalescing: the job is the shared run of a coalescing type's
+	// requests; Waiters are the RunSync requests waiting for its result,
+	// Wanted says a background request wants it too. Leader is, for a
+	// waiter, the run it waits for.
+	Coalescing bool
+	Waiters    []*Job
+	Wanted     bool
+	Leader     *Job
 }
 
 // NewJob returns a job of type t on id for fairness key key.
@@ -74,6 +82,12 @@ func NewJob(t policy.JobType, id, key string, fn func(context.Context) error) *J
 	j.Type, j.ID, j.Key, j.Payload = t, id, key, j
 	return j
 }
+
+// Joined is what a waiter of a coalesced run receives on Admit: the run's
+// result, Err (nil for a success). It is an error only to travel on Admit.
+type Joined struct{ Err error }
+
+func (j *Joined) Error() string { return "fairsched: coalesced run ended" }
 
 // Of returns the Job a core.Job belongs to.
 func Of(j *core.Job) *Job { return j.Payload.(*Job) }

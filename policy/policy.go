@@ -39,6 +39,10 @@ type JobTypeConfig struct {
 	// Retry retries the type's failed jobs (unless a job sets its own with
 	// WithRetry); the zero value retries nothing.
 	Retry RetryPolicy `json:"retry,omitzero"`
+	// Coalesce: requests for a (type, id) that is pending share its run
+	// (see fairsched's package doc); its runs execute in a scheduler
+	// goroutine, RunSync callers waiting for the result.
+	Coalesce bool `json:"coalesce,omitempty"`
 }
 
 // Reason says why a pending job is not running.

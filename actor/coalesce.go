@@ -1,0 +1,93 @@
+package actor
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/messages"
+)
+
+// Coalescing. For a type with JobTypeConfig.Coalesce, the requests for one
+// (type, id) that arrive while it is pending share one run: the first
+// request's function, queued as a run of its own that executes in a
+// scheduler goroutine under a context of its own (RunSync callers do not
+// run it themselves, since any of them may leave). Each RunSync caller is a
+// waiter and gets the run's result; a background Submit only marks the run
+// as wanted. A waiter that leaves is answered at once; the run is
+// cancelled only when no waiter is left and no background request wants
+// it. A run that has started is never joined: later requests queue a run
+// of their own, after it.
+
+// coalesce handles request j of a coalescing type: it joins the pending run
+// of its (type, id) or starts one. It reports false when the run could not
+// be queued (the error is answered).
+func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
+	ref := jobRef{j.Type, j.ID}
+	run := a.joinable[ref]
+	if run == nil {
+		run = messages.NewJob(j.Type, j.ID, j.Key, j.Fn)
+		run.Group, run.Tokens, run.TTL, run.Retry, run.Floor, run.Floored = j.Group, j.Tokens, j.TTL, j.Retry, j.Floor, j.Floored
+		run.Ctx, run.Cancel = context.WithCancel(a.base)
+		run.Coalescing = true
+		if err := a.core.Submit(now, &run.Job); err != nil {
+			run.Cancel()
+			if reply != nil {
+				reply <- err
+			} else {
+				a.refuse(j, err)
+			}
+			return
+		}
+		a.joinable[ref] = run
+	} else if ce := a.log.Check(zap.DebugLevel, "coalesced"); ce != nil {
+		ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key))
+	}
+	if j.Foreground() {
+		j.Leader = run
+		run.Waiters = append(run.Waiters, j)
+	} else {
+		run.Wanted = true
+	}
+	if reply != nil {
+		reply <- nil
+	}
+	a.dispatch(now)
+}
+
+// leave answers waiter w, whose caller left with err, and cancels its run
+// if nobody else wants it.
+func (a *Actor) leave(now time.Time, w *messages.Job, err error) {
+	run := w.Leader
+	for i, x := range run.Waiters {
+		if x == w {
+			run.Waiters = append(run.Waiters[:i], run.Waiters[i+1:]...)
+			break
+		}
+	}
+	w.Leader = nil
+	w.Admit <- err
+	if len(run.Waiters) > 0 || run.Wanted {
+		return
+	}
+	if a.core.Withdraw(now, &run.Job) { // still pending: it leaves unrun
+		a.ended(run, err)
+	}
+	run.Cancel() // running: its context ends
+}
+
+// answerWaiters gives the waiters of run its result.
+func (a *Actor) answerWaiters(run *messages.Job, err error) {
+	if ref := (jobRef{run.Type, run.ID}); a.joinable[ref] == run {
+		delete(a.joinable, ref)
+	}
+	for _, w := range run.Waiters {
+		w.Leader = nil
+		w.Admit <- &messages.Joined{Err: err}
+	}
+	run.Waiters = nil
+	if run.Cancel != nil && run.Coalescing {
+		run.Cancel()
+	}
+}
