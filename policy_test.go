@@ -570,3 +570,54 @@ func TestCoalesce(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryKeepsAgingClock: a retried job competes again with its first
+// submission's aging clock, so after its backoff it goes ahead of fresher
+// jobs of its priority that have not aged as far.
+func TestRetryKeepsAgingClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		t0 := mock.Now()
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
+			fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1),
+			fairsched.WithAging(fairsched.AgingConfig{GracePeriod: time.Second, Interval: time.Second, MaxEffectivePriority: 20}))
+		events, cancel := s.Subscribe(64)
+		failed := false
+		flaky := func(context.Context) error {
+			if !failed {
+				failed = true
+				return errors.New("flaky")
+			}
+			return nil
+		}
+		hold := newBlocker()
+		if err := s.Submit(work, "flaky", flaky, fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 2, MinBackoff: 5 * time.Second, MaxBackoff: 5 * time.Second})); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // flaky ran at once and failed: back in 5s
+		if err := s.Submit(work, "hold", hold.fn); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		mock.Add(3 * time.Second)
+		for _, id := range []string{"fresh1", "fresh2"} { // submitted at 3s
+			if err := s.Submit(work, id, func(context.Context) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		mock.Add(4 * time.Second) // 7s: flaky is back, aged 6 steps; the fresh ones 3
+		synctest.Wait()
+		finish(t, hold)
+		cancel()
+		var order []string
+		for _, e := range keep(collect(events), fairsched.JobAdmitted{}) {
+			a := e.(fairsched.JobAdmitted)
+			order = append(order, fmt.Sprintf("%v %s p%d", a.Time.Sub(t0), a.ID, a.EffectivePriority))
+		}
+		want := []string{"0s flaky p8", "0s hold p8", "7s flaky p14", "7s fresh1 p11", "7s fresh2 p11"}
+		if diff := cmp.Diff(want, order); diff != "" {
+			t.Errorf("admissions (-want +got):\n%s", diff)
+		}
+	})
+}
