@@ -24,10 +24,23 @@
 //     the global cap is split among groups by weight, work-conserving;
 //     groups can be reweighted, paused and resumed at run time, and an
 //     urgent aged job may borrow past its group's share.
+//   - Tenancy: fairness key weights (WithKeyWeight) and stated tokens
+//     (WithTokens); rate limits per type, group or key (WithRateLimit);
+//     reserved and burst tier shares (WithTier); tenant limits on running
+//     and pending jobs (WithTenantLimits) and a bounded queue
+//     (WithMaxPending), whose refusals are RefusalErrors; an adaptive global
+//     limit (WithAdaptiveLimit); an admission policy (WithAdmissionPolicy).
+//   - Lifecycle: a time to live (WithTTL, QueueTimeout), retries with
+//     backoff (WithRetry, Permanent), coalescing of requests for one pending
+//     (type, id) (JobTypeConfig.Coalesce), Supersede, periodic jobs
+//     (SubmitPeriodic), and a Store for what must survive a restart
+//     (WithStore; package boltstore). Timed work of every kind waits in
+//     heaps served by one timer.
 //   - Explanations: Snapshot lists every pending job with the reason it
-//     waits (paused, global_limit, tier_limit, type_limit, group_limit,
-//     conflict); admissions and completions are logged at debug level, and
-//     Subscribe streams them as events.
+//     waits (paused, backoff, deferred, tenant_limit, global_limit,
+//     tier_limit, type_limit, group_limit, conflict, rate_limited);
+//     decisions are logged as structured records, and Subscribe streams
+//     them as events.
 //
 // # Dispatch
 //
