@@ -148,8 +148,8 @@ func (u *Usage) SetTiers(tiers map[Priority]TierConfig) {
 }
 
 // Shares reports whether tiers have shares: then whether a tier may start a
-// job depends on the others (Reserved), and the caller asks TierMayStart of
-// every tier after each change instead of following Transitions.
+// job depends on the others (Reserved), and the caller re-asks every tier
+// after each change (SyncTiers) instead of following Transitions.
 func (u *Usage) Shares() bool { return u.shares != nil }
 
 // Waiting counts a job of tier p that joins (delta 1) or leaves (-1) the
@@ -161,32 +161,8 @@ func (u *Usage) Waiting(p Priority, delta int) {
 	}
 }
 
-// Reserved reports whether the free slots are owed to other tiers'
-// reservations, so that tier p may not take one:
-//
-//	running + 1 + Σ_{q ≠ p} owed(q) > MaxConcurrency
-//	owed(q) = max(0, reserved(q) − running(q)), 0 when q lends while idle
-func (u *Usage) Reserved(p Priority) bool {
-	if u.shares == nil || u.max == 0 {
-		return false
-	}
-	owed := 0
-	for q, t := range u.shares {
-		if q == p || t.lendIdle && t.waiting == 0 {
-			continue
-		}
-		owed += max(0, t.reserved-u.TierRunning(q))
-	}
-	return u.running+1+owed > u.max
-}
-
-// TierMayStart reports whether tier p may start one more job, as far as
-// the global cap, its own cap and the other tiers' reservations go.
-func (u *Usage) TierMayStart(p Priority) bool {
-	return !u.GlobalFull() && !u.TierFull(p) && !u.Reserved(p)
-}
-
-// owed returns what tier entry e is still owed of its reservation.
+// owed returns what tier entry e is still owed of its reservation:
+// max(0, reserved − running), nothing while it lends and has no job waiting.
 func (e tierEntry) owed() int {
 	t := e.share
 	if t == nil || t.lendIdle && t.waiting == 0 {
@@ -195,22 +171,44 @@ func (e tierEntry) owed() int {
 	return max(0, t.reserved-*e.running)
 }
 
-// SyncTiers tells block, for every registered tier, whether it may not
-// start a job now (TierMayStart, negated). The reservations owed are summed
-// once: O(tiers).
-func (u *Usage) SyncTiers(block func(p Priority, blocked bool)) {
+// totalOwed sums what every tier is still owed of its reservation.
+func (u *Usage) totalOwed() int {
 	total := 0
 	for _, e := range u.tierList {
 		total += e.owed()
 	}
+	return total
+}
+
+// reservedFor reports whether one more job would leave fewer free slots
+// than the other tiers are owed (othersOwed).
+func (u *Usage) reservedFor(othersOwed int) bool {
+	return u.shares != nil && u.max > 0 && u.running+1+othersOwed > u.max
+}
+
+// Reserved reports whether the free slots are owed to other tiers'
+// reservations, so that tier p may not take one:
+//
+//	running + 1 + Σ_{q ≠ p} owed(q) > MaxConcurrency
+func (u *Usage) Reserved(p Priority) bool {
+	others := u.totalOwed()
+	for _, e := range u.tierList {
+		if e.p == p {
+			others -= e.owed()
+		}
+	}
+	return u.reservedFor(others)
+}
+
+// SyncTiers tells block, for every registered tier, whether it may not
+// start a job now: the global cap, its own cap (its burst share, or its
+// value) or the other tiers' reservations. The reservations owed are summed
+// once: O(tiers).
+func (u *Usage) SyncTiers(block func(p Priority, blocked bool)) {
+	total := u.totalOwed()
 	full := u.GlobalFull()
 	for _, e := range u.tierList {
-		limit := int(e.p)
-		if e.share != nil {
-			limit = e.share.burst
-		}
-		others := total - e.owed()
-		block(e.p, full || *e.running >= limit || u.max > 0 && u.running+1+others > u.max)
+		block(e.p, full || *e.running >= u.tierCap(e.p) || u.reservedFor(total-e.owed()))
 	}
 }
 
