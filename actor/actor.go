@@ -94,6 +94,7 @@ type Actor struct {
 	schedules     timeheap.Heap[*schedule] // periodic jobs, by next occurrence
 	pendingBG     map[jobRef]*messages.Job // the latest pending background job of each (type, id), for Supersede
 	joinable      map[jobRef]*messages.Job // pending coalesced runs, by (type, id)
+	coalescing    map[policy.JobType]bool  // the types with JobTypeConfig.Coalesce
 	store         Store                    // nil: nothing persisted
 	dropped       int                      // jobs refused with ErrClosed, for Close's error
 	dropsReported atomic.Bool              // the first Close reports them
@@ -155,6 +156,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.byID = map[uint64]*schedule{}
 	a.pendingBG = map[jobRef]*messages.Job{}
 	a.joinable = map[jobRef]*messages.Job{}
+	a.coalescing = map[policy.JobType]bool{}
 	a.store, a.lastRuns = cfg.Store, map[string]time.Time{}
 	for k, v := range cfg.State.LastRuns {
 		a.lastRuns[k] = v
@@ -256,6 +258,9 @@ func (a *Actor) handle(r messages.Request) {
 		err := a.core.RegisterType(m.Type, m.Config)
 		if err == nil {
 			a.publishTypes()
+			if m.Config.Coalesce {
+				a.coalescing[m.Type] = true
+			}
 			a.log.Debug("type registered", zap.String("type", string(m.Type)),
 				zap.Int("priority", int(m.Config.Priority)), zap.Int("max_concurrency", m.Config.MaxConcurrency),
 				zap.String("conflict_group", string(m.Config.ConflictGroup)), zap.Duration("default_cost", m.Config.DefaultCost))
@@ -338,7 +343,7 @@ func (a *Actor) submit(m messages.Submit) {
 		return
 	}
 	now := a.clock.Now()
-	if cfg, ok := a.core.TypeConfig(j.Type); ok && cfg.Coalesce {
+	if a.coalescing[j.Type] { // a lookup in a map that is empty unless a type coalesces
 		a.coalesce(now, j, m.Reply)
 		return
 	}

@@ -634,12 +634,3 @@ func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	c.queue.Backoff(&j.q, now.Add(delay), c.ledger.Join(j.Key, now))
 	c.waiting(j, 1)
 }
-
-// TypeConfig returns the registration of type t.
-func (c *Core) TypeConfig(t policy.JobType) (policy.JobTypeConfig, bool) {
-	slot, ok := c.usage.Lookup(t)
-	if !ok {
-		return policy.JobTypeConfig{}, false
-	}
-	return slot.Config, true
-}
