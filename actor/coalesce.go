@@ -27,8 +27,7 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 	ref := jobRef{j.Type, j.ID}
 	run := a.joinable[ref]
 	if run == nil {
-		run = messages.NewJob(j.Type, j.ID, j.Key, j.Fn)
-		run.Group, run.Tokens, run.TTL, run.Retry, run.Floor, run.Floored = j.Group, j.Tokens, j.TTL, j.Retry, j.Floor, j.Floored
+		run = j.Fresh()
 		run.Ctx, run.Cancel = context.WithCancel(a.base)
 		run.Coalescing = true
 		if err := a.core.Submit(now, &run.Job); err != nil {

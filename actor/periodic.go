@@ -117,8 +117,7 @@ func (a *Actor) runSchedules(now time.Time) {
 
 // occur submits one occurrence of schedule s.
 func (a *Actor) occur(now time.Time, s *schedule) {
-	j := messages.NewJob(s.tmpl.Type, s.tmpl.ID, s.tmpl.Key, s.tmpl.Fn)
-	j.Group, j.Tokens, j.TTL, j.Retry = s.tmpl.Group, s.tmpl.Tokens, s.tmpl.TTL, s.tmpl.Retry
+	j := s.tmpl.Fresh()
 	j.OnEnd = func() { s.busy = false }
 	if err := a.core.Submit(now, &j.Job); err != nil {
 		a.log.Error("periodic occurrence refused", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(err))

@@ -89,6 +89,15 @@ type Joined struct{ Err error }
 
 func (j *Joined) Error() string { return "fairsched: coalesced run ended" }
 
+// Fresh returns a new background job asking for what j asks: its type,
+// id, key, function and the settings its options gave (group, tokens, time
+// to live, retry policy, inherited priority) — none of j's history.
+func (j *Job) Fresh() *Job {
+	f := NewJob(j.Type, j.ID, j.Key, j.Fn)
+	f.Group, f.Tokens, f.TTL, f.Retry, f.Floor, f.Floored = j.Group, j.Tokens, j.TTL, j.Retry, j.Floor, j.Floored
+	return f
+}
+
 // Of returns the Job a core.Job belongs to.
 func Of(j *core.Job) *Job { return j.Payload.(*Job) }
 
