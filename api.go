@@ -15,6 +15,7 @@ import (
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/workers"
 )
 
 // JobType names a kind of work, such as "sync-clone" or "repack". The
@@ -51,6 +52,7 @@ const (
 	ReasonBackoff     = policy.ReasonBackoff
 	ReasonRateLimited = policy.ReasonRateLimited
 	ReasonNoWorkers   = policy.ReasonNoWorkers
+	ReasonWorkerBusy  = policy.ReasonWorkerBusy
 	// Refusals: the job was never queued (see RefusalError).
 	ReasonTenantLimit    = policy.ReasonTenantLimit
 	ReasonPoolOverloaded = policy.ReasonPoolOverloaded
@@ -113,6 +115,14 @@ var (
 	// ErrDenied: the admission policy denied the job (Deny(nil)), or
 	// panicked while deciding.
 	ErrDenied = policy.ErrDenied
+	// ErrWorkerLost is the cause (context.Cause) with which the context of
+	// a job is cancelled when its worker is unregistered while it runs;
+	// the attempt's error wraps it too.
+	ErrWorkerLost = workers.ErrWorkerLost
+	// ErrDuplicateWorker: RegisterWorker was called twice for one ID.
+	ErrDuplicateWorker = workers.ErrDuplicateWorker
+	// ErrUnknownWorker: UnregisterWorker of an ID that is not registered.
+	ErrUnknownWorker = workers.ErrUnknownWorker
 )
 
 // Scheduler decides which job runs next. All its methods are safe for
@@ -529,6 +539,31 @@ func WithKeyTTL(d time.Duration) Option {
 	return optionFunc(func(o *options) { o.limits.KeyTTL = d })
 }
 
+// ScoreConfig sets the coefficients of linear scoring (WithScoring).
+type ScoreConfig = policy.ScoreConfig
+
+// JobClass is what a job's score depends on besides its age (see
+// ScoreConfig.Crossover).
+type JobClass = policy.JobClass
+
+// WithScoring orders dispatch by a linear score instead of by effective
+// priority (spec 3): PriorityWeight·priority + AgeWeight·age, plus
+// RarityBonus divided by the free slots that take the job's type (worker
+// types), plus OnDemandBonus + OnDemandAgeWeight·age for RunSync work —
+// age in whole seconds since arrival. The highest score goes first; ties go
+// to the lower accumulated cost of the fairness key, then to the earlier
+// arrival. Every cap, conflict, group allocation and limit still applies.
+// Zero fields take the defaults (1024, 16/s, 500, 4096, 32/s); the score
+// has its own aging term, so WithAging is refused alongside. The policy
+// package doc gives the arithmetic; ScoreConfig.Crossover computes when one
+// kind of job overtakes another.
+func WithScoring(cfg ScoreConfig) Option {
+	return optionFunc(func(o *options) {
+		c := cfg.WithDefaults()
+		o.limits.Scoring = &c
+	})
+}
+
 // WithAging turns priority aging on: a pending job's effective priority
 // grows by cfg.Step every cfg.Interval once it has waited cfg.GracePeriod,
 // up to cfg.MaxEffectivePriority, so lower tiers are never starved by a
@@ -745,4 +780,45 @@ func WithGroupLimit(group string, n int) Option {
 		g.Limit = n
 		o.groups().Groups[group] = g
 	})
+}
+
+// SlotSpec is one slot of a worker: it runs one job at a time of any of
+// Types, each registered with JobTypeConfig.RequiresWorker.
+type SlotSpec struct{ Types []JobType }
+
+// WorkerSpec is a worker and its slots.
+type WorkerSpec struct {
+	ID    string
+	Slots []SlotSpec
+}
+
+// RegisterWorker adds a worker's slots. Jobs of a type that requires a
+// worker run only on a free slot that takes the type — the one that takes
+// the fewest types, keeping versatile slots for rarer work (earliest
+// registered among equals). It fails, changing nothing, with
+// ErrDuplicateWorker for an ID already registered, ErrUnknownJobType for an
+// unregistered type, and ErrInvalidConfig for an empty ID, no slot, a slot
+// with no type or a type that does not require a worker.
+func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
+	slots := make([][]JobType, len(w.Slots))
+	for i, sl := range w.Slots {
+		slots[i] = append([]JobType(nil), sl.Types...) // the caller may reuse its spec
+	}
+	return s.a.Worker(w.ID, slots, false)
+}
+
+// UnregisterWorker removes a worker and all its slots at once: it stopped
+// or crashed. The contexts of jobs running on its slots are cancelled with
+// a cause matching ErrWorkerLost; when such a job returns an error it is
+// wrapped with that cause and the job follows its retry policy (a job that
+// returns nil succeeded all the same). Its slots free nothing when their
+// jobs end. It fails with ErrUnknownWorker for an ID not registered.
+func (s *Scheduler) UnregisterWorker(id string) error { return s.a.Worker(id, nil, true) }
+
+// SlotFromContext returns the worker slot the job whose context ctx is (or
+// derives from) runs on: the worker's ID and the slot's index in its spec.
+// ok is false outside a job of a type that requires a worker.
+func SlotFromContext(ctx context.Context) (worker string, slot int, ok bool) {
+	ref, ok := messages.SlotOf(ctx)
+	return ref.Worker, ref.Slot, ok
 }

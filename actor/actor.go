@@ -32,6 +32,7 @@ import (
 	"github.com/fairsched/fairsched/internal/timeheap"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/workers"
 )
 
 // ErrSuperseded answers the waiters of a coalesced run that a Supersede
@@ -290,6 +291,8 @@ func (a *Actor) handle(r messages.Request) {
 		a.addPeriodic(m)
 	case messages.StopPeriodic:
 		a.stopPeriodic(m)
+	case messages.WorkerOp:
+		m.Reply <- a.worker(m)
 	case messages.SetKeyWeight:
 		err := a.core.SetKeyWeight(m.Key, m.Weight)
 		if err == nil {
@@ -421,12 +424,16 @@ func (a *Actor) dispatch(now time.Time) {
 	a.reportDecisions(now)
 	for _, cj := range a.admitted {
 		if ce := a.log.Check(zap.DebugLevel, "admit"); ce != nil {
-			ce.Write(zap.String("decision", "admit"), zap.Int("attempt", cj.Attempt), zap.Int("queue_depth", a.core.Pending()),
+			fields := []zap.Field{zap.String("decision", "admit"), zap.Int("attempt", cj.Attempt), zap.Int("queue_depth", a.core.Pending()),
 				zap.String("type", string(cj.Type)), zap.String("id", cj.ID), zap.String("key", cj.Key),
 				zap.String("group", cj.Group), zap.Int("priority", int(cj.Priority)), zap.Int("effective_priority", int(cj.Effective)),
 				zap.Duration("cost", cj.Cost), zap.Duration("key_cost", cj.KeyCost),
 				zap.Duration("waited", now.Sub(cj.Submitted)), zap.Int("tier_running", a.core.TierRunning(cj.Priority)),
-				zap.Int("running", a.core.RunningCount()))
+				zap.Int("running", a.core.RunningCount())}
+			if w := cj.Worker; w != nil {
+				fields = append(fields, zap.String("worker", w.Worker), zap.Int("slot", w.Index))
+			}
+			ce.Write(fields...)
 		}
 		if len(a.subs) > 0 {
 			a.emit(messages.JobAdmitted{
@@ -434,6 +441,9 @@ func (a *Actor) dispatch(now time.Time) {
 				BasePriority: cj.Priority, EffectivePriority: cj.Effective, Group: cj.Group,
 				Waited: now.Sub(cj.Submitted), Cost: cj.Cost, KeyCost: cj.KeyCost,
 			})
+		}
+		if cj.Worker != nil {
+			a.onSlot(messages.Of(cj))
 		}
 		if j := messages.Of(cj); j.Foreground() {
 			j.Admit <- nil // its caller runs it
@@ -458,12 +468,17 @@ func (a *Actor) Execute(j *messages.Job) (err error) {
 	panicked := false
 	defer func() { a.done <- messages.Done{Job: j, Err: err, Panicked: panicked} }()
 	ctx := j.Ctx
-	if ctx == nil {
+	if j.RunCtx != nil {
+		ctx = j.RunCtx
+	} else if ctx == nil {
 		ctx = a.base
 	}
 	// Jobs the function submits may inherit its priority (InheritPriority).
 	ctx = messages.WithRunning(ctx, j.Effective)
 	panicked, err = call(ctx, j.Fn)
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, workers.ErrWorkerLost) && !errors.Is(err, workers.ErrWorkerLost) {
+		err = fmt.Errorf("%w: %w", cause, err) // what the function saw, and why
+	}
 	return err
 }
 
@@ -480,6 +495,10 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 func (a *Actor) finish(d messages.Done) {
 	now := a.clock.Now()
 	j := d.Job
+	if j.Lose != nil {
+		j.Lose(context.Canceled) // the attempt is over: release its context
+		j.RunCtx, j.Lose = nil, nil
+	}
 	done := a.core.Finish(now, &j.Job)
 	j.Runs++
 	if d.Err != nil && j.Retry.Retries() {

@@ -69,6 +69,7 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	j.Ctx, j.Cancel = context.WithCancel(ctx)
 	defer j.Cancel()
 	j.Admit = make(chan error, 1)
+	j.OnDemand = true // a caller waits: on-demand work for scoring
 	if err := a.Submit(ctx, j); err != nil {
 		return err
 	}
@@ -106,41 +107,40 @@ func (a *Actor) await(ctx context.Context, j *messages.Job) error {
 	}
 }
 
-// Register adds a job type.
-func (a *Actor) Register(t policy.JobType, cfg policy.JobTypeConfig) error {
+// ask sends request m and returns the owner's answer on reply.
+func (a *Actor) ask(m messages.Request, reply chan error) error {
 	if a.closed.Load() {
 		return ErrClosed
 	}
-	m := messages.Register{Type: t, Config: cfg, Reply: make(chan error, 1)}
 	if err := a.send(context.Background(), m); err != nil {
 		return err
 	}
-	return <-m.Reply
+	return <-reply
+}
+
+// Register adds a job type.
+func (a *Actor) Register(t policy.JobType, cfg policy.JobTypeConfig) error {
+	reply := make(chan error, 1)
+	return a.ask(messages.Register{Type: t, Config: cfg, Reply: reply}, reply)
+}
+
+// Worker registers worker id with slots, or unregisters it (remove).
+func (a *Actor) Worker(id string, slots [][]policy.JobType, remove bool) error {
+	reply := make(chan error, 1)
+	return a.ask(messages.WorkerOp{ID: id, Slots: slots, Remove: remove, Reply: reply}, reply)
 }
 
 // Group changes a group's weight, resets all weights, pauses or resumes a
 // group.
 func (a *Actor) Group(op messages.GroupOpKind, group string, weight int) error {
-	if a.closed.Load() {
-		return ErrClosed
-	}
-	m := messages.GroupOp{Op: op, Group: group, Weight: weight, Reply: make(chan error, 1)}
-	if err := a.send(context.Background(), m); err != nil {
-		return err
-	}
-	return <-m.Reply
+	reply := make(chan error, 1)
+	return a.ask(messages.GroupOp{Op: op, Group: group, Weight: weight, Reply: reply}, reply)
 }
 
 // SetKeyWeight changes a fairness key's weight.
 func (a *Actor) SetKeyWeight(key string, weight float64) error {
-	if a.closed.Load() {
-		return ErrClosed
-	}
-	m := messages.SetKeyWeight{Key: key, Weight: weight, Reply: make(chan error, 1)}
-	if err := a.send(context.Background(), m); err != nil {
-		return err
-	}
-	return <-m.Reply
+	reply := make(chan error, 1)
+	return a.ask(messages.SetKeyWeight{Key: key, Weight: weight, Reply: reply}, reply)
 }
 
 // Snapshot asks the owner for a copy of its state.

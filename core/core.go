@@ -19,6 +19,7 @@ import (
 	"github.com/fairsched/fairsched/internal/timeheap"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
+	"github.com/fairsched/fairsched/workers"
 )
 
 // Job is one job from submission to completion. The caller fills Type, ID,
@@ -43,6 +44,9 @@ type Job struct {
 	// job inherits that job's effective priority this way.
 	Floor   policy.Priority
 	Floored bool
+	// OnDemand: a caller waits for the job (RunSync); with scoring it has
+	// the on-demand bonus and slope.
+	OnDemand bool
 	// Tokens, when positive, is the job's cost as its submitter states it:
 	// charged instead of the learned estimate.
 	Tokens time.Duration
@@ -62,6 +66,12 @@ type Job struct {
 	// it (Cost divided by the key's weight).
 	Cost, KeyCost time.Duration
 	estimate      time.Duration // the learned estimate at admission
+
+	// Worker is the worker slot the job runs on (types with
+	// RequiresWorker), set by Dispatch; nil otherwise. It stays set after
+	// Finish: Worker.Lost() tells whether the worker was unregistered
+	// while the job ran.
+	Worker *workers.Slot
 
 	slot     *policy.Slot // the type's counters and registration
 	grp      *group
@@ -97,6 +107,7 @@ type Core struct {
 	estimates    *costmodel.Estimates
 	running      []*Job
 	groups       map[string]*group
+	pool         *workers.Pool
 	aged         []Aged             // since the last TakeAged
 	allocChanges []AllocationChange // since the last TakeAllocationChanges
 	seq          uint64
@@ -127,6 +138,7 @@ func New(limits policy.Limits) *Core {
 	}
 	c := &Core{
 		groups:     map[string]*group{},
+		pool:       workers.New(),
 		keyRunning: map[string]int{},
 		limits:     limits,
 		queue:      q,
@@ -138,6 +150,11 @@ func New(limits policy.Limits) *Core {
 		c.aged = append(c.aged, Aged{Job: qj.Ref.(*Job), Effective: effective})
 	})
 	q.SetRoom(c.hasRoom)
+	if limits.Scoring != nil {
+		sc := *limits.Scoring
+		c.limits.Scoring = &sc
+		q.SetScoring(&sc, c.freeSlots)
+	}
 	c.initRates()
 	return c
 }
@@ -152,6 +169,9 @@ func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
 	}
 	c.usage.Slot(t, cfg)
 	c.queue.AddType(t, cfg.Priority)
+	if cfg.RequiresWorker {
+		c.queue.BlockType(t, true) // until a slot that takes it registers
+	}
 	if c.usage.Shares() {
 		c.syncTiers()
 	} else if c.usage.TierFull(cfg.Priority) {
@@ -191,7 +211,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if ttl > 0 {
 		j.Deadline = now.Add(ttl)
 	}
-	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Group: g.q, Floor: j.Floor, Floored: j.Floored, Deadline: j.Deadline, Ref: j}
+	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline, Ref: j}
 	c.queue.At(now)
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
 	before := g.demand()
@@ -262,6 +282,10 @@ func (c *Core) admit(now time.Time, j *Job) {
 	if tr.TypeFull {
 		c.queue.BlockType(j.Type, true)
 	}
+	j.Worker = nil
+	if j.slot.Config.RequiresWorker {
+		c.takeWorker(j)
+	}
 	j.estimate = c.estimates.Cost(estimateKey(j), j.slot.Config.DefaultCost, now)
 	if c.buckets != nil {
 		c.take(now, j)
@@ -310,6 +334,9 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	}
 	if tr.TypeFreed {
 		c.queue.BlockType(j.Type, c.typeBlocked(j.slot))
+	}
+	if j.Worker != nil {
+		c.releaseWorker(j)
 	}
 	if tr.HasReleased {
 		c.queue.Release(tr.Released)

@@ -96,7 +96,7 @@ func (c *Core) refill(now time.Time) {
 		switch b.scope.Kind {
 		case policy.RateType:
 			slot, _ := c.usage.Lookup(policy.JobType(b.scope.Name))
-			c.queue.BlockType(slot.Type, slot.TypeFull())
+			c.queue.BlockType(slot.Type, c.typeBlocked(slot))
 		case policy.RateKey:
 			if !c.keyAtLimit(b.scope.Name) {
 				c.queue.ReleaseKey(b.scope.Name)
@@ -117,9 +117,9 @@ func (c *Core) take(now time.Time, j *Job) {
 }
 
 // typeBlocked reports whether type slot s is out of dispatch: at its cap,
-// or its rate limit's bucket is empty.
+// no free worker slot takes it, or its rate limit's bucket is empty.
 func (c *Core) typeBlocked(s *policy.Slot) bool {
-	if s.TypeFull() {
+	if s.TypeFull() || s.Config.RequiresWorker && c.pool.Free(s.Type) == 0 {
 		return true
 	}
 	b := c.buckets[policy.RateScope{Kind: policy.RateType, Name: string(s.Type)}]

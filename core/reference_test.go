@@ -77,6 +77,10 @@ type refScheduler struct {
 	denied       []refDenial
 	pauses       map[string][]refPause
 	borrowed     int // admissions while the job's group ran its allocation or more
+	// slots are the worker slots in registration order
+	// (reference_workers_test.go); scoring, when set, orders by score.
+	slots   []*refSlot
+	scoring *policy.ScoreConfig
 }
 
 type refJob struct {
@@ -92,6 +96,8 @@ type refJob struct {
 	deadline           time.Time // zero: never expires
 	submitted, started time.Time
 	cost, keyCost      time.Duration
+	onDemand           bool
+	slot               *refSlot // the worker slot it runs on
 }
 
 type refEstKey struct {
@@ -121,6 +127,7 @@ func newRef(l policy.Limits) *refScheduler {
 		adaptive:   refAdaptive(l.Adaptive),
 		pauses:     map[string][]refPause{},
 		aging:      l.Aging,
+		scoring:    l.Scoring,
 		max:        l.MaxConcurrency,
 		alpha:      l.CostSmoothing,
 		ttl:        l.KeyTTL,
@@ -195,6 +202,11 @@ func (r *refScheduler) submitIn(now time.Time, typ policy.JobType, id, key, grou
 }
 
 func (r *refScheduler) leave(now time.Time, key string) {
+	if r.jobs[key] == 1 {
+		// The last minimum over active keys is the one when the last
+		// key left: remember it at every departure.
+		r.lastMin, _ = r.activeMin()
+	}
 	r.jobs[key]--
 	r.keyUsed[key] = now
 	if _, ok := r.activeMin(); !ok {
@@ -228,6 +240,11 @@ func (r *refScheduler) blocker(j *refJob, now time.Time, alloc map[string]int) p
 		return policy.ReasonTenantLimit
 	}
 	reason := r.capBlocker(j)
+	if reason == "" || reason == policy.ReasonConflict {
+		if w := r.workerReason(j); w != "" {
+			return w
+		}
+	}
 	if (reason == "" || reason == policy.ReasonConflict) && r.groupBlocks(j, now, alloc) {
 		return policy.ReasonGroupLimit
 	}
@@ -327,16 +344,20 @@ func (r *refScheduler) aged(j *refJob, now time.Time) policy.Priority {
 // descending, accumulated cost of the key ascending, arrival ascending.
 func (r *refScheduler) sorted(now time.Time) []*refJob {
 	type entry struct {
-		j    *refJob
-		prio policy.Priority
-		cost time.Duration
+		j     *refJob
+		prio  policy.Priority
+		score float64 // with scoring, which then replaces prio
+		cost  time.Duration
 	}
 	es := make([]entry, len(r.pending))
 	for i, j := range r.pending {
-		es[i] = entry{j, r.effective(j, now), r.acc[j.key]}
+		es[i] = entry{j, r.effective(j, now), 0, r.acc[j.key]}
+		if r.scoring != nil {
+			es[i].prio, es[i].score = 0, r.score(j, now)
+		}
 	}
 	slices.SortFunc(es, func(a, b entry) int {
-		return cmp.Or(cmp.Compare(b.prio, a.prio), cmp.Compare(a.cost, b.cost), cmp.Compare(a.j.seq, b.j.seq))
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.prio, a.prio), cmp.Compare(a.cost, b.cost), cmp.Compare(a.j.seq, b.j.seq))
 	})
 	s := make([]*refJob, len(es))
 	for i, e := range es {
@@ -346,8 +367,11 @@ func (r *refScheduler) sorted(now time.Time) []*refJob {
 }
 
 func (r *refScheduler) dispatch(now time.Time) []*refJob {
-	// Pending jobs whose deadline came expire first.
-	for _, j := range slices.Clone(r.pending) {
+	// Pending jobs whose deadline came expire first, earliest deadline
+	// first (the order decides the last minimum cost when all keys leave).
+	byDeadline := slices.Clone(r.pending)
+	slices.SortStableFunc(byDeadline, func(a, b *refJob) int { return a.deadline.Compare(b.deadline) })
+	for _, j := range byDeadline {
 		if !j.deadline.IsZero() && !j.deadline.After(now) {
 			r.pending = slices.DeleteFunc(r.pending, func(o *refJob) bool { return o == j })
 			r.leave(now, j.key)
@@ -399,6 +423,7 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 			b.AllowN(now, 1)
 		}
 		next.cost, next.keyCost, next.started = cost, r.acc[next.key], now
+		r.takeSlot(next)
 		r.running = append(r.running, next)
 		out = append(out, next)
 	}
@@ -408,6 +433,7 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 func (r *refScheduler) finish(now time.Time, j *refJob) Completion {
 	inUse := len(r.running) >= r.max
 	r.running = slices.DeleteFunc(r.running, func(o *refJob) bool { return o == j })
+	r.freeSlot(j)
 	elapsed := now.Sub(j.started)
 	if a := r.adaptive; a != nil {
 		// AIMD on elapsed / estimate at admission, written out again.
@@ -481,12 +507,16 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 		Adaptive:        refAdaptive(r.adaptive),
 		Expired:         r.expiredTotal,
 		Groups:          r.groupSnapshots(),
+		Workers:         r.workerSnapshots(),
 	}
 	for _, j := range r.running {
 		s.Running = append(s.Running, RunningJob{
 			Type: j.typ, ID: j.id, FairnessKey: j.key, Group: j.group, Priority: j.prio, EffectivePriority: r.effective(j, j.started),
 			Submitted: j.submitted, Started: j.started, EstimatedCost: j.cost,
 		})
+		if j.slot != nil {
+			s.Running[len(s.Running)-1].Worker, s.Running[len(s.Running)-1].Slot = j.slot.worker, j.slot.index
+		}
 		s.RunningByTier[j.prio]++
 		s.RunningByType[j.typ]++
 	}
@@ -495,6 +525,9 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 		pj := PendingJob{
 			Type: j.typ, ID: j.id, FairnessKey: j.key, Group: j.group, Priority: j.prio, EffectivePriority: r.effective(j, now),
 			Submitted: j.submitted, Reason: r.blocker(j, now, alloc),
+		}
+		if r.scoring != nil {
+			pj.Score = r.score(j, now)
 		}
 		if j.floored {
 			pj.InheritedPriority = new(j.floor)
@@ -556,7 +589,7 @@ func snapshotsEqual(a, b Snapshot) bool {
 		maps.Equal(a.Types, b.Types) &&
 		(a.Aging == nil) == (b.Aging == nil) && (a.Aging == nil || *a.Aging == *b.Aging) &&
 		(a.Groups == nil) == (b.Groups == nil) && slices.Equal(a.Groups, b.Groups) &&
-		a.EventsLost == b.EventsLost && a.Expired == b.Expired
+		a.EventsLost == b.EventsLost && a.Expired == b.Expired && workersEqual(a.Workers, b.Workers)
 }
 
 // admission is what the comparison checks of one admitted or running job.
@@ -567,17 +600,22 @@ type admission struct {
 	Priority, Effective policy.Priority
 	Submitted, Started  time.Time
 	Cost, KeyCost       time.Duration
+	Slot                string // worker/index, "" for a type without workers
 }
 
 func (a admission) String() string {
-	return fmt.Sprintf("#%d %s/%s@%q group=%q p=%d/%d submitted=+%v started=+%v cost=%v keycost=%v",
-		a.Seq, a.Type, a.ID, a.Key, a.Group, a.Priority, a.Effective, a.Submitted.Sub(t0), a.Started.Sub(t0), a.Cost, a.KeyCost)
+	return fmt.Sprintf("#%d %s/%s@%q group=%q p=%d/%d submitted=+%v started=+%v cost=%v keycost=%v slot=%q",
+		a.Seq, a.Type, a.ID, a.Key, a.Group, a.Priority, a.Effective, a.Submitted.Sub(t0), a.Started.Sub(t0), a.Cost, a.KeyCost, a.Slot)
 }
 
 func coreAdmissions(js []*Job) []admission {
 	out := []admission{}
 	for _, j := range js {
-		out = append(out, admission{j.Seq, j.Type, j.ID, j.Key, j.Group, j.Priority, j.Effective, j.Submitted, j.Started, j.Cost, j.KeyCost})
+		a := admission{j.Seq, j.Type, j.ID, j.Key, j.Group, j.Priority, j.Effective, j.Submitted, j.Started, j.Cost, j.KeyCost, ""}
+		if j.Worker != nil {
+			a.Slot = fmt.Sprintf("%s/%d", j.Worker.Worker, j.Worker.Index)
+		}
+		out = append(out, a)
 	}
 	return out
 }
@@ -585,7 +623,11 @@ func coreAdmissions(js []*Job) []admission {
 func (r *refScheduler) admissions(js []*refJob) []admission {
 	out := []admission{}
 	for _, j := range js {
-		out = append(out, admission{j.seq, j.typ, j.id, j.key, j.group, j.prio, r.effective(j, j.started), j.submitted, j.started, j.cost, j.keyCost})
+		a := admission{j.seq, j.typ, j.id, j.key, j.group, j.prio, r.effective(j, j.started), j.submitted, j.started, j.cost, j.keyCost, ""}
+		if j.slot != nil {
+			a.Slot = fmt.Sprintf("%s/%d", j.slot.worker, j.slot.index)
+		}
+		out = append(out, a)
 	}
 	return out
 }
@@ -631,6 +673,10 @@ type refRun struct {
 	// may have drained.
 	deniedGroups map[string]bool
 	inherit      bool           // a third of the jobs carry a priority floor
+	hasWorkers   bool           // worker types; workers join and leave
+	workers      int            // workers registered so far, for their IDs
+	scoring      bool           // a third of the jobs are on-demand
+	timeScale    time.Duration  // multiplies the time steps
 	bounded      bool           // the queue and each key's pending jobs are bounded
 	weighted     bool           // keys have weights, a third of the jobs tokens
 	expiring     bool           // jobs expire while pending
@@ -654,6 +700,8 @@ type refStats struct {
 	// borrowing), allocation changes the core reported, pauses, weight
 	// changes accepted and refused (the refusals changed nothing).
 	borrowed, allocChanges, pauses, weightChanges, invalidWeights int
+
+	lost int // jobs running on a worker when it was unregistered
 }
 
 func (run *refRun) fail(op int, format string, args ...any) {
@@ -766,8 +814,10 @@ func (run *refRun) check(op int, dispatched, full bool) {
 
 func (run *refRun) step(op int) {
 	r := run.rng
-	run.now = run.now.Add(time.Duration(r.IntN(21)) * 250 * time.Microsecond)
+	run.now = run.now.Add(time.Duration(r.IntN(21)) * 250 * time.Microsecond * run.timeScale)
 	switch {
+	case run.hasWorkers && r.IntN(8) == 0:
+		run.workerOp(op)
 	case run.grouped && r.IntN(10) == 0:
 		run.groupOp(op)
 	case run.weighted && r.IntN(20) == 0:
@@ -815,15 +865,15 @@ func (run *refRun) event(op int) bool {
 		if run.grouped {
 			group = refGroupNames[r.IntN(len(refGroupNames))]
 		}
-		j := &Job{Type: td.name, ID: id, Key: key, Group: group}
+		j := &Job{Type: td.name, ID: id, Key: key, Group: group, OnDemand: run.scoring && r.IntN(3) == 0}
 		if run.inherit && r.IntN(3) == 0 {
 			j.Floor, j.Floored = policy.Priority(r.IntN(9)), true
 		}
 		if run.weighted && r.IntN(3) == 0 {
-			j.Tokens = time.Duration(1+r.IntN(20)) * time.Millisecond
+			j.Tokens = time.Duration(1+r.IntN(20)) * time.Millisecond * run.timeScale
 		}
 		if run.expiring && r.IntN(3) == 0 {
-			j.TTL = time.Duration(1+r.IntN(8)) * time.Millisecond
+			j.TTL = time.Duration(1+r.IntN(8)) * time.Millisecond * run.timeScale
 		}
 		err := run.c.Submit(run.now, j)
 		if want := run.ref.refusal(key); want != "" || err != nil {
@@ -836,7 +886,7 @@ func (run *refRun) event(op int) bool {
 			return true
 		}
 		rj := run.ref.submitIn(run.now, td.name, id, key, group)
-		rj.floor, rj.floored, rj.tokens = j.Floor, j.Floored, j.Tokens
+		rj.floor, rj.floored, rj.tokens, rj.onDemand = j.Floor, j.Floored, j.Tokens, j.OnDemand
 		if ttl := cmp.Or(j.TTL, run.ref.types[td.name].QueueTimeout); ttl > 0 {
 			rj.deadline = run.now.Add(ttl)
 		}
@@ -1000,6 +1050,22 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("groups-unweighted", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 30, ops: 300, keys: []string{"", "a", "b", "c"}, grouped: true, aging: groupAging})
 	})
+	// Worker slots (reference_workers_test.go): three types run only on
+	// slots of workers that join and leave, their running jobs lost.
+	t.Run("workers", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, workers: true})
+	})
+	// Linear scoring: on-demand jobs, rarity from free slots, floors; time
+	// steps of up to 5s so ages in whole seconds grow.
+	t.Run("scoring", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, scoring: true, inherit: true})
+	})
+	t.Run("workers-scoring", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, workers: true, scoring: true})
+	})
+	t.Run("workers-scoring-everything", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, workers: true, scoring: true, expiring: true, adaptive: true, rated: true, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, inherit: true})
+	})
 }
 
 func runReference(t *testing.T, seeds uint64, ops int, keys []string, long bool, aging *policy.AgingConfig) {
@@ -1032,6 +1098,9 @@ type refOptions struct {
 	policy bool
 	// rated: rate limits on a type, a group and a key.
 	rated bool
+	// workers: clone, snap and vacuum require worker slots; scoring: linear
+	// scoring with a third of the jobs on-demand.
+	workers, scoring bool
 	// adaptive: the global limit moves with elapsed / estimate.
 	adaptive bool
 	// expiring: a third of the jobs have a TTL, pulls a type default.
@@ -1145,7 +1214,13 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		if seed%5 == 4 {
 			l.CostSmoothing = 1
 		}
-		l.KeyTTL = 30 * time.Millisecond
+		scale := time.Duration(1)
+		if o.scoring {
+			scale = 1000 // steps of up to 5s: scores count whole seconds
+			sc := policy.ScoreConfig{}.WithDefaults()
+			l.Scoring = &sc
+		}
+		l.KeyTTL = 30 * time.Millisecond * scale
 		l.Aging = aging
 		if o.bounded {
 			brng := rand.New(rand.NewPCG(seed, 0xb0d))
@@ -1166,7 +1241,7 @@ func runReferenceWith(t *testing.T, o refOptions) {
 				{Kind: policy.RateGroup, Name: "g1"}, {Kind: policy.RateGroup, Name: ""}, {Kind: policy.RateKey, Name: "a"}, {Kind: policy.RateKey, Name: ""}} {
 				if rrng.IntN(2) == 0 {
 					l.RateLimits = append(l.RateLimits, policy.RateLimit{Scope: s,
-						PerSecond: []float64{100, 200, 400, 1000}[rrng.IntN(4)], Burst: 1 + rrng.IntN(3)})
+						PerSecond: []float64{100, 200, 400, 1000}[rrng.IntN(4)] / float64(scale), Burst: 1 + rrng.IntN(3)})
 				}
 			}
 		}
@@ -1229,15 +1304,18 @@ func runReferenceWith(t *testing.T, o refOptions) {
 			t: t, seed: seed, rng: rng,
 			now: t0, c: New(l), ref: newRef(l), jobs: map[uint64]*Job{}, keys: o.keys, long: long, stats: stats,
 			grouped: o.grouped, inherit: o.inherit, deniedGroups: map[string]bool{}, weighted: o.weighted, bounded: o.bounded, expiring: o.expiring, reported: map[string]int{},
+			hasWorkers: o.workers, scoring: o.scoring, timeScale: scale,
 		}
 		if l.Groups != nil {
 			run.header = fmt.Sprintf("max concurrency %d, groups %+v\n", l.MaxConcurrency, *l.Groups)
 		}
 		for _, td := range refTypes {
 			cfg := td.cfg
+			cfg.DefaultCost *= scale
 			if o.expiring && td.name == "pull" {
-				cfg.QueueTimeout = 6 * time.Millisecond // the type's default TTL
+				cfg.QueueTimeout = 6 * time.Millisecond * scale // the type's default TTL
 			}
+			cfg.RequiresWorker = o.workers && slices.Contains(refWorkerTypes, td.name)
 			if err := run.c.RegisterType(td.name, cfg); err != nil {
 				t.Fatal(err)
 			}
@@ -1263,8 +1341,19 @@ func runReferenceWith(t *testing.T, o refOptions) {
 			run.check(op, true, false)
 			op++
 		}
+		if run.hasWorkers {
+			// A worker for every worker type, so that their jobs drain.
+			run.logf("drain register worker")
+			if err := run.c.RegisterWorker(run.now, "drain", [][]policy.JobType{refWorkerTypes}); err != nil {
+				run.fail(op, "RegisterWorker(drain): %v", err)
+			}
+			run.ref.register("drain", [][]policy.JobType{refWorkerTypes})
+			run.dispatch(op)
+			run.check(op, true, false)
+			op++
+		}
 		for ; len(run.ref.running) > 0 || len(run.ref.pending) > 0; op++ {
-			run.now = run.now.Add(time.Millisecond)
+			run.now = run.now.Add(time.Millisecond * run.timeScale)
 			if len(run.ref.running) == 0 { // only deferred jobs wait: let time pass
 				run.logf("drain wait")
 				run.allocOp = allocOp{kind: "bulk"}
@@ -1303,6 +1392,13 @@ func runReferenceWith(t *testing.T, o refOptions) {
 	for _, reason := range []policy.Reason{policy.ReasonGlobalLimit, policy.ReasonTierLimit, policy.ReasonTypeLimit, policy.ReasonConflict} {
 		if stats.reasons[reason] == 0 {
 			t.Errorf("no pending job ever waited for %s", reason)
+		}
+	}
+	if o.workers {
+		t.Logf("%d jobs lost with their worker", stats.lost)
+		if stats.lost == 0 || stats.reasons[policy.ReasonNoWorkers] == 0 || stats.reasons[policy.ReasonWorkerBusy] == 0 {
+			t.Errorf("workers on, yet lost %d, waited for no_workers %d, worker_busy %d times",
+				stats.lost, stats.reasons[policy.ReasonNoWorkers], stats.reasons[policy.ReasonWorkerBusy])
 		}
 	}
 	if o.expiring && stats.expired == 0 {

@@ -43,6 +43,9 @@ type Snapshot struct {
 	// subscriber's channel was full, once per subscriber that missed one.
 	// The core has no subscribers: its owner fills this in.
 	EventsLost uint64 `json:"events_lost"`
+	// Workers are the registered workers and their slots, in registration
+	// order.
+	Workers []WorkerSnapshot `json:"workers,omitempty"`
 	// Expired counts the jobs that expired pending since the start.
 	Expired uint64 `json:"expired"`
 }
@@ -61,6 +64,10 @@ type RunningJob struct {
 	Started           time.Time       `json:"started"`
 	// EstimatedCost is what admission charged to the key.
 	EstimatedCost time.Duration `json:"estimated_cost"`
+	// Worker and Slot name the worker slot the job runs on (types with
+	// RequiresWorker); Worker is empty otherwise.
+	Worker string `json:"worker,omitempty"`
+	Slot   int    `json:"slot,omitempty"`
 }
 
 // PendingJob is one waiting job in a Snapshot.
@@ -77,6 +84,8 @@ type PendingJob struct {
 	InheritedPriority *policy.Priority `json:"inherited_priority,omitempty"`
 	Submitted         time.Time        `json:"submitted"`
 	Reason            policy.Reason    `json:"reason"`
+	// Score is the job's linear score now (WithScoring), 0 without.
+	Score float64 `json:"score,omitempty"`
 }
 
 // CostEstimate is the learned cost of one (type, id).
@@ -105,19 +114,30 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		Types:           c.Types(),
 		Aging:           copyAging(c.limits.Aging),
 		Groups:          c.groupSnapshots(),
+		Workers:         c.workerSnapshots(),
 	}
 	for _, j := range c.Running() {
 		s.Running = append(s.Running, RunningJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority, EffectivePriority: j.Effective,
 			Submitted: j.Submitted, Started: j.Started, EstimatedCost: j.Cost,
 		})
+		if w := j.Worker; w != nil {
+			s.Running[len(s.Running)-1].Worker, s.Running[len(s.Running)-1].Slot = w.Worker, w.Index
+		}
 	}
 	var pending []*Job
 	c.queue.Each(func(qj *queue.Job) { pending = append(pending, qj.Ref.(*Job)) })
 	c.queue.At(now)
 	slices.SortFunc(pending, func(a, b *Job) int {
+		// With scoring the score orders (the priority is part of it), else
+		// the effective priority.
+		pa, scored := c.queue.Score(&a.q, a.Priority)
+		pb, _ := c.queue.Score(&b.q, b.Priority)
+		if !scored {
+			pa, pb = float64(c.queue.Effective(&a.q, a.Priority)), float64(c.queue.Effective(&b.q, b.Priority))
+		}
 		return cmp.Or(
-			cmp.Compare(c.queue.Effective(&b.q, b.Priority), c.queue.Effective(&a.q, a.Priority)),
+			cmp.Compare(pb, pa),
 			cmp.Compare(c.ledger.Cost(a.Key), c.ledger.Cost(b.Key)),
 			cmp.Compare(a.Seq, b.Seq),
 		)
@@ -128,6 +148,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 			EffectivePriority: c.queue.Effective(&j.q, j.Priority),
 			Submitted:         j.Submitted, Reason: c.reason(now, j),
 		}
+		pj.Score, _ = c.queue.Score(&j.q, j.Priority)
 		if j.Floored {
 			pj.InheritedPriority = new(j.Floor) // a copy: the snapshot shares nothing
 		}
@@ -154,6 +175,11 @@ func (c *Core) reason(now time.Time, j *Job) policy.Reason {
 		return policy.ReasonTenantLimit // before the global cap: it is the tenant's own
 	}
 	r := c.usage.Blocker(j.slot, j.ID)
+	if r == "" || r == policy.ReasonConflict {
+		if w := c.workerReason(j.slot); w != "" {
+			return w
+		}
+	}
 	if (r == "" || r == policy.ReasonConflict) && c.allocationBlocks(j) {
 		return policy.ReasonGroupLimit
 	}

@@ -30,6 +30,31 @@ func WithRunning(ctx context.Context, p policy.Priority) context.Context {
 	return context.WithValue(ctx, runningKey{}, p)
 }
 
+// slotKey is the context key under which a job running on a worker slot
+// finds it (SlotFromContext).
+type slotKey struct{}
+
+// SlotRef names a worker slot.
+type SlotRef struct {
+	Worker string
+	Slot   int
+}
+
+// WithSlot returns ctx marked as the context of a job running on slot.
+func WithSlot(ctx context.Context, slot SlotRef) context.Context {
+	return context.WithValue(ctx, slotKey{}, slot)
+}
+
+// SlotOf returns the worker slot the job whose context ctx is (or derives
+// from) runs on, if any.
+func SlotOf(ctx context.Context) (SlotRef, bool) {
+	if ctx == nil {
+		return SlotRef{}, false
+	}
+	s, ok := ctx.Value(slotKey{}).(SlotRef)
+	return s, ok
+}
+
 // RunningPriority returns the effective priority of the job whose context
 // ctx is (or derives from), if any.
 func RunningPriority(ctx context.Context) (policy.Priority, bool) {
@@ -50,6 +75,11 @@ type Job struct {
 	// Both are nil for background work, which runs under the owner's context.
 	Ctx    context.Context
 	Cancel context.CancelFunc
+	// RunCtx and Lose, set by the owner for an attempt on a worker slot:
+	// the attempt runs under RunCtx, which Lose cancels with
+	// workers.ErrWorkerLost if the worker is unregistered meanwhile.
+	RunCtx context.Context
+	Lose   context.CancelCauseFunc
 	// Admit receives one value for a foreground job each time the owner
 	// decides for it: nil when it may run (its caller runs it), or the
 	// reason it never will (again); after a failed attempt of a job that
@@ -132,6 +162,15 @@ type Register struct {
 	Reply  chan error
 }
 
+// WorkerOp asks the owner to register worker ID with Slots (each the types
+// a slot takes), or with Remove to unregister it.
+type WorkerOp struct {
+	ID     string
+	Slots  [][]policy.JobType
+	Remove bool
+	Reply  chan error
+}
+
 // GroupOp asks the owner to change a group: its weight, the weights of all,
 // or whether it is paused.
 type GroupOp struct {
@@ -204,6 +243,7 @@ func (Withdraw) request()        {}
 func (Register) request()        {}
 func (GroupOp) request()         {}
 func (SetKeyWeight) request()    {}
+func (WorkerOp) request()        {}
 func (AddPeriodic) request()     {}
 func (StopPeriodic) request()    {}
 func (SnapshotRequest) request() {}

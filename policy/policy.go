@@ -43,6 +43,11 @@ type JobTypeConfig struct {
 	// (see fairsched's package doc); its runs execute in a scheduler
 	// goroutine, RunSync callers waiting for the result.
 	Coalesce bool `json:"coalesce,omitempty"`
+	// RequiresWorker: jobs of the type run only on a free worker slot that
+	// supports the type (Scheduler.RegisterWorker), one job per slot; they
+	// wait with reason no_workers while no registered slot supports the
+	// type and worker_busy while every one that does is taken.
+	RequiresWorker bool `json:"requires_worker,omitempty"`
 }
 
 // Reason says why a pending job is not running.
@@ -60,9 +65,12 @@ const (
 	ReasonDeferred    Reason = "deferred"     // the admission policy deferred it; it waits out the delay
 	ReasonBackoff     Reason = "backoff"      // an attempt failed; it waits out its backoff before the next
 	ReasonRateLimited Reason = "rate_limited" // a rate limit of its type, group or key has no token
-	// ReasonNoWorkers: no worker can take the job (worker pools; no rule
-	// uses it yet).
+	// ReasonNoWorkers: the job's type requires a worker and no registered
+	// slot supports it.
 	ReasonNoWorkers Reason = "no_workers"
+	// ReasonWorkerBusy: every registered slot that supports the job's type
+	// is running a job.
+	ReasonWorkerBusy Reason = "worker_busy"
 	// Waiting, or refused: its fairness key runs TenantLimits.MaxRunning
 	// jobs, or (refused, never queued) has MaxPending jobs waiting.
 	ReasonTenantLimit Reason = "tenant_limit"
@@ -141,6 +149,9 @@ type Limits struct {
 	MaxPending int
 	// Tenants, when not nil, limits each fairness key (see TenantLimits).
 	Tenants *TenantsConfig
+	// Scoring, when not nil, orders dispatch by linear score (see
+	// ScoreConfig) instead of by effective priority.
+	Scoring *ScoreConfig
 	// Adaptive, when not nil, moves MaxConcurrency between its Min and Max
 	// with job latency (MaxConcurrency is the starting limit).
 	Adaptive *AdaptiveLimitConfig
@@ -247,6 +258,14 @@ func (l Limits) Validate() error {
 	}
 	if l.Aging != nil {
 		if err := l.Aging.Validate(); err != nil {
+			return err
+		}
+	}
+	if l.Scoring != nil {
+		if l.Aging != nil {
+			return InvalidConfig("WithScoring", "with WithAging", "the score has its own aging term (AgeWeight): use one or the other")
+		}
+		if err := l.Scoring.Validate(); err != nil {
 			return err
 		}
 	}

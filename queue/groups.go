@@ -267,7 +267,11 @@ func (q *Queue) better(a, b *lane) bool { return q.beats(a, a.key.cost, b) }
 // beats reports whether lane a's head, at key cost costA, goes before lane
 // b's (at b's key's cost).
 func (q *Queue) beats(a *lane, costA time.Duration, b *lane) bool {
-	if pa, pb := q.effectiveOf(a), q.effectiveOf(b); pa != pb {
+	if q.score != nil {
+		if sa, sb := q.scoreOf(a), q.scoreOf(b); sa != sb {
+			return sa > sb
+		}
+	} else if pa, pb := q.effectiveOf(a), q.effectiveOf(b); pa != pb {
 		return pa > pb
 	}
 	if cb := b.key.cost; costA != cb {

@@ -33,6 +33,9 @@ type Job struct {
 	// above the job's base priority changes anything.
 	Floor   policy.Priority
 	Floored bool
+	// OnDemand: a caller waits for the job (RunSync). It matters only with
+	// scoring, where on-demand work has its own bonus and slope.
+	OnDemand bool
 	// Deadline, when not zero, is when the job expires if still pending
 	// (see TakeExpired).
 	Deadline time.Time
@@ -97,6 +100,7 @@ type lane struct {
 	// heap comparisons stay within the lanes) and its head's arrival.
 	cost    time.Duration
 	headSeq uint64
+	headSec int64     // with scoring: the second the head arrived in
 	band    int       // aging band of the head, which holds the lane's best job
 	promo   promotion // when the head next rises a band
 	group   *Group
@@ -119,6 +123,9 @@ const (
 )
 
 func (l *lane) before(o *lane) bool {
+	if l.headSec != o.headSec { // with scoring only: 0 otherwise
+		return l.headSec < o.headSec
+	}
 	if l.cost != o.cost {
 		return l.cost < o.cost
 	}
@@ -152,6 +159,9 @@ func (l *lane) front() *Job {
 func (l *lane) refresh() {
 	if f := l.front(); f != nil {
 		l.headSeq = f.Seq
+		if l.tq.q.score != nil {
+			l.headSec = f.Submitted.Unix()
+		}
 	}
 	if l.head > 64 && l.head*2 > len(l.fifo) || l.stale > 64 && l.stale*2 > l.live {
 		l.compact()
@@ -186,8 +196,11 @@ type typeQueue struct {
 	// floor: lanes of lower bands sit there, as their effective priority is
 	// the same.
 	floorBand int
-	// variants are the floored type queues of the base type queue.
-	variants map[policy.Priority]*typeQueue
+	// onDemand: with scoring, the variant holds RunSync work.
+	onDemand bool
+	// variants are the floored and on-demand type queues of the base type
+	// queue.
+	variants map[variant]*typeQueue
 	level    *level
 	bands    []ixheap[*lane]
 	top      int // highest non-empty band, -1 when the type has no lane
@@ -279,7 +292,11 @@ type Queue struct {
 	// hasRoom is the caller's check that a group may start one more job.
 	hasRoom func(*Group) bool
 	floors  bool // a job with a floor was ever pushed: levels may cross
-	n       int
+	// score, when not nil, orders dispatch (see scoring.go); freeSlots
+	// counts the free worker slots of a type for its rarity bonus.
+	score     *policy.ScoreConfig
+	freeSlots func(policy.JobType) int
+	n         int
 }
 
 // New returns an empty queue.
@@ -314,29 +331,44 @@ func (q *Queue) newTypeQueue(t policy.JobType, lv *level) *typeQueue {
 	return &typeQueue{q: q, t: t, level: lv, idx: -1, top: -1, bands: make([]ixheap[*lane], lv.bands)}
 }
 
+// variant names a variant of a type queue: a priority floor (0 for none)
+// and, with scoring, on-demand work.
+type variant struct {
+	floor    policy.Priority
+	onDemand bool
+}
+
 // typeOf returns the type queue of job j: its type's, or the variant of its
-// floor, created the first time.
+// floor and mode, created the first time.
 func (q *Queue) typeOf(j *Job) *typeQueue {
 	tq := q.types[j.Type]
-	if !j.Floored || j.Floor <= tq.level.p {
+	var key variant
+	if j.Floored && j.Floor > tq.level.p {
+		key.floor = j.Floor
+	}
+	key.onDemand = j.OnDemand && q.score != nil
+	if key == (variant{}) {
 		return tq
 	}
-	v := tq.variants[j.Floor]
+	v := tq.variants[key]
 	if v == nil {
 		v = q.newTypeQueue(j.Type, tq.level)
-		v.floor, v.floored, v.blocked = j.Floor, true, tq.blocked
-		v.floorBand = len(v.bands) - 1
-		for b := range len(v.bands) {
-			if v.q.effective(tq.level.p, b) > j.Floor {
-				v.floorBand = b - 1
-				break
+		v.blocked, v.onDemand = tq.blocked, key.onDemand
+		if key.floor > 0 {
+			v.floor, v.floored = key.floor, true
+			v.floorBand = len(v.bands) - 1
+			for b := range len(v.bands) {
+				if v.q.effective(tq.level.p, b) > key.floor {
+					v.floorBand = b - 1
+					break
+				}
 			}
+			q.floors = true
 		}
 		if tq.variants == nil {
-			tq.variants = map[policy.Priority]*typeQueue{}
+			tq.variants = map[variant]*typeQueue{}
 		}
-		tq.variants[j.Floor] = v
-		q.floors = true
+		tq.variants[key] = v
 	}
 	return v
 }
@@ -448,6 +480,9 @@ func (q *Queue) place(l *lane) {
 // priority, key cost, arrival): O(levels). The best held lane of every group
 // that may run more competes too (see ReleaseGroup).
 func (q *Queue) Best() *Job {
+	if q.score != nil {
+		return q.bestScored()
+	}
 	var best *lane
 	var bestPrio policy.Priority
 	for _, lv := range q.levels {

@@ -23,8 +23,21 @@ import (
 	"github.com/fairsched/fairsched"
 )
 
-// Job is one scripted job. A job with a fairness key is foreground work
-// (RunSync); without one it is background work (Submit).
+// Mode says how a scripted job is handed to the scheduler.
+type Mode int
+
+const (
+	// ModeAuto: RunSync when the job has a fairness key, else Submit.
+	ModeAuto Mode = iota
+	// ModeOnDemand: RunSync, a caller waits (on-demand work for scoring).
+	ModeOnDemand
+	// ModeQueued: Submit, with its fairness key if it has one (queued
+	// work for scoring).
+	ModeQueued
+)
+
+// Job is one scripted job. By default (ModeAuto) a job with a fairness key
+// is foreground work (RunSync) and one without is background work (Submit).
 type Job struct {
 	Type     fairsched.JobType
 	ID       string
@@ -39,6 +52,12 @@ type Job struct {
 	// Refused: the scheduler must turn the job away at once (a pending
 	// bound); it is never queued.
 	Refused bool
+	Mode    Mode
+}
+
+// OnDemand reports whether a caller waits for the job (RunSync).
+func (j Job) OnDemand() bool {
+	return j.Mode == ModeOnDemand || j.Mode == ModeAuto && j.Key != ""
 }
 
 // Name is how a job appears in timelines: type(id) and its tag.
@@ -66,7 +85,11 @@ type Scenario struct {
 	// the step's arrivals: runtime changes such as PauseGroup.
 	Script map[int]func(*fairsched.Scheduler) error
 	Types  []Type
-	Jobs   []Job
+	// Workers are registered before the first arrival.
+	Workers []fairsched.WorkerSpec
+	// Scoring, when not nil, turns linear scoring on (WithScoring).
+	Scoring *fairsched.ScoreConfig
+	Jobs    []Job
 }
 
 // Event is one line of a timeline.
@@ -132,8 +155,12 @@ type Result struct {
 	AccumulatedCost map[string]time.Duration
 	// Estimates are the learned costs, "type(id)" → cost.
 	Estimates map[string]time.Duration
-	// Start and End step of every job, by Job.Name().
+	// Start and End step of every job, by Job.Name(). A refused or expired
+	// job has an End and no Start.
 	Start, End map[string]int
+	// Slot is the worker slot each job ran on, "worker/index", by
+	// Job.Name(); absent for jobs of types without workers.
+	Slot map[string]string
 }
 
 // Settler returns once the scheduler has handled everything sent to it and
@@ -165,6 +192,9 @@ func Run(sc Scenario, clk *clock.Mock, settle Settler) (Result, error) {
 	if sc.Aging != nil {
 		opts = append(opts, fairsched.WithAging(*sc.Aging))
 	}
+	if sc.Scoring != nil {
+		opts = append(opts, fairsched.WithScoring(*sc.Scoring))
+	}
 	opts = append(opts, sc.Options...)
 	s, err := fairsched.New(opts...)
 	if err != nil {
@@ -172,7 +202,7 @@ func Run(sc Scenario, clk *clock.Mock, settle Settler) (Result, error) {
 	}
 	r := &runner{sc: sc, s: s, clk: clk, settle: settle, records: records,
 		release: map[string]chan struct{}{}, byName: map[string]Job{}, active: map[jobRef]Job{},
-		res: Result{Start: map[string]int{}, End: map[string]int{}}}
+		res: Result{Start: map[string]int{}, End: map[string]int{}, Slot: map[string]string{}}}
 	res, runErr := r.run()
 	if err := s.Close(context.Background()); err != nil && runErr == nil {
 		runErr = err
@@ -207,6 +237,11 @@ func (r *runner) run() (Result, error) {
 	r.errc = make(chan error, len(r.sc.Jobs))
 	for _, t := range r.sc.Types {
 		if err := r.s.RegisterType(t.Name, t.Config); err != nil {
+			return Result{}, err
+		}
+	}
+	for _, w := range r.sc.Workers {
+		if err := r.s.RegisterWorker(w); err != nil {
 			return Result{}, err
 		}
 	}
@@ -286,7 +321,10 @@ func (r *runner) arrive(j Job) error {
 	if j.Refused {
 		return r.refused(j, fn, opts)
 	}
-	if j.Key == "" {
+	if !j.OnDemand() {
+		if j.Key != "" {
+			opts = append(opts, fairsched.WithFairnessKey(j.Key))
+		}
 		if err := r.s.Submit(j.Type, j.ID, fn, opts...); err != nil {
 			return err
 		}
@@ -346,6 +384,9 @@ func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
 			ev.Base, ev.Effective = int(f["priority"].(int64)), int(f["effective_priority"].(int64))
 			r.res.Start[name] = r.now
 			r.admits = append(r.admits, name)
+			if w := str(f["worker"]); w != "" {
+				r.res.Slot[name] = fmt.Sprintf("%s/%d", w, f["slot"].(int64))
+			}
 		case "allocation":
 			ev.Kind = "allocation"
 			ev.Job = str(f["group"])

@@ -52,10 +52,10 @@ func AgingUnderStream() Scenario {
 		}}
 	for t := 0; t < 12; t++ {
 		sc.Jobs = append(sc.Jobs,
-			Job{SyncClone, fmt.Sprintf("s%da", t), "user", t, 1, "", "", false},
-			Job{SyncClone, fmt.Sprintf("s%db", t), "user", t, 1, "", "", false})
+			Job{Type: SyncClone, ID: fmt.Sprintf("s%da", t), Key: "user", Arrival: t, Duration: 1},
+			Job{Type: SyncClone, ID: fmt.Sprintf("s%db", t), Key: "user", Arrival: t, Duration: 1})
 		if t == 0 {
-			sc.Jobs = append(sc.Jobs, Job{Repack, "big", "", 0, 3, "", "", false})
+			sc.Jobs = append(sc.Jobs, Job{Type: Repack, ID: "big", Arrival: 0, Duration: 3})
 		}
 	}
 	return sc
@@ -67,12 +67,12 @@ func BackgroundSaturated() Scenario {
 	sc := Scenario{Name: "1-background-saturated", Title: "Background saturated, foreground arrives late (global 8, background tier 4)",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for i := 1; i <= 6; i++ {
-		sc.Jobs = append(sc.Jobs, Job{Repack, fmt.Sprintf("r%d", i), "", 0, 8, "", "", false})
+		sc.Jobs = append(sc.Jobs, Job{Type: Repack, ID: fmt.Sprintf("r%d", i), Arrival: 0, Duration: 8})
 	}
 	for i := 7; i <= 10; i++ {
-		sc.Jobs = append(sc.Jobs, Job{Pull, fmt.Sprintf("r%d", i), "", 0, 6, "", "", false})
+		sc.Jobs = append(sc.Jobs, Job{Type: Pull, ID: fmt.Sprintf("r%d", i), Arrival: 0, Duration: 6})
 	}
-	sc.Jobs = append(sc.Jobs, Job{SyncClone, "r99", "dev1", 3, 2, "", "", false})
+	sc.Jobs = append(sc.Jobs, Job{Type: SyncClone, ID: "r99", Key: "dev1", Arrival: 3, Duration: 2})
 	return sc
 }
 
@@ -82,12 +82,12 @@ func TwoClientBurst() Scenario {
 	sc := Scenario{Name: "2-two-client-burst", Title: "Two clients burst, with background work and conflicts",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for i := 1; i <= 4; i++ {
-		sc.Jobs = append(sc.Jobs, Job{Repack, fmt.Sprintf("repo%d", i), "", 0, 6, "", "", false})
+		sc.Jobs = append(sc.Jobs, Job{Type: Repack, ID: fmt.Sprintf("repo%d", i), Arrival: 0, Duration: 6})
 	}
 	for i := 1; i <= 10; i++ {
-		sc.Jobs = append(sc.Jobs, Job{SyncClone, fmt.Sprintf("a%d", i), "clientA", 1, 3, "", "", false})
+		sc.Jobs = append(sc.Jobs, Job{Type: SyncClone, ID: fmt.Sprintf("a%d", i), Key: "clientA", Arrival: 1, Duration: 3})
 	}
-	sc.Jobs = append(sc.Jobs, Job{SyncClone, "b1", "clientB", 2, 3, "", "", false}, Job{SyncClone, "b2", "clientB", 2, 3, "", "", false})
+	sc.Jobs = append(sc.Jobs, Job{Type: SyncClone, ID: "b1", Key: "clientB", Arrival: 2, Duration: 3}, Job{Type: SyncClone, ID: "b2", Key: "clientB", Arrival: 2, Duration: 3})
 	return sc
 }
 
@@ -104,12 +104,12 @@ func ExpensiveVsCheap() Scenario {
 		if start > 0 {
 			tag = "#2" // same ids, so round 2 is charged what round 1 taught
 		}
-		sc.Jobs = append(sc.Jobs, Job{SyncClone, "linux", "clientA", start, 15, tag, "", false})
+		sc.Jobs = append(sc.Jobs, Job{Type: SyncClone, ID: "linux", Key: "clientA", Arrival: start, Duration: 15, Tag: tag})
 		for i := 1; i <= 8; i++ {
-			sc.Jobs = append(sc.Jobs, Job{SyncClone, fmt.Sprintf("small%d", i), "clientB", start, 2, tag, "", false})
+			sc.Jobs = append(sc.Jobs, Job{Type: SyncClone, ID: fmt.Sprintf("small%d", i), Key: "clientB", Arrival: start, Duration: 2, Tag: tag})
 		}
-		sc.Jobs = append(sc.Jobs, Job{SyncClone, "med1", "clientC", start + 5, 4, tag, "", false},
-			Job{SyncClone, "med2", "clientC", start + 5, 4, tag, "", false})
+		sc.Jobs = append(sc.Jobs, Job{Type: SyncClone, ID: "med1", Key: "clientC", Arrival: start + 5, Duration: 4, Tag: tag},
+			Job{Type: SyncClone, ID: "med2", Key: "clientC", Arrival: start + 5, Duration: 4, Tag: tag})
 	}
 	return sc
 }
@@ -119,10 +119,10 @@ func ExpensiveVsCheap() Scenario {
 func ConflictExclusion() Scenario {
 	return Scenario{Name: "4-conflict-exclusion", Title: "Conflict group keeps clone and repack of one repo apart",
 		MaxConcurrency: 8, Types: standardTypes(), Jobs: []Job{
-			{SyncClone, "repo1", "dev1", 0, 3, "", "", false},
-			{Repack, "repo1", "", 0, 4, "", "", false},
-			{SyncClone, "repo2", "dev2", 0, 3, "", "", false},
-			{Repack, "repo2", "", 0, 4, "", "", false},
+			{Type: SyncClone, ID: "repo1", Key: "dev1", Duration: 3},
+			{Type: Repack, ID: "repo1", Duration: 4},
+			{Type: SyncClone, ID: "repo2", Key: "dev2", Duration: 3},
+			{Type: Repack, ID: "repo2", Duration: 4},
 		}}
 }
 
@@ -138,11 +138,11 @@ func ManyBackgroundTypes() Scenario {
 	sc.Types = append(sc.Types, Type{SyncClone, fairsched.JobTypeConfig{DefaultCost: 10 * time.Second, MaxConcurrency: 8, ConflictGroup: "git", Priority: 8}})
 	for _, t := range bg {
 		for i := 1; i <= 3; i++ {
-			sc.Jobs = append(sc.Jobs, Job{t, fmt.Sprintf("%s%d", t, i), "", 0, 6, "", "", false})
+			sc.Jobs = append(sc.Jobs, Job{Type: t, ID: fmt.Sprintf("%s%d", t, i), Arrival: 0, Duration: 6})
 		}
 	}
 	for i := 1; i <= 4; i++ {
-		sc.Jobs = append(sc.Jobs, Job{SyncClone, fmt.Sprintf("clone%d", i), "clientA", 2, 2, "", "", false})
+		sc.Jobs = append(sc.Jobs, Job{Type: SyncClone, ID: fmt.Sprintf("clone%d", i), Key: "clientA", Arrival: 2, Duration: 2})
 	}
 	return sc
 }

@@ -1,0 +1,50 @@
+package actor
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/workers"
+)
+
+// worker registers or unregisters a worker. Unregistering cancels the jobs
+// running on its slots with workers.ErrWorkerLost as the cause; each runs
+// to its end, then follows its retry policy.
+func (a *Actor) worker(m messages.WorkerOp) error {
+	now := a.clock.Now()
+	if !m.Remove {
+		if err := a.core.RegisterWorker(now, m.ID, m.Slots); err != nil {
+			return err
+		}
+		a.log.Debug("worker registered", zap.String("worker", m.ID), zap.Int("slots", len(m.Slots)))
+		if !a.aborted {
+			a.dispatch(now) // its slots may take waiting work
+		}
+		return nil
+	}
+	lost, err := a.core.UnregisterWorker(now, m.ID)
+	if err != nil {
+		return err
+	}
+	for _, cj := range lost {
+		cause := fmt.Errorf("%w: %q slot %d", workers.ErrWorkerLost, cj.Worker.Worker, cj.Worker.Index)
+		messages.Of(cj).Lose(cause)
+	}
+	a.log.Debug("worker unregistered", zap.String("worker", m.ID), zap.Int("jobs_lost", len(lost)))
+	return nil
+}
+
+// onSlot gives admitted job j, which runs on a worker slot, the context of
+// its attempt: marked with the slot, cancellable with a cause.
+func (a *Actor) onSlot(j *messages.Job) {
+	parent := j.Ctx
+	if parent == nil {
+		parent = a.base
+	}
+	ctx, lose := context.WithCancelCause(parent)
+	j.RunCtx = messages.WithSlot(ctx, messages.SlotRef{Worker: j.Worker.Worker, Slot: j.Worker.Index})
+	j.Lose = lose
+}
