@@ -74,13 +74,15 @@ type RefusalError = policy.RefusalError
 // serialise as JSON.
 type Snapshot = core.Snapshot
 
-// RunningJob, PendingJob, CostEstimate and GroupSnapshot are the rows of a
-// Snapshot.
+// RunningJob, PendingJob, CostEstimate, GroupSnapshot, WorkerSnapshot and
+// SlotSnapshot are the rows of a Snapshot.
 type (
-	RunningJob    = core.RunningJob
-	PendingJob    = core.PendingJob
-	CostEstimate  = core.CostEstimate
-	GroupSnapshot = core.GroupSnapshot
+	RunningJob     = core.RunningJob
+	PendingJob     = core.PendingJob
+	CostEstimate   = core.CostEstimate
+	GroupSnapshot  = core.GroupSnapshot
+	WorkerSnapshot = core.WorkerSnapshot
+	SlotSnapshot   = core.SlotSnapshot
 )
 
 // PanicError is the error of a job whose function panicked. It carries the
