@@ -11,9 +11,13 @@ test: vet
 vet:
 	$(GO) vet $(PKGS)
 
-## demo: play the spec's five scenarios through the real scheduler
+DEMO_SVG ?= demo-output
+
+## demo: the simulator over every scenario file and the built-in feature
+## scenarios: a verdict line each, an SVG chart each in $(DEMO_SVG)/
 demo:
-	$(GO) run ./cmd/fairsched-demo
+	@$(GO) run ./cmd/fairsim -summary -svgdir $(DEMO_SVG) -builtin testdata/scenarios/*.yaml
+	@echo "charts: $(DEMO_SVG)/<scenario>.svg; a full report: go run ./cmd/fairsim testdata/scenarios/<name>.yaml"
 
 ## bench: the benchmarks named in the README (ratios are reported as metrics)
 bench:

@@ -36,9 +36,21 @@
 //     (SubmitPeriodic), and a Store for what must survive a restart
 //     (WithStore; package boltstore). Timed work of every kind waits in
 //     heaps served by one timer.
+//   - Worker slots (RegisterWorker, JobTypeConfig.RequiresWorker): jobs of
+//     a worker type run one per slot, on the free slot that supports the
+//     fewest types, so versatile slots stay free for rare work; free slots
+//     are indexed by type. UnregisterWorker (a stop or a crash) cancels the
+//     jobs on its slots with ErrWorkerLost as the cause; they follow their
+//     retry policy. SlotFromContext tells a job where it runs.
+//   - Linear scoring (WithScoring): instead of by effective priority,
+//     dispatch can order by spec 3's score — priority, age, rarity of free
+//     slots, and an on-demand bonus for RunSync work — whose crossovers
+//     ScoreConfig.Crossover computes (a priority-0 job passes a fresh
+//     priority-5 one after 320s with the defaults).
 //   - Explanations: Snapshot lists every pending job with the reason it
 //     waits (paused, backoff, deferred, tenant_limit, global_limit,
-//     tier_limit, type_limit, group_limit, conflict, rate_limited);
+//     tier_limit, type_limit, no_workers, worker_busy, group_limit,
+//     conflict, rate_limited) and, with scoring, its score;
 //     decisions are logged as structured records, and Subscribe streams
 //     them as events.
 //

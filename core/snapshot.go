@@ -159,8 +159,8 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 }
 
 // reason returns the first rule that keeps pending job j waiting: paused,
-// then global, tier and type caps, then its group's allocation, then a
-// conflict.
+// backoff, deferred, its tenant's limit, then global, tier and type caps,
+// then its worker slots, its group's allocation, a conflict, a rate limit.
 func (c *Core) reason(now time.Time, j *Job) policy.Reason {
 	if j.grp.q.Paused() {
 		return policy.ReasonPaused

@@ -239,4 +239,48 @@
 // add up to at most 63 (any weight below 2⁵⁵ with fewer than 256 groups);
 // beyond that they are shifted right together until their sum fits, their
 // ratios kept approximately.
+//
+// # Linear scoring
+//
+// With ScoreConfig (fairsched.WithScoring) dispatch orders waiting jobs by
+// a score that is a line in the time a job has waited, a, in whole seconds:
+//
+//	score(a) = base + slope·a
+//	base     = W_p·p + B_r/n + [on-demand] B_o
+//	slope    = W_a + [on-demand] W_o
+//
+// p is the job's effective priority (its type's, or the floor it
+// inherited), n the number of free worker slots that take its type (the
+// term is absent for a type without workers), and on-demand work is work a
+// caller waits for (RunSync). The defaults are spec 3's: W_p = 1024,
+// W_a = 16/s, B_r = 500, B_o = 4096, W_o = 32/s. The highest score goes
+// first; equal scores go to the key with the lower accumulated cost, then
+// to the earlier arrival. Every cap, conflict, group allocation, tier share
+// and limit applies to the job chosen exactly as without scoring.
+//
+// Crossover. A job of class a that has waited a seconds outscores a fresh
+// job of class b once base_a + slope_a·a ≥ base_b, that is after
+//
+//	a* = ⌈(base_b − base_a) / slope_a⌉ seconds
+//
+// (ScoreConfig.Crossover). A priority gap g costs g·W_p/W_a = 64·g seconds
+// with the defaults: a priority-0 job passes a fresh priority-5 job after
+// 320s. A fresh on-demand job of the same priority leads by B_o, which
+// takes B_o/W_a = 256s to close. Two queued jobs of one priority never
+// cross — their lines are parallel, and the older is always ahead — so
+// starvation is bounded by the crossover against the highest class that
+// keeps arriving fresh: the ratio W_p/W_a is the knob. On-demand jobs
+// gain W_a + W_o = 48/s, so a waiting on-demand job pulls away from queued
+// ones of its priority; a queued job still overtakes a *fresh* on-demand
+// one after 256s, however many keep coming. The rarity term is at most B_r
+// (one free slot): worth B_r/W_a = 31.25s of waiting, it lets work that few
+// slots can run take a slot that frees without starving the rest.
+//
+// Cost. Every job of a class — same type, same priority floor, same mode —
+// has the same base and slope, so the order within a class never changes
+// as time passes: it is arrival order (by the second), then key cost. The
+// queue keeps one heap per class ordered that way, and a dispatch scores
+// the head of each class: O(classes + log n) per admission, never a pass
+// over the pending jobs. The rarity term changes only with the free slots
+// of a type, which the worker pool counts per type in O(1).
 package policy

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -13,6 +14,9 @@ import (
 func Check(sc Scenario, res Result) []string {
 	var out []string
 	out = append(out, checkCaps(sc, res)...)
+	for _, e := range sc.Expect {
+		out = append(out, e.check(sc, res))
+	}
 	switch sc.Name {
 	case "1-background-saturated":
 		out = append(out, startsAtArrival(sc, res, "sync-clone(r99)"))
@@ -179,9 +183,18 @@ func checkCaps(sc Scenario, res Result) []string {
 		steps = append(steps, e.T)
 	}
 	sort.Ints(steps)
+	takes := map[string]bool{} // "worker/index type" for every slot and type it takes
+	for _, w := range sc.Workers {
+		for i, s := range w.Slots {
+			for _, t := range s.Types {
+				takes[fmt.Sprintf("%s/%d %s", w.ID, i, t)] = true
+			}
+		}
+	}
 	var fails []string
 	for _, t := range steps {
 		total, tier, typ, held := 0, map[int]int{}, map[string]int{}, map[string]string{}
+		onSlot := map[string]string{}
 		for _, j := range sc.Jobs {
 			name := j.Name()
 			start, ok := res.Start[name]
@@ -189,6 +202,17 @@ func checkCaps(sc Scenario, res Result) []string {
 				continue
 			}
 			c := cfg[string(j.Type)].Config
+			if slot := res.Slot[name]; slot != "" {
+				if other, busy := onSlot[slot]; busy {
+					fails = append(fails, fmt.Sprintf("FAIL T=%d: %s and %s overlap on slot %s", t, other, name, slot))
+				}
+				onSlot[slot] = name
+				if !takes[slot+" "+string(j.Type)] {
+					fails = append(fails, fmt.Sprintf("FAIL T=%d: %s runs on slot %s, which does not take %s", t, name, slot, j.Type))
+				}
+			} else if c.RequiresWorker {
+				fails = append(fails, fmt.Sprintf("FAIL T=%d: %s runs on no worker slot", t, name))
+			}
 			total++
 			tier[int(c.Priority)]++
 			typ[string(j.Type)]++
@@ -211,7 +235,7 @@ func checkCaps(sc Scenario, res Result) []string {
 		}
 	}
 	if len(fails) == 0 {
-		return []string{"ok   no cap exceeded and no conflicting jobs overlapped at any step"}
+		return []string{"ok   no cap exceeded, no conflicting jobs and no two jobs on one slot at any step"}
 	}
 	return fails
 }
@@ -251,4 +275,56 @@ func split(sc Scenario, res Result, from, to int, a string, na int, b string, nb
 		steps++
 	}
 	return verdict(steps > 0, "%s and %s ran %d:%d at each of the %d steps from T=%d while both had work waiting", a, b, na, nb, steps, from)
+}
+
+// Expectation is a claim a scenario file makes about its run, checked by
+// Check: when a job starts (exactly, or at the latest) and on which slot;
+// or how many jobs of a group run at a step.
+type Expectation struct {
+	Group      string // with HasRunning: the group counted
+	At         int    // with HasRunning: the step
+	Running    int    // with HasRunning: the jobs of Group running at At
+	HasRunning bool
+
+	Job             string // Job.Name()
+	Start           int    // when HasStart: the step it must start at
+	StartBy         int    // when HasBy: the latest step it may start at
+	Slot            string // when not empty: the worker slot it must run on
+	HasStart, HasBy bool
+	Line            int // in the scenario file, for the report
+}
+
+func (e Expectation) check(sc Scenario, res Result) string {
+	if e.HasRunning {
+		n := running(sc, res, e.Group, e.At)
+		return verdict(n == e.Running, "expected %d jobs of group %q running at T=%d: %d", e.Running, e.Group, e.At, n)
+	}
+	start, ran := res.Start[e.Job]
+	var claims, fails []string
+	if e.HasStart {
+		claims = append(claims, fmt.Sprintf("starts at T=%d", e.Start))
+		if !ran || start != e.Start {
+			fails = append(fails, "start")
+		}
+	}
+	if e.HasBy {
+		claims = append(claims, fmt.Sprintf("starts by T=%d", e.StartBy))
+		if !ran || start > e.StartBy {
+			fails = append(fails, "start")
+		}
+	}
+	if e.Slot != "" {
+		claims = append(claims, "runs on "+e.Slot)
+		if res.Slot[e.Job] != e.Slot {
+			fails = append(fails, "slot")
+		}
+	}
+	got := "never started"
+	if ran {
+		got = fmt.Sprintf("started at T=%d", start)
+		if s := res.Slot[e.Job]; s != "" {
+			got += " on " + s
+		}
+	}
+	return verdict(len(fails) == 0, "expected %s %s: %s", e.Job, strings.Join(claims, " and "), got)
 }

@@ -90,28 +90,37 @@ type Scenario struct {
 	// Scoring, when not nil, turns linear scoring on (WithScoring).
 	Scoring *fairsched.ScoreConfig
 	Jobs    []Job
+	// Expect are claims about the run that Check verifies.
+	Expect []Expectation
+	// Progress, when set, is called after every step with the step and
+	// the number of jobs ended so far.
+	Progress func(step, ended, total int)
 }
 
 // Event is one line of a timeline.
 type Event struct {
-	T     int    // seconds since the scenario started
-	Kind  string // "arrive", "admit", "done" or "refuse"
-	Job   string // type(id)
-	Key   string // fairness key, "" for background
-	Group string // the job's group, "" for none
+	T     int    `json:"t"`               // seconds since the scenario started
+	Kind  string `json:"kind"`            // "arrive", "admit", "done", "refuse", "expire", "aged" or "allocation"
+	Job   string `json:"job"`             // type(id)
+	Key   string `json:"key,omitempty"`   // fairness key, "" for background
+	Group string `json:"group,omitempty"` // the job's group, "" for none
 	// For "admit": the cost charged, the key's accumulated cost after the
 	// charge, and the running count of the job's tier and overall.
-	Cost, KeyCost        time.Duration
-	TierRunning, Running int
+	Cost        time.Duration `json:"cost,omitempty"`
+	KeyCost     time.Duration `json:"key_cost,omitempty"`
+	TierRunning int           `json:"tier_running,omitempty"`
+	Running     int           `json:"running,omitempty"`
 	// Base is the job's base priority; Effective the priority it was
 	// admitted at ("admit") or has aged to ("aged").
-	Base, Effective int
+	Base      int `json:"base_priority,omitempty"`
+	Effective int `json:"effective_priority,omitempty"`
 	// For "allocation" (Job holds the group): the slots before and after,
 	// and why.
-	Previous, Slots int
-	Reason          string
+	Previous int    `json:"previous_slots,omitempty"`
+	Slots    int    `json:"slots,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 	// For "done": the cost estimate of the (type, id) after the run.
-	Estimate time.Duration
+	Estimate time.Duration `json:"estimate,omitempty"`
 }
 
 func (e Event) String() string {
@@ -256,6 +265,9 @@ func (r *runner) run() (Result, error) {
 			if err := r.step(func(fairsched.Snapshot) bool { return true }); err != nil {
 				return r.res, err
 			}
+		}
+		if r.sc.Progress != nil {
+			r.sc.Progress(r.now, len(r.res.End), len(r.sc.Jobs))
 		}
 		if r.now > 100000 {
 			return r.res, fmt.Errorf("scenario %s: jobs never finished: %d of %d", r.sc.Name, len(r.res.End), len(r.sc.Jobs))

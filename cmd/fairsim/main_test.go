@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func scenarioFile(name string) string {
+	return filepath.Join("..", "..", "testdata", "scenarios", name)
+}
+
+// TestTextMatchesGolden: the CLI, driving the scheduler with real goroutine
+// scheduling (polled snapshots), prints exactly the report the synctest
+// golden test of the root package pins down.
+func TestTextMatchesGolden(t *testing.T) {
+	for _, name := range []string{"spec3-crossover-priority", "spec3-specialist", "spec1-two-client-burst"} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{scenarioFile(name + ".yaml")}, &stdout, &stderr); code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr.String())
+		}
+		want, err := os.ReadFile(scenarioFile(name + ".golden"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(stdout.String(), "\n")); diff != "" {
+			t.Errorf("%s (-golden +cli):\n%s", name, diff)
+		}
+	}
+}
+
+// TestJSONAndSVG: -json prints the same figures as JSON, -svg writes a
+// well-formed SVG with a bar per run.
+func TestJSONAndSVG(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "chart.svg")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-json", "-svg", svg, scenarioFile("spec3-specialist.yaml")}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var out struct {
+		Name   string
+		Jain   float64
+		Runs   []struct{ Job, Slot string }
+		Checks []string
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	slots := map[string]string{}
+	for _, r := range out.Runs {
+		slots[r.Job] = r.Slot
+	}
+	want := map[string]string{"pdf(report)": "specialist/0", "excel(budget)": "mixed/0", "index(search)": "versatile/0",
+		"pdf(invoice)": "specialist/0", "pdf(memo)": "mixed/0"}
+	if out.Name != "spec3-specialist" || len(out.Checks) != 4 || !cmp.Equal(want, slots) {
+		t.Errorf("JSON: name %q, checks %v, slots %v", out.Name, out.Checks, slots)
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, bars := xml.NewDecoder(bytes.NewReader(data)), 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "rect" {
+			for _, a := range se.Attr {
+				if a.Name.Local == "class" && a.Value == "bar" {
+					bars++
+				}
+			}
+		}
+	}
+	if bars != len(out.Runs) {
+		t.Errorf("SVG has %d bars for %d runs", bars, len(out.Runs))
+	}
+}
+
+// TestSummaryAndErrors: -summary prints a verdict per scenario and writes
+// a chart each; a bad file names its line and exits 2; misuse exits 2.
+func TestSummaryAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	files := []string{scenarioFile("spec1-conflict-exclusion.yaml"), scenarioFile("spec3-crossover-on-demand.yaml")}
+	if code := run(append([]string{"-summary", "-svgdir", dir}, files...), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "ok   spec1-conflict-exclusion") ||
+		!strings.Contains(lines[1], "longest wait 256s (batch(nightly))") {
+		t.Errorf("summary:\n%s", stdout.String())
+	}
+	for _, name := range []string{"spec1-conflict-exclusion.svg", "spec3-crossover-on-demand.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("types:\n  - {name: a, priority: 1, default_cost: 1s}\njobs:\n  - {type: b, id: x, duration: 1}\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{bad}, bad + `:4: job "x": type "b" is not declared under types`},
+		{[]string{files[0], files[1]}, "fairsim: several scenarios need -summary"},
+		{nil, "usage: fairsim"},
+	} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := run(tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("run(%v) = %d, stderr %q; want 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}

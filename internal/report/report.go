@@ -1,0 +1,340 @@
+// Package report summarises one scenario run (internal/scenario): per
+// fairness key and per group, the waits and the share of service each
+// received, Jain's fairness index over the keys, and the longest wait
+// against the aging bound. A Report prints as text (Text), as JSON (its
+// fields carry json tags, so json.MarshalIndent of a Report is the machine
+// readable form) and as a standalone SVG image (SVG): a Gantt chart of the
+// runs and the cumulative service of each key over time.
+//
+// Everything a Report holds is derived deterministically from the scenario
+// and its result: no map iteration order reaches the output.
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/scenario"
+)
+
+// Background is the name under which background work (fairness key "")
+// appears in Report.Keys.
+const Background = "(background)"
+
+// Report is the summary of one scenario run.
+type Report struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	// Jobs is the number of scripted jobs, whether they ran or not.
+	Jobs int `json:"jobs"`
+	// Makespan is the second the last job ended (ran, was refused or
+	// expired).
+	Makespan int `json:"makespan"`
+	// Keys holds one entry per fairness key that has a job in the
+	// scenario, sorted by name; background work (key "") is named
+	// Background.
+	Keys []Stats `json:"keys"`
+	// Groups holds one entry per group that has a job in the scenario,
+	// sorted by name; jobs without a group are in none.
+	Groups []Stats `json:"groups"`
+	// Jain is Jain's fairness index of the service the fairness keys
+	// received, (Σx)² / (n·Σx²) with x the job-seconds run by each key that
+	// ran something. Background work is not a tenant and does not count.
+	// 1 when at most one key ran.
+	Jain float64 `json:"jain"`
+	// LongestWait is the job that waited longest between its arrival and
+	// its start — with aging on, of the jobs below the aging ceiling,
+	// whose wait the bound covers; the zero Wait when no such job ran.
+	LongestWait Wait `json:"longest_wait"`
+	// Aging reports whether the scenario had aging on (LongestWait.Bound
+	// is its bound then).
+	Aging bool `json:"aging"`
+	// Timeline is a copy of the run's timeline.
+	Timeline []scenario.Event `json:"timeline"`
+	// Runs lists every job that ran, by start, then admission order.
+	Runs []Run `json:"runs"`
+	// Refused and Expired count the jobs that never ran: turned away at
+	// once, or expired while pending.
+	Refused int `json:"refused"`
+	Expired int `json:"expired"`
+}
+
+// Stats describes the jobs of one fairness key or one group.
+type Stats struct {
+	Name string `json:"name"`
+	// Jobs is the number of the key's (group's) jobs that ran; the wait
+	// percentiles are over them.
+	Jobs int `json:"jobs"`
+	// Waits in seconds from arrival to start; P50 and P95 are nearest-rank
+	// percentiles.
+	WaitP50 int `json:"wait_p50"`
+	WaitP95 int `json:"wait_p95"`
+	WaitMax int `json:"wait_max"`
+	// Served is the job-seconds the key's (group's) jobs ran.
+	Served int `json:"served"`
+	// Share is Served over the job-seconds run by all jobs, 0 when nothing
+	// ran.
+	Share float64 `json:"share"`
+}
+
+// Wait is the longest wait of a run.
+type Wait struct {
+	Job string `json:"job"`
+	Key string `json:"key"`
+	// Wait is the seconds from the job's arrival to its start.
+	Wait int `json:"wait"`
+	// Bound is the aging bound of the job's base priority
+	// (AgingConfig.MaxWait) rounded up to whole seconds, 0 when aging is
+	// off.
+	Bound int `json:"bound"`
+	// Within reports whether aging is on and Wait ≤ Bound.
+	Within bool `json:"within"`
+}
+
+// Run is one job that ran.
+type Run struct {
+	Job     string `json:"job"`
+	Type    string `json:"type"`
+	Key     string `json:"key"`
+	Group   string `json:"group,omitempty"`
+	Slot    string `json:"slot,omitempty"` // "worker/index"; "" for types without workers
+	Arrival int    `json:"arrival"`
+	Start   int    `json:"start"`
+	End     int    `json:"end"`
+}
+
+// Wait is the seconds the run waited from arrival to start.
+func (r Run) Wait() int { return r.Start - r.Arrival }
+
+// Served is the job-seconds the run took.
+func (r Run) Served() int { return r.End - r.Start }
+
+// Build computes the summary of one run.
+func Build(sc scenario.Scenario, res scenario.Result) Report {
+	r := Report{Name: sc.Name, Title: sc.Title, Jobs: len(sc.Jobs), Aging: sc.Aging != nil, Timeline: slices.Clone(res.Timeline)}
+	for _, end := range res.End {
+		r.Makespan = max(r.Makespan, end)
+	}
+
+	// Runs, in start order; within a step in admission order (as the
+	// timeline has it), then in script order.
+	admitted := map[string]int{}
+	for i, e := range res.Timeline {
+		if _, seen := admitted[e.Job]; e.Kind == "admit" && !seen {
+			admitted[e.Job] = i
+		}
+	}
+	type ran struct {
+		run   Run
+		admit int
+		index int
+	}
+	var runs []ran
+	var longest *ran
+	keyed, grouped := map[string]bool{}, map[string]bool{}
+	for i, j := range sc.Jobs {
+		name := j.Name()
+		keyed[j.Key] = true
+		if j.Group != "" {
+			grouped[j.Group] = true
+		}
+		start, started := res.Start[name]
+		end, ended := res.End[name]
+		switch {
+		case !started && ended && j.Refused:
+			r.Refused++
+			continue
+		case !started && ended:
+			r.Expired++
+			continue
+		case !started || !ended:
+			continue // the run did not finish: nothing to report
+		}
+		admit, ok := admitted[name]
+		if !ok {
+			admit = math.MaxInt
+		}
+		runs = append(runs, ran{Run{Job: name, Type: string(j.Type), Key: j.Key, Group: j.Group, Slot: res.Slot[name],
+			Arrival: j.Arrival, Start: start, End: end}, admit, i})
+	}
+	slices.SortStableFunc(runs, func(a, b ran) int {
+		return cmp.Or(cmp.Compare(a.run.Start, b.run.Start), cmp.Compare(a.admit, b.admit), cmp.Compare(a.index, b.index))
+	})
+	total := 0
+	for i := range runs {
+		r.Runs = append(r.Runs, runs[i].run)
+		total += runs[i].run.Served()
+		// The longest wait; on a tie the job first in the script. With
+		// aging, of the jobs it lifts — those below its ceiling — for the
+		// bound says nothing of the others.
+		if sc.Aging != nil && typePriority(sc, sc.Jobs[runs[i].index]) >= sc.Aging.MaxEffectivePriority {
+			continue
+		}
+		if longest == nil || runs[i].run.Wait() > longest.run.Wait() ||
+			runs[i].run.Wait() == longest.run.Wait() && runs[i].index < longest.index {
+			longest = &runs[i]
+		}
+	}
+
+	r.Keys = stats(sortedKeys(keyed), r.Runs, total, func(run Run) string { return run.Key }, KeyName)
+	r.Groups = stats(sortedKeys(grouped), r.Runs, total, func(run Run) string { return run.Group }, func(g string) string { return g })
+
+	var served []float64
+	for _, s := range r.Keys {
+		if s.Name != Background && s.Served > 0 {
+			served = append(served, float64(s.Served))
+		}
+	}
+	r.Jain = jain(served)
+
+	if longest != nil {
+		w := longest.run
+		r.LongestWait = Wait{Job: w.Job, Key: w.Key, Wait: w.Wait()}
+		if sc.Aging != nil {
+			j := sc.Jobs[longest.index]
+			bound := sc.Aging.MaxWait(typePriority(sc, j))
+			r.LongestWait.Bound = int((bound + time.Second - 1) / time.Second)
+			r.LongestWait.Within = r.LongestWait.Wait <= r.LongestWait.Bound
+		}
+	}
+	return r
+}
+
+// KeyName is how a fairness key is named in a report: Background for "".
+func KeyName(key string) string {
+	if key == "" {
+		return Background
+	}
+	return key
+}
+
+// typePriority is the base priority of j's type; 0 for a type the
+// scenario does not register.
+func typePriority(sc scenario.Scenario, j scenario.Job) fairsched.Priority {
+	for _, t := range sc.Types {
+		if t.Name == j.Type {
+			return t.Config.Priority
+		}
+	}
+	return 0
+}
+
+// stats computes one Stats per name of names (raw keys or groups), over
+// the runs whose of(run) is that name, sorted by display name.
+func stats(names []string, runs []Run, total int, of func(Run) string, display func(string) string) []Stats {
+	var out []Stats
+	for _, n := range names {
+		s := Stats{Name: display(n)}
+		var waits []int
+		for _, run := range runs {
+			if of(run) == n {
+				waits = append(waits, run.Wait())
+				s.Served += run.Served()
+			}
+		}
+		slices.Sort(waits)
+		s.Jobs = len(waits)
+		s.WaitP50, s.WaitP95 = percentile(waits, 50), percentile(waits, 95)
+		if len(waits) > 0 {
+			s.WaitMax = waits[len(waits)-1]
+		}
+		if total > 0 {
+			s.Share = float64(s.Served) / float64(total)
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b Stats) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// percentile is the nearest-rank percentile p (0 < p ≤ 100) of sorted: the
+// value at rank ⌈p/100 · n⌉; 0 for no values.
+func percentile(sorted []int, p int) int {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := (p*n + 99) / 100 // ⌈p·n/100⌉ in integers: no float rounding
+	return sorted[max(rank, 1)-1]
+}
+
+// jain is Jain's fairness index (Σx)² / (n·Σx²); 1 for at most one value.
+func jain(xs []float64) float64 {
+	if len(xs) <= 1 {
+		return 1
+	}
+	var sum, squares float64
+	for _, x := range xs {
+		sum += x
+		squares += x * x
+	}
+	if squares == 0 {
+		return 1
+	}
+	return sum * sum / (float64(len(xs)) * squares)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Text writes the human report: the title, the admission timeline, a table
+// per key and per group, Jain's index and the longest wait against the
+// aging bound.
+func (r Report) Text(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", r.Name, r.Title)
+	fmt.Fprintf(&b, "%d jobs, %d ran, %d refused, %d expired, makespan %ds\n", r.Jobs, len(r.Runs), r.Refused, r.Expired, r.Makespan)
+	b.WriteString("\nTimeline:\n")
+	for _, e := range r.Timeline {
+		fmt.Fprintf(&b, "  %s\n", e)
+	}
+	table(&b, "Per key", "key", r.Keys)
+	table(&b, "Per group", "group", r.Groups)
+	fmt.Fprintf(&b, "\nJain's fairness index over keys: %.3f\n", r.Jain)
+	b.WriteString(r.LongestWait.text(len(r.Runs) > 0, r.Aging))
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (lw Wait) text(ran, aging bool) string {
+	if !ran {
+		return "longest wait: no job ran"
+	}
+	s := fmt.Sprintf("longest wait %ds: %s", lw.Wait, lw.Job)
+	if !aging {
+		return s + " (no aging)"
+	}
+	verdict := "ok"
+	if !lw.Within {
+		verdict = "EXCEEDED"
+	}
+	return fmt.Sprintf("%s (bound %ds: %s)", s, lw.Bound, verdict)
+}
+
+func table(b *strings.Builder, title, column string, rows []Stats) {
+	if len(rows) == 0 {
+		return
+	}
+	width := len(column)
+	for _, s := range rows {
+		width = max(width, len(s.Name))
+	}
+	fmt.Fprintf(b, "\n%s:\n", title)
+	fmt.Fprintf(b, "  %-*s  %4s  %8s  %8s  %8s  %6s  %6s\n", width, column, "jobs", "wait p50", "wait p95", "wait max", "served", "share")
+	for _, s := range rows {
+		fmt.Fprintf(b, "  %-*s  %4d  %7ds  %7ds  %7ds  %5ds  %5.1f%%\n", width, s.Name, s.Jobs, s.WaitP50, s.WaitP95, s.WaitMax, s.Served, 100*s.Share)
+	}
+}

@@ -1,0 +1,333 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The layout of the image, in pixels. The Gantt chart and the service chart
+// share the horizontal time scale: x(t) = plotLeft + t·plotWidth/domain,
+// where domain is the last end rounded up to a whole tick.
+const (
+	svgWidth   = 1000
+	plotLeft   = 110 // room for the row labels and the service axis
+	plotRight  = 30
+	plotWidth  = svgWidth - plotLeft - plotRight
+	rowHeight  = 22
+	barHeight  = 16
+	chartTall  = 200 // the service chart's plot area
+	fontSize   = 11  // bar labels, axis labels, legend
+	charWidth  = 6.5 // estimated advance of one character at fontSize
+	legendSwat = 12  // legend swatch size
+	timeTicks  = 12  // at most this many time ticks
+	valueTicks = 5   // at most this many service ticks
+)
+
+// palette colours the fairness keys in their sorted order, cycling when
+// there are more keys than colours (Tableau 10 without its grey, which is
+// background work's).
+var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"}
+
+// backgroundColour is background work's colour.
+const backgroundColour = "#a0a0a0"
+
+// SVG writes a standalone SVG image of the run: the scenario's title, a
+// legend of the fairness keys, a Gantt chart with one row per slot and a
+// bar per run coloured by key, and below it the cumulative service
+// (job-seconds run) per key over time. The output depends only on r.
+func (r Report) SVG(w io.Writer) error {
+	colours := r.colours()
+
+	title := r.Title
+	if title == "" {
+		title = r.Name
+	}
+	y := 30
+	body := &strings.Builder{}
+	fmt.Fprintf(body, `<text x="20" y="%d" font-size="18" font-weight="bold" fill="#222">%s</text>`+"\n", y, esc(title))
+	y += 20
+	fmt.Fprintf(body, `<text x="20" y="%d" font-size="12" fill="#555">%s</text>`+"\n", y, esc(r.subtitle()))
+	y += 16
+
+	if len(r.Runs) == 0 {
+		fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" fill="#222">no job ran</text>`+"\n", y+14)
+		return write(w, title, body, y+40)
+	}
+
+	// Legend, flowing into as many lines as it needs.
+	x := 20
+	for i, k := range r.Keys {
+		label := fmt.Sprintf("%s (%.1f%%)", k.Name, 100*k.Share)
+		item := legendSwat + 6 + textWidth(label) + 18
+		if x+item > svgWidth-plotRight && i > 0 {
+			x, y = 20, y+20
+		}
+		fmt.Fprintf(body, `<rect class="legend" x="%d" y="%d" width="%d" height="%d" fill="%s"/>`+"\n", x, y, legendSwat, legendSwat, colours[k.Name])
+		fmt.Fprintf(body, `<text x="%d" y="%d" font-size="%d" fill="#222">%s</text>`+"\n", x+legendSwat+6, y+10, fontSize, esc(label))
+		x += item
+	}
+	y += 20 + 24
+
+	// The Gantt chart.
+	domain, step := timeScale(r.Runs)
+	xOf := func(t int) float64 { return plotLeft + float64(t)*plotWidth/float64(domain) }
+	labels, rowOf := rows(r.Runs)
+	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Runs by slot</text>`+"\n", y-10)
+	top := y
+	bottom := top + len(labels)*rowHeight
+	for i, label := range labels {
+		ry := top + i*rowHeight
+		if i%2 == 0 {
+			fmt.Fprintf(body, `<rect class="row" x="%d" y="%d" width="%d" height="%d" fill="#f3f3f3"/>`+"\n", plotLeft, ry, plotWidth, rowHeight)
+		}
+		fmt.Fprintf(body, `<text x="%d" y="%d" font-size="%d" text-anchor="end" fill="#222">%s</text>`+"\n", plotLeft-8, ry+rowHeight/2+4, fontSize, esc(label))
+	}
+	timeAxis(body, xOf, domain, step, top, bottom)
+	for i, run := range r.Runs {
+		key := KeyName(run.Key)
+		x0, x1 := xOf(run.Start), xOf(run.End)
+		width := math.Max(x1-x0, 1) // a run of no time still shows
+		by := top + rowOf[i]*rowHeight + (rowHeight-barHeight)/2
+		tip := fmt.Sprintf("%s: key %s, T=%d–%d, arrived %d, waited %ds", run.Job, key, run.Start, run.End, run.Arrival, run.Wait())
+		if run.Group != "" {
+			tip += ", group " + run.Group
+		}
+		if run.Slot != "" {
+			tip += ", slot " + run.Slot
+		}
+		fmt.Fprintf(body, "<g>\n<title>%s</title>\n", esc(tip))
+		fmt.Fprintf(body, `<rect class="bar" x="%s" y="%d" width="%s" height="%d" fill="%s" stroke="#fff" stroke-width="1"/>`+"\n",
+			num(x0), by, num(width), barHeight, colours[key])
+		if float64(textWidth(run.Job)+8) <= width {
+			fmt.Fprintf(body, `<text x="%s" y="%d" font-size="%d" fill="%s">%s</text>`+"\n",
+				num(x0+4), by+barHeight/2+4, fontSize, ink(colours[key]), esc(run.Job))
+		}
+		body.WriteString("</g>\n")
+	}
+
+	// The cumulative service per key.
+	y = bottom + 70
+	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Cumulative service per key (job-seconds run)</text>`+"\n", y)
+	top = y + 16
+	bottom = top + chartTall
+	most := 0
+	for _, k := range r.Keys {
+		most = max(most, k.Served)
+	}
+	vstep := niceStep(most, valueTicks)
+	vdomain := max(ceilTo(most, vstep), vstep)
+	yOf := func(v int) float64 { return float64(bottom) - float64(v)*chartTall/float64(vdomain) }
+	for v := 0; v <= vdomain; v += vstep {
+		fmt.Fprintf(body, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e0e0e0"/>`+"\n", plotLeft, num(yOf(v)), plotLeft+plotWidth, num(yOf(v)))
+		fmt.Fprintf(body, `<text x="%d" y="%s" font-size="%d" text-anchor="end" fill="#444">%d</text>`+"\n", plotLeft-6, num(yOf(v)+4), fontSize, v)
+	}
+	fmt.Fprintf(body, `<text transform="translate(%d %d) rotate(-90)" font-size="%d" text-anchor="middle" fill="#444">job-seconds</text>`+"\n",
+		plotLeft-52, (top+bottom)/2, fontSize)
+	fmt.Fprintf(body, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#444"/>`+"\n", plotLeft, top, plotLeft, bottom)
+	timeAxis(body, xOf, domain, step, top, bottom)
+	times := breakpoints(r.Runs, domain)
+	for _, k := range r.Keys {
+		var mine []Run
+		for _, run := range r.Runs {
+			if KeyName(run.Key) == k.Name {
+				mine = append(mine, run)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		points := make([]string, len(times))
+		for i, t := range times {
+			points[i] = num(xOf(t)) + "," + num(yOf(served(mine, t)))
+		}
+		fmt.Fprintf(body, "<polyline class=\"service\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\">\n<title>%s</title>\n</polyline>\n",
+			colours[k.Name], strings.Join(points, " "), esc(fmt.Sprintf("%s: %d job-seconds", k.Name, k.Served)))
+	}
+	return write(w, title, body, bottom+50)
+}
+
+// write frames body as an SVG document of the given title and height and
+// writes it.
+func write(w io.Writer, title string, body *strings.Builder, height int) error {
+	b := &strings.Builder{}
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif">`+"\n",
+		svgWidth, height, svgWidth, height)
+	fmt.Fprintf(b, `<title>%s</title>`+"\n", esc(title))
+	fmt.Fprintf(b, `<rect x="0" y="0" width="%d" height="%d" fill="#fff"/>`+"\n", svgWidth, height)
+	b.WriteString(body.String())
+	b.WriteString("</svg>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// subtitle sums the run up in one line.
+func (r Report) subtitle() string {
+	parts := []string{r.Name, fmt.Sprintf("%d jobs", r.Jobs), fmt.Sprintf("makespan %ds", r.Makespan)}
+	if r.Refused > 0 {
+		parts = append(parts, fmt.Sprintf("%d refused", r.Refused))
+	}
+	if r.Expired > 0 {
+		parts = append(parts, fmt.Sprintf("%d expired", r.Expired))
+	}
+	parts = append(parts, fmt.Sprintf("Jain %.3f", r.Jain), r.LongestWait.text(len(r.Runs) > 0, r.Aging))
+	return strings.Join(parts, " · ")
+}
+
+// colours maps each key's name in r.Keys to its colour: background work
+// grey, the others the palette in order.
+func (r Report) colours() map[string]string {
+	out := map[string]string{}
+	i := 0
+	for _, k := range r.Keys {
+		if k.Name == Background {
+			out[k.Name] = backgroundColour
+			continue
+		}
+		out[k.Name] = palette[i%len(palette)]
+		i++
+	}
+	for _, run := range r.Runs { // a run whose key the report does not list
+		if _, ok := out[KeyName(run.Key)]; !ok {
+			out[KeyName(run.Key)] = "#333333"
+		}
+	}
+	return out
+}
+
+// ink is the text colour that reads on a bar of colour c (#rrggbb).
+func ink(c string) string {
+	v, err := strconv.ParseUint(strings.TrimPrefix(c, "#"), 16, 32)
+	if err != nil {
+		return "#000"
+	}
+	red, green, blue := float64(v>>16&0xff), float64(v>>8&0xff), float64(v&0xff)
+	if 0.2126*red+0.7152*green+0.0722*blue >= 150 {
+		return "#222"
+	}
+	return "#fff"
+}
+
+// rows lays the runs out on the Gantt chart's rows: first one row per
+// worker slot in the order the slots were first used, then, for runs
+// without a slot, rows allocated greedily: a run takes the lowest-numbered
+// row free at its start. It returns the rows' labels and each run's row.
+// runs must be sorted by start.
+func rows(runs []Run) (labels []string, rowOf []int) {
+	rowOf = make([]int, len(runs))
+	slot := map[string]int{}
+	for i, run := range runs {
+		if run.Slot == "" {
+			continue
+		}
+		row, ok := slot[run.Slot]
+		if !ok {
+			row = len(labels)
+			slot[run.Slot] = row
+			labels = append(labels, run.Slot)
+		}
+		rowOf[i] = row
+	}
+	first := len(labels)
+	var free []int // the end of the last run on each greedy row
+	for i, run := range runs {
+		if run.Slot != "" {
+			continue
+		}
+		row := slices.IndexFunc(free, func(end int) bool { return end <= run.Start })
+		if row < 0 {
+			row = len(free)
+			free = append(free, 0)
+			labels = append(labels, fmt.Sprintf("slot %d", row+1))
+		}
+		free[row] = run.End
+		rowOf[i] = first + row
+	}
+	return labels, rowOf
+}
+
+// timeScale returns the time axis's extent (the last end rounded up to a
+// whole tick, at least one tick) and its tick spacing, in seconds.
+func timeScale(runs []Run) (domain, step int) {
+	last := 0
+	for _, run := range runs {
+		last = max(last, run.End)
+	}
+	step = niceStep(last, timeTicks)
+	return max(ceilTo(last, step), step), step
+}
+
+// niceStep is the smallest of 1, 2, 5, 10, 20, 50, … that divides span
+// into at most n ticks.
+func niceStep(span, n int) int {
+	for mag := 1; ; mag *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			if c := m * mag; ceilTo(span, c)/c <= n {
+				return c
+			}
+		}
+	}
+}
+
+func ceilTo(v, step int) int { return (v + step - 1) / step * step }
+
+// timeAxis draws the vertical grid lines between top and bottom and the
+// labelled time axis at bottom.
+func timeAxis(b *strings.Builder, xOf func(int) float64, domain, step, top, bottom int) {
+	for t := 0; t <= domain; t += step {
+		x := num(xOf(t))
+		fmt.Fprintf(b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#d8d8d8"/>`+"\n", x, top, x, bottom)
+		fmt.Fprintf(b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#444"/>`+"\n", x, bottom, x, bottom+5)
+		fmt.Fprintf(b, `<text x="%s" y="%d" font-size="%d" text-anchor="middle" fill="#444">%d</text>`+"\n", x, bottom+17, fontSize, t)
+	}
+	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#444"/>`+"\n", plotLeft, bottom, plotLeft+plotWidth, bottom)
+	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="%d" text-anchor="middle" fill="#444">time (s)</text>`+"\n", plotLeft+plotWidth/2, bottom+33, fontSize)
+}
+
+// breakpoints are the times at which some key's service changes slope,
+// with 0 and the end of the axis: the service curves are straight between
+// them.
+func breakpoints(runs []Run, domain int) []int {
+	times := []int{0, domain}
+	for _, run := range runs {
+		times = append(times, run.Start, run.End)
+	}
+	slices.Sort(times)
+	return slices.Compact(times)
+}
+
+// served is the job-seconds runs have run by time t.
+func served(runs []Run, t int) int {
+	sum := 0
+	for _, run := range runs {
+		sum += min(max(t-run.Start, 0), run.Served())
+	}
+	return sum
+}
+
+// textWidth estimates the width in pixels of s at fontSize.
+func textWidth(s string) int { return int(math.Ceil(float64(utf8.RuneCountInString(s)) * charWidth)) }
+
+// num formats a coordinate with at most two decimals, the same on every
+// platform.
+func num(v float64) string {
+	s := strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
+	if s == "-0" {
+		return "0"
+	}
+	return s
+}
+
+// esc escapes s for XML text and attribute values (characters XML does
+// not allow become U+FFFD).
+func esc(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder never fails
+	return b.String()
+}
