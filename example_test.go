@@ -109,3 +109,40 @@ func ExampleInheritPriority() {
 	// Output:
 	// repack/repo: base 4, inherited 8, effective 8
 }
+
+// Worker slots: PDF jobs run only on a worker slot that takes them, one
+// job per slot, on the free slot that supports the fewest types — here
+// the PDF-only slot, keeping the versatile one for the rarer work.
+func ExampleScheduler_RegisterWorker() {
+	s, _ := fairsched.New()
+	defer s.Close(context.Background())
+	s.RegisterType("pdf", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4, RequiresWorker: true})
+	s.RegisterType("index", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4, RequiresWorker: true})
+	s.RegisterWorker(fairsched.WorkerSpec{ID: "versatile", Slots: []fairsched.SlotSpec{{Types: []fairsched.JobType{"pdf", "index"}}}})
+	s.RegisterWorker(fairsched.WorkerSpec{ID: "renderer", Slots: []fairsched.SlotSpec{{Types: []fairsched.JobType{"pdf"}}}})
+
+	err := s.RunSync(context.Background(), "pdf", "report.pdf", "alice", func(ctx context.Context) error {
+		worker, slot, _ := fairsched.SlotFromContext(ctx)
+		fmt.Printf("report.pdf runs on %s slot %d\n", worker, slot)
+		return nil
+	})
+	fmt.Println("error:", err)
+	// Output:
+	// report.pdf runs on renderer slot 0
+	// error: <nil>
+}
+
+// Linear scoring: when does a waiting job overtake fresh work of another
+// kind? With the default weights a priority gap of 5 takes 320s of
+// waiting, and a fresh on-demand (RunSync) job's bonus 256s.
+func ExampleScoreConfig_Crossover() {
+	cfg := fairsched.ScoreConfig{} // the defaults: 1024 per priority, 16 per second, …
+	low, high := fairsched.JobClass{Priority: 0}, fairsched.JobClass{Priority: 5}
+	after, _ := cfg.Crossover(low, high)
+	fmt.Println("priority 0 passes a fresh priority 5 after", after)
+	after, _ = cfg.Crossover(low, fairsched.JobClass{Priority: 0, OnDemand: true})
+	fmt.Println("a queued job passes a fresh on-demand one after", after)
+	// Output:
+	// priority 0 passes a fresh priority 5 after 5m20s
+	// a queued job passes a fresh on-demand one after 4m16s
+}

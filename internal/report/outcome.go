@@ -17,11 +17,15 @@ type Outcome struct {
 	Checks []string `json:"checks"`
 }
 
+// progressMin is the number of jobs from which Play reports progress.
+var progressMin = 1000
+
 // Play runs sc on a mock clock with settle and builds its outcome; the CLI
 // and the golden tests both go through it. progress, if not nil, receives a
-// progress line every 500 steps of a run of 1,000 jobs or more.
+// progress line every 500 steps, and at the end, of a run of 1,000 jobs or
+// more.
 func Play(sc scenario.Scenario, settle scenario.Settler, progress io.Writer) (Outcome, error) {
-	if progress != nil && len(sc.Jobs) >= 1000 {
+	if progress != nil && len(sc.Jobs) >= progressMin {
 		sc.Progress = func(step, ended, total int) {
 			if step%500 == 0 || ended == total {
 				fmt.Fprintf(progress, "\r%s: T=%d, %d of %d jobs ended", sc.Name, step, ended, total)

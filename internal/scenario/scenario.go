@@ -266,9 +266,6 @@ func (r *runner) run() (Result, error) {
 				return r.res, err
 			}
 		}
-		if r.sc.Progress != nil {
-			r.sc.Progress(r.now, len(r.res.End), len(r.sc.Jobs))
-		}
 		if r.now > 100000 {
 			return r.res, fmt.Errorf("scenario %s: jobs never finished: %d of %d", r.sc.Name, len(r.res.End), len(r.sc.Jobs))
 		}
@@ -295,6 +292,9 @@ func (r *runner) run() (Result, error) {
 			if err := r.finish(j); err != nil {
 				return r.res, err
 			}
+		}
+		if r.sc.Progress != nil {
+			r.sc.Progress(r.now, len(r.res.End), len(r.sc.Jobs))
 		}
 	}
 	snap, err := r.s.Snapshot(context.Background())
