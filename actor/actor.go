@@ -476,8 +476,10 @@ func (a *Actor) Execute(j *messages.Job) (err error) {
 	// Jobs the function submits may inherit its priority (InheritPriority).
 	ctx = messages.WithRunning(ctx, j.Effective)
 	panicked, err = call(ctx, j.Fn)
-	if cause := context.Cause(ctx); err != nil && errors.Is(cause, workers.ErrWorkerLost) && !errors.Is(err, workers.ErrWorkerLost) {
-		err = fmt.Errorf("%w: %w", cause, err) // what the function saw, and why
+	if err != nil && j.RunCtx != nil && !errors.Is(err, workers.ErrWorkerLost) {
+		if cause := context.Cause(ctx); errors.Is(cause, workers.ErrWorkerLost) {
+			err = fmt.Errorf("%w: %w", cause, err) // what the function saw, and why
+		}
 	}
 	return err
 }
