@@ -40,12 +40,22 @@
 // variant gathers every band at or below the floor into one, since those
 // jobs all compete at the floor.
 //
+// With scoring (SetScoring) the queue has no aging bands, and RunSync work
+// waits in an on-demand variant of its type queue: each variant is one
+// class of the score (type, floor, mode), its lanes ordered by the second
+// their head arrived in, then key cost, then arrival — an order the
+// passing of time never changes, since every job of a class gains the same
+// points per second. Best scores the top lane of every class in dispatch
+// (O(classes)); see scoring.go.
+//
 // # Blocked jobs wait where their blocker wakes them
 //
 //   - A full tier switches its level off; the release that frees the tier
 //     switches it on. O(1).
-//   - A type at its cap leaves its level's heap (with its variants); the
-//     release that frees the type puts it back. O(log types).
+//   - A type at its cap, or whose worker slots are all busy (or none is
+//     registered), leaves its level's heap (with its variants); the release
+//     that frees the type or one of its slots, or the registration of a
+//     slot, puts it back. O(log types).
 //   - A job whose conflict key (group, id) is held by a running job is parked
 //     on that key; the release of the key returns every job parked there to
 //     its lane. O(log n) per job, and a job is touched again only when it
