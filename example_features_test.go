@@ -1,0 +1,156 @@
+package fairsched_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/fairsched/fairsched"
+)
+
+// waitFor polls snapshots until cond holds: the examples' way to know the
+// scheduler has done what they asked, without sleeping.
+func waitFor(s *fairsched.Scheduler, cond func(fairsched.Snapshot) bool) {
+	for {
+		if snap, err := s.Snapshot(context.Background()); err != nil || cond(snap) {
+			return
+		}
+	}
+}
+
+func pendingCount(n int) func(fairsched.Snapshot) bool {
+	return func(s fairsched.Snapshot) bool { return len(s.Pending) == n }
+}
+
+// blockingJob returns a job function that runs until release is closed.
+func blockingJob(release chan struct{}) func(context.Context) error {
+	return func(context.Context) error { <-release; return nil }
+}
+
+// Weighted groups split the global cap: with weights 3 and 1, group
+// "prod" is allocated 3 of 4 slots and "backup" 1 while both have work
+// waiting. (Running jobs are never preempted: the split is reached as
+// slots free.)
+func ExampleWithGroupWeight() {
+	s, _ := fairsched.New(fairsched.WithMaxConcurrency(4),
+		fairsched.WithGroupWeight("prod", 3), fairsched.WithGroupWeight("backup", 1))
+	defer s.Close(context.Background())
+	_ = s.RegisterType("sync", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4})
+	release := make(chan struct{})
+	defer close(release)
+	for i := range 6 {
+		_ = s.Submit("sync", fmt.Sprint("backup-", i), blockingJob(release), fairsched.InGroup("backup"))
+		_ = s.Submit("sync", fmt.Sprint("prod-", i), blockingJob(release), fairsched.InGroup("prod"))
+	}
+	snap, _ := s.Snapshot(context.Background())
+	for _, g := range snap.Groups {
+		fmt.Printf("%s: weight %d, %d slots\n", g.Name, g.Weight, g.Allocation)
+	}
+	// Output:
+	// backup: weight 1, 1 slots
+	// prod: weight 3, 3 slots
+}
+
+// A fairness key over its pending bound is turned away at once with a
+// *RefusalError; nothing is queued.
+func ExampleWithTenantLimits() {
+	s, _ := fairsched.New(fairsched.WithMaxConcurrency(1), fairsched.WithTenantLimits(fairsched.TenantLimits{MaxPending: 1}))
+	defer s.Close(context.Background())
+	_ = s.RegisterType("sync", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1})
+	release := make(chan struct{})
+	defer close(release)
+	_ = s.Submit("sync", "a", blockingJob(release), fairsched.WithFairnessKey("noisy")) // runs
+	_ = s.Submit("sync", "b", blockingJob(release), fairsched.WithFairnessKey("noisy")) // waits
+	err := s.Submit("sync", "c", blockingJob(release), fairsched.WithFairnessKey("noisy"))
+	var refusal *fairsched.RefusalError
+	fmt.Println(errors.Is(err, fairsched.ErrTenantLimit), errors.As(err, &refusal) && refusal.Reason == fairsched.ReasonTenantLimit)
+	// Output:
+	// true true
+}
+
+// A failing job is retried with backoff; RunSync returns the first success.
+func ExampleWithRetry() {
+	s, _ := fairsched.New()
+	defer s.Close(context.Background())
+	_ = s.RegisterType("fetch", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1})
+	attempts := 0
+	err := s.RunSync(context.Background(), "fetch", "feed", "user", func(context.Context) error {
+		attempts++
+		if attempts < 3 {
+			return errors.New("flaky upstream")
+		}
+		return nil
+	}, fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 5, MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}))
+	fmt.Println(attempts, err)
+	// Output:
+	// 3 <nil>
+}
+
+// A job still pending when its time to live runs out never runs: RunSync
+// returns ErrExpired. The clock here is a mock, moved by hand.
+func ExampleWithTTL() {
+	mock := clock.NewMock()
+	s, _ := fairsched.New(fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1))
+	defer s.Close(context.Background())
+	_ = s.RegisterType("report", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1})
+	release := make(chan struct{})
+	defer close(release)
+	_ = s.Submit("report", "nightly", blockingJob(release)) // holds the one slot
+	result := make(chan error)
+	go func() {
+		result <- s.RunSync(context.Background(), "report", "adhoc", "user", func(context.Context) error { return nil },
+			fairsched.WithTTL(30*time.Second))
+	}()
+	waitFor(s, pendingCount(1))
+	mock.Add(30 * time.Second)
+	fmt.Println(errors.Is(<-result, fairsched.ErrExpired))
+	// Output:
+	// true
+}
+
+// The admission policy decides as each job would start: here it denies
+// jobs of a blocked tenant.
+func ExampleWithAdmissionPolicy() {
+	blocked := errors.New("tenant suspended")
+	s, _ := fairsched.New(fairsched.WithAdmissionPolicy(func(j fairsched.JobInfo) fairsched.Decision {
+		if j.Key == "mallory" {
+			return fairsched.Deny(blocked)
+		}
+		return fairsched.Admit()
+	}))
+	defer s.Close(context.Background())
+	_ = s.RegisterType("sync", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1})
+	run := func(context.Context) error { return nil }
+	fmt.Println(s.RunSync(context.Background(), "sync", "a", "alice", run))
+	fmt.Println(s.RunSync(context.Background(), "sync", "b", "mallory", run))
+	// Output:
+	// <nil>
+	// tenant suspended
+}
+
+// With linear scoring a low-priority job waiting long enough goes ahead of
+// fresh high-priority work; the snapshot shows each pending job's score.
+func ExampleWithScoring() {
+	mock := clock.NewMock()
+	s, _ := fairsched.New(fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1), fairsched.WithScoring(fairsched.ScoreConfig{}))
+	defer s.Close(context.Background())
+	_ = s.RegisterType("batch", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1})
+	_ = s.RegisterType("urgent", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 6})
+	release := make(chan struct{})
+	defer close(release)
+	_ = s.Submit("urgent", "first", blockingJob(release)) // holds the one slot
+	_ = s.Submit("batch", "old", blockingJob(release))
+	waitFor(s, pendingCount(1)) // submitted at T=0
+	mock.Add(320 * time.Second)
+	_ = s.Submit("urgent", "fresh", blockingJob(release))
+	snap, _ := s.Snapshot(context.Background())
+	for _, p := range snap.Pending {
+		fmt.Printf("%s/%s score %.0f\n", p.Type, p.ID, p.Score)
+	}
+	// Output:
+	// batch/old score 6144
+	// urgent/fresh score 6144
+}
