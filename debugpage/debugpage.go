@@ -1,0 +1,159 @@
+// Package debugpage serves a page that shows why a fairsched.Scheduler's jobs
+// wait: its running jobs, its pending jobs in dispatch order each with the
+// reason that holds it, its groups, tiers, fairness keys and worker slots.
+// Mount it like net/http/pprof:
+//
+//	http.Handle("/debug/fairsched/", http.StripPrefix("/debug/fairsched", debugpage.Handler(s)))
+//
+// GET /debug/fairsched/ is then the HTML page and
+// GET /debug/fairsched/snapshot.json (or /debug/fairsched/?format=json) the
+// scheduler's Snapshot as JSON. The page is one self-contained document —
+// embedded CSS, no script, no external asset — that refreshes itself every
+// two seconds and reads on a phone as well as on a desktop.
+//
+// The page shows what the scheduler's state says, including job ids and
+// fairness keys (client addresses, tenants): mount it where only operators
+// reach it, as one would pprof.
+package debugpage
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/fairsched/fairsched"
+)
+
+// DefaultRefresh is the page's auto-refresh interval unless WithRefresh
+// changes it.
+const DefaultRefresh = 2 * time.Second
+
+// DefaultMaxRows is how many rows of a long list (pending and running jobs,
+// fairness keys) the page shows unless WithMaxRows changes it; a "+N more"
+// line counts the rest. The JSON always holds everything.
+const DefaultMaxRows = 500
+
+// Option configures Handler.
+type Option interface{ apply(*config) }
+
+type config struct {
+	refresh time.Duration
+	title   string
+	maxRows int
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithRefresh sets the page's auto-refresh interval (a meta refresh, no
+// script), rounded up to whole seconds; 0 or less disables it. Default 2s.
+func WithRefresh(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.refresh = d })
+}
+
+// WithTitle sets the page's title and heading. Default "fairsched".
+func WithTitle(t string) Option {
+	return optionFunc(func(c *config) { c.title = t })
+}
+
+// WithMaxRows sets how many rows of each long list (pending jobs, running
+// jobs, fairness keys) the page shows before a "+N more" line; 0 or less
+// shows every row. Default 500.
+func WithMaxRows(n int) Option {
+	return optionFunc(func(c *config) { c.maxRows = n })
+}
+
+// Handler returns a handler for s, mountable like /debug/pprof with
+// http.StripPrefix: GET <prefix>/ is an HTML page, GET
+// <prefix>/snapshot.json (or <prefix>/?format=json) the Snapshot as JSON.
+// HEAD is answered as GET without a body; other methods get 405, other paths
+// 404, and a snapshot the scheduler cannot give (it is closed) 503. It
+// panics if s is nil.
+func Handler(s *fairsched.Scheduler, opts ...Option) http.Handler {
+	if s == nil {
+		panic("debugpage: Handler(nil)")
+	}
+	c := config{refresh: DefaultRefresh, title: "fairsched", maxRows: DefaultMaxRows}
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	return &handler{s: s, cfg: c}
+}
+
+type handler struct {
+	s   *fairsched.Scheduler
+	cfg config
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var asJSON bool
+	switch r.URL.Path {
+	case "/", "":
+		switch f := r.URL.Query().Get("format"); f {
+		case "", "html":
+		case "json":
+			asJSON = true
+		default:
+			http.Error(w, "debugpage: unknown format "+quote(f)+": use format=json or format=html", http.StatusBadRequest)
+			return
+		}
+	case "/snapshot.json":
+		asJSON = true
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "debugpage: method "+quote(r.Method)+" not allowed: use GET", http.StatusMethodNotAllowed)
+		return
+	}
+	snap, err := h.s.Snapshot(r.Context())
+	if err != nil {
+		msg := "debugpage: the scheduler gave no snapshot: " + err.Error()
+		if errors.Is(err, fairsched.ErrClosed) {
+			msg = "debugpage: the scheduler is closed: no snapshot to show (" + err.Error() + ")"
+		}
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, msg, http.StatusServiceUnavailable)
+		return
+	}
+	var (
+		body []byte
+		ct   string
+	)
+	if asJSON {
+		body, err = json.MarshalIndent(snap, "", "  ")
+		body = append(body, '\n')
+		ct = "application/json"
+	} else {
+		var buf bytes.Buffer
+		err = page.Execute(&buf, newView(snap, h.cfg))
+		body, ct = buf.Bytes(), "text/html; charset=utf-8"
+	}
+	if err != nil {
+		http.Error(w, "debugpage: rendering: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", ct)
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+// quote bounds and quotes a client's string for a plain-text error.
+func quote(s string) string {
+	const limit = 40
+	if len(s) > limit {
+		s = s[:limit] + "…"
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,366 @@
+package debugpage_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/debugpage"
+)
+
+// get serves one request and returns the response and its body.
+func get(t *testing.T, h http.Handler, method, target string) (*http.Response, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	res := rec.Result()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, string(body)
+}
+
+// TestJSONIsTheSnapshot: snapshot.json and ?format=json decode to exactly
+// what Scheduler.Snapshot returns (the mock clock holds time still).
+func TestJSONIsTheSnapshot(t *testing.T) {
+	f := newFixture(t)
+	want := f.snapshot(t)
+	checkFixture(t, want)
+	h := debugpage.Handler(f.s)
+	for _, target := range []string{"/snapshot.json", "/?format=json"} {
+		res, body := get(t, h, http.MethodGet, target)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s: %s", target, res.Status, body)
+		}
+		if ct := res.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("GET %s: Content-Type %q, want application/json", target, ct)
+		}
+		var got fairsched.Snapshot
+		if err := json.Unmarshal([]byte(body), &got); err != nil {
+			t.Fatalf("GET %s: %v\n%s", target, err, body)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("GET %s: the JSON differs from Snapshot (-want +got):\n%s", target, diff)
+		}
+	}
+}
+
+// rowText returns the text a reader sees in each row of the table with the
+// given id: tags dropped, entities decoded, spaces collapsed.
+func rowText(t *testing.T, page, id string) []string {
+	t.Helper()
+	start := strings.Index(page, `<table id="`+id+`"`)
+	if start < 0 {
+		t.Fatalf("no table %q in the page:\n%s", id, page)
+	}
+	table := page[start:]
+	table = table[:strings.Index(table, "</table>")]
+	body := table[strings.Index(table, "<tbody>"):]
+	var rows []string
+	for _, tr := range strings.Split(body, "<tr")[1:] {
+		rows = append(rows, visible(tr))
+	}
+	return rows
+}
+
+var (
+	tags   = regexp.MustCompile(`<[^>]*>`)
+	spaces = regexp.MustCompile(`\s+`)
+)
+
+// visible is the text of an HTML fragment as a reader sees it.
+func visible(fragment string) string {
+	fragment = strings.TrimPrefix(fragment, ">") // the rest of a split <tr>
+	return strings.TrimSpace(spaces.ReplaceAllString(html.UnescapeString(tags.ReplaceAllString(fragment, " ")), " "))
+}
+
+// TestPageShowsWhyJobsWait: the page lists the pending jobs in dispatch
+// order, each next to its reason and the reason's explanation, and shows the
+// running jobs, groups, keys and worker slots.
+func TestPageShowsWhyJobsWait(t *testing.T) {
+	f := newFixture(t)
+	checkFixture(t, f.snapshot(t))
+	res, page := get(t, debugpage.Handler(f.s), http.MethodGet, "/")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /: %s: %s", res.Status, page)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	for _, s := range []string{
+		`<meta name="viewport" content="width=device-width, initial-scale=1">`,
+		`<meta http-equiv="refresh" content="2">`,
+	} {
+		if !strings.Contains(page, s) {
+			t.Errorf("the page lacks %s", s)
+		}
+	}
+	if strings.Contains(page, "<script") || strings.Contains(page, "<link") {
+		t.Error("the page loads a script or an external asset")
+	}
+
+	header := visible(page[strings.Index(page, "<header>"):strings.Index(page, "</header>")])
+	for _, s := range []string{"2 running", "4 pending", "global cap 16", "2026-11-22 09:01:30 UTC"} {
+		if !strings.Contains(header, s) {
+			t.Errorf("header %q lacks %q", header, s)
+		}
+	}
+
+	rows := rowText(t, page, "pending")
+	if len(rows) != len(want) {
+		t.Fatalf("%d pending rows, want %d:\n%s", len(rows), len(want), strings.Join(rows, "\n"))
+	}
+	waited := map[string]string{"git.git": "1m", scriptID: "30s", "report-2": "30s", "linux": "1m"}
+	for i, w := range want {
+		row := rows[i]
+		prefix := fmt.Sprintf("%d %s %s %s", i+1, w.typ, w.id, w.reason)
+		if !strings.HasPrefix(row, prefix) {
+			t.Errorf("pending row %d = %q, want it to start with %q", i+1, row, prefix)
+		}
+		if !strings.HasSuffix(row, " "+waited[w.id]) {
+			t.Errorf("pending row %d = %q, want it to end with the wait %s", i+1, row, waited[w.id])
+		}
+	}
+	for i, why := range []string{
+		"its type already runs MaxConcurrency jobs",
+		"its type already runs MaxConcurrency jobs",
+		"every worker slot that takes its type is busy",
+		"a job of the same conflict group runs on this id",
+	} {
+		if !strings.Contains(rows[i], why) {
+			t.Errorf("pending row %d = %q lacks the explanation %q", i+1, rows[i], why)
+		}
+	}
+	if !strings.Contains(rows[0], "10.0.0.9 tenants 8 ") || !strings.Contains(rows[3], "(background) batch 4 ") {
+		t.Errorf("pending rows lack key, group and priority:\n%s", strings.Join(rows, "\n"))
+	}
+
+	running := rowText(t, page, "running")
+	for i, w := range []string{
+		"clone linux 10.0.0.7 tenants 8 09:00:00 1m30s 10s —",
+		"render report-1 (background) (none) 5 09:00:00 1m30s 5s render-1 #0",
+	} {
+		if i >= len(running) || running[i] != w {
+			t.Errorf("running rows:\n%s\nwant row %d = %q", strings.Join(running, "\n"), i+1, w)
+		}
+	}
+
+	for _, c := range []struct{ table, row string }{
+		{"groups", "batch 1 — — 1 0 1 active"},
+		{"groups", "tenants 3 — — 3 1 2 active"},
+		{"keys", "10.0.0.9 10s 2 0 1"},
+		{"workers", "render-1 0 render render report-1"},
+		{"tiers", "8 1 2 8 — — clone"},
+		{"types", "repack 4 0 2 1 git 20s no"},
+	} {
+		rows := rowText(t, page, c.table)
+		if !containsRow(rows, c.row) {
+			t.Errorf("table %s lacks the row %q:\n%s", c.table, c.row, strings.Join(rows, "\n"))
+		}
+	}
+
+	why := visible(page[strings.Index(page, `<section id="why">`):strings.Index(page, `<section id="pending-jobs">`)])
+	for _, s := range []string{"2× type_limit", "1× conflict", "1× worker_busy"} {
+		if !strings.Contains(why, s) {
+			t.Errorf("the summary %q lacks %q", why, s)
+		}
+	}
+}
+
+func containsRow(rows []string, row string) bool {
+	for _, r := range rows {
+		if r == row {
+			return true
+		}
+	}
+	return false
+}
+
+// TestEscaping: a job id and a title holding markup reach the page as text.
+func TestEscaping(t *testing.T) {
+	f := newFixture(t)
+	_, page := get(t, debugpage.Handler(f.s, debugpage.WithTitle(`<b>ops</b> & "co"`)), http.MethodGet, "/")
+	for _, raw := range []string{scriptID, "<script", "<b>ops</b>"} {
+		if strings.Contains(page, raw) {
+			t.Errorf("the page holds %q unescaped", raw)
+		}
+	}
+	for _, escaped := range []string{
+		"<code>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;</code>",
+		"<h1>&lt;b&gt;ops&lt;/b&gt; &amp; &#34;co&#34;</h1>",
+	} {
+		if !strings.Contains(page, escaped) {
+			t.Errorf("the page lacks %s", escaped)
+		}
+	}
+}
+
+// TestStatusCodes: unknown paths are 404, methods other than GET and HEAD
+// 405, an unknown format 400, and a closed scheduler 503 with a message.
+func TestStatusCodes(t *testing.T) {
+	s, _, _ := newScheduler(t)
+	h := debugpage.Handler(s)
+	for _, c := range []struct {
+		method, target string
+		code           int
+	}{
+		{http.MethodGet, "/", 200},
+		{http.MethodGet, "/?format=html", 200},
+		{http.MethodGet, "/snapshot.json", 200},
+		{http.MethodGet, "/nope", 404},
+		{http.MethodGet, "/index.html", 404},
+		{http.MethodGet, "/snapshot.json/x", 404},
+		{http.MethodGet, "/debug/fairsched/", 404}, // mounted without StripPrefix
+		{http.MethodPost, "/nope", 404},
+		{http.MethodPost, "/", 405},
+		{http.MethodPut, "/snapshot.json", 405},
+		{http.MethodDelete, "/?format=json", 405},
+		{http.MethodGet, "/?format=xml", 400},
+	} {
+		res, body := get(t, h, c.method, c.target)
+		if res.StatusCode != c.code {
+			t.Errorf("%s %s: %s, want %d: %s", c.method, c.target, res.Status, c.code, body)
+		}
+		if c.code == 405 && res.Header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("%s %s: Allow = %q", c.method, c.target, res.Header.Get("Allow"))
+		}
+	}
+
+	res, body := get(t, h, http.MethodHead, "/")
+	if res.StatusCode != 200 || body != "" || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("HEAD /: %s, Content-Type %q, body %q", res.Status, res.Header.Get("Content-Type"), body)
+	}
+
+	// Through a mux, as the package doc mounts it.
+	mux := http.NewServeMux()
+	mux.Handle("/debug/fairsched/", http.StripPrefix("/debug/fairsched", h))
+	for target, code := range map[string]int{
+		"/debug/fairsched/":              200,
+		"/debug/fairsched/snapshot.json": 200,
+		"/debug/fairsched/x":             404,
+	} {
+		if res, body := get(t, mux, http.MethodGet, target); res.StatusCode != code {
+			t.Errorf("mux: GET %s: %s, want %d: %s", target, res.Status, code, body)
+		}
+	}
+
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"/", "/snapshot.json"} {
+		res, body := get(t, h, http.MethodGet, target)
+		if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "the scheduler is closed") {
+			t.Errorf("GET %s after Close: %s %q, want 503 saying the scheduler is closed", target, res.Status, body)
+		}
+	}
+}
+
+// TestRefresh: WithRefresh rounds up to whole seconds, and 0 drops the meta
+// refresh.
+func TestRefresh(t *testing.T) {
+	s, _, _ := newScheduler(t)
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{1500 * time.Millisecond, `<meta http-equiv="refresh" content="2">`},
+		{10 * time.Second, `<meta http-equiv="refresh" content="10">`},
+		{0, ""},
+		{-time.Second, ""},
+	} {
+		_, page := get(t, debugpage.Handler(s, debugpage.WithRefresh(c.d)), http.MethodGet, "/")
+		got := regexp.MustCompile(`<meta http-equiv="refresh"[^>]*>`).FindString(page)
+		if got != c.want {
+			t.Errorf("WithRefresh(%v): %q, want %q", c.d, got, c.want)
+		}
+	}
+}
+
+// TestTruncation: a long pending list shows its first rows (500 by
+// default) and counts the others.
+func TestTruncation(t *testing.T) {
+	s, _, block := newScheduler(t)
+	if err := s.RegisterType("sync", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PauseGroup("held"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 503 {
+		if err := s.Submit("sync", fmt.Sprintf("job-%03d", i), block, fairsched.InGroup("held")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		opts []debugpage.Option
+		rows int
+		more string
+	}{
+		{nil, 500, "+3 more pending jobs not shown"},
+		{[]debugpage.Option{debugpage.WithMaxRows(2)}, 2, "+501 more pending jobs not shown"},
+		{[]debugpage.Option{debugpage.WithMaxRows(0)}, 503, ""},
+	} {
+		_, page := get(t, debugpage.Handler(s, c.opts...), http.MethodGet, "/")
+		rows := rowText(t, page, "pending")
+		if len(rows) != c.rows {
+			t.Errorf("%d rows, want %d", len(rows), c.rows)
+		}
+		if len(rows) > 0 && !strings.HasPrefix(rows[0], "1 sync job-000 paused its group is paused") {
+			t.Errorf("first row %q", rows[0])
+		}
+		if got := strings.Contains(page, "more pending jobs not shown"); got != (c.more != "") || c.more != "" && !strings.Contains(page, c.more) {
+			t.Errorf("want the line %q in the page (found a +N line: %v)", c.more, got)
+		}
+	}
+}
+
+// TestScoringTiersAdaptive: the page shows scores with WithScoring, tier
+// shares with WithTier, and the adaptive limit.
+func TestScoringTiersAdaptive(t *testing.T) {
+	s, mock, block := newScheduler(t,
+		fairsched.WithScoring(fairsched.ScoreConfig{}),
+		fairsched.WithAdaptiveLimit(fairsched.AdaptiveLimitConfig{Min: 1, Max: 4}),
+		fairsched.WithTier(2, fairsched.TierConfig{MinShare: 0.25, BurstShare: 0.5, LendIdle: true}),
+	)
+	if err := s.RegisterType("batch", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := s.Submit("batch", fmt.Sprint("b", i), block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mock.Add(10 * time.Second)
+	snap, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Pending) != 1 || snap.Pending[0].Score == 0 {
+		t.Fatalf("pending = %+v, want one scored job", snap.Pending)
+	}
+	_, page := get(t, debugpage.Handler(s), http.MethodGet, "/")
+	header := visible(page[strings.Index(page, "<header>"):strings.Index(page, "</header>")])
+	if !strings.Contains(header, "adaptive limit 4 now, between 1 and 4") {
+		t.Errorf("header %q lacks the adaptive limit", header)
+	}
+	rows := rowText(t, page, "pending")
+	score := fmt.Sprintf("%.1f", snap.Pending[0].Score)
+	if len(rows) != 1 || !strings.Contains(rows[0], "tier_limit") || !strings.HasSuffix(rows[0], score+" 10s") {
+		t.Errorf("pending rows %q, want b2 waiting for tier_limit with score %s", rows, score)
+	}
+	if tiers := rowText(t, page, "tiers"); !containsRow(tiers, "2 2 1 2 (50% of 4) 1 (25%) yes batch") {
+		t.Errorf("tiers:\n%s", strings.Join(tiers, "\n"))
+	}
+}

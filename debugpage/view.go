@@ -1,0 +1,360 @@
+package debugpage
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fairsched/fairsched"
+)
+
+// view is what the template shows: the snapshot turned into rows of
+// ready-made strings.
+type view struct {
+	Title      string
+	Refresh    int // seconds; 0: no refresh
+	Time       string
+	Running    int
+	Pending    int
+	Cap        string
+	Adaptive   string // "" without an adaptive limit
+	Expired    uint64
+	EventsLost uint64
+	Aging      string // "" without aging
+
+	Reasons []reasonRow // a summary: the reasons jobs wait, most frequent first
+
+	PendingRows []pendingRow
+	PendingMore int
+	Scored      bool
+
+	RunningRows []runningRow
+	RunningMore int
+
+	Groups  []groupRow
+	Tiers   []tierRow
+	Types   []typeRow
+	Keys    []keyRow
+	KeyMore int
+	Slots   []slotRow
+}
+
+type reasonRow struct {
+	Label, Class, Why string
+	Count             int
+}
+
+type pendingRow struct {
+	N                        int
+	Type, ID, Key, Group     string
+	Label, Class, Why        string
+	Priority, Score, Waited  string
+	Submitted                string
+	BackgroundKey, Ungrouped bool
+}
+
+type runningRow struct {
+	Type, ID, Key, Group     string
+	Priority, Started, For   string
+	Cost, Slot               string
+	BackgroundKey, Ungrouped bool
+}
+
+type groupRow struct {
+	Name                                string
+	Ungrouped                           bool
+	Weight, MinSlots, Limit, Allocation string
+	Running, Pending                    int
+	Paused                              bool
+}
+
+type tierRow struct {
+	Priority                int
+	Running, Pending        int
+	Cap, Reserved, LendIdle string
+	Types                   string
+}
+
+type typeRow struct {
+	Type                string
+	Priority            int
+	Running, Pending    int
+	Cap, Conflict, Cost string
+	Worker              bool
+}
+
+type keyRow struct {
+	Key        string
+	Background bool
+	Cost       string
+	Weight     string
+	Running    int
+	Pending    int
+}
+
+type slotRow struct {
+	Worker string
+	First  bool // the worker's first slot: the row names the worker
+	Slot   int
+	Types  string
+	// JobType and JobID name the job on the slot; both empty while it is
+	// free.
+	JobType, JobID string
+	Busy           bool
+}
+
+func newView(s fairsched.Snapshot, c config) view {
+	v := view{
+		Title:      c.title,
+		Time:       s.Time.Format("2006-01-02 15:04:05 MST"),
+		Running:    len(s.Running),
+		Pending:    len(s.Pending),
+		Cap:        "unlimited",
+		Expired:    s.Expired,
+		EventsLost: s.EventsLost,
+	}
+	if c.refresh > 0 {
+		v.Refresh = int(math.Ceil(c.refresh.Seconds()))
+	}
+	if s.MaxConcurrency > 0 {
+		v.Cap = strconv.Itoa(s.MaxConcurrency)
+	}
+	if a := s.Adaptive; a != nil {
+		v.Adaptive = fmt.Sprintf("%d now, between %d and %d", s.MaxConcurrency, a.Min, a.Max)
+	}
+	if a := s.Aging; a != nil {
+		step := a.Step
+		if step == 0 {
+			step = 1 // AgingConfig's default
+		}
+		v.Aging = fmt.Sprintf("+%d every %s after %s, up to %d", step, short(a.Interval), short(a.GracePeriod), a.MaxEffectivePriority)
+	}
+	rows := func(n int) int {
+		if c.maxRows > 0 {
+			return min(n, c.maxRows)
+		}
+		return n
+	}
+
+	// Pending jobs, in the snapshot's (dispatch) order.
+	counts := map[fairsched.Reason]int{}
+	pendingByType := map[fairsched.JobType]int{}
+	pendingByTier := map[fairsched.Priority]int{}
+	pendingByKey := map[string]int{}
+	for _, p := range s.Pending {
+		counts[p.Reason]++
+		pendingByType[p.Type]++
+		pendingByTier[p.Priority]++
+		pendingByKey[p.FairnessKey]++
+		if p.Score != 0 {
+			v.Scored = true
+		}
+	}
+	for r, n := range counts {
+		v.Reasons = append(v.Reasons, reasonRow{Label: reasonLabel(r), Class: reasonClass(r), Why: explain(r), Count: n})
+	}
+	slices.SortFunc(v.Reasons, func(a, b reasonRow) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Label, b.Label))
+	})
+	n := rows(len(s.Pending))
+	v.PendingMore = len(s.Pending) - n
+	v.PendingRows = make([]pendingRow, 0, n)
+	for i, p := range s.Pending[:n] {
+		v.PendingRows = append(v.PendingRows, pendingRow{
+			N: i + 1, Type: string(p.Type), ID: p.ID, Key: keyName(p.FairnessKey), Group: groupName(p.Group),
+			BackgroundKey: p.FairnessKey == "", Ungrouped: p.Group == "",
+			Label: reasonLabel(p.Reason), Class: reasonClass(p.Reason), Why: explain(p.Reason),
+			Priority:  priority(p.Priority, p.EffectivePriority, p.InheritedPriority),
+			Score:     strconv.FormatFloat(p.Score, 'f', 1, 64),
+			Waited:    short(s.Time.Sub(p.Submitted)),
+			Submitted: p.Submitted.Format(time.RFC3339),
+		})
+	}
+
+	// Running jobs, in admission order.
+	runningByKey := map[string]int{}
+	for _, r := range s.Running {
+		runningByKey[r.FairnessKey]++
+	}
+	n = rows(len(s.Running))
+	v.RunningMore = len(s.Running) - n
+	for _, r := range s.Running[:n] {
+		row := runningRow{
+			Type: string(r.Type), ID: r.ID, Key: keyName(r.FairnessKey), Group: groupName(r.Group),
+			BackgroundKey: r.FairnessKey == "", Ungrouped: r.Group == "",
+			Priority: priority(r.Priority, r.EffectivePriority, nil),
+			Started:  clockTime(r.Started, s.Time),
+			For:      short(s.Time.Sub(r.Started)),
+			Cost:     short(r.EstimatedCost),
+		}
+		if r.Worker != "" {
+			row.Slot = fmt.Sprintf("%s #%d", r.Worker, r.Slot)
+		}
+		v.RunningRows = append(v.RunningRows, row)
+	}
+
+	for _, g := range s.Groups {
+		v.Groups = append(v.Groups, groupRow{
+			Name: groupName(g.Name), Ungrouped: g.Name == "",
+			Weight: orDash(g.Weight), MinSlots: orDash(g.MinSlots), Limit: orDash(g.Limit),
+			Allocation: strconv.Itoa(g.Allocation),
+			Running:    g.Running, Pending: g.Pending, Paused: g.Paused,
+		})
+	}
+
+	// Tiers: every priority a type has, a tier share names or a job runs at.
+	typesByTier := map[fairsched.Priority][]string{}
+	for t, cfg := range s.Types {
+		typesByTier[cfg.Priority] = append(typesByTier[cfg.Priority], string(t))
+	}
+	tiers := map[fairsched.Priority]bool{}
+	for p := range typesByTier {
+		tiers[p] = true
+	}
+	for p := range s.Tiers {
+		tiers[p] = true
+	}
+	for p := range s.RunningByTier {
+		tiers[p] = true
+	}
+	for _, p := range slices.Sorted(maps.Keys(tiers)) {
+		row := tierRow{Priority: int(p), Running: s.RunningByTier[p], Pending: pendingByTier[p],
+			Cap: strconv.Itoa(int(p)), Reserved: "—", LendIdle: "—"}
+		if t, ok := s.Tiers[p]; ok {
+			reserved, burst := t.Slots(s.MaxConcurrency)
+			row.Cap = fmt.Sprintf("%d (%s of %d)", burst, percent(t.BurstShare), s.MaxConcurrency)
+			row.Reserved = fmt.Sprintf("%d (%s)", reserved, percent(t.MinShare))
+			row.LendIdle = "no"
+			if t.LendIdle {
+				row.LendIdle = "yes"
+			}
+		}
+		names := typesByTier[p]
+		slices.Sort(names)
+		row.Types = strings.Join(names, ", ")
+		v.Tiers = append(v.Tiers, row)
+	}
+	slices.Reverse(v.Tiers) // the highest tier, dispatched first, on top
+
+	for _, t := range slices.Sorted(maps.Keys(s.Types)) {
+		cfg := s.Types[t]
+		row := typeRow{Type: string(t), Priority: int(cfg.Priority), Running: s.RunningByType[t], Pending: pendingByType[t],
+			Cap: "—", Conflict: "—", Cost: short(cfg.DefaultCost), Worker: cfg.RequiresWorker}
+		if cfg.MaxConcurrency > 0 {
+			row.Cap = strconv.Itoa(cfg.MaxConcurrency)
+		}
+		if cfg.ConflictGroup != "" {
+			row.Conflict = string(cfg.ConflictGroup)
+		}
+		v.Types = append(v.Types, row)
+	}
+
+	// Fairness keys in the order they are served: least accumulated cost
+	// first (then by name).
+	keys := map[string]bool{}
+	for k := range s.AccumulatedCost {
+		keys[k] = true
+	}
+	for k := range s.KeyWeights {
+		keys[k] = true
+	}
+	sortedKeys := slices.SortedFunc(maps.Keys(keys), func(a, b string) int {
+		return cmp.Or(cmp.Compare(s.AccumulatedCost[a], s.AccumulatedCost[b]), cmp.Compare(a, b))
+	})
+	n = rows(len(sortedKeys))
+	v.KeyMore = len(sortedKeys) - n
+	for _, k := range sortedKeys[:n] {
+		w, ok := s.KeyWeights[k]
+		if !ok {
+			w = 1
+		}
+		v.Keys = append(v.Keys, keyRow{Key: keyName(k), Background: k == "", Cost: short(s.AccumulatedCost[k]),
+			Weight: strconv.FormatFloat(w, 'g', -1, 64), Running: runningByKey[k], Pending: pendingByKey[k]})
+	}
+
+	for _, w := range s.Workers {
+		for i, sl := range w.Slots {
+			types := make([]string, len(sl.Types))
+			for j, t := range sl.Types {
+				types[j] = string(t)
+			}
+			row := slotRow{Worker: w.ID, First: i == 0, Slot: i, Types: strings.Join(types, ", ")}
+			row.JobType, row.JobID, row.Busy = string(sl.Type), sl.ID, sl.ID != "" || sl.Type != ""
+			v.Slots = append(v.Slots, row)
+		}
+	}
+	return v
+}
+
+// keyName shows the background key "" by name.
+func keyName(k string) string {
+	if k == "" {
+		return "(background)"
+	}
+	return k
+}
+
+// groupName shows the group "" by name.
+func groupName(g string) string {
+	if g == "" {
+		return "(none)"
+	}
+	return g
+}
+
+// priority shows a base priority, the effective one when it differs, and an
+// inherited floor.
+func priority(base, eff fairsched.Priority, inherited *fairsched.Priority) string {
+	s := strconv.Itoa(int(base))
+	if eff != base {
+		s += " → " + strconv.Itoa(int(eff))
+	}
+	if inherited != nil {
+		s += fmt.Sprintf(" (inherits ≥ %d)", *inherited)
+	}
+	return s
+}
+
+// short formats a duration to the second (to the millisecond under one),
+// without the trailing zero units of time.Duration.String.
+func short(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d < time.Second && d > -time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// clockTime shows t as a time of day when it falls on now's day, else with
+// its date.
+func clockTime(t, now time.Time) string {
+	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+		return t.Format("15:04:05")
+	}
+	return t.Format("2006-01-02 15:04:05")
+}
+
+func orDash(n int) string {
+	if n == 0 {
+		return "—"
+	}
+	return strconv.Itoa(n)
+}
+
+func percent(f float64) string {
+	return strconv.FormatFloat(f*100, 'g', 4, 64) + "%"
+}
