@@ -1,0 +1,114 @@
+// Package metrics exports what a *fairsched.Scheduler does as Prometheus
+// metrics: a Collector to register with a prometheus.Registerer.
+//
+//	reg := prometheus.NewRegistry()
+//	c, err := metrics.New(s) // s is the *fairsched.Scheduler
+//	if err != nil { ... }
+//	defer c.Close()
+//	reg.MustRegister(c)
+//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+//
+// # Two sources
+//
+// Event metrics (counters, histograms, the last admitted priority) come
+// from the scheduler's event stream. New subscribes with a buffer of
+// WithEventBuffer events (default 4096) and drains it in the collector's
+// own goroutine into Prometheus vectors; Close ends the subscription and
+// waits for that goroutine. The scheduler's owner goroutine never waits
+// for the collector: an event that finds the buffer full is dropped and
+// the scheduler counts it, which events_lost_total shows. So the event
+// metrics are exact as long as events_lost_total stays flat. They count
+// from New on: a collector created late does not see earlier events.
+//
+// Snapshot metrics (running and pending jobs, group slots, the limits,
+// events_lost_total) are read at scrape time: each Collect asks the
+// scheduler for one Snapshot. That is a message to the owner goroutine,
+// which copies its state — O(r + n log n) for r running and n pending jobs,
+// plus the learned cost estimates — between two of its other messages, so
+// each scrape holds up scheduling for that long; once per scrape interval
+// it is negligible unless the queue holds a very large number of jobs.
+// Collect waits at most WithSnapshotTimeout (default 1s) for it: a scrape
+// never hangs, and one without a snapshot leaves the snapshot metrics out
+// and counts itself in snapshot_errors_total (a closed scheduler, too).
+// Note that a snapshot is a call to the scheduler, so with aging configured
+// it is also a moment the scheduler notices jobs that aged (JobAged).
+//
+// No lock is taken anywhere: Prometheus vectors are safe for concurrent
+// use, so Collect may run alongside the collector's goroutine and other
+// scrapes.
+//
+// # Metrics
+//
+// Every name takes the namespace prefix, "fairsched_" by default
+// (WithNamespace). Labels: type is the job type; tier is the job's base
+// priority (its type's Priority, in decimal), the tier whose cap it counts
+// against; group is the job's group ("" for jobs without one); reason is a
+// fairsched reason (pending: paused, backoff, deferred, tenant_limit,
+// global_limit, tier_limit, type_limit, no_workers, worker_busy,
+// group_limit, conflict, rate_limited; refused: tenant_limit,
+// pool_overloaded) or, for allocation changes, an AllocationReason
+// (weight_change, rebalance, group_drained). Histograms are in seconds,
+// with the buckets of WithBuckets (default DefaultBuckets: 1ms to 262s by
+// factors of 4).
+//
+// From events:
+//
+//	name                               type       labels                     meaning
+//	queue_wait_seconds                 histogram  type, tier, group          JobAdmitted.Waited: submission to admission, per admission
+//	job_duration_seconds               histogram  type                       Elapsed of JobCompleted and JobFailed: wall time of each run
+//	admitted_effective_priority        gauge      type                       effective priority of the type's last admitted job (above its tier if it aged or inherited)
+//	admitted_total                     counter    type                       JobAdmitted: admissions (each attempt of a retried job)
+//	completed_total                    counter    type                       JobCompleted: runs that returned nil
+//	failed_total                       counter    type                       JobFailed: runs that returned an error or panicked, retried or not
+//	refused_total                      counter    type, reason               JobRefused: submissions a pending bound refused, never queued
+//	expired_total                      counter    type                       JobExpired: jobs whose time to live ran out while pending
+//	denied_total                       counter    type                       JobDenied: jobs the admission policy denied
+//	dropped_total                      counter    type                       JobDropped: jobs dropped unrun because the scheduler closed
+//	aging_promotions_total             counter    type                       JobAged: rises of a waiting job's effective priority
+//	group_allocation_changes_total     counter    group, reason              GroupAllocationChanged: changes of a group's slot allocation
+//	excess_slots_redistributed_total   counter    -                          slots handed back by groups that ran out of work (see below)
+//
+// From a snapshot at each scrape:
+//
+//	name                               type       labels                     meaning
+//	running_jobs                       gauge      type, tier, group          jobs running
+//	pending_jobs                       gauge      type, tier, group, reason  jobs pending, by the first rule that holds each
+//	group_slots                        gauge      group                      slots allocated to the group by weight (Snapshot.Groups[].Allocation)
+//	group_running                      gauge      group                      jobs of the group running (Snapshot.Groups[].Running)
+//	max_concurrency                    gauge      -                          the global limit, 0 for unlimited (the adaptive limit's value with WithAdaptiveLimit)
+//	adaptive_limit                     gauge      -                          Snapshot.MaxConcurrency, present only with WithAdaptiveLimit
+//	events_lost_total                  counter    -                          Snapshot.EventsLost: events dropped for full subscriber channels, all subscribers
+//
+// And the collector's own:
+//
+//	name                               type       labels                     meaning
+//	snapshot_errors_total              counter    -                          scrapes that got no snapshot (timeout, closed scheduler)
+//
+// The snapshot gauges report the label combinations that have a job at
+// scrape time, and groups only while the snapshot lists them (while they
+// have jobs, are paused or hold slots): a combination that empties
+// disappears rather than reporting 0, so aggregate with sum() and treat
+// absence as 0. group_slots is meaningful with group weights
+// (fairsched.WithGroupWeight and friends); without them it is 0.
+//
+// excess_slots_redistributed_total: a group's allocation is work-conserving
+// — what a group cannot use goes to the groups with work — but the exact
+// excess (a group's weighted share beyond what it can use) is internal to
+// the allocation and not in the events. What the events give exactly is
+// the slots a group hands back when it runs out of work: the counter adds
+// PreviousSlots − NewSlots of every GroupAllocationChanged with reason
+// group_drained (NewSlots is then 0). The allocation offers those slots to
+// the groups still with work, which take them as far as their demand and
+// limits allow; if no group can use them they stay idle. Slots that move
+// while a group still has work (reason rebalance: a group's demand fell
+// below its allocation, or another group arrived) and weight changes are
+// not counted; group_allocation_changes_total counts those events.
+//
+// # Cardinality
+//
+// Labels come from the application's job types, tiers and groups and from
+// the fixed sets of reasons; fairness keys and job ids are never labels. If
+// groups are made per request or per tenant, queue_wait_seconds,
+// running_jobs, pending_jobs and the group metrics grow with them, and the
+// event series, once created, stay until the process ends.
+package metrics
