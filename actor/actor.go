@@ -604,6 +604,11 @@ func (a *Actor) withdraw(m messages.Withdraw) {
 	a.log.Debug("withdrawn", zap.String("type", string(m.Job.Type)), zap.String("id", m.Job.ID),
 		zap.String("key", m.Job.Key), zap.Error(m.Err))
 	m.Job.Admit <- m.Err
+	if !a.aborted {
+		// Its leaving may move group shares or let an idle tier lend its
+		// reservation: what it held back may start now.
+		a.dispatch(a.clock.Now())
+	}
 }
 
 // abort ends a Close whose context expired: running jobs are cancelled and

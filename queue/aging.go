@@ -145,6 +145,14 @@ func (q *Queue) schedule(l *lane) {
 	}
 }
 
+// NextPromotion returns when the next lane's head rises an aging band.
+func (q *Queue) NextPromotion() (time.Time, bool) {
+	if len(q.promos) == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, q.promos[0].at), true
+}
+
 func (q *Queue) unschedule(l *lane) {
 	if l.promo.idx >= 0 {
 		q.promos.remove(l.promo.idx)

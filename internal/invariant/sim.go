@@ -1,0 +1,817 @@
+package invariant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing/synctest"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/fairsched/fairsched"
+)
+
+// Options selects what Run plays.
+type Options struct {
+	Seed uint64
+	Mode Mode
+	// Jobs, when positive, streams chaos workloads chunk after chunk until
+	// this many jobs have arrived, then closes (the soak); 0 plays one
+	// finite workload of the mode.
+	Jobs int
+	// CheckEvery runs the snapshot checks every n steps (default 1); the
+	// checks made as each job starts and ends run always.
+	CheckEvery int
+	// Log, when set, receives every action and every snapshot checked, as
+	// they happen: for debugging a seed.
+	Log func(string)
+	// Keep and KeepOp, when set, filter a chaos workload's jobs (by index)
+	// and operations (by order of generation) after it is drawn, for
+	// shrinking a failing seed to the calls that matter.
+	Keep, KeepOp func(int) bool
+}
+
+// Result is what a run found and did.
+type Result struct {
+	Mode       Mode
+	Config     string
+	Violations []string
+	// Trace holds the last actions before the first violation.
+	Trace     []string
+	Jobs      int // RunSync and Submit calls
+	Starts    int // attempts started
+	Steps     int
+	Snapshots int
+	Virtual   time.Duration // virtual time simulated
+	// FairChecks counts the snapshots whose weighted service was compared
+	// (fairness mode); AgingChecks the starts checked against the aging
+	// bound (aging mode); MaxDrift the largest weighted-cost gap seen and
+	// DriftBound its bound in the last check.
+	FairChecks, AgingChecks int
+	MaxDrift, DriftBound    time.Duration
+	// LongestWait is the longest wait of a low-priority job in aging
+	// mode, WaitBound its bound.
+	LongestWait, WaitBound time.Duration
+	// Known counts the violations that match a known library bug (see
+	// KnownBugs), by bug; KnownFirst holds the first of each. They are
+	// not in Violations, and a run goes on past them (but for a
+	// deadlock, which ends it).
+	Known      map[string]int
+	KnownFirst map[string]string
+	// Plan describes the calls of a finite chaos workload, in time order.
+	Plan []string
+}
+
+// errAttempt is what a planned failure returns (wrapped).
+var errAttempt = errors.New("planned failure")
+
+const (
+	maxViolations = 20
+	traceLen      = 80
+	quantum       = 2 * time.Second // a step while only the scheduler's timers can move
+	// stall is how long nothing may start or end, with work left, before
+	// the run counts as stuck: far longer than any timer of a workload.
+	stall      = 30 * time.Minute
+	rateWindow = 64 // starts per rate scope checked against the newest
+)
+
+type slotRef struct {
+	worker string
+	slot   int
+}
+
+// jobRun is the run-time record of one jobSpec.
+type jobRun struct {
+	spec      *jobSpec
+	typ       *typeSpec
+	key       string // the fairness key it is charged to
+	sig       string // type/id
+	submitted time.Time
+	attempts  int
+	lastEnd   time.Time
+	lastOut   outcome
+	succeeded bool
+	lost      bool // an attempt ran on a worker that was unregistered
+	cur       *attempt
+	fgDone    bool
+	cancel    context.CancelFunc
+	cancelled bool
+}
+
+// attempt is one execution of a job function.
+type attempt struct {
+	job      *jobRun
+	per      *perRun
+	n        int
+	start    time.Time
+	due      time.Time
+	plan     attemptSpec
+	release  chan struct{}
+	released bool
+	slot     slotRef
+	onSlot   bool
+	typ      *typeSpec
+	key      string
+	group    string
+	id       string
+}
+
+func (a *attempt) name() string {
+	if a.per != nil {
+		return fmt.Sprintf("%s#%d", a.id, a.n)
+	}
+	return fmt.Sprintf("j%d(%s/%s)#%d", a.job.spec.idx, a.typ.name, a.id, a.n)
+}
+
+// perRun is a periodic schedule's run-time record.
+type perRun struct {
+	spec  periodicSpec
+	r     *rand.Rand
+	n     int
+	stop  func()
+	count int // occurrences executing
+}
+
+// acct is the per-signature ledger reconciled against the event stream.
+type acct struct {
+	bgAccepted int // Submit returned nil
+	succeeded  int // attempts that returned nil
+	fgDefinite int // RunSync outcomes that come with exactly one terminal event
+	fgFlexible int // RunSync outcomes that come with at most one (cancelled, closed)
+}
+
+type evCount struct{ completed, failed, expired, dropped, denied int }
+
+type sim struct {
+	opts Options
+	g    *gen
+	cfg  *config
+	mock *clock.Mock
+	t0   time.Time
+	now  time.Time
+	s    *fairsched.Scheduler
+
+	arrivals []*jobSpec
+	ops      []opSpec
+	cancels  []*jobRun
+	more     bool          // soak: chunks remain
+	horizon  time.Duration // aging mode: the stream stops respawning then
+	lastSnap fairsched.Snapshot
+	haveSnap bool
+	closeCtx context.CancelFunc
+	abortAt  time.Time // zero: none
+	pers     []*perRun
+
+	mu          sync.Mutex
+	executing   []*attempt
+	byTier      map[fairsched.Priority]int
+	byType      map[fairsched.JobType]int
+	byGroup     map[string]int
+	byKey       map[string]int
+	byConflict  map[string]int
+	bySlot      map[slotRef]*attempt
+	workers     map[string]fairsched.WorkerSpec
+	paused      map[string]bool
+	rateStarts  [][]time.Time
+	successes   map[string]time.Time // coalescing signatures: when a run last succeeded
+	accts       map[string]*acct
+	fgOut       int
+	closeCalled bool
+	closeAbort  bool
+	closeDone   bool
+	closeErr    error
+	trace       []string
+	traceFrozen bool
+	res         Result
+	maxElapsed  time.Duration
+	retryTypes  map[fairsched.JobType]bool
+	opSeq       int
+	// withdrawn is set when a RunSync caller leaves and cleared when an
+	// attempt starts or ends: until then a known bug (BugWithdraw) may
+	// leave admissible work idle.
+	withdrawn    bool
+	lastProgress time.Time // the last start or end of an attempt
+	deadlocked   bool      // a known deadlock ended the run
+	respawns     int
+	tornDown     bool
+
+	evmu    sync.Mutex
+	events  map[string]*evCount
+	evDone  bool
+	evTypes map[fairsched.JobType]bool // types whose signatures are reconciled
+}
+
+// Run plays one seed through a fresh scheduler. Call it inside a
+// synctest bubble: it waits for the scheduler to settle with
+// synctest.Wait and moves a mock clock; it returns once the scheduler has
+// closed and every goroutine it started has ended.
+func Run(opts Options) Result {
+	if opts.CheckEvery < 1 {
+		opts.CheckEvery = 1
+	}
+	mode := opts.Mode
+	if opts.Jobs > 0 {
+		mode = Chaos
+	}
+	g := newGen(opts.Seed, mode, opts.Jobs > 0)
+	sm := &sim{
+		opts: opts, g: g, cfg: g.cfg, mock: clock.NewMock(),
+		byTier: map[fairsched.Priority]int{}, byType: map[fairsched.JobType]int{}, byGroup: map[string]int{},
+		byKey: map[string]int{}, byConflict: map[string]int{}, bySlot: map[slotRef]*attempt{},
+		workers: map[string]fairsched.WorkerSpec{}, paused: map[string]bool{},
+		successes: map[string]time.Time{}, accts: map[string]*acct{}, events: map[string]*evCount{},
+		evTypes: map[fairsched.JobType]bool{}, retryTypes: map[fairsched.JobType]bool{},
+	}
+	sm.res.Mode = mode
+	sm.res.Config = sm.cfg.String()
+	sm.t0 = sm.mock.Now()
+	sm.now, sm.lastProgress = sm.t0, sm.t0
+	sm.rateStarts = make([][]time.Time, len(sm.cfg.rates))
+	for _, t := range sm.cfg.types {
+		sm.evTypes[t.name] = !t.cfg.Coalesce
+	}
+	s, err := fairsched.New(append(sm.cfg.options(), fairsched.WithClock(sm.mock), fairsched.WithRandSeed(opts.Seed))...)
+	if err != nil {
+		sm.violate("New: %v (the generator drew an invalid configuration)", err)
+		return sm.res
+	}
+	sm.s = s
+	for i := range sm.cfg.types {
+		t := &sm.cfg.types[i]
+		if err := s.RegisterType(t.name, t.cfg); err != nil {
+			sm.violate("RegisterType(%s): %v", t.name, err)
+		}
+	}
+	events, _ := s.Subscribe(1 << 12) // Close closes it
+	go sm.drain(events)
+	sm.plan()
+	sm.loop()
+	sm.finish()
+	return sm.res
+}
+
+// plan lays out the workload of the mode: the first chunk and the Close.
+func (sm *sim) plan() {
+	switch sm.cfg.mode {
+	case Fairness:
+		sm.arrivals = sm.g.fairnessJobs()
+		_, op := sm.g.closeOps(sm.arrivals[len(sm.arrivals)-1].at + tick)
+		sm.ops = []opSpec{op}
+	case Aging:
+		jobs, end := sm.g.agingJobs()
+		sm.arrivals, sm.horizon = jobs, end
+		_, op := sm.g.closeOps(end)
+		sm.ops = []opSpec{op}
+	default:
+		n := 20 + sm.g.intn(100)
+		if sm.opts.Jobs > 0 {
+			n = min(200, sm.opts.Jobs)
+		}
+		sm.chunk(0, n)
+	}
+}
+
+// chunk appends a chaos chunk of n jobs from start, and the Close after
+// the last chunk.
+func (sm *sim) chunk(start time.Duration, n int) {
+	jobs, ops, end := sm.g.chaosChunk(start, n)
+	if sm.opts.Keep != nil {
+		jobs = slices.DeleteFunc(jobs, func(j *jobSpec) bool { return !sm.opts.Keep(j.idx) })
+	}
+	if sm.opts.KeepOp != nil {
+		ops = slices.DeleteFunc(ops, func(opSpec) bool { sm.opSeq++; return !sm.opts.KeepOp(sm.opSeq - 1) })
+	}
+	if sm.opts.Jobs == 0 {
+		for _, j := range jobs {
+			sm.res.Plan = append(sm.res.Plan, j.String(sm.cfg))
+		}
+		for _, op := range ops {
+			sm.res.Plan = append(sm.res.Plan, op.String())
+		}
+	}
+	sm.arrivals = append(sm.arrivals, jobs...)
+	sm.ops = append(sm.ops, ops...)
+	sm.more = sm.opts.Jobs > 0 && sm.g.jobs < sm.opts.Jobs
+	if !sm.more {
+		late, op := sm.g.closeOps(end + sm.g.ticks(0, 40))
+		if len(sm.cfg.workerTypes()) > 0 && op.abort < 0 {
+			// A graceful Close drains: every worker type needs a slot.
+			w := sm.g.newWorker(true)
+			sm.ops = append(sm.ops, opSpec{at: op.at, kind: opRegister, worker: w})
+		}
+		sm.ops = append(sm.ops, op)
+		sm.arrivals = append(sm.arrivals, late...)
+	}
+	sortJobs(sm.arrivals)
+	sortOps(sm.ops)
+}
+
+func (sm *sim) elapsed() time.Duration { return sm.now.Sub(sm.t0) }
+
+// Known library bugs: violations that match one are counted apart.
+const (
+	// BugWithdraw: withdrawing a pending job (a RunSync caller leaves, or
+	// leaves during its retry backoff) does not dispatch, though the
+	// removal can change the group allocation or free a lent tier
+	// reservation: admissible work sits idle until the next event.
+	BugWithdraw = "withdraw-no-dispatch"
+	// BugUrgent: a job that ages past UrgentThreshold may borrow past its
+	// group's share, but aging has no timer: it waits with free slots
+	// until an unrelated event makes the scheduler dispatch.
+	BugUrgent = "urgent-borrow-waits-for-an-event"
+	// BugTierGroupDeadlock: a tier keeps its reservation owed while its
+	// waiting jobs are held by their group's allocation (0 slots), and the
+	// groups that hold the slots have only jobs of other tiers, which the
+	// reservation keeps out: nothing runs, forever, with every slot free.
+	BugTierGroupDeadlock = "tier-reservation-x-group-allocation-deadlock"
+)
+
+// KnownBugs describes each known bug, for skip messages.
+var KnownBugs = map[string]string{
+	BugWithdraw: "withdrawing a pending job (RunSync context cancelled while pending or in retry backoff) does not dispatch: " +
+		"when the removal changes the group allocation or lets a LendIdle tier lend its reservation, admissible work sits idle until the next event",
+	BugUrgent: "a job aged past AgingConfig.UrgentThreshold may borrow past its group's share, but nothing dispatches when it crosses " +
+		"the threshold (aging has no timer): it waits with free slots until an unrelated event",
+	BugTierGroupDeadlock: "deadlock: a tier owed its WithTier reservation (LendIdle, jobs waiting) whose waiting jobs are held by a group " +
+		"allocation of 0, while the groups holding the slots have only other tiers' jobs, kept out by that reservation: nothing runs, every slot free, Close never returns",
+}
+
+// known records a violation that matches known bug bug.
+func (sm *sim) known(bug, format string, args ...any) {
+	if sm.tornDown {
+		return
+	}
+	if sm.res.Known == nil {
+		sm.res.Known, sm.res.KnownFirst = map[string]int{}, map[string]string{}
+	}
+	sm.res.Known[bug]++
+	if sm.res.Known[bug] == 1 {
+		sm.res.KnownFirst[bug] = fmt.Sprintf("t=%v: ", sm.mock.Now().Sub(sm.t0)) + fmt.Sprintf(format, args...)
+	}
+}
+
+// violate records a broken invariant (sm.mu held or not needed).
+func (sm *sim) violate(format string, args ...any) {
+	if sm.tornDown {
+		return
+	}
+	msg := fmt.Sprintf("t=%v: ", sm.mock.Now().Sub(sm.t0)) + fmt.Sprintf(format, args...)
+	if len(sm.res.Violations) < maxViolations {
+		sm.res.Violations = append(sm.res.Violations, msg)
+	}
+	if !sm.traceFrozen {
+		sm.traceFrozen = true
+		sm.res.Trace = slices.Clone(sm.trace)
+	}
+}
+
+func (sm *sim) failed() bool {
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	return len(sm.res.Violations) > 0
+}
+
+// logf adds a line to the trace (sm.mu held).
+func (sm *sim) logf(format string, args ...any) {
+	if sm.traceFrozen {
+		return
+	}
+	if len(sm.trace) >= traceLen {
+		copy(sm.trace, sm.trace[1:])
+		sm.trace = sm.trace[:traceLen-1]
+	}
+	line := fmt.Sprintf("t=%v ", sm.mock.Now().Sub(sm.t0)) + fmt.Sprintf(format, args...)
+	sm.trace = append(sm.trace, line)
+	if sm.opts.Log != nil {
+		sm.opts.Log(line)
+	}
+}
+
+func (sm *sim) tracef(format string, args ...any) {
+	sm.mu.Lock()
+	sm.logf(format, args...)
+	sm.mu.Unlock()
+}
+
+// settle lets every goroutine of the bubble run until it blocks: the
+// scheduler has handled everything it was sent.
+func settle() { synctest.Wait() }
+
+// loop steps virtual time from event to event until the scheduler has
+// closed and every caller has returned.
+func (sm *sim) loop() {
+	limit := sm.horizonLimit()
+	for {
+		if sm.failed() || sm.deadlocked {
+			sm.teardown()
+			return
+		}
+		next, ok := sm.nextTime()
+		sm.mu.Lock()
+		idle := sm.closeDone && sm.fgOut == 0 && len(sm.executing) == 0
+		sm.mu.Unlock()
+		if idle {
+			return
+		}
+		if !ok {
+			next = sm.now.Add(quantum)
+		}
+		if next.Before(sm.now) {
+			next = sm.now
+		}
+		sm.mu.Lock()
+		still := len(sm.executing) == 0 && next.Sub(sm.lastProgress) > stall
+		sm.mu.Unlock()
+		if next.Sub(sm.t0) > limit || still {
+			sm.stuck()
+			continue
+		}
+		sm.mock.Add(next.Sub(sm.now))
+		settle()
+		sm.now = next
+		sm.res.Steps++
+		sm.doOps()
+		sm.doReleases()
+		sm.doCancels()
+		sm.doArrivals()
+		if !sm.abortAt.IsZero() && !sm.now.Before(sm.abortAt) {
+			sm.tracef("Close's context ends")
+			sm.mu.Lock()
+			sm.closeAbort = true
+			sm.mu.Unlock()
+			sm.closeCtx()
+			sm.abortAt = time.Time{}
+			settle()
+		}
+		if sm.res.Steps%sm.opts.CheckEvery == 0 {
+			sm.checkSnapshot()
+		}
+		if sm.more && len(sm.arrivals) == 0 && sm.pendingLow() {
+			// The next chunk starts after the last operation planned: the
+			// generator's model of the workers runs in time order.
+			start := sm.elapsed()
+			for _, op := range sm.ops {
+				start = max(start, op.at)
+			}
+			sm.chunk(start+tick, min(200, sm.opts.Jobs-sm.g.jobs))
+		}
+	}
+}
+
+// horizonLimit bounds the virtual time of a run: past it the scheduler is
+// stuck.
+func (sm *sim) horizonLimit() time.Duration {
+	if sm.opts.Jobs > 0 {
+		return time.Duration(sm.opts.Jobs) * 10 * time.Second
+	}
+	return 6 * time.Hour
+}
+
+// pendingLow reports whether the queue has drained enough for the soak's
+// next chunk.
+func (sm *sim) pendingLow() bool {
+	return !sm.haveSnap || len(sm.lastSnap.Pending) < 40
+}
+
+// stuck reports a run that passed its time limit without ending.
+func (sm *sim) stuck() {
+	snap, err := sm.s.Snapshot(context.Background())
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	var b strings.Builder
+	if err == nil {
+		for _, p := range snap.Pending {
+			fmt.Fprintf(&b, "\n    pending %s/%s key=%q group=%q reason=%s", p.Type, p.ID, p.FairnessKey, p.Group, p.Reason)
+		}
+		for _, r := range snap.Running {
+			fmt.Fprintf(&b, "\n    running %s/%s key=%q since %v", r.Type, r.ID, r.FairnessKey, r.Started.Sub(sm.t0))
+		}
+	}
+	if err == nil && sm.deadlock(snap) {
+		sm.known(BugTierGroupDeadlock, "nothing started or ended for %v:%s", sm.now.Sub(sm.lastProgress), describe(snap))
+		sm.deadlocked = true
+		return
+	}
+	sm.violate("no progress: nothing started or ended for %v with work left (Close called=%v returned=%v; %d RunSync calls outstanding, %d attempts executing; snapshot err=%v)%s",
+		sm.now.Sub(sm.lastProgress), sm.closeCalled, sm.closeDone, sm.fgOut, len(sm.executing), err, b.String())
+}
+
+// nextTime is the earliest instant at which the test has something to do.
+func (sm *sim) nextTime() (time.Time, bool) {
+	var next time.Time
+	ok := false
+	consider := func(t time.Time) {
+		if !ok || t.Before(next) {
+			next, ok = t, true
+		}
+	}
+	if len(sm.arrivals) > 0 {
+		consider(sm.t0.Add(sm.arrivals[0].at))
+	}
+	if len(sm.ops) > 0 {
+		consider(sm.t0.Add(sm.ops[0].at))
+	}
+	for _, j := range sm.cancels {
+		consider(sm.t0.Add(j.spec.cancelAt))
+	}
+	if !sm.abortAt.IsZero() {
+		consider(sm.abortAt)
+	}
+	sm.mu.Lock()
+	for _, a := range sm.executing {
+		if !a.released {
+			consider(a.due)
+		}
+	}
+	sm.mu.Unlock()
+	return next, ok
+}
+
+func (sm *sim) due(at time.Duration) bool { return !sm.t0.Add(at).After(sm.now) }
+
+func (sm *sim) doOps() {
+	for len(sm.ops) > 0 && sm.due(sm.ops[0].at) {
+		op := sm.ops[0]
+		sm.ops = sm.ops[1:]
+		sm.op(op)
+		settle()
+	}
+}
+
+// opErr checks the error of an operation: nil, or ErrClosed once Close
+// was called.
+func (sm *sim) opErr(what string, err error) {
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	if err != nil && !(sm.closeCalled && errors.Is(err, fairsched.ErrClosed)) {
+		sm.violate("%s = %v", what, err)
+	}
+}
+
+func (sm *sim) op(op opSpec) {
+	s := sm.s
+	switch op.kind {
+	case opRegister:
+		// Marked before the call: jobs start on its slots before it returns.
+		sm.mu.Lock()
+		sm.workers[op.worker.ID] = op.worker
+		sm.logf("RegisterWorker %s %v", op.worker.ID, op.worker.Slots)
+		sm.mu.Unlock()
+		err := s.RegisterWorker(op.worker)
+		if err != nil {
+			sm.mu.Lock()
+			delete(sm.workers, op.worker.ID)
+			sm.mu.Unlock()
+		}
+		sm.opErr("RegisterWorker("+op.worker.ID+")", err)
+	case opUnregister:
+		sm.tracef("UnregisterWorker %s", op.name)
+		sm.mu.Lock()
+		for _, a := range sm.executing {
+			if a.onSlot && a.slot.worker == op.name && a.job != nil {
+				a.job.lost = true // its context ends with ErrWorkerLost as the cause
+			}
+		}
+		sm.mu.Unlock()
+		err := s.UnregisterWorker(op.name)
+		// Marked after the call: nothing may start on its slots from now.
+		sm.mu.Lock()
+		delete(sm.workers, op.name)
+		sm.mu.Unlock()
+		sm.opErr("UnregisterWorker("+op.name+")", err)
+	case opPause:
+		sm.tracef("PauseGroup %q", op.name)
+		err := s.PauseGroup(op.name)
+		sm.mu.Lock()
+		if err == nil && !sm.closeCalled { // Close resumes every group
+			sm.paused[op.name] = true
+		}
+		sm.mu.Unlock()
+		sm.opErr("PauseGroup", err)
+	case opResume:
+		sm.mu.Lock()
+		delete(sm.paused, op.name)
+		sm.logf("ResumeGroup %q", op.name)
+		sm.mu.Unlock()
+		sm.opErr("ResumeGroup", s.ResumeGroup(op.name))
+	case opGroupWeight:
+		sm.tracef("SetGroupWeight %q %v", op.name, op.weight)
+		sm.opErr("SetGroupWeight", s.SetGroupWeight(op.name, int(op.weight)))
+	case opResetGroupWeights:
+		sm.tracef("ResetGroupWeights")
+		sm.opErr("ResetGroupWeights", s.ResetGroupWeights())
+	case opKeyWeight:
+		sm.tracef("SetKeyWeight %q %v", op.name, op.weight)
+		sm.opErr("SetKeyWeight", s.SetKeyWeight(op.name, op.weight))
+	case opPeriodicStart:
+		ps := sm.g.periodics[op.per]
+		p := &perRun{spec: ps, r: rand.New(rand.NewPCG(sm.opts.Seed, uint64(ps.idx)+1))}
+		sm.pers = append(sm.pers, p)
+		var opts []fairsched.JobOption
+		if ps.key != "" {
+			opts = append(opts, fairsched.WithFairnessKey(ps.key))
+		}
+		if ps.group != "" {
+			opts = append(opts, fairsched.InGroup(ps.group))
+		}
+		sm.tracef("SubmitPeriodic %s every %v", ps.id, ps.every)
+		stop, err := s.SubmitPeriodic(sm.cfg.types[ps.typ].name, ps.id, ps.every, sm.perFn(p), opts...)
+		sm.opErr("SubmitPeriodic", err)
+		p.stop = stop
+	case opPeriodicStop:
+		for _, p := range sm.pers {
+			if p.spec.idx == op.per && p.stop != nil {
+				sm.tracef("stop periodic %s", p.spec.id)
+				p.stop()
+			}
+		}
+	case opClose:
+		ctx, cancel := context.WithCancel(context.Background())
+		sm.closeCtx = cancel
+		if op.abort >= 0 {
+			sm.abortAt = sm.now.Add(op.abort)
+		}
+		sm.mu.Lock()
+		sm.closeCalled = true
+		clear(sm.paused) // Close resumes paused groups so their work drains
+		sm.logf("Close (abort after %v)", op.abort)
+		sm.mu.Unlock()
+		go func() {
+			err := sm.s.Close(ctx)
+			sm.mu.Lock()
+			defer sm.mu.Unlock()
+			sm.closeDone, sm.closeErr = true, err
+			sm.logf("Close returned %v", err)
+			switch {
+			case err == nil, errors.Is(err, fairsched.ErrClosed):
+			case errors.Is(err, context.Canceled) && sm.closeAbort:
+			default:
+				sm.violate("Close = %v", err)
+			}
+		}()
+	}
+}
+
+// doReleases ends, one at a time, the attempts whose planned duration is
+// over, in a fixed order, so a seed replays the same run.
+func (sm *sim) doReleases() {
+	for {
+		sm.mu.Lock()
+		var best *attempt
+		for _, a := range sm.executing {
+			if a.released || a.due.After(sm.now) {
+				continue
+			}
+			if best == nil || a.due.Before(best.due) || a.due.Equal(best.due) && a.order() < best.order() {
+				best = a
+			}
+		}
+		if best != nil {
+			best.released = true
+			close(best.release)
+		}
+		sm.mu.Unlock()
+		if best == nil {
+			return
+		}
+		settle()
+	}
+}
+
+func (a *attempt) order() int {
+	if a.per != nil {
+		return -1 - a.per.spec.idx
+	}
+	return a.job.spec.idx
+}
+
+func (sm *sim) doCancels() {
+	for i := 0; i < len(sm.cancels); {
+		j := sm.cancels[i]
+		if !sm.due(j.spec.cancelAt) {
+			i++
+			continue
+		}
+		sm.cancels = slices.Delete(sm.cancels, i, i+1)
+		sm.mu.Lock()
+		j.cancelled = true
+		// The job leaves the queue (a withdrawal) if it waits, or if it
+		// runs and its failed attempt would be retried.
+		withdraws := !j.fgDone && (j.cur == nil || j.attempts < sm.cfg.maxAttempts(j.spec))
+		sm.logf("cancel RunSync j%d", j.spec.idx)
+		sm.mu.Unlock()
+		j.cancel()
+		settle()
+		sm.mu.Lock()
+		sm.withdrawn = sm.withdrawn || withdraws
+		sm.mu.Unlock()
+	}
+}
+
+func (sm *sim) doArrivals() {
+	sm.mu.Lock()
+	n := sm.respawns
+	sm.respawns = 0
+	sm.mu.Unlock()
+	if n > 0 {
+		for range n {
+			sm.arrivals = append(sm.arrivals, sm.g.streamJob(sm.elapsed()))
+		}
+		sortJobs(sm.arrivals)
+	}
+	for len(sm.arrivals) > 0 && sm.due(sm.arrivals[0].at) {
+		j := sm.arrivals[0]
+		sm.arrivals = sm.arrivals[1:]
+		sm.arrive(j)
+		settle()
+	}
+}
+
+func (sm *sim) arrive(spec *jobSpec) {
+	t := &sm.cfg.types[spec.typ]
+	j := &jobRun{spec: spec, typ: t, key: spec.key, sig: string(t.name) + "/" + spec.id, submitted: sm.mock.Now()}
+	var opts []fairsched.JobOption
+	if spec.group != "" {
+		opts = append(opts, fairsched.InGroup(spec.group))
+	}
+	if spec.ttl > 0 {
+		opts = append(opts, fairsched.WithTTL(spec.ttl))
+	}
+	if spec.retry != nil {
+		opts = append(opts, fairsched.WithRetry(*spec.retry))
+		sm.mu.Lock()
+		sm.retryTypes[t.name] = true
+		sm.mu.Unlock()
+	}
+	if spec.tokens > 0 {
+		opts = append(opts, fairsched.WithTokens(spec.tokens))
+	}
+	if !spec.fg && spec.key != "" {
+		opts = append(opts, fairsched.WithFairnessKey(spec.key))
+	}
+	sm.res.Jobs++
+	fn := sm.jobFn(j)
+	if !spec.fg {
+		sm.tracef("Submit j%d %s key=%q group=%q", spec.idx, j.sig, j.key, spec.group)
+		err := sm.s.Submit(t.name, spec.id, fn, opts...)
+		sm.submitted(j, err)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	j.cancel = cancel
+	if spec.cancelAt >= 0 {
+		sm.cancels = append(sm.cancels, j)
+	}
+	sm.mu.Lock()
+	sm.fgOut++
+	sm.logf("RunSync j%d %s key=%q group=%q", spec.idx, j.sig, j.key, spec.group)
+	sm.mu.Unlock()
+	go func() {
+		err := sm.s.RunSync(ctx, t.name, spec.id, spec.key, fn, opts...)
+		cancel()
+		sm.returned(j, err)
+	}()
+}
+
+// jobFn is the function of job j: each call is one attempt, which blocks
+// until the test releases it at its planned end, or its context ends.
+func (sm *sim) jobFn(j *jobRun) func(context.Context) error {
+	return func(ctx context.Context) error {
+		a := sm.begin(ctx, j, nil)
+		return sm.block(ctx, a)
+	}
+}
+
+func (sm *sim) perFn(p *perRun) func(context.Context) error {
+	return func(ctx context.Context) error {
+		a := sm.begin(ctx, nil, p)
+		return sm.block(ctx, a)
+	}
+}
+
+func (sm *sim) block(ctx context.Context, a *attempt) error {
+	var err error
+	out := outCtx
+	select {
+	case <-a.release:
+		out = a.plan.out
+		switch out {
+		case outFail, outPanic:
+			err = fmt.Errorf("%w: %s", errAttempt, a.name())
+		case outPermanent:
+			err = fairsched.Permanent(fmt.Errorf("%w: %s", errAttempt, a.name()))
+		}
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	sm.end(a, out, err)
+	if out == outPanic {
+		panic(err)
+	}
+	return err
+}
