@@ -5,10 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,19 +30,6 @@ var (
 	invSoakSeed = flag.Uint64("invariant.soakseed", 1, "TestSoak's seed")
 	invSoakEach = flag.Int("invariant.soakcheck", 4, "TestSoak checks a snapshot every this many steps (the checks at each start and end run always)")
 )
-
-// invKnownBugs lists the seeds of the default range (1–1000) that expose a
-// library bug not fixed yet (internal/invariant.KnownBugs describes each):
-// their subtests still run and are skipped, naming the bug, while it
-// reproduces. Seeds outside the list that hit only known bugs are skipped
-// the same way, so a longer run (-invariant.seeds=20000) reports new bugs
-// only.
-var invKnownBugs = map[uint64]string{
-	17:  invariant.BugWithdraw,
-	117: invariant.BugWithdraw,
-	181: invariant.BugWithdraw,
-	597: invariant.BugWithdraw,
-}
 
 func invDefaultSeeds() int {
 	if invariant.Race {
@@ -75,9 +60,6 @@ func TestInvariants(t *testing.T) {
 	})
 	for seed := *invFirst; seed < *invFirst+uint64(n); seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			if bug, ok := invKnownBugs[seed]; ok {
-				t.Skip(bug)
-			}
 			t.Parallel()
 			res := invRun(t, invariant.Options{Seed: seed, Mode: invariant.ModeFor(seed)})
 			jobs.Add(int64(res.Jobs))
@@ -92,17 +74,6 @@ func TestInvariants(t *testing.T) {
 					seed, res.Mode, len(res.Violations), strings.Join(res.Violations, "\n  "), res.Config,
 					strings.Join(res.Trace, "\n  "), replay)
 				return
-			}
-			if bug, listed := invKnownBugs[seed]; listed && res.Known[bug] == 0 {
-				t.Logf("seed %d no longer reproduces known bug %s: remove it from invKnownBugs", seed, bug)
-			}
-			if len(res.Known) > 0 {
-				var b strings.Builder
-				for _, bug := range slices.Sorted(maps.Keys(res.Known)) {
-					fmt.Fprintf(&b, "\nknown library bug %s (%d time(s)): %s\n  first: %s", bug, res.Known[bug],
-						invariant.KnownBugs[bug], res.KnownFirst[bug])
-				}
-				t.Skipf("seed %d (%s mode) hits only known library bugs; replay: %s%s", seed, res.Mode, replay, b.String())
 			}
 		})
 	}
@@ -130,9 +101,6 @@ func TestSoak(t *testing.T) {
 		*invSoakSeed, res.Jobs, res.Starts, res.Virtual.Round(time.Second), took.Round(time.Millisecond),
 		float64(res.Jobs)/took.Seconds(), float64(res.Starts)/took.Seconds(), res.Steps, res.Snapshots)
 	t.Logf("configuration: %s", res.Config)
-	for bug, n := range res.Known {
-		t.Logf("known library bug %s hit %d time(s); first: %s", bug, n, res.KnownFirst[bug])
-	}
 	if len(res.Violations) > 0 {
 		t.Errorf("soak seed %d: %d invariant violation(s):\n  %s\nlast actions before the first violation:\n  %s",
 			*invSoakSeed, len(res.Violations), strings.Join(res.Violations, "\n  "), strings.Join(res.Trace, "\n  "))
@@ -207,6 +175,8 @@ func invStress(t *testing.T, abort bool) {
 	var (
 		wg                               sync.WaitGroup
 		accepted, ran, bgRan, done, outs atomic.Int64
+		sharedAccepted, sharedRan        atomic.Int64 // background jobs on a shared id ("rN")
+		acceptedIDs, ranIDs              sync.Map     // background jobs on an id of their own ("bg-…")
 		closeNow                         = make(chan struct{})
 		closeOnce                        sync.Once
 		mu                               sync.Mutex
@@ -296,10 +266,23 @@ func invStress(t *testing.T, abort bool) {
 					if bt == plain && r.IntN(3) == 0 {
 						bid = id // shares a conflict key (plain never expires)
 					}
-					err := s.Submit(bt, bid, func(ctx context.Context) error { bgRan.Add(1); return job(ctx) }, opts...)
+					err := s.Submit(bt, bid, func(ctx context.Context) error {
+						bgRan.Add(1)
+						if strings.HasPrefix(bid, "bg-") {
+							ranIDs.Store(bid, true)
+						} else {
+							sharedRan.Add(1)
+						}
+						return job(ctx)
+					}, opts...)
 					switch {
 					case err == nil:
 						accepted.Add(1)
+						if strings.HasPrefix(bid, "bg-") {
+							acceptedIDs.Store(bid, true)
+						} else {
+							sharedAccepted.Add(1)
+						}
 					case !ok(err, fairsched.ErrTenantLimit, fairsched.ErrOverloaded):
 						fail("Submit(%s) = %v", bt, err)
 					}
@@ -401,28 +384,51 @@ func invStress(t *testing.T, abort bool) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Errorf("second Close = %v", err)
 	}
-	// Every background job Submit accepted ran, expired or was dropped.
-	dropped := records.FilterMessage("background job dropped").Len()
-	expired := 0
-	for _, e := range records.FilterMessage("job expired").All() {
-		if id, _ := e.ContextMap()["id"].(string); strings.HasPrefix(id, "bg-") {
-			expired++
+	// Every background job Submit accepted ends once: it ran (its last
+	// attempt, after one lost with its worker, may be the one dropped),
+	// expired, or was reported dropped unrun.
+	ended := map[string]string{}
+	sharedDropped := 0
+	for _, msg := range []string{"background job dropped", "job expired"} {
+		for _, e := range records.FilterMessage(msg).All() {
+			id, _ := e.ContextMap()["id"].(string)
+			switch {
+			case strings.HasPrefix(id, "bg-"):
+				if was, twice := ended[id]; twice {
+					t.Errorf("background job %s reported %q and %q", id, was, msg)
+				}
+				ended[id] = msg
+			case msg == "background job dropped" && !strings.HasPrefix(id, "per-") && e.ContextMap()["type"] == string(plain):
+				sharedDropped++ // not a periodic occurrence nor a coalesced run: a Submit
+			}
 		}
 	}
-	if got := bgRan.Load() + int64(dropped+expired); got != accepted.Load() {
-		t.Errorf("%d background jobs accepted; %d ran, %d were reported dropped and %d expired", accepted.Load(), bgRan.Load(), dropped, expired)
+	acceptedIDs.Range(func(k, _ any) bool {
+		id := k.(string)
+		if _, ran := ranIDs.Load(id); !ran && ended[id] == "" {
+			t.Errorf("background job %s was accepted, never ran and was not reported dropped or expired", id)
+		}
+		delete(ended, id)
+		return true
+	})
+	for id, msg := range ended {
+		t.Errorf("background job %s reported %q but never accepted", id, msg)
 	}
+	// Shared-id jobs are of type plain: no worker, no expiry, one attempt.
+	if n := sharedRan.Load() + int64(sharedDropped); n != sharedAccepted.Load() {
+		t.Errorf("%d background jobs on shared ids accepted; %d ran and %d were dropped", sharedAccepted.Load(), sharedRan.Load(), sharedDropped)
+	}
+	dropped, expired := records.FilterMessage("background job dropped").Len(), records.FilterMessage("job expired").Len()
 	t.Logf("%d callers × %d calls: %d RunSync answered, %d background jobs accepted (%d ran, %d dropped, %d expired), %d job runs in all; Close = %v",
 		callers, calls, outs.Load(), accepted.Load(), bgRan.Load(), dropped, expired, ran.Load(), closeErr)
 }
 
-// TestInvariantKnownBugs replays, reduced to a few calls, each library bug
-// the simulation found (internal/invariant.KnownBugs). Each subtest is
-// skipped, naming the bug, while the bug reproduces, and passes once it is
-// fixed.
-func TestInvariantKnownBugs(t *testing.T) {
+// TestInvariantRegressions replays, reduced to a few calls, each library
+// bug the randomized simulation found, and fails if one comes back: a
+// pending job with no reason while a slot is free, or nothing running at
+// all while jobs wait.
+func TestInvariantRegressions(t *testing.T) {
 	type scenario struct {
-		bug  string
 		opts []fairsched.Option
 		// play drives the scheduler and returns the snapshot that shows
 		// the bug: a pending job with no reason, or nothing running.
@@ -457,7 +463,7 @@ func TestInvariantKnownBugs(t *testing.T) {
 		// Groups a and b share 2 slots 1:1 while b has work; a runs one
 		// job and holds the second. b's only job (kept out by its type's
 		// cap) is withdrawn: a's share becomes 2, yet nothing dispatches.
-		"withdraw/group share": {invariant.BugWithdraw, []fairsched.Option{fairsched.WithMaxConcurrency(2),
+		"withdraw/group share": {[]fairsched.Option{fairsched.WithMaxConcurrency(2),
 			fairsched.WithGroupWeight("a", 1), fairsched.WithGroupWeight("b", 1)},
 			func(t *testing.T, s *fairsched.Scheduler, _ *clock.Mock) fairsched.Snapshot {
 				invMust(t, s.Submit("capped", "x", block, fairsched.InGroup("a")))
@@ -467,17 +473,26 @@ func TestInvariantKnownBugs(t *testing.T) {
 		// Tier 5 reserves 1 of 2 slots, lent while it has nothing
 		// waiting. A tier-5 job waits (conflict) and is withdrawn: the
 		// reservation is lendable, yet the tier-3 job is not dispatched.
-		"withdraw/tier reservation": {invariant.BugWithdraw, []fairsched.Option{fairsched.WithMaxConcurrency(2),
+		"withdraw/tier reservation": {[]fairsched.Option{fairsched.WithMaxConcurrency(2),
 			fairsched.WithTier(5, fairsched.TierConfig{MinShare: 0.5, BurstShare: 1, LendIdle: true})},
 			func(t *testing.T, s *fairsched.Scheduler, _ *clock.Mock) fairsched.Snapshot {
 				invMust(t, s.Submit("low", "r", block))
 				synctest.Wait()
 				return withdraw(t, s, "high", "low")
 			}},
+		// The same with a coalescing type: the caller that leaves is the
+		// last waiter of a pending shared run, which is withdrawn.
+		"withdraw/coalesced run": {[]fairsched.Option{fairsched.WithMaxConcurrency(2),
+			fairsched.WithGroupWeight("a", 1), fairsched.WithGroupWeight("b", 1)},
+			func(t *testing.T, s *fairsched.Scheduler, _ *clock.Mock) fairsched.Snapshot {
+				invMust(t, s.Submit("coalcapped", "x", block, fairsched.InGroup("a")))
+				synctest.Wait()
+				return withdraw(t, s, "coalcapped", "plain", fairsched.InGroup("a"))
+			}},
 		// One slot, two groups: a's job needs a worker (none), b's share
 		// rounds down to 0. b's job ages past UrgentThreshold after 4s and
 		// may borrow the idle slot, but an hour later it still waits.
-		"urgent borrow": {invariant.BugUrgent, []fairsched.Option{fairsched.WithMaxConcurrency(1),
+		"urgent borrow": {[]fairsched.Option{fairsched.WithMaxConcurrency(1),
 			fairsched.WithGroupWeight("a", 1), fairsched.WithGroupWeight("b", 1),
 			fairsched.WithAging(fairsched.AgingConfig{Interval: time.Second, MaxEffectivePriority: 9, UrgentThreshold: 9})},
 			func(t *testing.T, s *fairsched.Scheduler, mock *clock.Mock) fairsched.Snapshot {
@@ -493,7 +508,7 @@ func TestInvariantKnownBugs(t *testing.T) {
 		// the tier-8 and tier-5 jobs, a and b tier-2 jobs: when the two
 		// running jobs end, the reservations keep a and b out, the share
 		// keeps c out, and nothing ever runs.
-		"tier x group deadlock": {invariant.BugTierGroupDeadlock, []fairsched.Option{fairsched.WithMaxConcurrency(2),
+		"tier x group deadlock": {[]fairsched.Option{fairsched.WithMaxConcurrency(2),
 			fairsched.WithTier(8, fairsched.TierConfig{MinShare: 0.5, BurstShare: 0.5, LendIdle: true}),
 			fairsched.WithTier(5, fairsched.TierConfig{MinShare: 0.5, BurstShare: 1, LendIdle: true}),
 			fairsched.WithGroupWeight("a", 1), fairsched.WithGroupWeight("b", 1), fairsched.WithGroupWeight("c", 1)},
@@ -521,12 +536,13 @@ func TestInvariantKnownBugs(t *testing.T) {
 					t.Fatal(err)
 				}
 				for typ, cfg := range map[fairsched.JobType]fairsched.JobTypeConfig{
-					"plain":  {DefaultCost: time.Second, Priority: 5},
-					"capped": {DefaultCost: time.Second, Priority: 5, MaxConcurrency: 1},
-					"onslot": {DefaultCost: time.Second, Priority: 5, RequiresWorker: true},
-					"top":    {DefaultCost: time.Second, Priority: 8},
-					"high":   {DefaultCost: time.Second, Priority: 5, ConflictGroup: "git"},
-					"low":    {DefaultCost: time.Second, Priority: 3, ConflictGroup: "git"},
+					"plain":      {DefaultCost: time.Second, Priority: 5},
+					"capped":     {DefaultCost: time.Second, Priority: 5, MaxConcurrency: 1},
+					"coalcapped": {DefaultCost: time.Second, Priority: 5, MaxConcurrency: 1, Coalesce: true},
+					"onslot":     {DefaultCost: time.Second, Priority: 5, RequiresWorker: true},
+					"top":        {DefaultCost: time.Second, Priority: 8},
+					"high":       {DefaultCost: time.Second, Priority: 5, ConflictGroup: "git"},
+					"low":        {DefaultCost: time.Second, Priority: 3, ConflictGroup: "git"},
 				} {
 					invMust(t, s.RegisterType(typ, cfg))
 				}
@@ -542,13 +558,14 @@ func TestInvariantKnownBugs(t *testing.T) {
 			})
 			var idle []string
 			for _, p := range snap.Pending {
-				if p.Reason == "" || len(snap.Running) == 0 {
+				// With nothing running, no cap or share can hold a job back.
+				capped := p.Reason == fairsched.ReasonGlobalLimit || p.Reason == fairsched.ReasonGroupLimit
+				if p.Reason == "" || len(snap.Running) == 0 && capped {
 					idle = append(idle, fmt.Sprintf("%s/%s (group %q) waits for %q", p.Type, p.ID, p.Group, p.Reason))
 				}
 			}
 			if len(idle) > 0 {
-				t.Skipf("known library bug %s: %s\n%d of %d slots busy, yet: %s", sc.bug, invariant.KnownBugs[sc.bug],
-					len(snap.Running), snap.MaxConcurrency, strings.Join(idle, "; "))
+				t.Errorf("%d of %d slots busy, yet: %s", len(snap.Running), snap.MaxConcurrency, strings.Join(idle, "; "))
 			}
 		})
 	}

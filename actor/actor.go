@@ -604,10 +604,15 @@ func (a *Actor) withdraw(m messages.Withdraw) {
 	a.log.Debug("withdrawn", zap.String("type", string(m.Job.Type)), zap.String("id", m.Job.ID),
 		zap.String("key", m.Job.Key), zap.Error(m.Err))
 	m.Job.Admit <- m.Err
+	a.redispatch(a.clock.Now())
+}
+
+// redispatch follows the withdrawal of a pending job: its leaving may move
+// group shares or let an idle tier lend its reservation, so what it held
+// back may start now.
+func (a *Actor) redispatch(now time.Time) {
 	if !a.aborted {
-		// Its leaving may move group shares or let an idle tier lend its
-		// reservation: what it held back may start now.
-		a.dispatch(a.clock.Now())
+		a.dispatch(now)
 	}
 }
 

@@ -72,6 +72,9 @@ func (a *Actor) leave(now time.Time, w *messages.Job, err error) {
 	}
 	if a.core.Withdraw(now, &run.Job) { // still pending: it leaves unrun
 		a.ended(run, err)
+		run.Cancel()
+		a.redispatch(now)
+		return
 	}
 	run.Cancel() // running: its context ends
 }

@@ -272,7 +272,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 }
 
 func (c *Core) admit(now time.Time, j *Job) {
-	c.usage.Waiting(j.Priority, -1)
+	c.countWaiting(j, -1) // the tiers are synced below
 	tr := c.usage.Start(j.slot, j.ID)
 	if c.usage.Shares() {
 		c.syncTiers()
@@ -533,10 +533,36 @@ func newUsage(l policy.Limits) *policy.Usage {
 // unrun; a tier lending its idle reservation takes it back while it has
 // jobs waiting.
 func (c *Core) waiting(j *Job, delta int) {
-	if c.usage.Shares() {
-		c.usage.Waiting(j.Priority, delta)
+	if c.countWaiting(j, delta) {
 		c.syncTiers()
 	}
+}
+
+// countWaiting counts j in its tier's waiting jobs (delta 1) or out of them
+// (-1), and reports whether the tier shares saw a change. A job whose group
+// is allocated no slot is kept apart (group.waiting): it cannot take the
+// slot a reservation would keep for it, and a tier that lends its idle
+// reservation must lend it then too. Otherwise the tier could hold its
+// reservation for jobs its groups hold back, while the groups that have the
+// slots hold only other tiers' jobs, which the reservation keeps out:
+// nothing would run at all. reallocate moves a group's count in and out as
+// its allocation leaves or reaches 0.
+func (c *Core) countWaiting(j *Job, delta int) bool {
+	if !c.usage.Shares() {
+		return false
+	}
+	if c.limits.Groups != nil {
+		g := j.grp
+		if g.waiting == nil {
+			g.waiting = map[policy.Priority]int{}
+		}
+		g.waiting[j.Priority] += delta
+		if g.alloc == 0 {
+			return false
+		}
+	}
+	c.usage.Waiting(j.Priority, delta)
+	return true
 }
 
 // syncTiers switches every tier's level on or off as the tier shares say.

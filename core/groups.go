@@ -16,7 +16,11 @@ type group struct {
 	q                *queue.Group
 	running, pending int
 	alloc            int // slots allocated by weight; meaningful with Groups configured
-	limit            int // its configured limit (0 = none): limits never change at run time
+	// waiting counts the group's pending jobs by tier, with tier shares
+	// and groups configured; they count in their tiers' waiting jobs only
+	// while alloc > 0 (see Core.countWaiting).
+	waiting map[policy.Priority]int
+	limit   int // its configured limit (0 = none): limits never change at run time
 }
 
 func (g *group) demand() int {
@@ -96,10 +100,22 @@ func (c *Core) reallocate(reason, cause string) {
 		cfg := c.limits.Groups.Config(name)
 		shares[i] = policy.GroupShare{Name: name, Weight: cfg.Weight, MinSlots: cfg.MinSlots, Limit: cfg.Limit, Demand: c.groups[name].demand()}
 	}
+	tiersMoved := false
 	for i, slots := range policy.AllocateSlots(c.limits.MaxConcurrency, shares) {
 		g := c.groups[names[i]]
 		if slots == g.alloc {
 			continue
+		}
+		if (slots == 0) != (g.alloc == 0) && len(g.waiting) > 0 {
+			// Its waiting jobs start or stop counting for their tiers.
+			sign := 1
+			if slots == 0 {
+				sign = -1
+			}
+			for p, n := range g.waiting {
+				c.usage.Waiting(p, sign*n)
+			}
+			tiersMoved = true
 		}
 		why := AllocRebalance
 		if reason == AllocWeightChange || g.name == cause {
@@ -110,6 +126,9 @@ func (c *Core) reallocate(reason, cause string) {
 		if c.room(g) > 0 {
 			c.queue.ReleaseGroup(g.q)
 		}
+	}
+	if tiersMoved {
+		c.syncTiers()
 	}
 }
 

@@ -272,16 +272,19 @@ func (r *refScheduler) tierCap(p policy.Priority) int {
 
 // reserved: one more job of tier p would leave fewer free slots than the
 // other tiers are still owed — each its reservation less what it runs,
-// nothing for a tier that lends while it has no job waiting.
+// nothing for a tier that lends while it has no job waiting. With group
+// weights, a job whose group is allocated no slot does not count as
+// waiting: it could not take the slot kept for it.
 func (r *refScheduler) reserved(p policy.Priority) bool {
 	if len(r.tiers) == 0 || r.max == 0 {
 		return false
 	}
+	alloc := r.allocation()
 	owed := 0
 	for q, t := range r.tiers {
 		waiting := 0
 		for _, o := range r.pending {
-			if o.prio == q {
+			if o.prio == q && (alloc == nil || alloc[o.group] > 0) {
 				waiting++
 			}
 		}

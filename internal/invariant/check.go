@@ -89,7 +89,7 @@ func (sm *sim) begin(ctx context.Context, j *jobRun, p *perRun) *attempt {
 		j.cur = a
 	}
 	a.due = now.Add(a.plan.dur)
-	sm.lastProgress, sm.withdrawn = now, false
+	sm.lastProgress = now
 	sm.res.Starts++
 	sm.executing = append(sm.executing, a)
 	sm.byTier[a.typ.cfg.Priority]++
@@ -252,7 +252,7 @@ func (sm *sim) end(a *attempt, out outcome, err error) {
 		delete(sm.bySlot, a.slot)
 	}
 	sm.maxElapsed = max(sm.maxElapsed, now.Sub(a.start))
-	sm.lastProgress, sm.withdrawn = now, false
+	sm.lastProgress = now
 	sm.logf("end %s: %v", a.name(), out)
 	if a.per != nil {
 		a.per.count--
@@ -488,15 +488,7 @@ func (sm *sim) checkSnapshot() {
 		if why == "" {
 			continue
 		}
-		report := sm.violate
-		switch {
-		case p.Reason != "":
-		case sm.withdrawn && (c.groupsOn || sm.lends()):
-			report = func(format string, args ...any) { sm.known(BugWithdraw, format, args...) }
-		case c.aging != nil && c.aging.Urgent(p.EffectivePriority) && groups[p.Group].Running >= groups[p.Group].Allocation:
-			report = func(format string, args ...any) { sm.known(BugUrgent, format, args...) }
-		}
-		report("pending %s/%s key=%q group=%q waits for %q, but %s (%d running, cap %d)%s",
+		sm.violate("pending %s/%s key=%q group=%q waits for %q, but %s (%d running, cap %d)%s",
 			p.Type, p.ID, p.FairnessKey, p.Group, p.Reason, why, running, c.maxConc, describe(snap))
 	}
 	switch c.mode {
@@ -659,7 +651,7 @@ func (sm *sim) finish() {
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
 	sm.res.Virtual = sm.mock.Now().Sub(sm.t0)
-	if len(sm.res.Violations) > 0 || sm.deadlocked {
+	if len(sm.res.Violations) > 0 {
 		return // a torn-down run proves nothing more
 	}
 	if !sm.closeDone {
@@ -747,33 +739,3 @@ func describe(snap fairsched.Snapshot) string {
 	return b.String()
 }
 
-// lends reports whether a tier lends its reservation while idle.
-func (sm *sim) lends() bool {
-	for _, t := range sm.cfg.tiers {
-		if t.LendIdle && t.MinShare > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// deadlock reports whether a stuck snapshot is the known deadlock of tier
-// reservations and group allocations: nothing runs; some job of a tier
-// with a reservation waits for its group's allocation, others for the
-// global limit (the reservation).
-func (sm *sim) deadlock(snap fairsched.Snapshot) bool {
-	c := sm.cfg
-	if len(snap.Running) > 0 || !c.groupsOn || len(c.tiers) == 0 {
-		return false
-	}
-	held, kept := false, false
-	for _, p := range snap.Pending {
-		switch p.Reason {
-		case fairsched.ReasonGroupLimit:
-			held = held || c.tiers[p.Priority].MinShare > 0
-		case fairsched.ReasonGlobalLimit:
-			kept = true
-		}
-	}
-	return held && kept
-}

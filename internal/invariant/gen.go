@@ -312,11 +312,6 @@ func newGen(seed uint64, mode Mode, soak bool) *gen {
 		g.cfg = g.agingConfig()
 	default:
 		g.cfg = g.chaosConfig()
-		if soak && g.cfg.groupsOn {
-			// Tier reservations with group shares can deadlock
-			// (BugTierGroupDeadlock), which would end a soak early.
-			clear(g.cfg.tiers)
-		}
 	}
 	return g
 }

@@ -64,9 +64,6 @@ func TestReplay(t *testing.T) {
 		for _, p := range res.Plan {
 			t.Log("plan: " + p)
 		}
-		for bug, n := range res.Known {
-			t.Logf("known bug %s x%d: %s", bug, n, res.KnownFirst[bug])
-		}
 		for _, v := range res.Violations {
 			t.Error(v)
 		}
@@ -74,7 +71,7 @@ func TestReplay(t *testing.T) {
 }
 
 // TestShrink removes jobs and operations from a failing chaos seed, one at
-// a time, while the violation (-invariant.match, known bugs included)
+// a time, while the violation (-invariant.match)
 // remains, and logs the calls left.
 func TestShrink(t *testing.T) {
 	if *shrink == 0 {
@@ -86,11 +83,7 @@ func TestShrink(t *testing.T) {
 			Keep: func(i int) bool { return !drop[i] }, KeepOp: func(i int) bool { return !dropOp[i] }})
 	}
 	fails := func(r invariant.Result) bool {
-		all := r.Violations
-		for _, first := range r.KnownFirst {
-			all = append(all, first)
-		}
-		for _, v := range all {
+		for _, v := range r.Violations {
 			if strings.Contains(v, *match) {
 				return true
 			}
@@ -122,7 +115,7 @@ func TestShrink(t *testing.T) {
 	for _, p := range res.Plan {
 		t.Log(p)
 	}
-	for _, v := range append(res.Violations, res.KnownFirst[*match]) {
+	for _, v := range res.Violations {
 		t.Log(v)
 	}
 }

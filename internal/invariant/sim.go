@@ -57,12 +57,6 @@ type Result struct {
 	// LongestWait is the longest wait of a low-priority job in aging
 	// mode, WaitBound its bound.
 	LongestWait, WaitBound time.Duration
-	// Known counts the violations that match a known library bug (see
-	// KnownBugs), by bug; KnownFirst holds the first of each. They are
-	// not in Violations, and a run goes on past them (but for a
-	// deadlock, which ends it).
-	Known      map[string]int
-	KnownFirst map[string]string
 	// Plan describes the calls of a finite chaos workload, in time order.
 	Plan []string
 }
@@ -191,12 +185,7 @@ type sim struct {
 	maxElapsed  time.Duration
 	retryTypes  map[fairsched.JobType]bool
 	opSeq       int
-	// withdrawn is set when a RunSync caller leaves and cleared when an
-	// attempt starts or ends: until then a known bug (BugWithdraw) may
-	// leave admissible work idle.
-	withdrawn    bool
 	lastProgress time.Time // the last start or end of an attempt
-	deadlocked   bool      // a known deadlock ended the run
 	respawns     int
 	tornDown     bool
 
@@ -313,48 +302,6 @@ func (sm *sim) chunk(start time.Duration, n int) {
 
 func (sm *sim) elapsed() time.Duration { return sm.now.Sub(sm.t0) }
 
-// Known library bugs: violations that match one are counted apart.
-const (
-	// BugWithdraw: withdrawing a pending job (a RunSync caller leaves, or
-	// leaves during its retry backoff) does not dispatch, though the
-	// removal can change the group allocation or free a lent tier
-	// reservation: admissible work sits idle until the next event.
-	BugWithdraw = "withdraw-no-dispatch"
-	// BugUrgent: a job that ages past UrgentThreshold may borrow past its
-	// group's share, but aging has no timer: it waits with free slots
-	// until an unrelated event makes the scheduler dispatch.
-	BugUrgent = "urgent-borrow-waits-for-an-event"
-	// BugTierGroupDeadlock: a tier keeps its reservation owed while its
-	// waiting jobs are held by their group's allocation (0 slots), and the
-	// groups that hold the slots have only jobs of other tiers, which the
-	// reservation keeps out: nothing runs, forever, with every slot free.
-	BugTierGroupDeadlock = "tier-reservation-x-group-allocation-deadlock"
-)
-
-// KnownBugs describes each known bug, for skip messages.
-var KnownBugs = map[string]string{
-	BugWithdraw: "withdrawing a pending job (RunSync context cancelled while pending or in retry backoff) does not dispatch: " +
-		"when the removal changes the group allocation or lets a LendIdle tier lend its reservation, admissible work sits idle until the next event",
-	BugUrgent: "a job aged past AgingConfig.UrgentThreshold may borrow past its group's share, but nothing dispatches when it crosses " +
-		"the threshold (aging has no timer): it waits with free slots until an unrelated event",
-	BugTierGroupDeadlock: "deadlock: a tier owed its WithTier reservation (LendIdle, jobs waiting) whose waiting jobs are held by a group " +
-		"allocation of 0, while the groups holding the slots have only other tiers' jobs, kept out by that reservation: nothing runs, every slot free, Close never returns",
-}
-
-// known records a violation that matches known bug bug.
-func (sm *sim) known(bug, format string, args ...any) {
-	if sm.tornDown {
-		return
-	}
-	if sm.res.Known == nil {
-		sm.res.Known, sm.res.KnownFirst = map[string]int{}, map[string]string{}
-	}
-	sm.res.Known[bug]++
-	if sm.res.Known[bug] == 1 {
-		sm.res.KnownFirst[bug] = fmt.Sprintf("t=%v: ", sm.mock.Now().Sub(sm.t0)) + fmt.Sprintf(format, args...)
-	}
-}
-
 // violate records a broken invariant (sm.mu held or not needed).
 func (sm *sim) violate(format string, args ...any) {
 	if sm.tornDown {
@@ -407,7 +354,7 @@ func settle() { synctest.Wait() }
 func (sm *sim) loop() {
 	limit := sm.horizonLimit()
 	for {
-		if sm.failed() || sm.deadlocked {
+		if sm.failed() {
 			sm.teardown()
 			return
 		}
@@ -491,11 +438,6 @@ func (sm *sim) stuck() {
 		for _, r := range snap.Running {
 			fmt.Fprintf(&b, "\n    running %s/%s key=%q since %v", r.Type, r.ID, r.FairnessKey, r.Started.Sub(sm.t0))
 		}
-	}
-	if err == nil && sm.deadlock(snap) {
-		sm.known(BugTierGroupDeadlock, "nothing started or ended for %v:%s", sm.now.Sub(sm.lastProgress), describe(snap))
-		sm.deadlocked = true
-		return
 	}
 	sm.violate("no progress: nothing started or ended for %v with work left (Close called=%v returned=%v; %d RunSync calls outstanding, %d attempts executing; snapshot err=%v)%s",
 		sm.now.Sub(sm.lastProgress), sm.closeCalled, sm.closeDone, sm.fgOut, len(sm.executing), err, b.String())
@@ -700,16 +642,10 @@ func (sm *sim) doCancels() {
 		sm.cancels = slices.Delete(sm.cancels, i, i+1)
 		sm.mu.Lock()
 		j.cancelled = true
-		// The job leaves the queue (a withdrawal) if it waits, or if it
-		// runs and its failed attempt would be retried.
-		withdraws := !j.fgDone && (j.cur == nil || j.attempts < sm.cfg.maxAttempts(j.spec))
 		sm.logf("cancel RunSync j%d", j.spec.idx)
 		sm.mu.Unlock()
 		j.cancel()
 		settle()
-		sm.mu.Lock()
-		sm.withdrawn = sm.withdrawn || withdraws
-		sm.mu.Unlock()
 	}
 }
 
