@@ -738,4 +738,3 @@ func describe(snap fairsched.Snapshot) string {
 	}
 	return b.String()
 }
-

@@ -161,30 +161,30 @@ type sim struct {
 	abortAt  time.Time // zero: none
 	pers     []*perRun
 
-	mu          sync.Mutex
-	executing   []*attempt
-	byTier      map[fairsched.Priority]int
-	byType      map[fairsched.JobType]int
-	byGroup     map[string]int
-	byKey       map[string]int
-	byConflict  map[string]int
-	bySlot      map[slotRef]*attempt
-	workers     map[string]fairsched.WorkerSpec
-	paused      map[string]bool
-	rateStarts  [][]time.Time
-	successes   map[string]time.Time // coalescing signatures: when a run last succeeded
-	accts       map[string]*acct
-	fgOut       int
-	closeCalled bool
-	closeAbort  bool
-	closeDone   bool
-	closeErr    error
-	trace       []string
-	traceFrozen bool
-	res         Result
-	maxElapsed  time.Duration
-	retryTypes  map[fairsched.JobType]bool
-	opSeq       int
+	mu           sync.Mutex
+	executing    []*attempt
+	byTier       map[fairsched.Priority]int
+	byType       map[fairsched.JobType]int
+	byGroup      map[string]int
+	byKey        map[string]int
+	byConflict   map[string]int
+	bySlot       map[slotRef]*attempt
+	workers      map[string]fairsched.WorkerSpec
+	paused       map[string]bool
+	rateStarts   [][]time.Time
+	successes    map[string]time.Time // coalescing signatures: when a run last succeeded
+	accts        map[string]*acct
+	fgOut        int
+	closeCalled  bool
+	closeAbort   bool
+	closeDone    bool
+	closeErr     error
+	trace        []string
+	traceFrozen  bool
+	res          Result
+	maxElapsed   time.Duration
+	retryTypes   map[fairsched.JobType]bool
+	opSeq        int
 	lastProgress time.Time // the last start or end of an attempt
 	respawns     int
 	tornDown     bool
