@@ -118,7 +118,11 @@ func (q *Queue) bandOfLane(l *lane) int {
 		head.aged = b
 		// Under a floor the effective priority rises only once the aged
 		// one passes it.
-		if q.onAged != nil && !(l.tq.floored && e <= l.tq.floor) {
+		// A job whose deadline has come expires in this same step: it
+		// is not reported as risen, since it may have passed its deadline
+		// before the rise.
+		expiring := head.deadline != 0 && head.deadline <= q.now.UnixNano()
+		if q.onAged != nil && !(l.tq.floored && e <= l.tq.floor) && !expiring {
 			q.onAged(head, e)
 		}
 	}
