@@ -336,8 +336,9 @@ func Permanent(err error) error { return policy.Permanent(err) }
 // Store keeps what must survive a restart: the learned cost estimates and
 // when each periodic job last ran (StoreState). New loads it — a store it
 // cannot read makes New fail with ErrStore, and nothing is written to it —
-// and the scheduler saves to it on each eviction tick (KeyTTL/4) and when
-// Close ends. Package boltstore has one on an embedded database.
+// and the scheduler saves to it on each eviction tick (KeyTTL/4, at least a
+// millisecond) and when Close ends. Package boltstore has one on an
+// embedded database.
 type Store = actor.Store
 
 // StoreState is what a Store keeps.

@@ -178,7 +178,10 @@ func (a *Actor) run() {
 	defer a.cancelBase()
 	defer a.closeSubscribers()
 	defer a.stop()
-	ticker := a.clock.Ticker(a.tick)
+	// The tick is KeyTTL/4, which is 0 for a KeyTTL of 1–3ns (valid: any
+	// positive TTL is): a ticker panics on a period that is not positive,
+	// and one far below a millisecond would only spin.
+	ticker := a.clock.Ticker(max(a.tick, time.Millisecond))
 	defer ticker.Stop()
 	defer a.disarm()
 	for !(a.closing && a.core.Idle()) {

@@ -234,3 +234,21 @@ func TestPanicErrorUnwrap(t *testing.T) {
 		t.Errorf("Error() = %q", got)
 	}
 }
+
+// TestRegressTinyKeyTTL: any positive KeyTTL is valid, and a scheduler
+// owner started with it does not panic although its eviction period
+// KeyTTL/4 is 0 (policy/testdata/fuzz/FuzzLimits/regress-keyttl-3ns).
+func TestRegressTinyKeyTTL(t *testing.T) {
+	for _, ttl := range []time.Duration{1, 2, 3} {
+		limits := policy.DefaultLimits()
+		limits.KeyTTL = ttl
+		if err := limits.Validate(); err != nil {
+			t.Fatalf("KeyTTL %d ns rejected: %v", int64(ttl), err)
+		}
+		// A real clock: its ticker panics on a period that is not positive.
+		a := actor.Start(core.New(limits), actor.Config{Clock: clock.New(), Logger: zap.NewNop(), Tick: limits.KeyTTL / 4})
+		if err := a.Close(context.Background()); err != nil {
+			t.Fatalf("KeyTTL %d ns: Close: %v", int64(ttl), err)
+		}
+	}
+}

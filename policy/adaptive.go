@@ -68,7 +68,10 @@ func (a AdaptiveLimitConfig) Next(limit int, elapsed, estimate time.Duration, in
 		return max(a.Min, int(math.Floor(float64(limit)*a.Backoff)))
 	}
 	if inUse {
-		return min(a.Max, limit+1)
+		if limit >= a.Max { // not limit+1 first: it overflows at the largest int
+			return a.Max
+		}
+		return limit + 1
 	}
 	return limit
 }

@@ -1,5 +1,10 @@
 package policy
 
+import (
+	"maps"
+	"slices"
+)
+
 // Usage counts running jobs along every dimension an admission rule limits
 // and answers whether one more job may start. It is the whole admission rule
 // set of the core: global cap, tier cap (the priority value), type cap and
@@ -136,7 +141,8 @@ func (u *Usage) SetTiers(tiers map[Priority]TierConfig) {
 	}
 	u.shares = map[Priority]*tierShare{}
 	u.configs = tiers
-	for p, t := range tiers {
+	for _, p := range slices.Sorted(maps.Keys(tiers)) { // one order every run
+		t := tiers[p]
 		r, b := t.Slots(u.max)
 		share := &tierShare{reserved: r, burst: b, lendIdle: t.LendIdle}
 		u.shares[p] = share

@@ -1,6 +1,10 @@
 package policy
 
-import "time"
+import (
+	"math"
+	"math/bits"
+	"time"
+)
 
 // AgingConfig raises the priority of pending jobs the longer they wait, so
 // that a stream of higher-priority work cannot starve lower tiers forever.
@@ -64,25 +68,54 @@ func (c AgingConfig) steps(waited time.Duration) int64 {
 //	base                                                        otherwise
 //
 // Aging only raises: a base at or above the ceiling is returned unchanged.
+// The arithmetic cannot overflow, however large the step or the gap to the
+// ceiling: the result never decreases as waited grows.
 func (c AgingConfig) Effective(base Priority, waited time.Duration) Priority {
 	if base >= c.MaxEffectivePriority {
 		return base
 	}
-	need := int64((c.MaxEffectivePriority - base + c.step() - 1) / c.step()) // steps to the ceiling
-	if k := c.steps(waited); k < need {
+	if k := c.steps(waited); uint64(k) < c.stepsTo(c.MaxEffectivePriority, base) {
+		// k·step < ceiling − base: the sum lies in (base, ceiling), exact
+		// even where k·step alone wraps.
 		return base + Priority(k)*c.step()
 	}
 	return c.MaxEffectivePriority
 }
 
+// stepsTo returns ⌈(target − base) / step⌉, the aging steps that take base
+// to target (base < target), computed in uint64, where neither the gap nor
+// the rounding up can overflow.
+func (c AgingConfig) stepsTo(target, base Priority) uint64 {
+	gap := uint64(target) - uint64(base) // target > base: exact in uint64
+	step := uint64(c.step())
+	n := gap / step
+	if gap%step != 0 {
+		n++
+	}
+	return n
+}
+
+// waitFor returns grace + n·interval, the wait after which a job has aged n
+// steps, and false when it exceeds the largest time.Duration (no job ever
+// waits that long).
+func (c AgingConfig) waitFor(n uint64) (time.Duration, bool) {
+	hi, lo := bits.Mul64(n, uint64(c.Interval))
+	sum, carry := bits.Add64(lo, uint64(c.GracePeriod), 0)
+	if hi != 0 || carry != 0 || sum > math.MaxInt64 {
+		return 0, false
+	}
+	return time.Duration(sum), true
+}
+
 // NextRise returns how long a job of base priority must have waited for its
 // effective priority to rise above what it is after waiting waited, and false
-// when it is at the ceiling already.
+// when it is at the ceiling already, or when that wait would exceed the
+// largest time.Duration (the rise never comes).
 func (c AgingConfig) NextRise(base Priority, waited time.Duration) (time.Duration, bool) {
 	if c.Effective(base, waited) >= c.MaxEffectivePriority {
 		return 0, false
 	}
-	return c.GracePeriod + time.Duration(c.steps(waited)+1)*c.Interval, true
+	return c.waitFor(uint64(c.steps(waited)) + 1)
 }
 
 // MaxWait is the longest a pending job of base priority waits before its
@@ -91,9 +124,11 @@ func (c AgingConfig) NextRise(base Priority, waited time.Duration) (time.Duratio
 //
 //	grace + ⌈(target − base) / step⌉ · interval
 //
-// 0 when base is at or above the target already. With work-conserving
-// groups, a job waits at most MaxWait plus the time until the next slot of
-// its tier frees: after MaxWait it is dispatched ahead of all younger work.
+// 0 when base is at or above the target already. It saturates at the
+// largest time.Duration (math.MaxInt64) when that sum exceeds it: the job
+// then never ages to the target. With work-conserving groups, a job waits
+// at most MaxWait plus the time until the next slot of its tier frees:
+// after MaxWait it is dispatched ahead of all younger work.
 func (c AgingConfig) MaxWait(base Priority) time.Duration {
 	target := c.MaxEffectivePriority
 	if c.UrgentThreshold > 0 {
@@ -102,8 +137,10 @@ func (c AgingConfig) MaxWait(base Priority) time.Duration {
 	if base >= target {
 		return 0
 	}
-	n := (target - base + c.step() - 1) / c.step()
-	return c.GracePeriod + time.Duration(n)*c.Interval
+	if w, ok := c.waitFor(c.stepsTo(target, base)); ok {
+		return w
+	}
+	return math.MaxInt64
 }
 
 // Urgent reports whether an effective priority has reached the urgent

@@ -3,6 +3,9 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"time"
 )
 
@@ -138,7 +141,10 @@ type Limits struct {
 	// CostSmoothing is the EMA factor α in (0, 1].
 	CostSmoothing float64
 	// KeyTTL is how long an idle fairness key or an unused cost estimate is
-	// kept.
+	// kept. Any positive duration is valid. The scheduler evicts on a tick
+	// every max(KeyTTL/4, 1ms) — the floor keeps a tiny TTL (KeyTTL/4 is 0
+	// below 4ns) from making a ticker with no period — so idle state goes
+	// between KeyTTL and KeyTTL + max(KeyTTL/4, 1ms) after its last use.
 	KeyTTL time.Duration
 	// Aging, when not nil, raises the effective priority of waiting jobs.
 	Aging *AgingConfig
@@ -207,14 +213,19 @@ func (c *GroupsConfig) Validate(maxConcurrency int) error {
 	if c.DefaultWeight < 1 {
 		return InvalidConfig("DefaultGroupWeight", c.DefaultWeight, "must be at least 1")
 	}
-	mins := 0
-	for name, g := range c.Groups {
+	mins, overflow := 0, false
+	for _, name := range slices.Sorted(maps.Keys(c.Groups)) { // sorted: the same error on every run
+		g := c.Groups[name]
 		if err := g.Validate(name); err != nil {
 			return err
 		}
+		overflow = overflow || g.MinSlots > math.MaxInt-mins // each is at least 0
 		mins += g.MinSlots
 	}
-	if mins > maxConcurrency {
+	switch {
+	case overflow:
+		return InvalidConfig("GroupMinSlots", fmt.Sprintf("more than %d", math.MaxInt), fmt.Sprintf("the minimums add up to more than MaxConcurrency (%d)", maxConcurrency))
+	case mins > maxConcurrency:
 		return InvalidConfig("GroupMinSlots", mins, fmt.Sprintf("the minimums add up to more than MaxConcurrency (%d)", maxConcurrency))
 	}
 	return nil
@@ -291,8 +302,8 @@ func (l Limits) Validate() error {
 			return InvalidConfig("MaxConcurrency", l.MaxConcurrency, "the starting limit must be within the adaptive limit's [Min, Max]")
 		}
 	}
-	for key, w := range l.KeyWeights {
-		if err := ValidateKeyWeight(key, w); err != nil {
+	for _, key := range slices.Sorted(maps.Keys(l.KeyWeights)) { // sorted: the same error on every run
+		if err := ValidateKeyWeight(key, l.KeyWeights[key]); err != nil {
 			return err
 		}
 	}

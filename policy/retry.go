@@ -2,7 +2,7 @@ package policy
 
 import (
 	"errors"
-	"math"
+	"math/bits"
 	"time"
 )
 
@@ -38,13 +38,44 @@ func (r RetryPolicy) Validate(field string) error {
 }
 
 // Backoff returns the wait before retry n (1 for the first), u in [0, 1)
-// being the random draw.
+// being the random draw:
+//
+//	ideal = min(MaxBackoff, MinBackoff·2ⁿ⁻¹)
+//	wait  = ideal − ⌊ideal·Jitter·u⌋
+//
+// The ideal backoff is computed exactly, in integers that saturate at
+// MaxBackoff instead of overflowing, and the jitter only takes from it: the
+// wait is always in [0, MaxBackoff] (at least 1ns when both bounds are
+// positive) and, for a given draw, never shrinks as n grows. An n below 1
+// counts as 1; a draw of 1 or more counts as the largest below 1, a
+// negative or NaN one as 0.
 func (r RetryPolicy) Backoff(n int, u float64) time.Duration {
-	d := float64(r.MaxBackoff)
-	if n-1 < 62 {
-		d = math.Min(d, float64(r.MinBackoff)*math.Exp2(float64(n-1)))
+	ideal := r.MinBackoff
+	if ideal <= 0 || r.MaxBackoff <= 0 {
+		return 0
 	}
-	return max(time.Duration(d*(1-r.Jitter*u)), 1)
+	for i := 1; i < n && ideal < r.MaxBackoff; i++ {
+		if ideal > r.MaxBackoff/2 {
+			ideal = r.MaxBackoff // doubling would pass (or overflow past) the cap
+			break
+		}
+		ideal *= 2
+	}
+	ideal = min(ideal, r.MaxBackoff)
+	u = min(u, 0x1p-53*(0x1p53-1)) // the largest draw below 1
+	j := r.Jitter * u
+	if !(j > 0) { // no jitter, or a negative or NaN draw
+		return ideal
+	}
+	if j >= 1 { // only with a Jitter above 1, which Validate rejects
+		return 1
+	}
+	// ⌊ideal·j⌋ exactly: j < 1 as a 64-bit binary fraction q/2⁶⁴ (exact for
+	// j ≥ 2⁻¹², within 2⁻⁶⁴ otherwise), times ideal in 128 bits. The cut is
+	// below ideal, and ideal − ⌊ideal·q/2⁶⁴⌋ never decreases as ideal grows.
+	q := uint64(j * 0x1p64)
+	cut, _ := bits.Mul64(uint64(ideal), q)
+	return ideal - time.Duration(cut)
 }
 
 // permanent marks an error that must not be retried.

@@ -102,16 +102,27 @@ func (c ScoreConfig) Score(k JobClass, age int64) float64 {
 // aging). With the defaults, priority 0 reaches a fresh priority 5 after
 // 5·1024/16 = 320s, and a fresh on-demand job of its priority after
 // 4096/16 = 256s. Ages count whole seconds, so the result is rounded up to
-// one.
+// one, and is at least 1s when a starts below b. A crossover beyond the
+// largest time.Duration (about 292 years, or an infinite gap) saturates at
+// it: math.MaxInt64, still with true.
 func (c ScoreConfig) Crossover(a, b JobClass) (time.Duration, bool) {
 	c = c.WithDefaults()
 	gap := c.Base(b) - c.Base(a)
-	if gap <= 0 {
+	if !(gap > 0) { // at or above b (or scores that do not compare: NaN)
 		return 0, true
 	}
 	slope := c.Slope(a)
-	if slope <= 0 {
+	if !(slope > 0) {
 		return 0, false
 	}
-	return time.Duration(math.Ceil(gap/slope)) * time.Second, true
+	// At least one whole second, even when gap/slope rounds to 0 (an
+	// infinite or huge slope).
+	secs := max(math.Ceil(gap/slope), 1)
+	if !(secs <= float64(maxCrossoverSeconds)) { // +Inf, or NaN from an infinite gap and slope
+		return math.MaxInt64, true
+	}
+	return time.Duration(secs) * time.Second, true
 }
+
+// maxCrossoverSeconds is the most whole seconds a time.Duration holds.
+const maxCrossoverSeconds = math.MaxInt64 / int64(time.Second)

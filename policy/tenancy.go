@@ -2,7 +2,9 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -74,8 +76,8 @@ func (c *TenantsConfig) Validate() error {
 	if err := c.Default.Validate("TenantLimits"); err != nil {
 		return err
 	}
-	for key, l := range c.Keys {
-		if err := l.Validate(fmt.Sprintf("KeyLimits[%q]", key)); err != nil {
+	for _, key := range slices.Sorted(maps.Keys(c.Keys)) { // sorted: the same error on every run
+		if err := c.Keys[key].Validate(fmt.Sprintf("KeyLimits[%q]", key)); err != nil {
 			return err
 		}
 	}
@@ -129,9 +131,19 @@ type TierConfig struct {
 // Slots returns the reserved and the burst slots of the tier out of a
 // global capacity c.
 func (t TierConfig) Slots(c int) (reserved, burst int) {
-	reserved = int(math.Floor(t.MinShare * float64(c)))
-	burst = max(int(math.Floor(t.BurstShare*float64(c))), reserved, 1)
+	reserved = shareOf(t.MinShare, c)
+	burst = max(shareOf(t.BurstShare, c), reserved, 1)
 	return reserved, burst
+}
+
+// shareOf returns ⌊share·c⌋, at most c: for a c near the largest int,
+// float64(c) rounds up to 2⁶³, which int cannot hold.
+func shareOf(share float64, c int) int {
+	f := math.Floor(share * float64(c))
+	if f >= float64(c) {
+		return c
+	}
+	return int(f)
 }
 
 // ValidateTiers checks the tier configs against the global capacity c:
@@ -144,8 +156,11 @@ func ValidateTiers(tiers map[Priority]TierConfig, c int) error {
 	if c <= 0 {
 		return InvalidConfig("MaxConcurrency", c, "tier shares (WithTier) need a global cap")
 	}
+	// In sorted order, so that the error names the same tier on every run
+	// and the float sum of the MinShares rounds the same way.
 	sum := 0.0
-	for p, t := range tiers {
+	for _, p := range slices.Sorted(maps.Keys(tiers)) {
+		t := tiers[p]
 		field := fmt.Sprintf("Tier[%d]", p)
 		switch {
 		case !(t.MinShare >= 0 && t.MinShare <= 1):
