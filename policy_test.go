@@ -375,10 +375,10 @@ func TestRetry(t *testing.T) {
 			"0s admit flaky", "0s fail flaky retrying=true",
 			"0s admit broken", "0s fail broken retrying=true",
 			"0s admit fatal", "0s fail fatal retrying=false",
-			"516.043462ms admit broken", "516.043462ms fail broken retrying=true", // 1s·(1 − 0.5·0.97)
-			"984.152921ms admit flaky", "984.152921ms fail flaky retrying=true", // 1s·(1 − 0.5·0.03)
-			"2.137397541s admit broken", "2.137397541s fail broken retrying=false", // + 2s·(1 − 0.5·0.38)
-			"2.461504536s admit flaky",
+			"516.043463ms admit broken", "516.043463ms fail broken retrying=true", // 1s·(1 − 0.5·0.97)
+			"984.152922ms admit flaky", "984.152922ms fail flaky retrying=true", // 1s·(1 − 0.5·0.03)
+			"2.137397543s admit broken", "2.137397543s fail broken retrying=false", // + 2s·(1 − 0.5·0.38)
+			"2.461504538s admit flaky",
 		}
 		if diff := cmp.Diff(wantTimeline, timeline); diff != "" {
 			t.Errorf("timeline (-want +got):\n%s", diff)

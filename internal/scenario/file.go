@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -44,7 +46,7 @@ import (
 //	  - {name: pdf, priority: 5, default_cost: 10s, max_concurrency: 0,
 //	     conflict_group: git, requires_worker: true, queue_timeout: 30s}
 //	workers:
-//	  - {id: w1, slots: [[pdf], [pdf, excel]]}
+//	  - {id: w1, slots: [[pdf], [pdf, excel]]}  # a slot lists a type once
 //	jobs:
 //	  - {type: pdf, id: doc1, key: alice, at: 0, duration: 5, group: A,
 //	     mode: queued, tag: "", refused: false}
@@ -89,6 +91,12 @@ const maxGenerated = 100000
 // one. A malformed file gives *FileError errors, joined (errors.Join) when
 // there are several, in line order.
 func Parse(file string, data []byte) (Scenario, error) {
+	var root yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&root); err == nil {
+		if e := yamlMergeKeyError(file, &root); e != nil {
+			return Scenario{}, e
+		}
+	}
 	var f fileLined[fileScenario]
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -154,14 +162,14 @@ type fileExpect struct {
 }
 
 type fileScheduler struct {
-	MaxConcurrency fileVal[int]                     `yaml:"max_concurrency"`
-	Aging          *fileLined[fileAging]            `yaml:"aging"`
-	Scoring        *fileLined[fileScoring]          `yaml:"scoring"`
-	Groups         *fileLined[fileGroups]           `yaml:"groups"`
-	Tiers          map[int]fileLined[fileTier]      `yaml:"tiers"`
-	Tenants        *fileLined[fileLimits]           `yaml:"tenants"`
-	KeyLimits      map[string]fileLined[fileLimits] `yaml:"key_limits"`
-	KeyWeights     map[string]fileVal[float64]      `yaml:"key_weights"`
+	MaxConcurrency fileVal[int]                      `yaml:"max_concurrency"`
+	Aging          *fileLined[fileAging]             `yaml:"aging"`
+	Scoring        *fileLined[fileScoring]           `yaml:"scoring"`
+	Groups         *fileLined[fileGroups]            `yaml:"groups"`
+	Tiers          fileMap[int, fileLined[fileTier]] `yaml:"tiers"`
+	Tenants        *fileLined[fileLimits]            `yaml:"tenants"`
+	KeyLimits      map[string]fileLined[fileLimits]  `yaml:"key_limits"`
+	KeyWeights     fileMap[string, fileVal[float64]] `yaml:"key_weights"`
 }
 
 type fileAging struct {
@@ -266,14 +274,132 @@ func (d *fileDuration) UnmarshalYAML(unmarshal func(any) error) error {
 	return unmarshal(&d.Fixed)
 }
 
-// fileNode records the line and kind of the node it is decoded from.
+// fileNode records the node it is decoded from, its line and kind.
 type fileNode struct {
 	Line int
 	Kind yaml.Kind
+	Node *yaml.Node
 }
 
 func (n *fileNode) UnmarshalYAML(node *yaml.Node) error {
-	n.Line, n.Kind = node.Line, node.Kind
+	n.Line, n.Kind, n.Node = node.Line, node.Kind, node
+	return nil
+}
+
+// fileMap is a mapping and the line of each of its keys. A null value
+// (tiers: {8: ~}) decodes as the zero value, whose line is 0: errors about
+// it name its key's line instead (line).
+type fileMap[K comparable, V any] struct {
+	V    map[K]V
+	Keys map[K]int // the line of each key of V
+}
+
+func (m *fileMap[K, V]) UnmarshalYAML(unmarshal func(any) error) error {
+	var n fileNode
+	if err := unmarshal(&n); err != nil {
+		return err
+	}
+	if err := unmarshal(&m.V); err != nil {
+		return err
+	}
+	m.Keys = map[K]int{}
+	fileKeyLines(n.Node, m.Keys, nil)
+	return nil
+}
+
+// line returns valueLine, the line of key's value, or the key's line when
+// the value has none (a null).
+func (m fileMap[K, V]) line(key K, valueLine int) int {
+	if valueLine > 0 {
+		return valueLine
+	}
+	return m.Keys[key]
+}
+
+// fileKeyLines records in lines the line of each key of mapping n, as
+// yaml.v3 fills a map from it: a later key of n replaces an earlier one, a
+// key of n wins over a merged one (<<), and a mapping merged first over
+// those merged after it; merged holds the keys taken so far in a merge, as
+// yaml.v3's decoder does (the keys of the mapping that merges are decoded
+// as any). n decoded without error, so its keys are scalars.
+func fileKeyLines[K comparable](n *yaml.Node, lines map[K]int, merged map[any]bool) {
+	if n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil || n.Kind != yaml.MappingNode {
+		return
+	}
+	var merge *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn := n.Content[i]
+		if yamlIsMerge(kn) {
+			merge = n.Content[i+1]
+			continue
+		}
+		var k K
+		if kn.Decode(&k) != nil {
+			continue
+		}
+		if merged != nil {
+			if merged[k] {
+				continue
+			}
+			merged[k] = true
+		}
+		lines[k] = kn.Line
+	}
+	if merge == nil {
+		return
+	}
+	if merged == nil {
+		merged = map[any]bool{}
+		for i := 0; i < len(n.Content); i += 2 {
+			var k any
+			if n.Content[i].Decode(&k) == nil && (k == nil || reflect.TypeOf(k).Comparable()) {
+				merged[k] = true
+			}
+		}
+	}
+	if merge.Kind == yaml.SequenceNode {
+		for _, m := range merge.Content {
+			fileKeyLines(m, lines, merged)
+		}
+		return
+	}
+	fileKeyLines(merge, lines, merged)
+}
+
+// yamlIsMerge reports whether n is a merge key (<<), as yaml.v3 decides.
+func yamlIsMerge(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Value == "<<" && (n.Tag == "" || n.Tag == "!" || n.ShortTag() == "!!merge")
+}
+
+// yamlMergeKeyError finds a mapping that merges (<<) and has a list or a
+// mapping as a key, which no mapping of a scenario file takes: yaml.v3
+// panics decoding it (it looks the keys up in a Go map to merge).
+func yamlMergeKeyError(file string, n *yaml.Node) *FileError {
+	if n.Kind == yaml.MappingNode && slices.ContainsFunc(n.Content, yamlIsMerge) {
+		for i := 0; i < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.AliasNode && k.Alias != nil {
+				k = k.Alias
+			}
+			switch k.Kind {
+			case yaml.MappingNode:
+				return &FileError{file, n.Content[i].Line, "want a string or a number as a key, got a mapping"}
+			case yaml.SequenceNode:
+				return &FileError{file, n.Content[i].Line, "want a string or a number as a key, got a list"}
+			}
+		}
+	}
+	if n.Kind == yaml.AliasNode {
+		return nil // its anchor is checked where it is
+	}
+	for _, c := range n.Content {
+		if e := yamlMergeKeyError(file, c); e != nil {
+			return e
+		}
+	}
 	return nil
 }
 
@@ -566,16 +692,17 @@ func (p *fileParser) scheduler(sc *Scenario) {
 	if g := s.Groups; g != nil {
 		p.groups(sc, g, maxConc)
 	}
-	if len(s.Tiers) > 0 {
+	if len(s.Tiers.V) > 0 {
 		errs := len(p.errs)
 		tiers := map[fairsched.Priority]fairsched.TierConfig{}
 		var line int
-		for _, prio := range sortedKeys(s.Tiers) {
-			t := s.Tiers[prio]
-			line = max(line, t.Line)
+		for _, prio := range sortedKeys(s.Tiers.V) {
+			t := s.Tiers.V[prio]
+			tLine := s.Tiers.line(prio, t.Line) // a null tier has no line of its own
+			line = max(line, tLine)
 			ctx := fmt.Sprintf("scheduler.tiers.%d", prio)
 			if prio < 1 {
-				p.errorf(t.Line, "%s: a tier is a type priority, at least 1", ctx)
+				p.errorf(tLine, "%s: a tier is a type priority, at least 1", ctx)
 			}
 			burst := t.V.BurstShare.or(1)
 			if v := t.V.MinShare; !(v.V >= 0 && v.V <= 1) {
@@ -602,9 +729,12 @@ func (p *fileParser) scheduler(sc *Scenario) {
 		l := p.limits(fmt.Sprintf("scheduler.key_limits.%s.", key), s.KeyLimits[key].V)
 		sc.Options = append(sc.Options, fairsched.WithKeyLimits(key, l))
 	}
-	for _, key := range sortedKeys(s.KeyWeights) {
-		w := s.KeyWeights[key]
-		if !(w.V > 0) || math.IsInf(w.V, 1) {
+	for _, key := range sortedKeys(s.KeyWeights.V) {
+		w := s.KeyWeights.V[key]
+		switch {
+		case !w.Set:
+			p.errorf(s.KeyWeights.line(key, w.Line), "scheduler.key_weights.%s must be a positive finite number, got null", key)
+		case !(w.V > 0) || math.IsInf(w.V, 1):
 			p.errorf(w.Line, "scheduler.key_weights.%s must be a positive finite number, got %v", key, w.V)
 		}
 		sc.Options = append(sc.Options, fairsched.WithKeyWeight(key, w.V))
@@ -748,9 +878,15 @@ func (p *fileParser) workers(sc *Scenario) {
 				p.errorf(slot.Line, "%sslot %d takes no type", ctx, j+1)
 			}
 			var types []fairsched.JobType
+			first := map[string]int{} // line of each type of the slot
 			for _, t := range slot.V {
 				if p.knownType(ctx, t, slot.Line) && !p.types[t.V].RequiresWorker {
 					p.errorf(t.Line, "%stype %q does not set requires_worker", ctx, t.V)
+				}
+				if l, dup := first[t.V]; dup && t.V != "" {
+					p.errorf(t.Line, "%sslot %d lists type %q twice, first at line %d", ctx, j+1, t.V, l)
+				} else if !dup {
+					first[t.V] = t.Line
 				}
 				types = append(types, fairsched.JobType(t.V))
 			}
@@ -839,6 +975,18 @@ func (p *fileParser) generate(ctx string, gl fileLined[fileGenerator]) []Job {
 	if g.Every.Set && g.Spread.Set {
 		p.errorf(g.Spread.Line, "%severy and spread exclude each other", ctx)
 	}
+	// Every arrival must be an int: the last is start + (count-1)*every, or
+	// below start + spread.
+	switch start, n := g.Start.V, g.Count.V; {
+	case start < 0 || n < 1 || n > maxGenerated || g.Every.V < 0 || g.Spread.V < 0:
+		// reported
+	case g.Spread.Set:
+		if g.Spread.V > 0 && start > math.MaxInt-(g.Spread.V-1) {
+			p.errorf(g.Spread.Line, "%sarrivals out of range: start + spread - 1 = %d + %d - 1 exceeds %d", ctx, start, g.Spread.V, math.MaxInt)
+		}
+	case g.Every.V > 0 && n-1 > (math.MaxInt-start)/g.Every.V:
+		p.errorf(g.Every.Line, "%sarrivals out of range: start + (count-1)*every = %d + %d*%d exceeds %d", ctx, start, n-1, g.Every.V, math.MaxInt)
+	}
 	d := g.Duration
 	switch {
 	case !d.Set:
@@ -880,7 +1028,7 @@ func (p *fileParser) generate(ctx string, gl fileLined[fileGenerator]) []Job {
 		}
 		jobs[i] = Job{Type: fairsched.JobType(g.Type.V), Key: g.Key, Group: g.Group, Mode: mode, Arrival: at, Duration: dur}
 	}
-	slices.SortStableFunc(jobs, func(a, b Job) int { return a.Arrival - b.Arrival })
+	slices.SortStableFunc(jobs, func(a, b Job) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	for i := range jobs {
 		jobs[i].ID = fmt.Sprintf(pattern, i+1)
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/benbjohnson/clock"
@@ -33,26 +32,8 @@ var fuzzBroken = []string{
 	"types:\n  - {name: a, priority: 1, default_cost: 1s}\ngenerators:\n  - {type: a, count: 3, every: 2, spread: 4, duration: {min: 3, max: 1}, id: 'x'}\nexpect:\n  - {job: a(zz), start: 1}\n",
 }
 
-// Known library bugs, reported, not fixed here (the parser is not this
-// file's). Their reproducers are committed in testdata/fuzz/FuzzParse/bug-*;
-// an input that hits one is skipped, not failed, so that plain go test
-// passes. Each skip tests the bug's own signature after the property
-// failed, so once a bug is fixed its reproducer checks the fix.
-const (
-	bugNullLine  = "a null map value under scheduler.tiers or scheduler.key_weights (e.g. tiers: {8: ~}) decodes with line 0, and the errors about it say f.yaml:0"
-	bugOverflow  = "a generator's arrivals overflow int: start + i·every or start + rand(spread) wraps to a negative arrival, and Parse accepts it"
-	bugSlotTwice = "Parse accepts a worker slot that lists a type twice (slots: [[w, w]]); RegisterWorker then rejects it, with no file and line"
-	bugErrOrder  = "scheduler.groups and scheduler.tiers errors come from policy validation that iterates a map: the group named, or the MinShares sum's rounding, changes between runs"
-)
-
-// fuzzKnownBug skips the input when the failure just found matches a known
-// bug's signature.
-func fuzzKnownBug(t *testing.T, signature bool, bug string) {
-	t.Helper()
-	if signature {
-		t.Skipf("known library bug (reported): %s", bug)
-	}
-}
+// Inputs that once broke a property are kept as
+// testdata/fuzz/FuzzParse/regress-*: every go test replays them.
 
 // fuzzErrRE is the form of every error Parse returns for file f.yaml: the
 // file, a line (from 1) and the message.
@@ -83,7 +64,6 @@ func FuzzParse(f *testing.F) {
 			fuzzCheckParseError(t, err)
 			_, again := scenario.Parse("f.yaml", data)
 			if again == nil || again.Error() != err.Error() {
-				fuzzKnownBug(t, again != nil && fuzzOnlyLibraryErrorsDiffer(err, again), bugErrOrder)
 				t.Fatalf("Parse is not deterministic: error %q, then %v", err, again)
 			}
 			return
@@ -104,8 +84,6 @@ func FuzzParse(f *testing.F) {
 func fuzzCheckParseError(t *testing.T, err error) {
 	t.Helper()
 	if !fuzzErrRE.MatchString(err.Error()) {
-		fuzzKnownBug(t, strings.HasPrefix(err.Error(), "f.yaml:0: scheduler.tiers") ||
-			strings.HasPrefix(err.Error(), "f.yaml:0: scheduler.key_weights."), bugNullLine)
 		t.Fatalf("error %q does not start with f.yaml:<line>:", err)
 	}
 	errs := []error{err}
@@ -118,8 +96,6 @@ func fuzzCheckParseError(t *testing.T, err error) {
 			t.Fatalf("error %q (%T) is not a *FileError", e, e)
 		}
 		if fe.File != "f.yaml" || fe.Line < 1 {
-			fuzzKnownBug(t, fe.Line == 0 && (strings.HasPrefix(fe.Msg, "scheduler.tiers") ||
-				strings.HasPrefix(fe.Msg, "scheduler.key_weights.")), bugNullLine)
 			t.Fatalf("error %q: file %q, line %d", e, fe.File, fe.Line)
 		}
 	}
@@ -190,7 +166,6 @@ func fuzzCheckScenario(t *testing.T, sc scenario.Scenario) {
 			t.Fatalf("job %s: empty id", j.Name())
 		}
 		if j.Duration < 1 || j.Arrival < 0 {
-			fuzzKnownBug(t, j.Duration >= 1 && j.Arrival < 0, bugOverflow)
 			t.Fatalf("job %s: arrival %d, duration %d", j.Name(), j.Arrival, j.Duration)
 		}
 		if names[j.Name()] {
@@ -241,28 +216,7 @@ func fuzzCheckScheduler(t *testing.T, sc scenario.Scenario) {
 	}
 	for _, w := range sc.Workers {
 		if err := s.RegisterWorker(w); err != nil {
-			fuzzKnownBug(t, errors.Is(err, fairsched.ErrInvalidConfig) && strings.HasSuffix(err.Error(), ": is listed twice"), bugSlotTwice)
 			t.Fatalf("Parse accepted a worker RegisterWorker rejects: %v", err)
 		}
 	}
-}
-
-// fuzzOnlyLibraryErrorsDiffer reports whether two error lists differ only in
-// lines that relay a policy validation error of scheduler.groups or
-// scheduler.tiers (bugErrOrder).
-func fuzzOnlyLibraryErrorsDiffer(a, b error) bool {
-	la, lb := strings.Split(a.Error(), "\n"), strings.Split(b.Error(), "\n")
-	if len(la) != len(lb) {
-		return false
-	}
-	for i := range la {
-		if la[i] == lb[i] {
-			continue
-		}
-		_, msg, _ := strings.Cut(la[i], ": ")
-		if !strings.HasPrefix(msg, "scheduler.groups: ") && !strings.HasPrefix(msg, "scheduler.tiers: ") {
-			return false
-		}
-	}
-	return true
 }
