@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"testing"
 
 	"github.com/benbjohnson/clock"
@@ -190,17 +189,7 @@ func fuzzCheckScenario(t *testing.T, sc scenario.Scenario) {
 // its options, types and workers, as Run hands them over.
 func fuzzCheckScheduler(t *testing.T, sc scenario.Scenario) {
 	t.Helper()
-	opts := []fairsched.Option{fairsched.WithClock(clock.NewMock())}
-	if sc.MaxConcurrency > 0 {
-		opts = append(opts, fairsched.WithMaxConcurrency(sc.MaxConcurrency))
-	}
-	if sc.Aging != nil {
-		opts = append(opts, fairsched.WithAging(*sc.Aging))
-	}
-	if sc.Scoring != nil {
-		opts = append(opts, fairsched.WithScoring(*sc.Scoring))
-	}
-	s, err := fairsched.New(slices.Concat(opts, sc.Options)...)
+	s, err := fairsched.New(sc.SchedulerOptions(fairsched.WithClock(clock.NewMock()))...)
 	if err != nil {
 		t.Fatalf("Parse accepted a scheduler New rejects: %v", err)
 	}

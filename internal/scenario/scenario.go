@@ -191,10 +191,9 @@ func Poll(s *fairsched.Scheduler, cond func(fairsched.Snapshot) bool) error {
 	}
 }
 
-// Run plays sc on a new scheduler driven by clk and settle.
-func Run(sc Scenario, clk *clock.Mock, settle Settler) (Result, error) {
-	logs, records := observer.New(zap.DebugLevel)
-	opts := []fairsched.Option{fairsched.WithClock(clk), fairsched.WithLogger(zap.New(logs))}
+// SchedulerOptions returns the options sc configures its scheduler with,
+// after opts (a clock, a logger).
+func (sc Scenario) SchedulerOptions(opts ...fairsched.Option) []fairsched.Option {
 	if sc.MaxConcurrency > 0 {
 		opts = append(opts, fairsched.WithMaxConcurrency(sc.MaxConcurrency))
 	}
@@ -204,8 +203,13 @@ func Run(sc Scenario, clk *clock.Mock, settle Settler) (Result, error) {
 	if sc.Scoring != nil {
 		opts = append(opts, fairsched.WithScoring(*sc.Scoring))
 	}
-	opts = append(opts, sc.Options...)
-	s, err := fairsched.New(opts...)
+	return append(opts, sc.Options...)
+}
+
+// Run plays sc on a new scheduler driven by clk and settle.
+func Run(sc Scenario, clk *clock.Mock, settle Settler) (Result, error) {
+	logs, records := observer.New(zap.DebugLevel)
+	s, err := fairsched.New(sc.SchedulerOptions(fairsched.WithClock(clk), fairsched.WithLogger(zap.New(logs)))...)
 	if err != nil {
 		return Result{}, err
 	}
