@@ -706,7 +706,9 @@ func WithAdmissionPolicy(p func(JobInfo) Decision) Option {
 // WithTier gives tier p (the jobs of types of priority p) shares of the
 // global cap, which WithMaxConcurrency must set: ⌊MinShare·C⌋ slots are
 // reserved for it — no other tier holds them, unless LendIdle lends them
-// while p has nothing waiting — and it runs at most ⌊BurstShare·C⌋ jobs
+// while p has nothing waiting that could take them (with group weights, a
+// job whose group is allocated no slot does not count) — and it runs at
+// most ⌊BurstShare·C⌋ jobs
 // (at least its reservation and 1), in place of the rule that a tier's
 // value is its cap. Tiers without WithTier keep that rule and respect the
 // reservations. A job kept out by another tier's reservation waits with

@@ -33,7 +33,12 @@
 // and runs at most burst(p) = max(⌊BurstShare·C⌋, reserved(p), 1). A tier q
 // is owed owed(q) = max(0, reserved(q) − running(q)) slots — nothing while
 // it lends (LendIdle) and has no job waiting — and no other tier may take a
-// slot that would leave fewer free than the others are owed. So under any
+// slot that would leave fewer free than the others are owed. With group
+// weights, a job whose group is allocated no slot does not count as waiting:
+// it could not take the slot kept for it, and keeping one would let the
+// tier hold slots its groups cannot use while the groups that have them
+// hold only other tiers' jobs, which the reservation keeps out — every
+// slot idle, for good. So under any
 // pressure each tier keeps its reservation (the spec's P2 floor), a busy
 // tier grows into what idle lenders leave, up to its burst, and borrowed
 // slots come back as their jobs finish: nothing is preempted. Whether a
