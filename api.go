@@ -708,9 +708,8 @@ func WithAdmissionPolicy(p func(JobInfo) Decision) Option {
 // reserved for it — no other tier holds them, unless LendIdle lends them
 // while p has nothing waiting that could take them (with group weights, a
 // job whose group is allocated no slot does not count) — and it runs at
-// most ⌊BurstShare·C⌋ jobs
-// (at least its reservation and 1), in place of the rule that a tier's
-// value is its cap. Tiers without WithTier keep that rule and respect the
+// most ⌊BurstShare·C⌋ jobs (at least its reservation and 1), in place of
+// the rule that a tier's value is its cap. Tiers without WithTier keep that rule and respect the
 // reservations. A job kept out by another tier's reservation waits with
 // reason global_limit. Shares out of [0, 1], MinShare above BurstShare or
 // MinShares over 1 in total are ErrInvalidConfig.
