@@ -63,9 +63,7 @@ func (sm *sim) acct(sig string) *acct {
 // begin records the start of an attempt and checks every rule a start
 // must obey, counting the attempt against every cap first.
 func (sm *sim) begin(ctx context.Context, j *jobRun, p *perRun) *attempt {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	now := sm.mock.Now()
+	now := sm.clock()
 	a := &attempt{job: j, per: p, start: now, release: make(chan struct{})}
 	if p != nil {
 		p.n++
@@ -236,9 +234,7 @@ func minBackoff(r fairsched.RetryPolicy, n int) time.Duration {
 
 // end records the end of an attempt.
 func (sm *sim) end(a *attempt, out outcome, err error) {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	now := sm.mock.Now()
+	now := sm.clock()
 	i := slices.Index(sm.executing, a)
 	sm.executing = slices.Delete(sm.executing, i, i+1)
 	sm.byTier[a.typ.cfg.Priority]--
@@ -274,8 +270,6 @@ func (sm *sim) end(a *attempt, out outcome, err error) {
 
 // submitted checks Submit's verdict.
 func (sm *sim) submitted(j *jobRun, err error) {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
 	if err == nil {
 		sm.acct(j.sig).bgAccepted++
 		return
@@ -303,9 +297,7 @@ func (sm *sim) refusalOK(j *jobRun, err error) bool {
 
 // returned checks what RunSync returned against the job's history.
 func (sm *sim) returned(j *jobRun, err error) {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	now := sm.mock.Now()
+	now := sm.clock()
 	j.fgDone = true
 	sm.fgOut--
 	sm.logf("RunSync j%d returned %v", j.spec.idx, err)
@@ -376,56 +368,47 @@ func (sm *sim) returned(j *jobRun, err error) {
 	}
 }
 
-// drain counts the terminal events per (type, id).
-func (sm *sim) drain(events <-chan fairsched.Event) {
-	for e := range events {
-		var typ fairsched.JobType
-		var id string
-		var kind *int
-		sm.evmu.Lock()
-		get := func(t fairsched.JobType, i string) *evCount {
-			typ, id = t, i
-			sig := string(t) + "/" + i
-			if sm.opts.Jobs > 0 {
-				sig = ""
-			}
-			c := sm.events[sig]
-			if c == nil {
-				c = &evCount{}
-				sm.events[sig] = c
-			}
-			return c
+// count counts a terminal event per (type, id).
+func (sm *sim) count(e fairsched.Event) {
+	var typ fairsched.JobType
+	var id string
+	var kind *int
+	get := func(t fairsched.JobType, i string) *evCount {
+		typ, id = t, i
+		sig := string(t) + "/" + i
+		if sm.opts.Jobs > 0 {
+			sig = ""
 		}
-		switch e := e.(type) {
-		case fairsched.JobCompleted:
-			kind = &get(e.Type, e.ID).completed
-		case fairsched.JobFailed:
-			if !e.Retrying {
-				kind = &get(e.Type, e.ID).failed
-			}
-		case fairsched.JobExpired:
-			kind = &get(e.Type, e.ID).expired
-		case fairsched.JobDropped:
-			kind = &get(e.Type, e.ID).dropped
-		case fairsched.JobDenied:
-			kind = &get(e.Type, e.ID).denied
+		c := sm.events[sig]
+		if c == nil {
+			c = &evCount{}
+			sm.events[sig] = c
 		}
-		if kind != nil && sm.evTypes[typ] && !strings.HasPrefix(id, "per") {
-			*kind++
-		}
-		sm.evmu.Unlock()
+		return c
 	}
-	sm.evmu.Lock()
-	sm.evDone = true
-	sm.evmu.Unlock()
+	switch e := e.(type) {
+	case fairsched.JobCompleted:
+		kind = &get(e.Type, e.ID).completed
+	case fairsched.JobFailed:
+		if !e.Retrying {
+			kind = &get(e.Type, e.ID).failed
+		}
+	case fairsched.JobExpired:
+		kind = &get(e.Type, e.ID).expired
+	case fairsched.JobDropped:
+		kind = &get(e.Type, e.ID).dropped
+	case fairsched.JobDenied:
+		kind = &get(e.Type, e.ID).denied
+	}
+	if kind != nil && sm.evTypes[typ] && !strings.HasPrefix(id, "per") {
+		*kind++
+	}
 }
 
 // checkSnapshot compares a settled snapshot with the test's own books and
 // checks that every pending job waits for a reason that holds.
 func (sm *sim) checkSnapshot() {
 	snap, err := sm.s.Snapshot(context.Background())
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
 	if err != nil {
 		if !(sm.closeCalled && errors.Is(err, fairsched.ErrClosed)) {
 			sm.violate("Snapshot = %v", err)
@@ -647,9 +630,7 @@ func (sm *sim) finish() {
 	if sm.s == nil {
 		return
 	}
-	settle()
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
+	sm.settle()
 	sm.res.Virtual = sm.mock.Now().Sub(sm.t0)
 	if len(sm.res.Violations) > 0 {
 		return // a torn-down run proves nothing more
@@ -663,8 +644,6 @@ func (sm *sim) finish() {
 	if len(sm.executing) != 0 {
 		sm.violate("%d attempts still execute after Close returned", len(sm.executing))
 	}
-	sm.evmu.Lock()
-	defer sm.evmu.Unlock()
 	if !sm.evDone {
 		sm.violate("Close did not close the subscriber's channel")
 	}
@@ -690,9 +669,7 @@ func (sm *sim) finish() {
 // teardown ends a run that broke an invariant: Close with an expired
 // context cancels everything, and every attempt is released.
 func (sm *sim) teardown() {
-	sm.mu.Lock()
 	sm.tornDown = true // what teardown causes is not a finding
-	sm.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	done := make(chan struct{})
@@ -701,7 +678,6 @@ func (sm *sim) teardown() {
 		j.cancel()
 	}
 	for range 10000 {
-		sm.mu.Lock()
 		for _, a := range sm.executing {
 			if !a.released {
 				a.released = true
@@ -709,7 +685,6 @@ func (sm *sim) teardown() {
 			}
 		}
 		idle := sm.fgOut == 0 && len(sm.executing) == 0
-		sm.mu.Unlock()
 		select {
 		case <-done:
 			if idle {
@@ -718,7 +693,7 @@ func (sm *sim) teardown() {
 		default:
 		}
 		sm.mock.Add(time.Second)
-		settle()
+		sm.settle()
 	}
 }
 

@@ -6,7 +6,10 @@
 // job always waits for a reason that holds), exactly-once attempts and
 // typed outcomes, weighted fair service and the aging bound.
 //
-// Run plays one seed; the root package's invariant_test.go runs many.
+// Run plays one seed; the root package's invariant_test.go runs many. Like
+// the scheduler, the simulation has one owner of its state, the driver: the
+// scheduler's goroutines (attempts, RunSync callers, Close) report what they
+// see to it over a channel and wait until it has recorded it.
 package invariant
 
 import (

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"testing/synctest"
 	"time"
 
@@ -161,7 +160,14 @@ type sim struct {
 	abortAt  time.Time // zero: none
 	pers     []*perRun
 
-	mu           sync.Mutex
+	// inbox carries what the scheduler's goroutines report (an attempt
+	// starts or ends, a RunSync or Close returns) to the driver, the one
+	// goroutine that owns this state: see call and settle.
+	inbox chan func()
+	// eventsIn is the scheduler's event stream, counted as settle drains it.
+	eventsIn <-chan fairsched.Event
+	// at is when what call carries out happened, while it is carried out.
+	at           time.Time
 	executing    []*attempt
 	byTier       map[fairsched.Priority]int
 	byType       map[fairsched.JobType]int
@@ -189,7 +195,6 @@ type sim struct {
 	respawns     int
 	tornDown     bool
 
-	evmu    sync.Mutex
 	events  map[string]*evCount
 	evDone  bool
 	evTypes map[fairsched.JobType]bool // types whose signatures are reconciled
@@ -209,7 +214,7 @@ func Run(opts Options) Result {
 	}
 	g := newGen(opts.Seed, mode, opts.Jobs > 0)
 	sm := &sim{
-		opts: opts, g: g, cfg: g.cfg, mock: clock.NewMock(),
+		opts: opts, g: g, cfg: g.cfg, mock: clock.NewMock(), inbox: make(chan func()),
 		byTier: map[fairsched.Priority]int{}, byType: map[fairsched.JobType]int{}, byGroup: map[string]int{},
 		byKey: map[string]int{}, byConflict: map[string]int{}, bySlot: map[slotRef]*attempt{},
 		workers: map[string]fairsched.WorkerSpec{}, paused: map[string]bool{},
@@ -236,8 +241,7 @@ func Run(opts Options) Result {
 			sm.violate("RegisterType(%s): %v", t.name, err)
 		}
 	}
-	events, _ := s.Subscribe(1 << 12) // Close closes it
-	go sm.drain(events)
+	sm.eventsIn, _ = s.Subscribe(1 << 12) // Close closes it
 	sm.plan()
 	sm.loop()
 	sm.finish()
@@ -302,12 +306,12 @@ func (sm *sim) chunk(start time.Duration, n int) {
 
 func (sm *sim) elapsed() time.Duration { return sm.now.Sub(sm.t0) }
 
-// violate records a broken invariant (sm.mu held or not needed).
+// violate records a broken invariant.
 func (sm *sim) violate(format string, args ...any) {
 	if sm.tornDown {
 		return
 	}
-	msg := fmt.Sprintf("t=%v: ", sm.mock.Now().Sub(sm.t0)) + fmt.Sprintf(format, args...)
+	msg := fmt.Sprintf("t=%v: ", sm.clock().Sub(sm.t0)) + fmt.Sprintf(format, args...)
 	if len(sm.res.Violations) < maxViolations {
 		sm.res.Violations = append(sm.res.Violations, msg)
 	}
@@ -318,12 +322,10 @@ func (sm *sim) violate(format string, args ...any) {
 }
 
 func (sm *sim) failed() bool {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
 	return len(sm.res.Violations) > 0
 }
 
-// logf adds a line to the trace (sm.mu held).
+// logf adds a line to the trace.
 func (sm *sim) logf(format string, args ...any) {
 	if sm.traceFrozen {
 		return
@@ -332,22 +334,71 @@ func (sm *sim) logf(format string, args ...any) {
 		copy(sm.trace, sm.trace[1:])
 		sm.trace = sm.trace[:traceLen-1]
 	}
-	line := fmt.Sprintf("t=%v ", sm.mock.Now().Sub(sm.t0)) + fmt.Sprintf(format, args...)
+	line := fmt.Sprintf("t=%v ", sm.clock().Sub(sm.t0)) + fmt.Sprintf(format, args...)
 	sm.trace = append(sm.trace, line)
 	if sm.opts.Log != nil {
 		sm.opts.Log(line)
 	}
 }
 
-func (sm *sim) tracef(format string, args ...any) {
-	sm.mu.Lock()
-	sm.logf(format, args...)
-	sm.mu.Unlock()
+// settle lets every goroutine of the bubble run until it blocks — the
+// scheduler has handled everything it was sent — carrying out, one at a
+// time, what they report through call, then counts the events emitted.
+// Only the driver calls it.
+func (sm *sim) settle() {
+	for {
+		synctest.Wait()
+		select {
+		case f := <-sm.inbox:
+			f()
+			continue
+		default:
+		}
+		break
+	}
+	for sm.eventsIn != nil {
+		select {
+		case e, ok := <-sm.eventsIn:
+			if !ok {
+				sm.eventsIn, sm.evDone = nil, true
+				break
+			}
+			sm.count(e)
+			continue
+		default:
+		}
+		break
+	}
 }
 
-// settle lets every goroutine of the bubble run until it blocks: the
-// scheduler has handled everything it was sent.
-func settle() { synctest.Wait() }
+// call runs f on the driver, which owns the simulation's state, and returns
+// when f has: how a goroutine of the scheduler (an attempt, a RunSync
+// caller, Close) reports what it saw. The driver takes f when the bubble
+// settles; the caller waits meanwhile, as a job that has started waits,
+// so what it reports is in order with what the scheduler does next.
+//
+// The driver may take f later in virtual time (a mock clock's Add fires
+// timers one by one, and jobs start in between): the time it happened is
+// read here, and is the time f sees (clock).
+func (sm *sim) call(f func()) {
+	at, done := sm.mock.Now(), make(chan struct{})
+	sm.inbox <- func() {
+		sm.at = at
+		f()
+		sm.at = time.Time{}
+		close(done)
+	}
+	<-done
+}
+
+// clock is the time of what the driver records: that of the report call
+// carries out, or the mock clock's.
+func (sm *sim) clock() time.Time {
+	if !sm.at.IsZero() {
+		return sm.at
+	}
+	return sm.mock.Now()
+}
 
 // loop steps virtual time from event to event until the scheduler has
 // closed and every caller has returned.
@@ -359,9 +410,7 @@ func (sm *sim) loop() {
 			return
 		}
 		next, ok := sm.nextTime()
-		sm.mu.Lock()
 		idle := sm.closeDone && sm.fgOut == 0 && len(sm.executing) == 0
-		sm.mu.Unlock()
 		if idle {
 			return
 		}
@@ -371,15 +420,13 @@ func (sm *sim) loop() {
 		if next.Before(sm.now) {
 			next = sm.now
 		}
-		sm.mu.Lock()
 		still := len(sm.executing) == 0 && next.Sub(sm.lastProgress) > stall
-		sm.mu.Unlock()
 		if next.Sub(sm.t0) > limit || still {
 			sm.stuck()
 			continue
 		}
 		sm.mock.Add(next.Sub(sm.now))
-		settle()
+		sm.settle()
 		sm.now = next
 		sm.res.Steps++
 		sm.doOps()
@@ -387,13 +434,11 @@ func (sm *sim) loop() {
 		sm.doCancels()
 		sm.doArrivals()
 		if !sm.abortAt.IsZero() && !sm.now.Before(sm.abortAt) {
-			sm.tracef("Close's context ends")
-			sm.mu.Lock()
+			sm.logf("Close's context ends")
 			sm.closeAbort = true
-			sm.mu.Unlock()
 			sm.closeCtx()
 			sm.abortAt = time.Time{}
-			settle()
+			sm.settle()
 		}
 		if sm.res.Steps%sm.opts.CheckEvery == 0 {
 			sm.checkSnapshot()
@@ -428,8 +473,6 @@ func (sm *sim) pendingLow() bool {
 // stuck reports a run that passed its time limit without ending.
 func (sm *sim) stuck() {
 	snap, err := sm.s.Snapshot(context.Background())
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
 	var b strings.Builder
 	if err == nil {
 		for _, p := range snap.Pending {
@@ -464,13 +507,11 @@ func (sm *sim) nextTime() (time.Time, bool) {
 	if !sm.abortAt.IsZero() {
 		consider(sm.abortAt)
 	}
-	sm.mu.Lock()
 	for _, a := range sm.executing {
 		if !a.released {
 			consider(a.due)
 		}
 	}
-	sm.mu.Unlock()
 	return next, ok
 }
 
@@ -481,15 +522,13 @@ func (sm *sim) doOps() {
 		op := sm.ops[0]
 		sm.ops = sm.ops[1:]
 		sm.op(op)
-		settle()
+		sm.settle()
 	}
 }
 
 // opErr checks the error of an operation: nil, or ErrClosed once Close
 // was called.
 func (sm *sim) opErr(what string, err error) {
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
 	if err != nil && !(sm.closeCalled && errors.Is(err, fairsched.ErrClosed)) {
 		sm.violate("%s = %v", what, err)
 	}
@@ -500,55 +539,43 @@ func (sm *sim) op(op opSpec) {
 	switch op.kind {
 	case opRegister:
 		// Marked before the call: jobs start on its slots before it returns.
-		sm.mu.Lock()
 		sm.workers[op.worker.ID] = op.worker
 		sm.logf("RegisterWorker %s %v", op.worker.ID, op.worker.Slots)
-		sm.mu.Unlock()
 		err := s.RegisterWorker(op.worker)
 		if err != nil {
-			sm.mu.Lock()
 			delete(sm.workers, op.worker.ID)
-			sm.mu.Unlock()
 		}
 		sm.opErr("RegisterWorker("+op.worker.ID+")", err)
 	case opUnregister:
-		sm.tracef("UnregisterWorker %s", op.name)
-		sm.mu.Lock()
+		sm.logf("UnregisterWorker %s", op.name)
 		for _, a := range sm.executing {
 			if a.onSlot && a.slot.worker == op.name && a.job != nil {
 				a.job.lost = true // its context ends with ErrWorkerLost as the cause
 			}
 		}
-		sm.mu.Unlock()
 		err := s.UnregisterWorker(op.name)
 		// Marked after the call: nothing may start on its slots from now.
-		sm.mu.Lock()
 		delete(sm.workers, op.name)
-		sm.mu.Unlock()
 		sm.opErr("UnregisterWorker("+op.name+")", err)
 	case opPause:
-		sm.tracef("PauseGroup %q", op.name)
+		sm.logf("PauseGroup %q", op.name)
 		err := s.PauseGroup(op.name)
-		sm.mu.Lock()
 		if err == nil && !sm.closeCalled { // Close resumes every group
 			sm.paused[op.name] = true
 		}
-		sm.mu.Unlock()
 		sm.opErr("PauseGroup", err)
 	case opResume:
-		sm.mu.Lock()
 		delete(sm.paused, op.name)
 		sm.logf("ResumeGroup %q", op.name)
-		sm.mu.Unlock()
 		sm.opErr("ResumeGroup", s.ResumeGroup(op.name))
 	case opGroupWeight:
-		sm.tracef("SetGroupWeight %q %v", op.name, op.weight)
+		sm.logf("SetGroupWeight %q %v", op.name, op.weight)
 		sm.opErr("SetGroupWeight", s.SetGroupWeight(op.name, int(op.weight)))
 	case opResetGroupWeights:
-		sm.tracef("ResetGroupWeights")
+		sm.logf("ResetGroupWeights")
 		sm.opErr("ResetGroupWeights", s.ResetGroupWeights())
 	case opKeyWeight:
-		sm.tracef("SetKeyWeight %q %v", op.name, op.weight)
+		sm.logf("SetKeyWeight %q %v", op.name, op.weight)
 		sm.opErr("SetKeyWeight", s.SetKeyWeight(op.name, op.weight))
 	case opPeriodicStart:
 		ps := sm.g.periodics[op.per]
@@ -561,14 +588,14 @@ func (sm *sim) op(op opSpec) {
 		if ps.group != "" {
 			opts = append(opts, fairsched.InGroup(ps.group))
 		}
-		sm.tracef("SubmitPeriodic %s every %v", ps.id, ps.every)
+		sm.logf("SubmitPeriodic %s every %v", ps.id, ps.every)
 		stop, err := s.SubmitPeriodic(sm.cfg.types[ps.typ].name, ps.id, ps.every, sm.perFn(p), opts...)
 		sm.opErr("SubmitPeriodic", err)
 		p.stop = stop
 	case opPeriodicStop:
 		for _, p := range sm.pers {
 			if p.spec.idx == op.per && p.stop != nil {
-				sm.tracef("stop periodic %s", p.spec.id)
+				sm.logf("stop periodic %s", p.spec.id)
 				p.stop()
 			}
 		}
@@ -578,23 +605,21 @@ func (sm *sim) op(op opSpec) {
 		if op.abort >= 0 {
 			sm.abortAt = sm.now.Add(op.abort)
 		}
-		sm.mu.Lock()
 		sm.closeCalled = true
 		clear(sm.paused) // Close resumes paused groups so their work drains
 		sm.logf("Close (abort after %v)", op.abort)
-		sm.mu.Unlock()
 		go func() {
 			err := sm.s.Close(ctx)
-			sm.mu.Lock()
-			defer sm.mu.Unlock()
-			sm.closeDone, sm.closeErr = true, err
-			sm.logf("Close returned %v", err)
-			switch {
-			case err == nil, errors.Is(err, fairsched.ErrClosed):
-			case errors.Is(err, context.Canceled) && sm.closeAbort:
-			default:
-				sm.violate("Close = %v", err)
-			}
+			sm.call(func() {
+				sm.closeDone, sm.closeErr = true, err
+				sm.logf("Close returned %v", err)
+				switch {
+				case err == nil, errors.Is(err, fairsched.ErrClosed):
+				case errors.Is(err, context.Canceled) && sm.closeAbort:
+				default:
+					sm.violate("Close = %v", err)
+				}
+			})
 		}()
 	}
 }
@@ -603,7 +628,6 @@ func (sm *sim) op(op opSpec) {
 // over, in a fixed order, so a seed replays the same run.
 func (sm *sim) doReleases() {
 	for {
-		sm.mu.Lock()
 		var best *attempt
 		for _, a := range sm.executing {
 			if a.released || a.due.After(sm.now) {
@@ -617,11 +641,10 @@ func (sm *sim) doReleases() {
 			best.released = true
 			close(best.release)
 		}
-		sm.mu.Unlock()
 		if best == nil {
 			return
 		}
-		settle()
+		sm.settle()
 	}
 }
 
@@ -640,20 +663,16 @@ func (sm *sim) doCancels() {
 			continue
 		}
 		sm.cancels = slices.Delete(sm.cancels, i, i+1)
-		sm.mu.Lock()
 		j.cancelled = true
 		sm.logf("cancel RunSync j%d", j.spec.idx)
-		sm.mu.Unlock()
 		j.cancel()
-		settle()
+		sm.settle()
 	}
 }
 
 func (sm *sim) doArrivals() {
-	sm.mu.Lock()
 	n := sm.respawns
 	sm.respawns = 0
-	sm.mu.Unlock()
 	if n > 0 {
 		for range n {
 			sm.arrivals = append(sm.arrivals, sm.g.streamJob(sm.elapsed()))
@@ -664,7 +683,7 @@ func (sm *sim) doArrivals() {
 		j := sm.arrivals[0]
 		sm.arrivals = sm.arrivals[1:]
 		sm.arrive(j)
-		settle()
+		sm.settle()
 	}
 }
 
@@ -680,9 +699,7 @@ func (sm *sim) arrive(spec *jobSpec) {
 	}
 	if spec.retry != nil {
 		opts = append(opts, fairsched.WithRetry(*spec.retry))
-		sm.mu.Lock()
 		sm.retryTypes[t.name] = true
-		sm.mu.Unlock()
 	}
 	if spec.tokens > 0 {
 		opts = append(opts, fairsched.WithTokens(spec.tokens))
@@ -693,7 +710,7 @@ func (sm *sim) arrive(spec *jobSpec) {
 	sm.res.Jobs++
 	fn := sm.jobFn(j)
 	if !spec.fg {
-		sm.tracef("Submit j%d %s key=%q group=%q", spec.idx, j.sig, j.key, spec.group)
+		sm.logf("Submit j%d %s key=%q group=%q", spec.idx, j.sig, j.key, spec.group)
 		err := sm.s.Submit(t.name, spec.id, fn, opts...)
 		sm.submitted(j, err)
 		return
@@ -703,14 +720,12 @@ func (sm *sim) arrive(spec *jobSpec) {
 	if spec.cancelAt >= 0 {
 		sm.cancels = append(sm.cancels, j)
 	}
-	sm.mu.Lock()
 	sm.fgOut++
 	sm.logf("RunSync j%d %s key=%q group=%q", spec.idx, j.sig, j.key, spec.group)
-	sm.mu.Unlock()
 	go func() {
 		err := sm.s.RunSync(ctx, t.name, spec.id, spec.key, fn, opts...)
 		cancel()
-		sm.returned(j, err)
+		sm.call(func() { sm.returned(j, err) })
 	}()
 }
 
@@ -718,14 +733,16 @@ func (sm *sim) arrive(spec *jobSpec) {
 // until the test releases it at its planned end, or its context ends.
 func (sm *sim) jobFn(j *jobRun) func(context.Context) error {
 	return func(ctx context.Context) error {
-		a := sm.begin(ctx, j, nil)
+		var a *attempt
+		sm.call(func() { a = sm.begin(ctx, j, nil) })
 		return sm.block(ctx, a)
 	}
 }
 
 func (sm *sim) perFn(p *perRun) func(context.Context) error {
 	return func(ctx context.Context) error {
-		a := sm.begin(ctx, nil, p)
+		var a *attempt
+		sm.call(func() { a = sm.begin(ctx, nil, p) })
 		return sm.block(ctx, a)
 	}
 }
@@ -745,7 +762,7 @@ func (sm *sim) block(ctx context.Context, a *attempt) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	sm.end(a, out, err)
+	sm.call(func() { sm.end(a, out, err) })
 	if out == outPanic {
 		panic(err)
 	}
