@@ -637,9 +637,10 @@ func (c *Core) TakeDenied() []Denied {
 // caller's one timer (Advance or Dispatch at that time admits it).
 func (c *Core) NextWake() (time.Time, bool) {
 	at, ok := c.queue.NextWake()
-	if a := c.limits.Aging; a != nil && a.UrgentThreshold > 0 && c.limits.Groups != nil {
-		// A job that ages into urgency may borrow a slot past its group's
-		// share: wake when the next lane rises a band.
+	if a := c.limits.Aging; a != nil && a.UrgentThreshold > 0 && c.limits.Groups != nil && !c.usage.GlobalFull() {
+		// A job that ages into urgency may borrow a free slot past its
+		// group's share: wake when the next lane rises a band. (With no
+		// slot free, the next Finish dispatches anyway.)
 		if p, ok2 := c.queue.NextPromotion(); ok2 && (!ok || p.Before(at)) {
 			at, ok = p, true
 		}
