@@ -58,7 +58,7 @@ func TestInvariants(t *testing.T) {
 	for seed := *invFirst; seed < *invFirst+uint64(n); seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
-			res := invRun(t, invariant.Options{Seed: seed, Mode: invariant.ModeFor(seed)})
+			res := invariant.Play(t, invariant.Options{Seed: seed, Mode: invariant.ModeFor(seed)})
 			jobs.Add(int64(res.Jobs))
 			starts.Add(int64(res.Starts))
 			steps.Add(int64(res.Steps))
@@ -76,13 +76,6 @@ func TestInvariants(t *testing.T) {
 	}
 }
 
-// invRun plays one simulation in a synctest bubble.
-func invRun(t *testing.T, opts invariant.Options) invariant.Result {
-	var res invariant.Result
-	synctest.Test(t, func(*testing.T) { res = invariant.Run(opts) })
-	return res
-}
-
 // TestSoak streams a million jobs (-invariant.soakjobs) through one
 // scheduler in one seeded chaos simulation, with every check of
 // TestInvariants, and reports the throughput. Skipped unless
@@ -92,7 +85,7 @@ func TestSoak(t *testing.T) {
 		t.Skip("the soak runs with -invariant.soak (make soak)")
 	}
 	start := time.Now()
-	res := invRun(t, invariant.Options{Seed: *invSoakSeed, Jobs: *invSoakJobs, CheckEvery: *invSoakEach})
+	res := invariant.Play(t, invariant.Options{Seed: *invSoakSeed, Jobs: *invSoakJobs, CheckEvery: *invSoakEach})
 	took := time.Since(start)
 	t.Logf("soak seed %d: %d jobs (%d attempts) over %v of virtual time in %v: %.0f jobs/s, %.0f attempts/s; %d steps, %d snapshots checked",
 		*invSoakSeed, res.Jobs, res.Starts, res.Virtual.Round(time.Second), took.Round(time.Millisecond),

@@ -15,18 +15,12 @@ var (
 	match  = flag.String("invariant.match", "", "TestShrink: the violation to keep (a substring; default: the first one)")
 )
 
-func run(t *testing.T, opts invariant.Options) invariant.Result {
-	var res invariant.Result
-	synctest.Test(t, func(*testing.T) { res = invariant.Run(opts) })
-	return res
-}
-
 // TestModes: each workload family exercises the checks it exists for,
 // without violations.
 func TestModes(t *testing.T) {
 	for _, seed := range []uint64{3, 4, 8, 9, 13, 14} {
 		mode := invariant.ModeFor(seed)
-		res := run(t, invariant.Options{Seed: seed, Mode: mode})
+		res := invariant.Play(t, invariant.Options{Seed: seed, Mode: mode})
 		switch {
 		case len(res.Violations) > 0:
 			t.Errorf("seed %d (%s): %s", seed, mode, strings.Join(res.Violations, "\n"))
@@ -43,8 +37,8 @@ func TestModes(t *testing.T) {
 // TestDeterministic: a seed replays the same run.
 func TestDeterministic(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3, 4} {
-		a := run(t, invariant.Options{Seed: seed, Mode: invariant.ModeFor(seed)})
-		b := run(t, invariant.Options{Seed: seed, Mode: invariant.ModeFor(seed)})
+		a := invariant.Play(t, invariant.Options{Seed: seed, Mode: invariant.ModeFor(seed)})
+		b := invariant.Play(t, invariant.Options{Seed: seed, Mode: invariant.ModeFor(seed)})
 		if a.Jobs != b.Jobs || a.Starts != b.Starts || a.Steps != b.Steps || a.Virtual != b.Virtual {
 			t.Errorf("seed %d: %d jobs, %d attempts, %d steps, %v; then %d, %d, %d, %v",
 				seed, a.Jobs, a.Starts, a.Steps, a.Virtual, b.Jobs, b.Starts, b.Steps, b.Virtual)
@@ -79,7 +73,7 @@ func TestShrink(t *testing.T) {
 	}
 	drop, dropOp := map[int]bool{}, map[int]bool{}
 	play := func() invariant.Result {
-		return run(t, invariant.Options{Seed: *shrink, Mode: invariant.ModeFor(*shrink),
+		return invariant.Play(t, invariant.Options{Seed: *shrink, Mode: invariant.ModeFor(*shrink),
 			Keep: func(i int) bool { return !drop[i] }, KeepOp: func(i int) bool { return !dropOp[i] }})
 	}
 	fails := func(r invariant.Result) bool {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"testing"
 	"testing/synctest"
 	"time"
 
@@ -246,6 +247,13 @@ func Run(opts Options) Result {
 	sm.loop()
 	sm.finish()
 	return sm.res
+}
+
+// Play runs one seed (Run) in a testing/synctest bubble of its own.
+func Play(t *testing.T, opts Options) Result {
+	var res Result
+	synctest.Test(t, func(*testing.T) { res = Run(opts) })
+	return res
 }
 
 // plan lays out the workload of the mode: the first chunk and the Close.
