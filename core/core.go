@@ -247,7 +247,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 			c.queue.Hold(qj)
 			continue
 		}
-		if c.usage.Conflicting(j.slot.Config, j.ID) {
+		if c.conflictBlocks(j) {
 			ck, _ := j.slot.Config.Conflicts(j.ID)
 			c.queue.Park(qj, ck)
 			continue
