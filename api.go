@@ -22,9 +22,25 @@ import (
 // application defines the constants.
 type JobType = policy.JobType
 
-// Priority is a tier: higher is dispatched first, and the value is the most
-// jobs of the tier that run at once.
+// Priority is a tier: higher is dispatched first. By default the value is
+// also the most jobs of the tier that run at once (spec 1), so it is at least
+// 1; with WithPriorityMode(PriorityOrderOnly) it only orders and may be 0.
+// It is never negative.
 type Priority = policy.Priority
+
+// PriorityMode says whether a priority's value caps its tier (see
+// WithPriorityMode).
+type PriorityMode = policy.PriorityMode
+
+// The priority modes.
+const (
+	// PriorityValueIsCap, the default: priority p's tier runs at most p
+	// jobs at once, unless WithTier caps it otherwise.
+	PriorityValueIsCap = policy.PriorityValueIsCap
+	// PriorityOrderOnly: priorities only order dispatch; a tier is capped
+	// only by WithTier.
+	PriorityOrderOnly = policy.PriorityOrderOnly
+)
 
 // ConflictGroup names job types that must never run at the same time on the
 // same job id. The empty group conflicts with nothing.
@@ -59,7 +75,7 @@ const (
 )
 
 // TierConfig gives a tier a reserved and a burst share of the global cap
-// (see WithTier).
+// and an absolute cap, MaxRunning (see WithTier).
 type TierConfig = policy.TierConfig
 
 // TenantLimits bound what one fairness key may hold (see WithTenantLimits).
@@ -559,7 +575,10 @@ type JobClass = policy.JobClass
 // Zero fields take the defaults (1024, 16/s, 500, 4096, 32/s); the score
 // has its own aging term, so WithAging is refused alongside. The policy
 // package doc gives the arithmetic; ScoreConfig.Crossover computes when one
-// kind of job overtakes another.
+// kind of job overtakes another. With scoring, types may have spec 3's
+// business priority 0, whose tier has no cap of its own (WithTier may give
+// it one); the other priorities still cap their tiers by their value unless
+// WithPriorityMode(PriorityOrderOnly) makes every priority a pure order.
 func WithScoring(cfg ScoreConfig) Option {
 	return optionFunc(func(o *options) {
 		c := cfg.WithDefaults()
@@ -703,16 +722,22 @@ func WithAdmissionPolicy(p func(JobInfo) Decision) Option {
 	return optionFunc(func(o *options) { o.limits.Admission = p })
 }
 
-// WithTier gives tier p (the jobs of types of priority p) shares of the
-// global cap, which WithMaxConcurrency must set: ⌊MinShare·C⌋ slots are
-// reserved for it — no other tier holds them, unless LendIdle lends them
-// while p has nothing waiting that could take them (with group weights, a
-// job whose group is allocated no slot does not count) — and it runs at
-// most ⌊BurstShare·C⌋ jobs (at least its reservation and 1), in place of
-// the rule that a tier's value is its cap. Tiers without WithTier keep that rule and respect the
-// reservations. A job kept out by another tier's reservation waits with
-// reason global_limit. Shares out of [0, 1], MinShare above BurstShare or
-// MinShares over 1 in total are ErrInvalidConfig.
+// WithTier caps tier p (the jobs of types of priority p) and may reserve it
+// slots, in place of the rule that a tier's value is its cap. Shares take
+// a part of the global cap, which WithMaxConcurrency must then set:
+// ⌊MinShare·C⌋ slots are reserved for it — no other tier holds them, unless
+// LendIdle lends them while p has nothing waiting that could take them
+// (with group weights, a job whose group is allocated no slot does not
+// count) — and it runs at most ⌊BurstShare·C⌋ jobs (at least its
+// reservation and 1). MaxRunning caps it absolutely besides (spec 5's
+// max_inflight): the tier runs at most min(burst, MaxRunning) and reserves
+// at most that; a tier with MaxRunning alone needs no global cap. Tiers
+// without WithTier keep the value-as-cap rule (no cap at all with
+// PriorityOrderOnly) and respect the reservations. A job kept out by
+// another tier's reservation waits with reason global_limit, one kept out
+// by its tier's cap with tier_limit. Shares out of [0, 1], MinShare above
+// BurstShare, MinShare without BurstShare, MinShares over 1 in total, a
+// negative MaxRunning or a config that caps nothing are ErrInvalidConfig.
 func WithTier(p Priority, cfg TierConfig) Option {
 	return optionFunc(func(o *options) {
 		if o.limits.Tiers == nil {
@@ -720,6 +745,19 @@ func WithTier(p Priority, cfg TierConfig) Option {
 		}
 		o.limits.Tiers[p] = cfg
 	})
+}
+
+// WithPriorityMode sets what a job type's Priority means. The default,
+// PriorityValueIsCap, is spec 1's: the value orders tiers and caps them
+// (Priority(10) runs at most 10 jobs at once), so a priority is at least 1.
+// PriorityOrderOnly is specs 3 and 5's: priorities from 0 up only order
+// dispatch (and scoring), and a tier has a cap only where WithTier gives it
+// one — a share of the global cap, an absolute MaxRunning, or both. A
+// negative priority is ErrInvalidConfig in either mode, and so is priority
+// 0 in the default mode without WithScoring (it would cap its tier at 0
+// jobs). A mode that is not one of the constants is ErrInvalidConfig.
+func WithPriorityMode(m PriorityMode) Option {
+	return optionFunc(func(o *options) { o.limits.PriorityMode = m })
 }
 
 // WithMaxPending bounds the queue: a RunSync or Submit that finds n jobs

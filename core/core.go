@@ -161,7 +161,7 @@ func New(limits policy.Limits) *Core {
 
 // RegisterType adds a job type.
 func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
-	if err := cfg.Validate(t); err != nil {
+	if err := cfg.ValidateFor(t, c.limits); err != nil {
 		return err
 	}
 	if _, dup := c.usage.Lookup(t); dup {
@@ -525,6 +525,7 @@ func (c *Core) tenantBlocks(j *Job) bool {
 
 func newUsage(l policy.Limits) *policy.Usage {
 	u := policy.NewUsage(l.MaxConcurrency)
+	u.SetPriorityMode(l.PriorityMode)
 	u.SetTiers(l.Tiers)
 	return u
 }

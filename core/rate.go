@@ -1,7 +1,6 @@
 package core
 
 import (
-	"math"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -13,7 +12,9 @@ import (
 // Rate limits. Each limited scope — a type, a group, a fairness key — has a
 // token bucket (x/time/rate, driven by the times the core is given, never
 // the wall clock). A job may start only when every bucket of its scopes
-// holds a token; it takes one from each. A job that finds a bucket empty
+// holds its tokens (see tokensOf: its stated cost in whole seconds, else
+// 1; at most the bucket's burst); it takes them from each. A job that
+// finds a bucket short
 // does not wait alone: its whole scope leaves dispatch — the type's queue is
 // switched off, the key's lanes are held, the group has no room — until the
 // bucket refills, found with one heap of refill times (the owner's one
@@ -54,24 +55,27 @@ func (c *Core) bucketsOf(j *Job) {
 	}
 }
 
-// emptyBucket returns a bucket of j's with no token at now, or nil.
+// emptyBucket returns a bucket of j's that keeps it from starting at now,
+// or nil: one whose scope is out of dispatch (j waits with it and starts no
+// other wait), else the first that holds fewer than j's tokens.
 func (c *Core) emptyBucket(now time.Time, j *Job) *bucket {
+	var short *bucket
 	for _, b := range j.buckets {
-		if b.blocked || b.lim.TokensAt(now) < 1 {
+		if b.blocked {
 			return b
 		}
+		if short == nil && b.short(now, j) {
+			short = b
+		}
 	}
-	return nil
+	return short
 }
 
-// block takes bucket b's scope out of dispatch until its next token, and
-// holds j's lane if the scope is its key or group.
+// block takes bucket b's scope out of dispatch until it holds the tokens
+// of j (qj's job), and holds j's lane if the scope is its key or group.
 func (c *Core) block(now time.Time, b *bucket, qj *queue.Job) {
 	if !b.blocked {
-		need := (1 - b.lim.TokensAt(now)) / float64(b.lim.Limit())
-		// Rounded down, at least 1ns: an early look re-blocks, a late one
-		// would keep a token unused.
-		wait := max(time.Duration(math.Floor(need*float64(time.Second))), 1)
+		wait := b.waitFor(now, tokensOf(qj.Ref.(*Job), b))
 		b.blocked, b.until = true, now.Add(wait)
 		c.refills.Push(b)
 		if b.scope.Kind == policy.RateType {
@@ -109,10 +113,10 @@ func (c *Core) refill(now time.Time) {
 	}
 }
 
-// take takes a token from each of j's buckets, at its admission.
+// take takes j's tokens from each of its buckets, at its admission.
 func (c *Core) take(now time.Time, j *Job) {
 	for _, b := range j.buckets {
-		b.lim.AllowN(now, 1)
+		b.lim.AllowN(now, tokensOf(j, b))
 	}
 }
 

@@ -72,7 +72,7 @@ type refScheduler struct {
 	admission    policy.AdmissionPolicy
 	expired      []*refJob
 	expiredTotal uint64
-	buckets      map[policy.RateScope]*rate.Limiter
+	buckets      map[policy.RateScope]*refBucket
 	adaptive     *policy.AdaptiveLimitConfig
 	denied       []refDenial
 	pauses       map[string][]refPause
@@ -81,6 +81,9 @@ type refScheduler struct {
 	// (reference_workers_test.go); scoring, when set, orders by score.
 	slots   []*refSlot
 	scoring *policy.ScoreConfig
+	// orderOnly: priorities only order (PriorityOrderOnly); tiers without
+	// a TierConfig have no cap.
+	orderOnly bool
 }
 
 type refJob struct {
@@ -128,6 +131,7 @@ func newRef(l policy.Limits) *refScheduler {
 		pauses:     map[string][]refPause{},
 		aging:      l.Aging,
 		scoring:    l.Scoring,
+		orderOnly:  l.PriorityMode == policy.PriorityOrderOnly,
 		max:        l.MaxConcurrency,
 		alpha:      l.CostSmoothing,
 		ttl:        l.KeyTTL,
@@ -248,26 +252,43 @@ func (r *refScheduler) blocker(j *refJob, now time.Time, alloc map[string]int) p
 	if (reason == "" || reason == policy.ReasonConflict) && r.groupBlocks(j, now, alloc) {
 		return policy.ReasonGroupLimit
 	}
-	if reason == "" {
-		for _, b := range r.bucketsOf(j) {
-			if b.TokensAt(now) < 1 {
-				return policy.ReasonRateLimited
-			}
-		}
+	if reason == "" && r.shortBucket(j, now) != nil {
+		return policy.ReasonRateLimited
 	}
 	return reason
 }
 
 // capBlocker applies the rules of the core without groups.
 // tierCap is a tier's cap: ⌊BurstShare·C⌋ (at least its reservation and 1)
-// for a tier with shares, else its priority's value.
+// for a tier with shares, at most its MaxRunning when set; else its
+// priority's value, or none (the largest int) when priorities only order
+// or for priority 0.
 func (r *refScheduler) tierCap(p policy.Priority) int {
 	t, ok := r.tiers[p]
 	if !ok {
+		if r.orderOnly || p == 0 {
+			return math.MaxInt
+		}
 		return int(p)
 	}
-	reserved := int(math.Floor(t.MinShare * float64(r.max)))
-	return max(int(math.Floor(t.BurstShare*float64(r.max))), reserved, 1)
+	c := math.MaxInt
+	if t.MinShare != 0 || t.BurstShare != 0 {
+		c = max(int(math.Floor(t.BurstShare*float64(r.max))), r.tierReserve(t), 1)
+	}
+	if t.MaxRunning > 0 {
+		c = min(c, t.MaxRunning)
+	}
+	return c
+}
+
+// tierReserve is what a tier reserves: ⌊MinShare·C⌋, at most its
+// MaxRunning when set.
+func (r *refScheduler) tierReserve(t policy.TierConfig) int {
+	n := int(math.Floor(t.MinShare * float64(r.max)))
+	if t.MaxRunning > 0 {
+		n = min(n, t.MaxRunning)
+	}
+	return n
 }
 
 // reserved: one more job of tier p would leave fewer free slots than the
@@ -291,7 +312,7 @@ func (r *refScheduler) reserved(p policy.Priority) bool {
 		if q == p || t.LendIdle && waiting == 0 {
 			continue
 		}
-		owed += max(0, int(math.Floor(t.MinShare*float64(r.max)))-r.countRunning(func(o *refJob) bool { return o.prio == q }))
+		owed += max(0, r.tierReserve(t)-r.countRunning(func(o *refJob) bool { return o.prio == q }))
 	}
 	return len(r.running)+1+owed > r.max
 }
@@ -387,9 +408,13 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 		alloc := r.allocation() // from scratch, every pass
 		var next *refJob
 		for _, j := range r.sorted(now) {
-			if r.blocker(j, now, alloc) == "" {
+			reason := r.blocker(j, now, alloc)
+			if reason == "" {
 				next = j
 				break
+			}
+			if reason == policy.ReasonRateLimited {
+				r.blockBucket(j, now) // its turn came: the scope waits for its tokens
 			}
 		}
 		if next == nil {
@@ -423,7 +448,7 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 		r.acc[next.key] += charge
 		next.estimate = estimate
 		for _, b := range r.bucketsOf(next) {
-			b.AllowN(now, 1)
+			b.lim.AllowN(now, refTokens(next, b))
 		}
 		next.cost, next.keyCost, next.started = cost, r.acc[next.key], now
 		r.takeSlot(next)
@@ -683,6 +708,7 @@ type refRun struct {
 	bounded      bool           // the queue and each key's pending jobs are bounded
 	weighted     bool           // keys have weights, a third of the jobs tokens
 	expiring     bool           // jobs expire while pending
+	rated        bool           // rate limits: a third of the jobs state whole-second tokens
 	reported     map[string]int // each group's slots as the allocation changes told
 	header       string         // the run's settings, for failures
 	allocOp      allocOp        // the operation whose allocation changes are due
@@ -733,6 +759,15 @@ func (run *refRun) dispatch(op int) {
 	}
 	want := run.ref.admissions(admitted)
 	run.logf("dispatch -> %v", want)
+	// Each rate limit's scope waits until the same time in both: the
+	// tokens of the job whose turn found its bucket short.
+	for sc, b := range run.ref.buckets {
+		cb := run.c.buckets[sc]
+		if waits := run.now.Before(b.until); waits != cb.blocked || waits && !b.until.Equal(cb.until) {
+			run.fail(op, "rate limit %v: the reference waits until %v (%v), the core blocked=%v until %v",
+				sc, b.until.Sub(t0), waits, cb.blocked, cb.until.Sub(t0))
+		}
+	}
 	run.stats.borrowed += run.ref.borrowed
 	run.ref.borrowed = 0
 	if diff := diffOf(want, got, slices.Equal); diff != "" {
@@ -874,6 +909,9 @@ func (run *refRun) event(op int) bool {
 		}
 		if run.weighted && r.IntN(3) == 0 {
 			j.Tokens = time.Duration(1+r.IntN(20)) * time.Millisecond * run.timeScale
+		}
+		if run.rated && r.IntN(3) == 0 {
+			j.Tokens = time.Duration(1+r.IntN(12)) * 250 * time.Millisecond // 1 to 3 tokens
 		}
 		if run.expiring && r.IntN(3) == 0 {
 			j.TTL = time.Duration(1+r.IntN(8)) * time.Millisecond * run.timeScale
@@ -1066,6 +1104,17 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("workers-scoring", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, workers: true, scoring: true})
 	})
+	// Priorities that only order (specs 3 and 5): priority 0, tiers
+	// without a cap, absolute tier caps.
+	t.Run("order-only", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, orderOnly: true})
+	})
+	t.Run("order-only-tiered", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, orderOnly: true, tiered: true, rated: true, weighted: true})
+	})
+	t.Run("order-only-scoring-everything", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, orderOnly: true, workers: true, scoring: true, expiring: true, adaptive: true, rated: true, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, inherit: true})
+	})
 	t.Run("workers-scoring-everything", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, workers: true, scoring: true, expiring: true, adaptive: true, rated: true, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, inherit: true})
 	})
@@ -1099,8 +1148,13 @@ type refOptions struct {
 	tiered bool
 	// policy: refPolicy defers, denies and panics on some jobs.
 	policy bool
-	// rated: rate limits on a type, a group and a key.
+	// rated: rate limits on a type, a group and a key; a third of the jobs
+	// state tokens of up to 3s, so that they take up to 3 tokens of a
+	// bucket (at most its burst).
 	rated bool
+	// orderOnly: PriorityOrderOnly; repack has priority 0, and tier 0 may
+	// have an absolute cap (TierConfig.MaxRunning).
+	orderOnly bool
 	// workers: clone, snap and vacuum require worker slots; scoring: linear
 	// scoring with a third of the jobs on-demand.
 	workers, scoring bool
@@ -1125,17 +1179,66 @@ func refAdaptive(a *policy.AdaptiveLimitConfig) *policy.AdaptiveLimitConfig {
 	return &c
 }
 
-func refBuckets(limits []policy.RateLimit) map[policy.RateScope]*rate.Limiter {
-	out := map[policy.RateScope]*rate.Limiter{}
+// refBucket is a rate limit's token bucket and, once a job whose turn came
+// found it short, the time until which its whole scope waits.
+type refBucket struct {
+	lim   *rate.Limiter
+	until time.Time
+}
+
+func refBuckets(limits []policy.RateLimit) map[policy.RateScope]*refBucket {
+	out := map[policy.RateScope]*refBucket{}
 	for _, l := range limits {
-		out[l.Scope] = rate.NewLimiter(rate.Limit(l.PerSecond), l.Burst)
+		out[l.Scope] = &refBucket{lim: rate.NewLimiter(rate.Limit(l.PerSecond), l.Burst)}
 	}
 	return out
 }
 
+// refTokens is what j takes from b (spec 4): its stated tokens in seconds,
+// rounded up, or 1; never more than the burst.
+func refTokens(j *refJob, b *refBucket) int {
+	n := 1
+	if j.tokens > 0 {
+		n = int(math.Ceil(j.tokens.Seconds()))
+	}
+	return min(n, b.lim.Burst())
+}
+
+// shortBucket returns the first of j's buckets (type, group, key) that
+// keeps it waiting: its scope waits for a refill, or it holds fewer than
+// j's tokens.
+func (r *refScheduler) shortBucket(j *refJob, now time.Time) *refBucket {
+	for _, b := range r.bucketsOf(j) {
+		if now.Before(b.until) || b.lim.TokensAt(now) < float64(refTokens(j, b)) {
+			return b
+		}
+	}
+	return nil
+}
+
+// blockBucket: j would start but for its buckets. Unless a scope of j's
+// already waits (j then waits with it), the first bucket short of j's
+// tokens waits until it holds them — the time rounded down to the
+// nanosecond, at least 1ns, at most the largest Duration — so that smaller
+// jobs of the scope do not pass j.
+func (r *refScheduler) blockBucket(j *refJob, now time.Time) {
+	for _, b := range r.bucketsOf(j) {
+		if now.Before(b.until) {
+			return
+		}
+	}
+	b := r.shortBucket(j, now)
+	secs := (float64(refTokens(j, b)) - b.lim.TokensAt(now)) / float64(b.lim.Limit())
+	wait := time.Duration(math.MaxInt64)
+	if ns := math.Floor(secs * 1e9); ns < math.MaxInt64 {
+		wait = max(time.Duration(ns), 1)
+	}
+	b.until = now.Add(wait)
+}
+
 // bucketsOf returns the rate limiters of j's type, group and key.
-func (r *refScheduler) bucketsOf(j *refJob) []*rate.Limiter {
-	var out []*rate.Limiter
+func (r *refScheduler) bucketsOf(j *refJob) []*refBucket {
+	var out []*refBucket
 	for _, s := range []policy.RateScope{{Kind: policy.RateType, Name: string(j.typ)}, {Kind: policy.RateGroup, Name: j.group}, {Kind: policy.RateKey, Name: j.key}} {
 		if b := r.buckets[s]; b != nil {
 			out = append(out, b)
@@ -1273,6 +1376,27 @@ func runReferenceWith(t *testing.T, o refOptions) {
 				// the same (unless lent).
 				l.Tiers[7] = policy.TierConfig{MinShare: 0.1, BurstShare: 0.2, LendIdle: trng.IntN(2) == 0}
 			}
+			// Absolute caps (spec 5's max_inflight) beside the shares, some
+			// below the reservation, from their own stream.
+			mrng := rand.New(rand.NewPCG(seed, 0x3a7))
+			for _, p := range slices.Sorted(maps.Keys(l.Tiers)) {
+				if t := l.Tiers[p]; mrng.IntN(3) == 0 {
+					t.MaxRunning = 1 + mrng.IntN(3)
+					l.Tiers[p] = t
+				}
+			}
+		}
+		if o.orderOnly {
+			// Priorities only order; repack has priority 0, and tier 0 a
+			// cap of its own (MaxRunning alone: no global cap needed) on
+			// half the seeds.
+			l.PriorityMode = policy.PriorityOrderOnly
+			if orng := rand.New(rand.NewPCG(seed, 0x0d3)); orng.IntN(2) == 0 {
+				if l.Tiers == nil {
+					l.Tiers = map[policy.Priority]policy.TierConfig{}
+				}
+				l.Tiers[0] = policy.TierConfig{MaxRunning: 1 + orng.IntN(2)}
+			}
 		}
 		if o.adaptive {
 			arng := rand.New(rand.NewPCG(seed, 0xada))
@@ -1307,7 +1431,7 @@ func runReferenceWith(t *testing.T, o refOptions) {
 			t: t, seed: seed, rng: rng,
 			now: t0, c: New(l), ref: newRef(l), jobs: map[uint64]*Job{}, keys: o.keys, long: long, stats: stats,
 			grouped: o.grouped, inherit: o.inherit, deniedGroups: map[string]bool{}, weighted: o.weighted, bounded: o.bounded, expiring: o.expiring, reported: map[string]int{},
-			hasWorkers: o.workers, scoring: o.scoring, timeScale: scale,
+			hasWorkers: o.workers, scoring: o.scoring, timeScale: scale, rated: o.rated,
 		}
 		if l.Groups != nil {
 			run.header = fmt.Sprintf("max concurrency %d, groups %+v\n", l.MaxConcurrency, *l.Groups)
@@ -1319,6 +1443,9 @@ func runReferenceWith(t *testing.T, o refOptions) {
 				cfg.QueueTimeout = 6 * time.Millisecond * scale // the type's default TTL
 			}
 			cfg.RequiresWorker = o.workers && slices.Contains(refWorkerTypes, td.name)
+			if o.orderOnly && td.name == "repack" {
+				cfg.Priority = 0
+			}
 			if err := run.c.RegisterType(td.name, cfg); err != nil {
 				t.Fatal(err)
 			}

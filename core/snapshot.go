@@ -185,7 +185,7 @@ func (c *Core) reason(now time.Time, j *Job) policy.Reason {
 	}
 	if r == "" {
 		for _, b := range j.buckets { // the tokens at now, dispatched or not
-			if b.lim.TokensAt(now) < 1 {
+			if b.short(now, j) {
 				return policy.ReasonRateLimited
 			}
 		}

@@ -13,7 +13,8 @@ import (
 // Usage is not safe for concurrent use; the scheduler's owner goroutine holds
 // it.
 type Usage struct {
-	max       int // 0 = unlimited
+	max       int  // 0 = unlimited
+	orderOnly bool // priorities only order: no tier cap but configured ones
 	running   int
 	tiers     map[Priority]*int
 	slots     map[JobType]*Slot
@@ -48,7 +49,7 @@ type Slot struct {
 	Config  JobTypeConfig
 	running int  // jobs of this type
 	tier    *int // jobs of this type's tier
-	tierCap int  // the tier's cap: its priority, or its burst share
+	tierCap int  // the tier's cap: its priority, its burst share or MaxRunning, or none
 }
 
 // ConflictKey identifies the resource a conflict group protects: one job id
@@ -123,18 +124,26 @@ func (u *Usage) SetMax(n int) {
 // GlobalFull reports whether the global cap is reached.
 func (u *Usage) GlobalFull() bool { return u.max > 0 && u.running >= u.max }
 
-// TierFull reports whether tier p runs its cap: int(p), or its burst share.
+// TierFull reports whether tier p runs its cap: int(p), or its burst share
+// and MaxRunning; never for a tier without a cap.
 func (u *Usage) TierFull(p Priority) bool { return u.TierRunning(p) >= u.tierCap(p) }
 
 func (u *Usage) tierCap(p Priority) int {
 	if t := u.shares[p]; t != nil {
 		return t.burst
 	}
+	if u.orderOnly || p < 1 { // priority 0 registers only where it is no cap
+		return noCap
+	}
 	return int(p)
 }
 
-// SetTiers gives tiers reserved and burst shares of the global cap; call it
-// before any type is registered.
+// SetPriorityMode sets what a priority's value means (see PriorityMode);
+// call it before any type is registered.
+func (u *Usage) SetPriorityMode(m PriorityMode) { u.orderOnly = m == PriorityOrderOnly }
+
+// SetTiers gives tiers reserved and burst shares of the global cap and
+// absolute caps (MaxRunning); call it before any type is registered.
 func (u *Usage) SetTiers(tiers map[Priority]TierConfig) {
 	if len(tiers) == 0 {
 		return

@@ -133,6 +133,7 @@ func FuzzJobTypeConfig(f *testing.F) {
 			Coalesce: coalesce, RequiresWorker: worker,
 		}
 		err := cfg.Validate(policy.JobType(name))
+		fuzzCheckPriorityModes(t, cfg, policy.JobType(name), err)
 		if err != nil {
 			fuzzCheckErr(t, err)
 			return
@@ -159,6 +160,45 @@ func FuzzJobTypeConfig(f *testing.F) {
 			t.Fatalf("Conflicts(id) = %v, %v for group %q", k, ok, group)
 		}
 	})
+}
+
+// fuzzCheckPriorityModes checks a registration under every priority mode,
+// with and without scoring, against def, its error under the default limits:
+// the priority's range is the only difference — never negative, and 0 only
+// where it means no cap (PriorityOrderOnly, or scoring), the default's
+// refusal of 0 naming the option to use.
+func fuzzCheckPriorityModes(t *testing.T, cfg policy.JobTypeConfig, name policy.JobType, def error) {
+	t.Helper()
+	sc := policy.ScoreConfig{}.WithDefaults()
+	orderOnly, scoring := policy.DefaultLimits(), policy.DefaultLimits()
+	orderOnly.PriorityMode, scoring.Scoring = policy.PriorityOrderOnly, &sc
+	// The verdict for the same config at priority 1, valid in every mode.
+	one := cfg
+	one.Priority = 1
+	base := one.Validate(name)
+	errString := func(err error) string {
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	for _, l := range []policy.Limits{orderOnly, scoring} {
+		err := cfg.ValidateFor(name, l)
+		if err != nil {
+			fuzzCheckErr(t, err)
+		}
+		switch {
+		case cfg.Priority >= 1 && errString(err) != errString(def):
+			t.Fatalf("priority %d: ValidateFor(%+v) = %v; the default limits give %v", cfg.Priority, l, err, def)
+		case cfg.Priority == 0 && errString(err) != errString(base):
+			t.Fatalf("priority 0 with %v (scoring %v): %v; at priority 1: %v", l.PriorityMode, l.Scoring != nil, err, base)
+		case cfg.Priority < 0 && err == nil:
+			t.Fatalf("accepted priority %d with %v", cfg.Priority, l.PriorityMode)
+		}
+	}
+	if cfg.Priority == 0 && base == nil && (def == nil || !strings.Contains(def.Error(), "WithPriorityMode(PriorityOrderOnly)")) {
+		t.Fatalf("priority 0 under the default limits: %v; want a refusal that names WithPriorityMode(PriorityOrderOnly)", def)
+	}
 }
 
 // Bits of FuzzLimits' flags: which optional sections the limits have.
@@ -216,6 +256,13 @@ func FuzzLimits(f *testing.F) {
 		3, 0.2, 0.4,
 		0, 0, 0.0, 0.0,
 		0, 0, 0, 0.0)
+	f.Add(uint8(fuzzTier), 0, 0.3, int64(time.Second), // order only, a tier with MaxRunning alone: no global cap needed
+		int64(0), int64(0), 0, 0, 0,
+		0.0, 0.0, 0.0, 0.0, 0.0,
+		1, 3, 0,
+		0, 0.0, 0.0,
+		0, 0, 0.0, 0.0,
+		0, 0, 0, 0.0)
 	f.Add(uint8(0), 0, math.NaN(), int64(time.Second), // smoothing NaN: rejected
 		int64(0), int64(0), 0, 0, 0,
 		0.0, 0.0, 0.0, 0.0, 0.0,
@@ -253,8 +300,12 @@ func FuzzLimits(f *testing.F) {
 			}
 		}
 		if flags&fuzzTier != 0 {
-			l.Tiers = map[policy.Priority]policy.TierConfig{policy.Priority(tier): {MinShare: minShare, BurstShare: burstShare, LendIdle: tier%2 == 0}}
+			// The absolute cap from tenantRunning, to keep the corpus's
+			// arguments: negative, 0 (none) or a cap.
+			l.Tiers = map[policy.Priority]policy.TierConfig{policy.Priority(tier): {MinShare: minShare, BurstShare: burstShare, MaxRunning: tenantRunning, LendIdle: tier%2 == 0}}
 		}
+		// The priority mode from maxPending, 2 being no mode at all.
+		l.PriorityMode = policy.PriorityMode(uint(maxPending) % 3)
 		if flags&fuzzAdaptive != 0 {
 			a := policy.AdaptiveLimitConfig{Min: adMin, Max: adMax, Tolerance: tolerance, Backoff: backoff}
 			if flags&fuzzAdaptiveDefaults != 0 {
@@ -308,15 +359,24 @@ func fuzzCheckLimits(t *testing.T, l policy.Limits) {
 			}
 		}
 	}
+	if l.PriorityMode != policy.PriorityValueIsCap && l.PriorityMode != policy.PriorityOrderOnly {
+		t.Fatalf("accepted priority mode %v", l.PriorityMode)
+	}
 	for p, tier := range l.Tiers {
-		if l.MaxConcurrency < 1 {
-			t.Fatalf("accepted tier %d without a global cap", p)
-		}
-		if !(0 <= tier.MinShare && tier.MinShare <= tier.BurstShare && tier.BurstShare <= 1 && tier.BurstShare > 0) {
+		shares := tier.MinShare != 0 || tier.BurstShare != 0
+		switch {
+		case tier.MaxRunning < 0:
+			t.Fatalf("accepted tier %d MaxRunning %d", p, tier.MaxRunning)
+		case !shares && tier.MaxRunning == 0:
+			t.Fatalf("accepted tier %d without a cap: %+v", p, tier)
+		case shares && l.MaxConcurrency < 1:
+			t.Fatalf("accepted tier %d shares without a global cap", p)
+		case shares && !(0 <= tier.MinShare && tier.MinShare <= tier.BurstShare && tier.BurstShare <= 1 && tier.BurstShare > 0):
 			t.Fatalf("accepted tier %d shares %+v", p, tier)
 		}
 		reserved, burst := tier.Slots(l.MaxConcurrency)
-		if reserved < 0 || reserved > burst || burst < 1 || burst > l.MaxConcurrency {
+		if reserved < 0 || reserved > burst || burst < 1 || shares && burst > l.MaxConcurrency ||
+			tier.MaxRunning > 0 && burst > tier.MaxRunning || !shares && (reserved != 0 || burst != tier.MaxRunning) {
 			t.Fatalf("tier %d %+v of %d: Slots = %d reserved, %d burst", p, tier, l.MaxConcurrency, reserved, burst)
 		}
 	}

@@ -13,8 +13,10 @@ import (
 // the scheduler attaches no meaning to them beyond the registered config.
 type JobType string
 
-// Priority orders tiers (higher first). Its value is also the tier's
-// concurrency cap: at most int(p) jobs of priority p run at once.
+// Priority orders tiers (higher first), from 0 up. By default
+// (PriorityValueIsCap) its value is also the tier's concurrency cap: at most
+// int(p) jobs of priority p run at once. With PriorityOrderOnly it only
+// orders, and a tier has a cap only where a TierConfig gives one.
 type Priority int
 
 // ConflictGroup names a set of job types that must never run concurrently on
@@ -32,8 +34,9 @@ type JobTypeConfig struct {
 	// ConflictGroup: jobs whose types share a non-empty group never run at
 	// the same time on the same job id.
 	ConflictGroup ConflictGroup `json:"conflict_group,omitempty"`
-	// Priority is the tier: higher is dispatched first, and the value is the
-	// tier's concurrency cap. Must be at least 1.
+	// Priority is the tier: higher is dispatched first. By default the
+	// value is also the tier's concurrency cap, and must be at least 1;
+	// with PriorityOrderOnly (or with scoring) it may be 0. Never negative.
 	Priority Priority `json:"priority"`
 	// QueueTimeout is how long a job of the type may stay pending before it
 	// expires (ErrExpired), unless the job sets its own (WithTTL). Zero
@@ -104,8 +107,13 @@ func InvalidConfig(field string, value any, rule string) error {
 	return fmt.Errorf("%w: %s = %v: %s", ErrInvalidConfig, field, value, rule)
 }
 
-// Validate checks a job type registration.
-func (c JobTypeConfig) Validate(t JobType) error {
+// Validate checks a job type registration under the default limits (a
+// priority's value is its tier's cap): see ValidateFor.
+func (c JobTypeConfig) Validate(t JobType) error { return c.ValidateFor(t, DefaultLimits()) }
+
+// ValidateFor checks a job type registration under the scheduler's limits,
+// whose priority mode and scoring decide whether priority 0 is valid.
+func (c JobTypeConfig) ValidateFor(t JobType, l Limits) error {
 	switch {
 	case t == "":
 		return InvalidConfig("JobType", `""`, "must not be empty")
@@ -113,8 +121,11 @@ func (c JobTypeConfig) Validate(t JobType) error {
 		return InvalidConfig("JobTypeConfig.DefaultCost", c.DefaultCost, "must be positive")
 	case c.MaxConcurrency < 0:
 		return InvalidConfig("JobTypeConfig.MaxConcurrency", c.MaxConcurrency, "must not be negative (0 means no per-type cap)")
-	case c.Priority < 1:
-		return InvalidConfig("JobTypeConfig.Priority", c.Priority, "must be at least 1: the value is the tier's concurrency cap")
+	}
+	if err := l.validatePriority(c.Priority); err != nil {
+		return err
+	}
+	switch {
 	case c.QueueTimeout < 0:
 		return InvalidConfig("JobTypeConfig.QueueTimeout", c.QueueTimeout, "must not be negative (0 means no limit)")
 	case c.Retry != RetryPolicy{}:
@@ -167,9 +178,13 @@ type Limits struct {
 	// Admission, when not nil, is asked before each admission (see
 	// AdmissionPolicy).
 	Admission AdmissionPolicy
-	// Tiers reserve and cap shares of MaxConcurrency per priority; tiers
-	// without one keep the rule "value = cap".
+	// Tiers reserve and cap shares of MaxConcurrency per priority, and cap
+	// a tier's running jobs (MaxRunning); tiers without one keep the rule
+	// "value = cap", or have no cap with PriorityOrderOnly.
 	Tiers map[Priority]TierConfig
+	// PriorityMode says whether a priority's value is its tier's cap (the
+	// default) or whether priorities only order (PriorityOrderOnly).
+	PriorityMode PriorityMode
 	// KeyWeights are the weights of fairness keys (DefaultKeyWeight for the
 	// others): admitting a job charges its cost divided by its key's weight,
 	// so saturated keys receive service in proportion to their weights.
@@ -266,6 +281,9 @@ func (l Limits) Validate() error {
 		return InvalidConfig("CostSmoothing", l.CostSmoothing, "must be in (0, 1]")
 	case l.KeyTTL <= 0:
 		return InvalidConfig("KeyTTL", l.KeyTTL, "must be positive")
+	}
+	if err := l.PriorityMode.Validate(); err != nil {
+		return err
 	}
 	if l.Aging != nil {
 		if err := l.Aging.Validate(); err != nil {

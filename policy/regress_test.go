@@ -202,8 +202,11 @@ func TestRegressValidateOrder(t *testing.T) {
 			"d": {Weight: 0}, "b": {Weight: 0}, "c": {Weight: -1}, "a": {Weight: 1, MinSlots: -1},
 		}}}, `GroupMinSlots["a"] = -1: must not be negative`},
 		{"tiers", policy.Limits{MaxConcurrency: 8, Tiers: map[policy.Priority]policy.TierConfig{
-			9: {MinShare: 2, BurstShare: 1}, 3: {BurstShare: 0}, 5: {MinShare: -1, BurstShare: 1}, 7: {BurstShare: 2},
+			9: {MinShare: 2, BurstShare: 1}, 3: {MinShare: 0.1}, 5: {MinShare: -1, BurstShare: 1}, 7: {BurstShare: 2},
 		}}, `Tier[3].BurstShare = 0: must be in (0, 1]`},
+		{"tier without a cap", policy.Limits{MaxConcurrency: 8, Tiers: map[policy.Priority]policy.TierConfig{
+			9: {MaxRunning: -1}, 4: {}, 6: {LendIdle: true},
+		}}, `Tier[4] = no cap: set BurstShare (with MinShare) or MaxRunning`},
 		{"tier MinShares sum", policy.Limits{MaxConcurrency: 8, Tiers: tiers}, `Tier MinShares = 1.7: must add up to at most 1`},
 		{"tenant keys", policy.Limits{Tenants: &policy.TenantsConfig{Keys: map[string]policy.TenantLimits{
 			"z": {MaxRunning: -1}, "m": {MaxPending: -1}, "k": {MaxRunning: -2},
@@ -248,6 +251,9 @@ func TestRegressIntExtremes(t *testing.T) {
 		{policy.TierConfig{MinShare: 0.5, BurstShare: 1}, math.MaxInt, 1 << 62, math.MaxInt},
 		{policy.TierConfig{MinShare: 0.5, BurstShare: 1}, 7, 3, 7},
 		{policy.TierConfig{BurstShare: 0.1}, 7, 0, 1},
+		{policy.TierConfig{MaxRunning: 3}, 0, 0, 3},                                // no shares: no global cap needed
+		{policy.TierConfig{MinShare: 0.5, BurstShare: 1, MaxRunning: 2}, 10, 2, 2}, // the reservation at most the cap
+		{policy.TierConfig{BurstShare: 0.5, MaxRunning: 9}, 10, 0, 5},
 	} {
 		if r, b := tc.tier.Slots(tc.c); r != tc.reserved || b != tc.burst {
 			t.Errorf("%+v.Slots(%d) = %d, %d; want %d, %d", tc.tier, tc.c, r, b, tc.reserved, tc.burst)

@@ -112,14 +112,22 @@ func (e *RefusalError) Is(target error) bool {
 }
 
 // TierConfig reserves part of the global capacity for one tier (priority)
-// and caps it, in place of the tier rule "value = cap".
+// and caps it, in place of the tier rule "value = cap" (see PriorityMode).
+// It needs a cap of some kind: shares (BurstShare), MaxRunning, or both.
 type TierConfig struct {
 	// MinShare of MaxConcurrency is reserved for the tier: other tiers
-	// never hold those slots (⌊MinShare·C⌋ of them).
+	// never hold those slots (⌊MinShare·C⌋ of them, at most MaxRunning).
 	MinShare float64
 	// BurstShare of MaxConcurrency is the most the tier may run
-	// (⌊BurstShare·C⌋, at least its reservation and at least 1).
+	// (⌊BurstShare·C⌋, at least its reservation and at least 1). It is
+	// required with a MinShare; 0 without one means no share cap (then
+	// MaxRunning must be set).
 	BurstShare float64
+	// MaxRunning caps the tier's running jobs absolutely (spec 5's
+	// max_inflight), beside the shares: the tier runs at most
+	// min(burst, MaxRunning). 0 means no absolute cap. A tier with only
+	// MaxRunning needs no global cap.
+	MaxRunning int
 	// LendIdle lets other tiers use the reservation while the tier has
 	// nothing waiting; borrowed slots come back as the borrowers finish.
 	// Without it the reservation stays free for the tier even while it
@@ -128,11 +136,22 @@ type TierConfig struct {
 	LendIdle bool
 }
 
+// shares reports whether the tier takes shares of the global cap.
+func (t TierConfig) shares() bool { return t.MinShare != 0 || t.BurstShare != 0 }
+
 // Slots returns the reserved and the burst slots of the tier out of a
-// global capacity c.
+// global capacity c: the burst is the most it may run (the largest int for
+// no cap), the reservation at most that.
 func (t TierConfig) Slots(c int) (reserved, burst int) {
-	reserved = shareOf(t.MinShare, c)
-	burst = max(shareOf(t.BurstShare, c), reserved, 1)
+	burst = noCap
+	if t.shares() {
+		reserved = shareOf(t.MinShare, c)
+		burst = max(shareOf(t.BurstShare, c), reserved, 1)
+	}
+	if t.MaxRunning > 0 {
+		burst = min(burst, t.MaxRunning)
+		reserved = min(reserved, burst)
+	}
 	return reserved, burst
 }
 
@@ -148,13 +167,11 @@ func shareOf(share float64, c int) int {
 
 // ValidateTiers checks the tier configs against the global capacity c:
 // shares in [0, 1], MinShare ≤ BurstShare, reservations that fit together,
-// and a global cap to take shares of.
+// a global cap to take shares of, MaxRunning not negative, and a cap of
+// some kind on each tier.
 func ValidateTiers(tiers map[Priority]TierConfig, c int) error {
 	if len(tiers) == 0 {
 		return nil
-	}
-	if c <= 0 {
-		return InvalidConfig("MaxConcurrency", c, "tier shares (WithTier) need a global cap")
 	}
 	// In sorted order, so that the error names the same tier on every run
 	// and the float sum of the MinShares rounds the same way.
@@ -163,6 +180,14 @@ func ValidateTiers(tiers map[Priority]TierConfig, c int) error {
 		t := tiers[p]
 		field := fmt.Sprintf("Tier[%d]", p)
 		switch {
+		case t.MaxRunning < 0:
+			return InvalidConfig(field+".MaxRunning", t.MaxRunning, "must not be negative (0 for no absolute cap)")
+		case !t.shares() && t.MaxRunning == 0:
+			return InvalidConfig(field, "no cap", "set BurstShare (with MinShare) or MaxRunning")
+		case !t.shares():
+			continue
+		case c <= 0:
+			return InvalidConfig("MaxConcurrency", c, "tier shares (WithTier's MinShare, BurstShare) need a global cap")
 		case !(t.MinShare >= 0 && t.MinShare <= 1):
 			return InvalidConfig(field+".MinShare", t.MinShare, "must be in [0, 1]")
 		case !(t.BurstShare > 0 && t.BurstShare <= 1):
