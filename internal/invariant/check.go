@@ -12,13 +12,34 @@ import (
 	"github.com/fairsched/fairsched"
 )
 
-// tierCap is the most jobs of tier p that may run at once.
+// tierCap is the most jobs of tier p that may run at once: its burst
+// share, at most its MaxRunning (spec 5's max_inflight, never exceeded);
+// else its value, unless priorities only order (or p is 0): then none.
 func (c *config) tierCap(p fairsched.Priority) int {
 	if t, ok := c.tiers[p]; ok {
-		r := int(math.Floor(t.MinShare * float64(c.maxConc)))
-		return max(int(math.Floor(t.BurstShare*float64(c.maxConc))), r, 1)
+		cp := math.MaxInt
+		if t.MinShare != 0 || t.BurstShare != 0 {
+			cp = max(int(math.Floor(t.BurstShare*float64(c.maxConc))), c.tierReserve(t), 1)
+		}
+		if t.MaxRunning > 0 {
+			cp = min(cp, t.MaxRunning)
+		}
+		return cp
+	}
+	if c.orderOnly || p == 0 {
+		return math.MaxInt
 	}
 	return int(p)
+}
+
+// tierReserve is the slots a tier reserves: ⌊MinShare·C⌋, at most its
+// MaxRunning.
+func (c *config) tierReserve(t fairsched.TierConfig) int {
+	r := int(math.Floor(t.MinShare * float64(c.maxConc)))
+	if t.MaxRunning > 0 {
+		r = min(r, t.MaxRunning)
+	}
+	return r
 }
 
 func (c *config) groupLimit(g string) int {
@@ -145,16 +166,17 @@ func (sm *sim) begin(ctx context.Context, j *jobRun, p *perRun) *attempt {
 		if !r.matches(a) {
 			continue
 		}
-		starts := append(sm.rateStarts[i], now)
+		starts := append(sm.rateStarts[i], rateStart{now, r.tokens(a)})
 		if len(starts) > rateWindow {
 			starts = starts[1:]
 		}
 		sm.rateStarts[i] = starts
+		n := 0.0
 		for k := len(starts) - 1; k >= 0; k-- {
-			n := float64(len(starts) - k)
-			if allowed := float64(r.burst) + r.perSec*now.Sub(starts[k]).Seconds(); n > allowed+1e-6 {
-				sm.violate("%s starts: rate limit %c:%q (%v/s, burst %d) admitted %v jobs in %v",
-					a.name(), r.kind, r.name, r.perSec, r.burst, n, now.Sub(starts[k]))
+			n += starts[k].tokens
+			if allowed := float64(r.burst) + r.perSec*now.Sub(starts[k].at).Seconds(); n > allowed+1e-6 {
+				sm.violate("%s starts: rate limit %c:%q (%v/s, burst %d) gave %v tokens in %v",
+					a.name(), r.kind, r.name, r.perSec, r.burst, n, now.Sub(starts[k].at))
 				break
 			}
 		}
@@ -165,6 +187,25 @@ func (sm *sim) begin(ctx context.Context, j *jobRun, p *perRun) *attempt {
 	}
 	sm.logf("start %s key=%q group=%q%s for %v", a.name(), a.key, a.group, slot, a.plan.dur)
 	return a
+}
+
+// rateStart is an admission a rate limit counted: when, and the tokens it
+// took.
+type rateStart struct {
+	at     time.Time
+	tokens float64
+}
+
+// tokens is what attempt a takes from rate limit r (spec 4): its job's
+// stated tokens in whole seconds, rounded up, else 1; at most the burst.
+// A coalescing type's run may be any of its requests', so it counts 1,
+// the least any takes.
+func (r rateSpec) tokens(a *attempt) float64 {
+	n := 1.0
+	if a.job != nil && !a.typ.cfg.Coalesce && a.job.spec.tokens > 0 {
+		n = math.Ceil(a.job.spec.tokens.Seconds())
+	}
+	return min(n, float64(r.burst))
 }
 
 func (r rateSpec) matches(a *attempt) bool {
@@ -572,7 +613,7 @@ func (sm *sim) reserved(p fairsched.Priority, running int, waiting map[fairsched
 		if q == p || t.LendIdle && waiting[q] == 0 {
 			continue
 		}
-		owed += max(0, int(math.Floor(t.MinShare*float64(c.maxConc)))-sm.byTier[q])
+		owed += max(0, c.tierReserve(t)-sm.byTier[q])
 	}
 	return running+1+owed > c.maxConc
 }

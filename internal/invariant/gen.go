@@ -153,6 +153,7 @@ type config struct {
 	maxConc    int // 0: unlimited
 	types      []typeSpec
 	tiers      map[fairsched.Priority]fairsched.TierConfig
+	orderOnly  bool // WithPriorityMode(PriorityOrderOnly): priorities from 0, caps only by WithTier
 	groupsOn   bool
 	groupNames []string // the groups jobs use ("" included)
 	groupCfg   map[string][3]int
@@ -178,6 +179,9 @@ func (c *config) options() []fairsched.Option {
 	}
 	for _, p := range sortedKeys(c.tiers) {
 		o = append(o, fairsched.WithTier(p, c.tiers[p]))
+	}
+	if c.orderOnly {
+		o = append(o, fairsched.WithPriorityMode(fairsched.PriorityOrderOnly))
 	}
 	if c.groupsOn {
 		for _, g := range sortedKeys(c.groupCfg) {
@@ -264,6 +268,9 @@ func (c *config) String() string {
 			b.WriteString(" requiresWorker")
 		}
 	}
+	if c.orderOnly {
+		fmt.Fprintf(&b, "\n  priorities only order")
+	}
 	if len(c.tiers) > 0 {
 		fmt.Fprintf(&b, "\n  tiers=%v", c.tiers)
 	}
@@ -339,6 +346,12 @@ func (g *gen) chaosConfig() *config {
 	}
 	// Priorities: a few distinct values so tiers fill and compete.
 	prios := []fairsched.Priority{1 + fairsched.Priority(g.intn(3)), 2 + fairsched.Priority(g.intn(4)), 4 + fairsched.Priority(g.intn(5))}
+	// Priorities that only order (specs 3 and 5): the lowest may be 0, and
+	// tiers are capped only by WithTier, some by MaxRunning alone.
+	c.orderOnly = g.chance(0.25)
+	if c.orderOnly {
+		prios[0] = fairsched.Priority(g.intn(2))
+	}
 	nTypes := 2 + g.intn(4)
 	anyWorker := false
 	for i := range nTypes {
@@ -384,18 +397,26 @@ func (g *gen) chaosConfig() *config {
 			}
 		}
 	}
+	for _, p := range prios {
+		// An absolute cap (spec 5's max_inflight): beside shares, or alone,
+		// which needs no global cap.
+		if t, ok := c.tiers[p]; ok && g.chance(0.4) || !ok && (c.orderOnly || useTiers) && g.chance(0.3) {
+			t.MaxRunning = 1 + g.intn(3)
+			c.tiers[p] = t
+		}
+	}
 	// Reservations that are never lent must leave every other tier in use a
 	// slot, or its jobs could never run (and a graceful Close never return).
 	for _, q := range prios {
 		for {
-			owed, lender := 0, fairsched.Priority(0)
+			owed, lender, found := 0, fairsched.Priority(0), false
 			for _, p := range sortedKeys(c.tiers) {
 				if t := c.tiers[p]; p != q && !t.LendIdle {
 					owed += int(t.MinShare * float64(c.maxConc))
-					lender = p
+					lender, found = p, true
 				}
 			}
-			if owed < c.maxConc || lender == 0 {
+			if owed < c.maxConc || !found {
 				break
 			}
 			t := c.tiers[lender]

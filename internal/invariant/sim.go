@@ -178,7 +178,7 @@ type sim struct {
 	bySlot       map[slotRef]*attempt
 	workers      map[string]fairsched.WorkerSpec
 	paused       map[string]bool
-	rateStarts   [][]time.Time
+	rateStarts   [][]rateStart
 	successes    map[string]time.Time // coalescing signatures: when a run last succeeded
 	accts        map[string]*acct
 	fgOut        int
@@ -226,7 +226,7 @@ func Run(opts Options) Result {
 	sm.res.Config = sm.cfg.String()
 	sm.t0 = sm.mock.Now()
 	sm.now, sm.lastProgress = sm.t0, sm.t0
-	sm.rateStarts = make([][]time.Time, len(sm.cfg.rates))
+	sm.rateStarts = make([][]rateStart, len(sm.cfg.rates))
 	for _, t := range sm.cfg.types {
 		sm.evTypes[t.name] = !t.cfg.Coalesce
 	}
