@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -27,7 +28,9 @@ import (
 //	header[0]  global cap: value % 9 (0 = unlimited)
 //	header[1]  flags, fzScoring…fzKeyLimits
 //	header[2]  group weights A, B: 1 + two bits each; bits 4-5 A's minimum, 6-7 A's limit
-//	header[3]  tenant MaxRunning: 1 + value % 3; bits 2-3 the key k1's own (0: none)
+//	header[3]  tenant MaxRunning: 1 + (bits 0-5) % 3; bits 2-3 the key k1's own (0: none);
+//	           bit 6 priorities only order (c has priority 0; tiers 2 and 8 capped by MaxRunning);
+//	           bit 7 rate limits on type a, key k1 and group A (jobs take their tokens)
 //
 //	op % 12   operands
 //	0, 1      submit     type, id, key, group, flags (fzOnDemand…fzTTL)
@@ -60,6 +63,12 @@ const (
 	fzGroupLimit               // group A's limit and minimum from header[2]
 	fzUrgent                   // aging's urgent threshold: urgent jobs borrow past group shares
 	fzKeyLimits                // key k1's own MaxRunning
+)
+
+// header[3]'s flags besides the tenant limits.
+const (
+	fzOrderOnly = 1 << 6 // PriorityOrderOnly: c at priority 0, tiers 2 and 8 capped by MaxRunning
+	fzRated     = 1 << 7 // rate limits: jobs take their tokens
 )
 
 // Submission flags.
@@ -167,6 +176,50 @@ type fzState struct {
 	expiredNow map[*Job]bool // expired by the operation
 
 	submitted, finished, withdrawn, expired, retried int
+
+	taken map[policy.RateScope]float64 // tokens each rate limit gave, since the start
+}
+
+// config is type t's registration: c has priority 0 when priorities only
+// order.
+func (s *fzState) config(t policy.JobType) policy.JobTypeConfig {
+	cfg := fzConfigs[t]
+	if s.limits.PriorityMode == policy.PriorityOrderOnly && t == "c" {
+		cfg.Priority = 0
+	}
+	return cfg
+}
+
+// tierCap is the most jobs tier p may run: its MaxRunning when configured,
+// else its value, or no cap when priorities only order.
+func (s *fzState) tierCap(p policy.Priority) int {
+	if t, ok := s.limits.Tiers[p]; ok {
+		return t.MaxRunning
+	}
+	if s.limits.PriorityMode == policy.PriorityOrderOnly {
+		return math.MaxInt
+	}
+	return int(p)
+}
+
+// takeTokens counts what admitted job j took from each rate limit that
+// applies (its tokens in whole seconds, rounded up, else 1; at most the
+// burst), and fails when a limit gave more than its burst and refill since
+// the start allow.
+func (s *fzState) takeTokens(j *Job) {
+	for _, l := range s.limits.RateLimits {
+		if name := map[policy.RateScopeKind]string{policy.RateType: string(j.Type), policy.RateKey: j.Key, policy.RateGroup: j.Group}[l.Scope.Kind]; name != l.Scope.Name {
+			continue
+		}
+		n := 1.0
+		if j.Tokens > 0 {
+			n = math.Ceil(j.Tokens.Seconds())
+		}
+		s.taken[l.Scope] += min(n, float64(l.Burst))
+		if allowed := float64(l.Burst) + l.PerSecond*s.now.Sub(fzStart).Seconds(); s.taken[l.Scope] > allowed+1e-9 {
+			s.fail("rate limit %v gave %v tokens by +%v; at most %v", l.Scope, s.taken[l.Scope], s.now.Sub(fzStart), allowed)
+		}
+	}
 }
 
 // fzLimits builds the limits the header asks for.
@@ -198,6 +251,18 @@ func fzLimits(t *testing.T, h *fzReader) policy.Limits {
 			"A": a, "B": {Weight: 1 + groups>>2&3},
 		}}
 	}
+	if tenants&fzOrderOnly != 0 {
+		l.PriorityMode = policy.PriorityOrderOnly
+		l.Tiers = map[policy.Priority]policy.TierConfig{2: {MaxRunning: 1}, 8: {MaxRunning: 2}}
+	}
+	if tenants&fzRated != 0 {
+		l.RateLimits = []policy.RateLimit{
+			{Scope: policy.RateScope{Kind: policy.RateType, Name: "a"}, PerSecond: 2, Burst: 2},
+			{Scope: policy.RateScope{Kind: policy.RateKey, Name: "k1"}, PerSecond: 1, Burst: 3},
+			{Scope: policy.RateScope{Kind: policy.RateGroup, Name: "A"}, PerSecond: 0.5, Burst: 1},
+		}
+	}
+	tenants &^= fzOrderOnly | fzRated
 	if flags&fzTenants != 0 {
 		l.Tenants = &policy.TenantsConfig{Default: policy.TenantLimits{MaxRunning: 1 + tenants%3}}
 		if flags&fzKeyLimits != 0 {
@@ -217,10 +282,10 @@ func fzRun(t *testing.T, data []byte) {
 	if len(data) > 1 {
 		flags = int(data[1])
 	}
-	s := &fzState{t: t, c: New(l), limits: l, now: fzStart, place: map[*Job]fzPlace{},
+	s := &fzState{t: t, c: New(l), limits: l, now: fzStart, place: map[*Job]fzPlace{}, taken: map[policy.RateScope]float64{},
 		workers: map[string]bool{}, paused: map[string]bool{}, wasPending: map[*Job]bool{}, expiredNow: map[*Job]bool{}}
 	for _, ty := range fzTypes {
-		if err := s.c.RegisterType(ty.name, ty.cfg); err != nil {
+		if err := s.c.RegisterType(ty.name, s.config(ty.name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -481,6 +546,7 @@ func (s *fzState) dispatch() {
 		}
 		s.leave(j)
 		s.place[j] = fzRunning
+		s.takeTokens(j)
 	}
 }
 
@@ -594,7 +660,7 @@ func (s *fzState) check(dispatched, expiredAll bool) {
 		if rj := snap.Running[i]; rj.Type != j.Type || rj.ID != j.ID || rj.FairnessKey != j.Key || rj.Group != j.Group {
 			s.fail("snapshot running[%d] = %+v, Running()[%d] = %s", i, rj, i, fzLabel(j))
 		}
-		cfg := fzConfigs[j.Type]
+		cfg := s.config(j.Type)
 		if j.Priority != cfg.Priority {
 			s.fail("%s at priority %d, its type's is %d", fzLabel(j), j.Priority, cfg.Priority)
 		}
@@ -636,7 +702,7 @@ func (s *fzState) check(dispatched, expiredAll bool) {
 		s.fail("%d jobs run, global cap %d", len(running), m)
 	}
 	for p, n := range tiers {
-		if n > int(p) {
+		if n > s.tierCap(p) {
 			s.fail("tier %d runs %d jobs", p, n)
 		}
 	}
@@ -741,6 +807,13 @@ func fzSeeds() [][]byte {
 	}
 	submit := func(ty, id, key, group, flags byte) []byte { return []byte{opSubmit, ty, id, key, group, flags} }
 	return [][]byte{
+		// Priorities that only order, with tier caps by MaxRunning; rate
+		// limits taking the jobs' tokens.
+		prog([4]byte{3, fzAutoDispatch, 0, fzOrderOnly | fzRated},
+			submit(ta, 0, 1, 1, fzTokens|0x30), submit(ta, 1, 1, 1, 0), submit(tc, 1, 0, 0, 0), submit(tc, 2, 0, 0, 0),
+			submit(td, 0, 2, 0, 0), submit(td, 1, 2, 0, 0), submit(td, 2, 2, 0, 0), submit(ta, 2, 1, 0, fzTokens|0xf0),
+			[]byte{opAdvance, 4}, []byte{opFinish, 0, 0}, []byte{opAdvance, 8}, []byte{opFinish, 1, 0}, []byte{opAdvance, 12},
+			[]byte{opFinish, 0, 0}, []byte{opAdvance, 12}, []byte{opDispatch}),
 		// Caps and conflicts: the global cap 2, b's cap 1, a and b on one id.
 		prog([4]byte{2, 0, 0, 0},
 			submit(ta, 0, 1, 0, 0), submit(tb, 0, 2, 0, 0), submit(tb, 1, 2, 0, 0), submit(tc, 1, 0, 0, 0),
