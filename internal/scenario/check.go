@@ -2,9 +2,12 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fairsched/fairsched"
 )
 
 // Check verifies the invariants every run must keep — no cap exceeded, no
@@ -219,7 +222,7 @@ func checkCaps(sc Scenario, res Result) []string {
 			if c.MaxConcurrency > 0 && typ[string(j.Type)] > c.MaxConcurrency {
 				fails = append(fails, fmt.Sprintf("FAIL T=%d: type %s over its cap %d", t, j.Type, c.MaxConcurrency))
 			}
-			if tier[int(c.Priority)] > int(c.Priority) {
+			if tier[int(c.Priority)] > sc.tierCap(c.Priority) {
 				fails = append(fails, fmt.Sprintf("FAIL T=%d: tier %d over its cap", t, c.Priority))
 			}
 			if c.ConflictGroup != "" {
@@ -292,6 +295,27 @@ type Expectation struct {
 	Slot            string // when not empty: the worker slot it must run on
 	HasStart, HasBy bool
 	Line            int // in the scenario file, for the report
+}
+
+// tierCap is the most jobs of tier p that may run: its WithTier burst, at
+// most its MaxRunning; else its value, but no cap when priorities only
+// order or for priority 0.
+func (sc Scenario) tierCap(p fairsched.Priority) int {
+	if t, ok := sc.Tiers[p]; ok { // written out again, not the library's Slots
+		c := math.MaxInt
+		if t.MinShare != 0 || t.BurstShare != 0 {
+			share := func(f float64) int { return int(math.Floor(f * float64(sc.MaxConcurrency))) }
+			c = max(share(t.BurstShare), share(t.MinShare), 1)
+		}
+		if t.MaxRunning > 0 {
+			c = min(c, t.MaxRunning)
+		}
+		return c
+	}
+	if sc.OrderOnly || p < 1 {
+		return math.MaxInt
+	}
+	return int(p)
 }
 
 func (e Expectation) check(sc Scenario, res Result) string {

@@ -38,7 +38,11 @@ import (
 //	  scoring: {}                     # present: scoring on; priority_weight, age_weight,
 //	                                  # rarity_bonus, on_demand_bonus, on_demand_age_weight
 //	  groups: {default_weight: 1, weights: {A: 3}, min_slots: {A: 1}, limits: {A: 6}}
-//	  tiers: {8: {min_share: 0.5, burst_share: 1, lend_idle: true}}  # burst_share default 1
+//	  priority_mode: order_only       # or value_is_cap (the default): priorities only order,
+//	                                  # from 0; tiers capped only where configured
+//	  tiers: {8: {min_share: 0.5, burst_share: 1, lend_idle: true, max_running: 4}}
+//	                                  # burst_share default 1, unless max_running alone
+//	                                  # caps the tier (then no global cap is needed)
 //	  tenants: {max_running: 2, max_pending: 10}
 //	  key_limits: {gold: {max_running: 4}}
 //	  key_weights: {gold: 2}
@@ -167,6 +171,7 @@ type fileScheduler struct {
 	Scoring        *fileLined[fileScoring]           `yaml:"scoring"`
 	Groups         *fileLined[fileGroups]            `yaml:"groups"`
 	Tiers          fileMap[int, fileLined[fileTier]] `yaml:"tiers"`
+	PriorityMode   fileVal[string]                   `yaml:"priority_mode"`
 	Tenants        *fileLined[fileLimits]            `yaml:"tenants"`
 	KeyLimits      map[string]fileLined[fileLimits]  `yaml:"key_limits"`
 	KeyWeights     fileMap[string, fileVal[float64]] `yaml:"key_weights"`
@@ -198,6 +203,7 @@ type fileGroups struct {
 type fileTier struct {
 	MinShare   fileVal[float64] `yaml:"min_share"`
 	BurstShare fileVal[float64] `yaml:"burst_share"`
+	MaxRunning fileVal[int]     `yaml:"max_running"`
 	LendIdle   bool             `yaml:"lend_idle"`
 }
 
@@ -554,6 +560,9 @@ type fileParser struct {
 	rootLine int
 	errs     []*FileError
 	types    map[string]*fileType // declared types by name
+	// zeroOK: a type's priority may be 0 (priority_mode: order_only, or
+	// scoring), where it caps nothing.
+	zeroOK bool
 }
 
 func (p *fileParser) errorf(line int, format string, args ...any) {
@@ -692,8 +701,19 @@ func (p *fileParser) scheduler(sc *Scenario) {
 	if g := s.Groups; g != nil {
 		p.groups(sc, g, maxConc)
 	}
+	if m := s.PriorityMode; m.Set {
+		var mode fairsched.PriorityMode
+		if err := mode.UnmarshalText([]byte(m.V)); err != nil {
+			p.errorf(m.Line, "scheduler.priority_mode must be value_is_cap or order_only, got %q", m.V)
+		}
+		sc.Options = append(sc.Options, fairsched.WithPriorityMode(mode))
+		p.zeroOK = mode == fairsched.PriorityOrderOnly
+		sc.OrderOnly = p.zeroOK
+	}
+	p.zeroOK = p.zeroOK || s.Scoring != nil
 	if len(s.Tiers.V) > 0 {
 		errs := len(p.errs)
+		shares := false // a tier takes shares of the global cap
 		tiers := map[fairsched.Priority]fairsched.TierConfig{}
 		var line int
 		for _, prio := range sortedKeys(s.Tiers.V) {
@@ -701,22 +721,28 @@ func (p *fileParser) scheduler(sc *Scenario) {
 			tLine := s.Tiers.line(prio, t.Line) // a null tier has no line of its own
 			line = max(line, tLine)
 			ctx := fmt.Sprintf("scheduler.tiers.%d", prio)
-			if prio < 1 {
-				p.errorf(tLine, "%s: a tier is a type priority, at least 1", ctx)
+			if prio < 0 {
+				p.errorf(tLine, "%s: a tier is a type priority, not negative", ctx)
 			}
+			p.atLeast(ctx+".", "max_running", t.V.MaxRunning, 0)
 			burst := t.V.BurstShare.or(1)
+			if !t.V.BurstShare.Set && !t.V.MinShare.Set && t.V.MaxRunning.V > 0 {
+				burst = 0 // max_running alone: no share of the global cap
+			}
+			shares = shares || burst > 0
 			if v := t.V.MinShare; !(v.V >= 0 && v.V <= 1) {
 				p.errorf(v.Line, "%s.min_share must be in [0, 1], got %v", ctx, v.V)
-			} else if v := t.V.BurstShare; !(burst > 0 && burst <= 1) {
+			} else if v := t.V.BurstShare; burst != 0 && !(burst > 0 && burst <= 1) {
 				p.errorf(v.Line, "%s.burst_share must be in (0, 1], got %v", ctx, v.V)
 			} else if t.V.MinShare.V > burst {
 				p.errorf(t.V.MinShare.Line, "%s.min_share must not exceed burst_share %v, got %v", ctx, burst, t.V.MinShare.V)
 			}
-			cfg := fairsched.TierConfig{MinShare: t.V.MinShare.V, BurstShare: burst, LendIdle: t.V.LendIdle}
+			cfg := fairsched.TierConfig{MinShare: t.V.MinShare.V, BurstShare: burst, MaxRunning: t.V.MaxRunning.V, LendIdle: t.V.LendIdle}
 			tiers[fairsched.Priority(prio)] = cfg
+			sc.Tiers = tiers
 			sc.Options = append(sc.Options, fairsched.WithTier(fairsched.Priority(prio), cfg))
 		}
-		if maxConc < 1 {
+		if shares && maxConc < 1 {
 			p.errorf(line, "scheduler.tiers need scheduler.max_concurrency: the capacity they share")
 		} else if err := policy.ValidateTiers(tiers, maxConc); err != nil && len(p.errs) == errs {
 			p.errorf(line, "scheduler.tiers: %s", libMessage(err))
@@ -828,7 +854,12 @@ func (p *fileParser) typeList(sc *Scenario) {
 		if !t.V.Priority.Set {
 			p.errorf(t.Line, "%spriority is required", ctx)
 		}
-		p.atLeast(ctx, "priority", t.V.Priority, 1)
+		if p.zeroOK {
+			p.atLeast(ctx, "priority", t.V.Priority, 0)
+		} else if t.V.Priority.Set && t.V.Priority.V < 1 {
+			p.errorf(t.V.Priority.Line, "%spriority must be at least 1, got %d: it is the tier's concurrency cap; "+
+				"priorities from 0 need scheduler.priority_mode: order_only (or scoring)", ctx, t.V.Priority.V)
+		}
 		if !t.V.DefaultCost.Set {
 			p.errorf(t.Line, "%sdefault_cost is required", ctx)
 		} else {

@@ -81,6 +81,10 @@ func TestParseFull(t *testing.T) {
 			{ID: "w1", Slots: []fairsched.SlotSpec{{Types: []fairsched.JobType{"pdf"}}, {Types: []fairsched.JobType{"pdf", "excel"}}}},
 			{ID: "w2", Slots: []fairsched.SlotSpec{{Types: []fairsched.JobType{"excel"}}}},
 		},
+		Tiers: map[fairsched.Priority]fairsched.TierConfig{
+			5: {MinShare: 0.25, BurstShare: 0.5, LendIdle: true},
+			8: {MinShare: 0.5, BurstShare: 1},
+		},
 		Jobs: []scenario.Job{
 			{Type: "pdf", ID: "doc1", Key: "alice", Arrival: 0, Duration: 5, Group: "A", Mode: scenario.ModeQueued},
 			{Type: "pdf", ID: "doc1", Key: "alice", Arrival: 6, Duration: 1, Tag: "#2", Mode: scenario.ModeOnDemand},

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/internal/scenario"
 )
 
@@ -28,6 +29,7 @@ var fuzzBroken = []string{
 	"types:\n  - {name: a, priority: 0, default_cost: -1s}\n  - {name: a, priority: 1, default_cost: 1s}\njobs:\n  - {type: b, id: '', at: -1, duration: 0}\n",
 	"scheduler:\n  aging: {grace: 1s}\n  scoring: {age_weight: -1}\n  groups: {weights: {A: 0}}\ntypes:\n  - {name: a, priority: 1, default_cost: 1s}\njobs:\n  - {type: a, id: j, duration: 1}\n",
 	"types:\n  - {name: w, priority: 2, default_cost: 1s, requires_worker: true}\n  - {name: a, priority: 1, default_cost: 1s}\nworkers:\n  - {id: w1, slots: [[w], [a], []]}\n  - {id: w1, slots: []}\njobs:\n  - {type: w, id: j, duration: 1}\n",
+	"types:\n  - {name: a, priority: 0, default_cost: 1s}\njobs:\n  - {type: a, id: j, duration: 1}\nscheduler: {priority_mode: order_only, tiers: {0: {max_running: 0}, 1: {max_running: 2, min_share: 0.5}}}\n",
 	"types:\n  - {name: a, priority: 1, default_cost: 1s}\ngenerators:\n  - {type: a, count: 3, every: 2, spread: 4, duration: {min: 3, max: 1}, id: 'x'}\nexpect:\n  - {job: a(zz), start: 1}\n",
 }
 
@@ -127,7 +129,12 @@ func fuzzCheckScenario(t *testing.T, sc scenario.Scenario) {
 		if _, dup := types[ty.Name]; dup {
 			t.Fatalf("type %q declared twice", ty.Name)
 		}
-		if err := ty.Config.Validate(ty.Name); err != nil {
+		l := policy.DefaultLimits() // the priority mode and scoring decide whether priority 0 is valid
+		if sc.OrderOnly {
+			l.PriorityMode = policy.PriorityOrderOnly
+		}
+		l.Scoring = sc.Scoring
+		if err := ty.Config.ValidateFor(ty.Name, l); err != nil {
 			t.Fatalf("type %q: %v", ty.Name, err)
 		}
 		types[ty.Name] = ty.Config

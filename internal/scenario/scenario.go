@@ -89,6 +89,10 @@ type Scenario struct {
 	Workers []fairsched.WorkerSpec
 	// Scoring, when not nil, turns linear scoring on (WithScoring).
 	Scoring *fairsched.ScoreConfig
+	// Tiers and OrderOnly, as given to WithTier and WithPriorityMode among
+	// Options, tell the checks each tier's cap.
+	Tiers     map[fairsched.Priority]fairsched.TierConfig
+	OrderOnly bool
 	Jobs    []Job
 	// Expect are claims about the run that Check verifies.
 	Expect []Expectation
