@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/internal/scenario"
+	"github.com/fairsched/fairsched/policy"
 )
 
 // fuzzBroken are malformed scenario files, seeds for FuzzParse next to the

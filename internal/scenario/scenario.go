@@ -93,7 +93,7 @@ type Scenario struct {
 	// Options, tell the checks each tier's cap.
 	Tiers     map[fairsched.Priority]fairsched.TierConfig
 	OrderOnly bool
-	Jobs    []Job
+	Jobs      []Job
 	// Expect are claims about the run that Check verifies.
 	Expect []Expectation
 	// Progress, when set, is called after every step with the step and
