@@ -274,8 +274,12 @@ func (f jobOptionFunc) applyJob(j *messages.Job) { f(j) }
 // WithTokens states the job's cost: it is charged to the job's fairness key
 // instead of the learned estimate of its (type, id), for callers that know
 // what a job costs (a request's size, a batch's length). The learned
-// estimate keeps learning from the job's wall time all the same. 0 means
-// the estimate; a negative cost is ErrInvalidJob.
+// estimate keeps learning from the job's wall time all the same. It is also
+// what the job takes from each rate limit that applies (WithRateLimit; spec
+// 4: one unit for the fair queue and the quota): cost in seconds, rounded
+// up to a whole token — 4s takes 4 tokens, 2.5s takes 3, 1ns takes 1 — at
+// most the bucket's burst. A job without it takes 1. 0 means the estimate
+// (and 1 token); a negative cost is ErrInvalidJob.
 func WithTokens(cost time.Duration) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.Tokens = cost })
 }
@@ -682,11 +686,16 @@ func RateForKey(k string) RateScope { return RateScope{Kind: policy.RateKey, Nam
 
 // WithRateLimit caps how fast jobs of scope start: a token bucket
 // (golang.org/x/time/rate, run on the scheduler's clock) of perSecond
-// tokens a second holding at most burst, one token per admission. A job
-// whose bucket is empty waits (reason rate_limited) and its whole scope
-// leaves dispatch until the bucket refills — one timer for the earliest
-// refill — so its slot goes to other work meanwhile. A rate that is not
-// positive and finite, a burst under 1 or a scope limited twice is
+// tokens a second holding at most burst. A job takes its tokens from each
+// bucket that applies: its WithTokens cost in seconds, rounded up to a
+// whole token, or 1 when it states none. A job whose bucket holds fewer
+// waits (reason rate_limited) and its whole scope leaves dispatch until the
+// bucket holds them — one timer for the earliest refill — so its slot goes
+// to other work meanwhile, and smaller jobs of the scope do not pass it. A
+// job larger than the burst waits for a full bucket and takes all of it:
+// never refused, never starved; the tokens past the burst are not owed, so
+// the next job waits only for its own from the empty bucket. A rate that is
+// not positive and finite, a burst under 1 or a scope limited twice is
 // ErrInvalidConfig.
 func WithRateLimit(scope RateScope, perSecond float64, burst int) Option {
 	return optionFunc(func(o *options) {

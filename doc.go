@@ -46,7 +46,12 @@
 //     dispatch can order by spec 3's score — priority, age, rarity of free
 //     slots, and an on-demand bonus for RunSync work — whose crossovers
 //     ScoreConfig.Crossover computes (a priority-0 job passes a fresh
-//     priority-5 one after 320s with the defaults).
+//     priority-5 one after 320s with the defaults; priority 0 registers
+//     with scoring).
+//   - Priority modes (WithPriorityMode): by default a priority's value is
+//     also its tier's cap (spec 1); with PriorityOrderOnly priorities from
+//     0 only order, and tiers are capped only by WithTier — shares of the
+//     global cap and an absolute MaxRunning (spec 5's max_inflight).
 //   - Explanations: Snapshot lists every pending job with the reason it
 //     waits (paused, backoff, deferred, tenant_limit, global_limit,
 //     tier_limit, type_limit, no_workers, worker_busy, group_limit,

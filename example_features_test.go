@@ -132,13 +132,15 @@ func ExampleWithAdmissionPolicy() {
 }
 
 // With linear scoring a low-priority job waiting long enough goes ahead of
-// fresh high-priority work; the snapshot shows each pending job's score.
+// fresh high-priority work: priority 0 (spec 3's lowest business priority,
+// valid with scoring) ties a fresh priority 5 after 320s, and wins on its
+// earlier arrival. The snapshot shows each pending job's score.
 func ExampleWithScoring() {
 	mock := clock.NewMock()
 	s, _ := fairsched.New(fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1), fairsched.WithScoring(fairsched.ScoreConfig{}))
 	defer s.Close(context.Background())
-	_ = s.RegisterType("batch", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1})
-	_ = s.RegisterType("urgent", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 6})
+	_ = s.RegisterType("batch", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 0})
+	_ = s.RegisterType("urgent", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 5})
 	release := make(chan struct{})
 	defer close(release)
 	_ = s.Submit("urgent", "first", blockingJob(release)) // holds the one slot
@@ -151,6 +153,32 @@ func ExampleWithScoring() {
 		fmt.Printf("%s/%s score %.0f\n", p.Type, p.ID, p.Score)
 	}
 	// Output:
-	// batch/old score 6144
-	// urgent/fresh score 6144
+	// batch/old score 5120
+	// urgent/fresh score 5120
+}
+
+// Priorities that only order (specs 3 and 5): priority 0 registers, no
+// tier is capped by its value, and WithTier caps a tier absolutely
+// (MaxRunning, spec 5's max_inflight) where one is wanted.
+func ExampleWithPriorityMode() {
+	s, _ := fairsched.New(fairsched.WithMaxConcurrency(4),
+		fairsched.WithPriorityMode(fairsched.PriorityOrderOnly),
+		fairsched.WithTier(2, fairsched.TierConfig{MaxRunning: 1}))
+	defer s.Close(context.Background())
+	fmt.Println(s.RegisterType("backfill", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 0}))
+	fmt.Println(s.RegisterType("copilot", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}))
+	fmt.Println(s.RegisterType("incident", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 2}))
+	release := make(chan struct{})
+	defer close(release)
+	for i, t := range []fairsched.JobType{"incident", "incident", "copilot", "copilot", "copilot", "backfill"} {
+		_ = s.Submit(t, fmt.Sprint(i), blockingJob(release))
+	}
+	waitFor(s, pendingCount(2)) // an incident (its tier runs its cap) and the backfill (the global cap)
+	snap, _ := s.Snapshot(context.Background())
+	fmt.Println("running by tier:", snap.RunningByTier)
+	// Output:
+	// <nil>
+	// <nil>
+	// <nil>
+	// running by tier: map[1:3 2:1]
 }

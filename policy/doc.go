@@ -11,7 +11,7 @@
 //	the admission policy's deferral has run out      else deferred      (WithAdmissionPolicy)
 //	running(key k)     < k.MaxRunning                else tenant_limit  (TenantLimits; no cap when 0)
 //	running            < MaxConcurrency (global)     else global_limit  (no cap when unset)
-//	running(tier p)    < int(p), or burst(p)         else tier_limit    (burst with WithTier)
+//	running(tier p)    < cap(p)                      else tier_limit    (see Tier caps below)
 //	running + 1 + Σ_{q≠p} owed(q) ≤ MaxConcurrency   else global_limit  (reservations of tiers with WithTier)
 //	running(type t)    < t.MaxConcurrency            else type_limit    (no cap when 0)
 //	running(G) < alloc(G) and < limit(G)             else group_limit   (with group weights; see below)
@@ -27,10 +27,24 @@
 // The tenant's rules come first: a noisy tenant is told it is the noisy one,
 // even when the whole scheduler is saturated.
 //
+// # Tier caps and priority modes
+//
+// A tier's cap is, with a TierConfig, burst(p) below; without one it is
+// int(p) in the default mode (PriorityValueIsCap, spec 1: the value orders
+// and caps), and there is none with PriorityOrderOnly (specs 3 and 5:
+// priorities only order) or for priority 0. Priority 0 is valid only where
+// it caps nothing: with PriorityOrderOnly or with scoring; the default mode
+// without scoring refuses it, naming the option. Negative priorities are
+// always refused: priorities order from 0 up, and aging, floors and scores
+// build on that.
+//
 // # Tier shares
 //
 // With WithTier, a tier p gets reserved(p) = ⌊MinShare·C⌋ of the global cap C
-// and runs at most burst(p) = max(⌊BurstShare·C⌋, reserved(p), 1). A tier q
+// and runs at most burst(p) = max(⌊BurstShare·C⌋, reserved(p), 1); with
+// MaxRunning m > 0 (spec 5's max_inflight) burst(p) = min(that, m) and
+// reserved(p) = min(⌊MinShare·C⌋, m), and a tier with m alone (no shares)
+// has reserved(p) = 0, burst(p) = m and needs no global cap. A tier q
 // is owed owed(q) = max(0, reserved(q) − running(q)) slots — nothing while
 // it lends (LendIdle) and has no job waiting — and no other tier may take a
 // slot that would leave fewer free than the others are owed. With group
@@ -58,14 +72,25 @@
 //
 // A rate limit is a token bucket (golang.org/x/time/rate, evaluated at the
 // times the scheduler is given) on the admissions of a type, a group or a
-// fairness key: rate r tokens a second, at most b saved, one token per
-// admission. A job passing every rule above still waits (rate_limited)
-// while a bucket of its scopes holds less than one token; the bucket holds
-// one again after (1 − tokens)/r seconds. The whole scope leaves dispatch
-// until then — the type is switched off, the key's or group's lanes are
-// held — and a heap of those refill times gives the one timer the owner
-// needs. A refill found early blocks the scope again, never late, so no
-// token is left unused while its jobs wait.
+// fairness key: rate r tokens a second, at most b saved. A job takes n
+// tokens from each bucket of its scopes (spec 4: one unit for the fair
+// queue and the quota): its stated cost (WithTokens) in seconds rounded up
+// to a whole token — a 4s job takes 4, a 2.5s job 3, a 1ns job 1 — or 1
+// when it states none; whole tokens, since x/time/rate takes whole
+// tokens, and every job takes at least one, so a limit still bounds
+// admissions. A job passing every rule above still waits (rate_limited)
+// while a bucket of its scopes holds fewer than n; the bucket holds them
+// after (n − tokens)/r seconds (rounded down to the nanosecond, at least
+// 1ns, at most the largest Duration for a tiny r). The whole scope leaves
+// dispatch until then — the type is switched off, the key's or group's
+// lanes are held — so smaller jobs of the scope do not pass the one that
+// waits, and a heap of those refill times gives the one timer the owner
+// needs; a job whose scope already waits starts no other wait. A refill
+// found early blocks the scope again, never late, so no token is left
+// unused while its jobs wait. A job that needs more than the burst b —
+// which the bucket can never hold — takes n = b: it waits for a full
+// bucket and empties it, never refused and never starved; the tokens past
+// the burst are not owed, so the next job waits only for its own.
 //
 // # Adaptive limit
 //
@@ -89,8 +114,8 @@
 // job's cost. This is weighted fair queuing with the key as the flow and
 // the weight in place of a priority's inverse.
 //
-// The tier rule makes a Priority do double duty: it orders tiers and caps
-// them. With foreground at Priority(40) and background at Priority(10), no
+// In the default mode the tier rule makes a Priority do double duty: it
+// orders tiers and caps them. With foreground at Priority(40) and background at Priority(10), no
 // more than 10 slots ever hold background work, so foreground work arriving
 // on a saturated scheduler finds a free slot as soon as the global cap leaves
 // one, however much background work waits.
@@ -270,7 +295,8 @@
 //
 // (ScoreConfig.Crossover). A priority gap g costs g·W_p/W_a = 64·g seconds
 // with the defaults: a priority-0 job passes a fresh priority-5 job after
-// 320s. A fresh on-demand job of the same priority leads by B_o, which
+// 320s (priority 0, spec 3's lowest business priority, registers with
+// scoring; its tier has no cap of its own). A fresh on-demand job of the same priority leads by B_o, which
 // takes B_o/W_a = 256s to close. Two queued jobs of one priority never
 // cross — their lines are parallel, and the older is always ahead — so
 // starvation is bounded by the crossover against the highest class that

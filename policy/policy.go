@@ -63,7 +63,7 @@ type Reason string
 // them. The first rule that refuses a job names its reason.
 const (
 	ReasonGlobalLimit Reason = "global_limit" // WithMaxConcurrency reached
-	ReasonTierLimit   Reason = "tier_limit"   // int(Priority) jobs of the tier running
+	ReasonTierLimit   Reason = "tier_limit"   // the tier runs its cap: int(Priority), or its TierConfig's
 	ReasonTypeLimit   Reason = "type_limit"   // JobTypeConfig.MaxConcurrency reached
 	ReasonConflict    Reason = "conflict"     // a job of the same conflict group runs on the same id
 	ReasonGroupLimit  Reason = "group_limit"  // the job's group runs its allocation of slots (or its limit)

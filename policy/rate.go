@@ -37,7 +37,9 @@ type RateScope struct {
 func (s RateScope) String() string { return fmt.Sprintf("%s %q", s.Kind, s.Name) }
 
 // RateLimit is a token bucket on the admissions of one scope: PerSecond
-// tokens a second, at most Burst saved; each admission takes one.
+// tokens a second, at most Burst saved; each admission takes the job's
+// tokens (its stated cost in whole seconds, rounded up, else 1; at most
+// Burst).
 type RateLimit struct {
 	Scope     RateScope
 	PerSecond float64
