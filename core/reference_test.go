@@ -532,6 +532,7 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 		Aging:           r.aging,
 		KeyWeights:      refKeyWeights(r.weights),
 		Tiers:           maps.Clone(r.tiers),
+		PriorityMode:    map[bool]policy.PriorityMode{true: policy.PriorityOrderOnly}[r.orderOnly],
 		Adaptive:        refAdaptive(r.adaptive),
 		Expired:         r.expiredTotal,
 		Groups:          r.groupSnapshots(),
@@ -610,7 +611,7 @@ func snapshotsEqual(a, b Snapshot) bool {
 	return a.Time == b.Time && a.MaxConcurrency == b.MaxConcurrency &&
 		slices.Equal(a.Running, b.Running) && slices.EqualFunc(a.Pending, b.Pending, pendingEqual) &&
 		maps.Equal(a.KeyWeights, b.KeyWeights) && (a.KeyWeights == nil) == (b.KeyWeights == nil) &&
-		maps.Equal(a.Tiers, b.Tiers) &&
+		maps.Equal(a.Tiers, b.Tiers) && a.PriorityMode == b.PriorityMode &&
 		(a.Adaptive == nil) == (b.Adaptive == nil) && (a.Adaptive == nil || *a.Adaptive == *b.Adaptive) &&
 		maps.Equal(a.AccumulatedCost, b.AccumulatedCost) && slices.Equal(a.CostEstimates, b.CostEstimates) &&
 		maps.Equal(a.RunningByTier, b.RunningByTier) && maps.Equal(a.RunningByType, b.RunningByType) &&

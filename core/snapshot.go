@@ -26,8 +26,11 @@ type Snapshot struct {
 	// Adaptive is the adaptive limit's configuration; MaxConcurrency is its
 	// current limit.
 	Adaptive *policy.AdaptiveLimitConfig `json:"adaptive_limit,omitempty"`
-	// Tiers are the tier shares (WithTier), by priority.
+	// Tiers are the tier shares and caps (WithTier), by priority.
 	Tiers map[policy.Priority]policy.TierConfig `json:"tiers,omitempty"`
+	// PriorityMode says whether a priority's value caps its tier (the
+	// default, omitted) or priorities only order.
+	PriorityMode policy.PriorityMode `json:"priority_mode,omitempty"`
 	// KeyWeights are the fairness keys with a weight other than 1.
 	KeyWeights map[string]float64 `json:"key_weights,omitempty"`
 	// CostEstimates are the learned costs, by type then id.
@@ -107,6 +110,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		Expired:         c.expiredTotal,
 		KeyWeights:      keyWeights(c.limits.KeyWeights),
 		Tiers:           maps.Clone(c.limits.Tiers),
+		PriorityMode:    c.limits.PriorityMode,
 		Adaptive:        copyAdaptive(c.limits.Adaptive),
 		CostEstimates:   make([]CostEstimate, 0, c.estimates.Len()),
 		RunningByTier:   c.usage.ByTier(),

@@ -224,10 +224,20 @@ func newView(s fairsched.Snapshot, c config) view {
 	}
 	for _, p := range slices.Sorted(maps.Keys(tiers)) {
 		row := tierRow{Priority: int(p), Running: s.RunningByTier[p], Pending: pendingByTier[p],
-			Cap: strconv.Itoa(int(p)), Reserved: "—", LendIdle: "—"}
+			Cap: "—", Reserved: "—", LendIdle: "—"}
+		if s.PriorityMode == fairsched.PriorityValueIsCap && p > 0 {
+			row.Cap = strconv.Itoa(int(p)) // the value is the cap
+		}
 		if t, ok := s.Tiers[p]; ok {
 			reserved, burst := t.Slots(s.MaxConcurrency)
-			row.Cap = fmt.Sprintf("%d (%s of %d)", burst, percent(t.BurstShare), s.MaxConcurrency)
+			switch shares := t.MinShare != 0 || t.BurstShare != 0; {
+			case shares && t.MaxRunning > 0:
+				row.Cap = fmt.Sprintf("%d (%s of %d, max running %d)", burst, percent(t.BurstShare), s.MaxConcurrency, t.MaxRunning)
+			case shares:
+				row.Cap = fmt.Sprintf("%d (%s of %d)", burst, percent(t.BurstShare), s.MaxConcurrency)
+			default:
+				row.Cap = fmt.Sprintf("%d (max running)", burst)
+			}
 			row.Reserved = fmt.Sprintf("%d (%s)", reserved, percent(t.MinShare))
 			row.LendIdle = "no"
 			if t.LendIdle {
