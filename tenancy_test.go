@@ -295,12 +295,14 @@ func TestTenantMaxRunning(t *testing.T) {
 }
 
 // TestTierSharesRejected: tier shares need a global cap, shares in range,
-// MinShare ≤ BurstShare and reservations that fit together.
+// MinShare ≤ BurstShare and reservations that fit together; a tier config
+// must cap something (BurstShare or MaxRunning).
 func TestTierSharesRejected(t *testing.T) {
 	for name, opts := range map[string][]fairsched.Option{
 		"MaxConcurrency":     {fairsched.WithTier(3, fairsched.TierConfig{MinShare: 0.2, BurstShare: 0.5})},
 		"Tier[3].MinShare":   {fairsched.WithMaxConcurrency(10), fairsched.WithTier(3, fairsched.TierConfig{MinShare: -0.1, BurstShare: 0.5})},
-		"Tier[3].BurstShare": {fairsched.WithMaxConcurrency(10), fairsched.WithTier(3, fairsched.TierConfig{MinShare: 0, BurstShare: 0})},
+		"Tier[3].BurstShare": {fairsched.WithMaxConcurrency(10), fairsched.WithTier(3, fairsched.TierConfig{MinShare: 0.1, BurstShare: 0})},
+		"Tier[6] = no cap":   {fairsched.WithMaxConcurrency(10), fairsched.WithTier(6, fairsched.TierConfig{MinShare: 0, BurstShare: 0})},
 		"Tier[4].BurstShare": {fairsched.WithMaxConcurrency(10), fairsched.WithTier(4, fairsched.TierConfig{MinShare: 0.1, BurstShare: 1.5})},
 		"Tier[5].MinShare":   {fairsched.WithMaxConcurrency(10), fairsched.WithTier(5, fairsched.TierConfig{MinShare: 0.6, BurstShare: 0.5})},
 		"Tier MinShares": {fairsched.WithMaxConcurrency(10), fairsched.WithTier(1, fairsched.TierConfig{MinShare: 0.6, BurstShare: 0.7}),
