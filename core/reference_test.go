@@ -38,7 +38,7 @@ import (
 // Accumulated cost of a key that becomes active (its first job while it has
 // none pending or running): the minimum accumulated cost over the active
 // keys, or the last such minimum when no key is active (costmodel/doc.go:
-// a returning key starts over there). Idle keys and estimates unused for
+// a key below it is advanced there, one above keeps its own). Idle keys and estimates unused for
 // the TTL are forgotten by Evict.
 type refScheduler struct {
 	max     int
@@ -197,7 +197,7 @@ func (r *refScheduler) submitIn(now time.Time, typ policy.JobType, id, key, grou
 		if m, ok := r.activeMin(); ok {
 			r.lastMin = m
 		}
-		r.acc[key] = r.lastMin
+		r.acc[key] = max(r.acc[key], r.lastMin) // advanced, never moved down
 	}
 	r.jobs[key]++
 	r.keyUsed[key] = now

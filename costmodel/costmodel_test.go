@@ -160,7 +160,7 @@ func TestLedgerJoinAdvancesToMinimumOfActive(t *testing.T) {
 	}
 }
 
-func TestLedgerRejoinRestartsAtFloor(t *testing.T) {
+func TestLedgerRejoinKeepsHistoryAboveFloor(t *testing.T) {
 	l := NewLedger()
 	l.Join("a", t0)
 	l.Join("b", t0)
@@ -170,22 +170,32 @@ func TestLedgerRejoinRestartsAtFloor(t *testing.T) {
 	if got := l.Cost("a"); got != 50*time.Second {
 		t.Errorf("idle a holds %v, want 50s", got)
 	}
-	// A returning key starts over at the minimum of the active keys (b=10),
-	// even below its own earlier cost: service received in an earlier busy
-	// period is not held against it (costmodel/doc.go, start-time FQ).
-	if got := l.Join("a", at(2*time.Second)); got != 10*time.Second {
-		t.Errorf("a rejoins at %v, want 10s (the floor)", got)
+	// A returning key above the floor (b=10) keeps its own cost: it is
+	// never moved down (costmodel/doc.go, start-time FQ).
+	if got := l.Join("a", at(2*time.Second)); got != 50*time.Second {
+		t.Errorf("a rejoins at %v, want its own 50s", got)
 	}
-	// b leaves idle at 10, a is charged further; b returns: advanced to a's 60.
+	// b leaves idle at 10, a is charged further; b returns below the floor:
+	// advanced to a's 100.
 	l.Charge("a", 50*time.Second)
 	l.Leave("b", at(3*time.Second))
-	if got := l.Join("b", at(4*time.Second)); got != 60*time.Second {
-		t.Errorf("b rejoins at %v, want 60s (the floor)", got)
+	if got := l.Join("b", at(4*time.Second)); got != 100*time.Second {
+		t.Errorf("b rejoins at %v, want 100s (the floor)", got)
 	}
 	// A key with a job still counted (running or pending) is not reset.
-	l.Charge("b", 100*time.Second) // b = 160
-	if got := l.Join("b", at(5*time.Second)); got != 160*time.Second {
-		t.Errorf("active b joins again at %v, want its own 160s", got)
+	l.Charge("b", 100*time.Second) // b = 200
+	if got := l.Join("b", at(5*time.Second)); got != 200*time.Second {
+		t.Errorf("active b joins again at %v, want its own 200s", got)
+	}
+	// Once evicted, a key's history is gone: it returns at the floor.
+	l.Leave("b", at(6*time.Second))
+	l.Leave("b", at(6*time.Second))
+	l.Leave("a", at(6*time.Second))
+	if n := l.Evict(at(time.Hour), time.Minute, nil); n != 2 {
+		t.Fatalf("Evict = %d, want 2", n)
+	}
+	if got := l.Join("b", at(time.Hour)); got != 100*time.Second {
+		t.Errorf("evicted b returns at %v, want the remembered floor 100s", got)
 	}
 }
 
@@ -350,7 +360,7 @@ func (n *naiveLedger) join(k string, now time.Time) time.Duration {
 		if m, ok := n.minActive(); ok {
 			n.last = m
 		}
-		n.cost[k] = n.last
+		n.cost[k] = max(n.cost[k], n.last) // an evicted key is back to 0
 	}
 	n.jobs[k]++
 	n.lastUsed[k] = now

@@ -26,21 +26,38 @@
 // virtual finish time of weighted fair queuing with equal weights.
 //
 // A key is active while it has pending or running jobs. When a key becomes
-// active, new or back from being idle, it starts over at
+// active, new or back from being idle, it starts at
 //
-//	V(k) = min{ V(j) : j active }
+//	V(k) = max( V(k), min{ V(j) : j active } )
 //
-// (or at the last such minimum when no key is active). A newcomer therefore
-// starts level with the least-served active key: it cannot jump ahead of
-// every waiting client with a fresh zero counter, and an idle key gathers no
-// credit it could later spend in a burst. A returning key is not punished
-// either: service it received in an earlier busy period, while others had
-// nothing to wait for, is not held against it. This is the start-tag rule of
-// start-time fair queuing: a flow that empties and comes back restarts at the
-// system's virtual time. The minimum over active keys never decreases (a key
-// joins at it, charges only add, and a leaving key can only raise it), so
-// these values only grow; they are int64 nanoseconds and overflow after about
-// 292 years of charged cost.
+// (the minimum is the floor; the last such minimum when no key is active; a
+// key never seen has V(k) = 0). This is the start-tag rule of start-time fair
+// queuing: an idle key is advanced to the system's virtual time, never moved
+// down. A newcomer therefore starts level with the least-served active key:
+// it cannot jump ahead of every waiting client with a fresh zero counter, and
+// an idle key gathers no credit it could later spend in a burst. A returning
+// key keeps its history: a client that sends one request at a time, and so is
+// idle between its requests, is not forgiven what it consumed, which would
+// let it take far more than its share from a backlogged client. Its history
+// lasts until the key has been idle for the TTL and is forgotten (see
+// Expiry); after that it is a newcomer again.
+//
+// The bound. Let cA be the largest charge of key A (a job's cost divided by
+// A's weight) and cB that of key B. While A is active, V(A) ≥ floor, and a
+// job of A is admitted before a pending job of B only when V(A) ≤ V(B) (same
+// priority; ties by arrival). So, whether A is backlogged or closed-loop,
+// over any interval in which B is backlogged
+//
+//	charged(A) − charged(B) ≤ cA + cB
+//
+// — a closed-loop key gets at most one of its own jobs plus one of B's ahead
+// of a backlogged key, however long they run; without the max above, A would
+// restart at the floor after every job and be ahead by one job per request.
+//
+// The floor never decreases (a key joins at or above it, charges only add,
+// and a leaving key can only raise the minimum), so these values only grow;
+// they are int64 nanoseconds and overflow after about 292 years of charged
+// cost.
 //
 // # Expiry
 //

@@ -48,8 +48,11 @@ func (l *Ledger) unlinkIdle(a *account) {
 }
 
 // Join records one more pending job of key at now. A key that was idle (or
-// never seen) first starts over at the minimum accumulated cost of the
-// active keys. It returns the key's accumulated cost.
+// never seen) is first advanced to the floor, the minimum accumulated cost
+// of the active keys, if it is below it; a key above the floor keeps its
+// own cost (start-time fair queuing: an idle key is never moved down, so a
+// client that waits for each answer before sending the next is not forgiven
+// its history between two requests). It returns the key's accumulated cost.
 func (l *Ledger) Join(key string, now time.Time) time.Duration {
 	a := l.accounts[key]
 	if a == nil {
@@ -60,7 +63,7 @@ func (l *Ledger) Join(key string, now time.Time) time.Duration {
 		if a.idle {
 			l.unlinkIdle(a)
 		}
-		a.cost = l.Floor()
+		a.cost = max(a.cost, l.Floor())
 		a.ordered = a.cost
 		heap.Push(&l.active, a)
 	}
