@@ -63,6 +63,7 @@ import (
 //	    start: 0                      # first arrival
 //	    every: 2                      # seconds between arrivals; 0: all at start
 //	    spread: 60                    # or: random arrivals in [start, start+spread)
+//	    closed_loop: true             # or: each arrives as the previous ends (first at start)
 //	    duration: {min: 1, max: 5}    # or a fixed number of seconds
 //	    seed: 7                       # default 1
 //	    id: doc-%d                    # default <key or type>-%d, numbered by arrival
@@ -248,6 +249,9 @@ type fileGenerator struct {
 	Start    fileVal[int]    `yaml:"start"`
 	Every    fileVal[int]    `yaml:"every"`
 	Spread   fileVal[int]    `yaml:"spread"`
+	// ClosedLoop: each job arrives when the generator's previous one ends
+	// (the first at start), as a client that waits for each answer.
+	ClosedLoop bool `yaml:"closed_loop"`
 	Duration fileDuration    `yaml:"duration"`
 	Seed     fileVal[uint64] `yaml:"seed"`
 	ID       fileVal[string] `yaml:"id"`
@@ -1006,6 +1010,9 @@ func (p *fileParser) generate(ctx string, gl fileLined[fileGenerator]) []Job {
 	if g.Every.Set && g.Spread.Set {
 		p.errorf(g.Spread.Line, "%severy and spread exclude each other", ctx)
 	}
+	if g.ClosedLoop && (g.Every.Set || g.Spread.Set) {
+		p.errorf(gl.Line, "%sclosed_loop excludes every and spread", ctx)
+	}
 	// Every arrival must be an int: the last is start + (count-1)*every, or
 	// below start + spread.
 	switch start, n := g.Start.V, g.Count.V; {
@@ -1062,6 +1069,9 @@ func (p *fileParser) generate(ctx string, gl fileLined[fileGenerator]) []Job {
 	slices.SortStableFunc(jobs, func(a, b Job) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	for i := range jobs {
 		jobs[i].ID = fmt.Sprintf(pattern, i+1)
+		if g.ClosedLoop && i > 0 {
+			jobs[i].After = jobs[i-1].Name()
+		}
 	}
 	return jobs
 }

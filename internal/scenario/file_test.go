@@ -357,6 +357,8 @@ func TestParseErrors(t *testing.T) {
 			`f.yaml:2: type "pdf": queue_timeout must not be negative, got -1s`},
 		{"every and spread", types + "generators:\n  - type: pdf\n    count: 2\n    every: 1\n    spread: 10\n    duration: 1\n",
 			`f.yaml:6: generator 1: every and spread exclude each other`},
+		{"closed loop with every", types + "generators:\n  - {type: pdf, count: 2, every: 3, duration: 1, closed_loop: true}\n",
+			`f.yaml:3: generator 1: closed_loop excludes every and spread`},
 		{"bad duration range", types + "generators:\n  - {type: pdf, count: 2, duration: {min: 3, max: 2}}\n",
 			`f.yaml:3: generator 1: duration.max must be at least min 3, got 2`},
 		{"id without number", types + "generators:\n  - {type: pdf, count: 2, duration: 1, id: doc}\n",

@@ -42,7 +42,11 @@ type Job struct {
 	Type     fairsched.JobType
 	ID       string
 	Key      string
-	Arrival  int // step (second) it is submitted at
+	Arrival  int // step (second) it is submitted at, unless After is set
+	// After, when set, names the job whose end submits this one, at the
+	// step it finishes: a closed-loop client, which sends its next request
+	// only when the last one returned. Arrival is then ignored.
+	After string
 	Duration int // seconds it runs once admitted
 	// Tag tells apart two runs of one (type, id) in a scenario; they must not
 	// be pending or running at the same time.
@@ -286,7 +290,7 @@ func (r *runner) run() (Result, error) {
 			}
 		}
 		for _, j := range r.sc.Jobs {
-			if j.Arrival == r.now {
+			if j.After == "" && j.Arrival == r.now {
 				if err := r.arrive(j); err != nil {
 					return r.res, err
 				}
@@ -299,6 +303,13 @@ func (r *runner) run() (Result, error) {
 			}
 			if err := r.finish(j); err != nil {
 				return r.res, err
+			}
+		}
+		for _, j := range r.sc.Jobs { // closed-loop jobs follow their predecessor's end
+			if end, done := r.res.End[j.After]; j.After != "" && done && end == r.now {
+				if err := r.arrive(j); err != nil {
+					return r.res, err
+				}
 			}
 		}
 		if r.sc.Progress != nil {
