@@ -241,20 +241,20 @@ type fileJob struct {
 }
 
 type fileGenerator struct {
-	Type     fileVal[string] `yaml:"type"`
-	Key      string          `yaml:"key"`
-	Group    string          `yaml:"group"`
-	Mode     fileVal[string] `yaml:"mode"`
-	Count    fileVal[int]    `yaml:"count"`
-	Start    fileVal[int]    `yaml:"start"`
-	Every    fileVal[int]    `yaml:"every"`
-	Spread   fileVal[int]    `yaml:"spread"`
+	Type   fileVal[string] `yaml:"type"`
+	Key    string          `yaml:"key"`
+	Group  string          `yaml:"group"`
+	Mode   fileVal[string] `yaml:"mode"`
+	Count  fileVal[int]    `yaml:"count"`
+	Start  fileVal[int]    `yaml:"start"`
+	Every  fileVal[int]    `yaml:"every"`
+	Spread fileVal[int]    `yaml:"spread"`
 	// ClosedLoop: each job arrives when the generator's previous one ends
 	// (the first at start), as a client that waits for each answer.
-	ClosedLoop bool `yaml:"closed_loop"`
-	Duration fileDuration    `yaml:"duration"`
-	Seed     fileVal[uint64] `yaml:"seed"`
-	ID       fileVal[string] `yaml:"id"`
+	ClosedLoop bool            `yaml:"closed_loop"`
+	Duration   fileDuration    `yaml:"duration"`
+	Seed       fileVal[uint64] `yaml:"seed"`
+	ID         fileVal[string] `yaml:"id"`
 }
 
 // fileRange is a generator's random duration.

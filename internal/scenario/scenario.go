@@ -39,14 +39,14 @@ const (
 // Job is one scripted job. By default (ModeAuto) a job with a fairness key
 // is foreground work (RunSync) and one without is background work (Submit).
 type Job struct {
-	Type     fairsched.JobType
-	ID       string
-	Key      string
-	Arrival  int // step (second) it is submitted at, unless After is set
+	Type    fairsched.JobType
+	ID      string
+	Key     string
+	Arrival int // step (second) it is submitted at, unless After is set
 	// After, when set, names the job whose end submits this one, at the
 	// step it finishes: a closed-loop client, which sends its next request
 	// only when the last one returned. Arrival is then ignored.
-	After string
+	After    string
 	Duration int // seconds it runs once admitted
 	// Tag tells apart two runs of one (type, id) in a scenario; they must not
 	// be pending or running at the same time.
