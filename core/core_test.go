@@ -612,9 +612,9 @@ func TestSnapshot(t *testing.T) {
 			{Type: "repack", ID: "r9", FairnessKey: "", Priority: 1, EffectivePriority: 1, Submitted: t0, Started: at(1), EstimatedCost: ms(20)},
 		},
 		Pending: []PendingJob{
-			{Type: "pull", ID: "r1", FairnessKey: "c", Priority: 3, EffectivePriority: 3, Submitted: t0, Reason: policy.ReasonConflict},
-			{Type: "clone", ID: "r3", FairnessKey: "a", Priority: 3, EffectivePriority: 3, Submitted: t0, Reason: policy.ReasonTypeLimit},
-			{Type: "snap", ID: "r5", FairnessKey: "", Priority: 1, EffectivePriority: 1, Submitted: t0, Reason: policy.ReasonTierLimit},
+			{Type: "pull", ID: "r1", FairnessKey: "c", Priority: 3, EffectivePriority: 3, Submitted: t0, Reason: policy.ReasonConflict, Reasons: []policy.Reason{policy.ReasonConflict}},
+			{Type: "clone", ID: "r3", FairnessKey: "a", Priority: 3, EffectivePriority: 3, Submitted: t0, Reason: policy.ReasonTypeLimit, Reasons: []policy.Reason{policy.ReasonTypeLimit}},
+			{Type: "snap", ID: "r5", FairnessKey: "", Priority: 1, EffectivePriority: 1, Submitted: t0, Reason: policy.ReasonTierLimit, Reasons: []policy.Reason{policy.ReasonTierLimit}},
 		},
 		AccumulatedCost: map[string]time.Duration{"a": ms(10), "b": ms(10), "c": 0, "": ms(20)},
 		CostEstimates:   []CostEstimate{},
@@ -631,6 +631,7 @@ func TestSnapshot(t *testing.T) {
 	// Mutating the snapshot in every part leaves the core unchanged.
 	s.Running[0].ID = "mutated"
 	s.Pending[0].Reason = "mutated"
+	s.Pending[0].Reasons[0] = "mutated"
 	s.AccumulatedCost["a"] = time.Hour
 	s.AccumulatedCost["new"] = time.Hour
 	s.RunningByTier[3] = 99
@@ -662,7 +663,7 @@ func TestSnapshot(t *testing.T) {
 			{Type: "snap", ID: "r5", FairnessKey: "", Priority: 1, EffectivePriority: 1, Submitted: t0, Started: at(41), EstimatedCost: ms(5)},
 		},
 		Pending: []PendingJob{
-			{Type: "pull", ID: "r7", FairnessKey: "d", Priority: 3, EffectivePriority: 3, Submitted: at(42), Reason: policy.ReasonGlobalLimit},
+			{Type: "pull", ID: "r7", FairnessKey: "d", Priority: 3, EffectivePriority: 3, Submitted: at(42), Reason: policy.ReasonTierLimit, Reasons: []policy.Reason{policy.ReasonTierLimit, policy.ReasonGlobalLimit}},
 		},
 		// d joins at the minimum over active keys: c (3ms).
 		AccumulatedCost: map[string]time.Duration{"a": ms(20), "b": ms(10), "c": ms(3), "d": ms(3), "": ms(25)},

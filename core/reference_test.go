@@ -228,37 +228,45 @@ func (r *refScheduler) countRunning(match func(*refJob) bool) int {
 	return n
 }
 
-// blocker returns why j may not start now, "" when it may; the rules in the
-// order the spec lists them: its group paused, the global cap, the tier and
-// type caps, its group's allocation (alloc, from allocation) and limit,
-// a conflict. A job its group holds back reports group_limit even when it
-// also conflicts.
-func (r *refScheduler) blocker(j *refJob, now time.Time, alloc map[string]int) policy.Reason {
-	if r.paused(j.group) {
-		return policy.ReasonPaused
-	}
-	if now.Before(j.deferredUntil) {
-		return policy.ReasonDeferred
-	}
-	if limit := r.tenantRunningLimit(j.key); limit > 0 && r.countRunning(func(o *refJob) bool { return o.key == j.key }) >= limit {
-		return policy.ReasonTenantLimit
-	}
-	reason := r.capBlocker(j)
-	if reason == "" || reason == policy.ReasonConflict {
-		if w := r.workerReason(j); w != "" {
-			return w
+// blockers returns every rule that keeps j from starting now, narrowest
+// first (nil when it may start): the job's own state (its group paused,
+// deferred), its (conflict group, id), its type's cap and rate limit, its
+// key's tenant limit and rate limit, its group's allocation and limit and
+// rate limit, its tier's cap or the other tiers' reservations, the worker
+// slots, the global cap. Each reason once.
+func (r *refScheduler) blockers(j *refJob, now time.Time, alloc map[string]int) []policy.Reason {
+	var out []policy.Reason
+	add := func(hold bool, reason policy.Reason) {
+		if hold && !slices.Contains(out, reason) {
+			out = append(out, reason)
 		}
 	}
-	if (reason == "" || reason == policy.ReasonConflict) && r.groupBlocks(j, now, alloc) {
-		return policy.ReasonGroupLimit
+	short := func(s policy.RateScope) bool {
+		b := r.buckets[s]
+		return b != nil && (now.Before(b.until) || b.lim.TokensAt(now) < float64(refTokens(j, b)))
 	}
-	if reason == "" && r.shortBucket(j, now) != nil {
-		return policy.ReasonRateLimited
+	cfg := r.types[j.typ]
+	full := r.max > 0 && len(r.running) >= r.max
+	add(r.paused(j.group), policy.ReasonPaused)
+	add(now.Before(j.deferredUntil), policy.ReasonDeferred)
+	add(cfg.ConflictGroup != "" && r.countRunning(func(o *refJob) bool {
+		return o.id == j.id && r.types[o.typ].ConflictGroup == cfg.ConflictGroup
+	}) > 0, policy.ReasonConflict)
+	add(cfg.MaxConcurrency > 0 && r.countRunning(func(o *refJob) bool { return o.typ == j.typ }) >= cfg.MaxConcurrency, policy.ReasonTypeLimit)
+	add(short(policy.RateScope{Kind: policy.RateType, Name: string(j.typ)}), policy.ReasonRateLimited)
+	limit := r.tenantRunningLimit(j.key)
+	add(limit > 0 && r.countRunning(func(o *refJob) bool { return o.key == j.key }) >= limit, policy.ReasonTenantLimit)
+	add(short(policy.RateScope{Kind: policy.RateKey, Name: j.key}), policy.ReasonRateLimited)
+	add(r.groupBlocks(j, now, alloc), policy.ReasonGroupLimit)
+	add(short(policy.RateScope{Kind: policy.RateGroup, Name: j.group}), policy.ReasonRateLimited)
+	add(r.countRunning(func(o *refJob) bool { return o.prio == j.prio }) >= r.tierCap(j.prio) || !full && r.reserved(j.prio), policy.ReasonTierLimit)
+	if w := r.workerReason(j); w != "" {
+		add(true, w)
 	}
-	return reason
+	add(full, policy.ReasonGlobalLimit)
+	return out
 }
 
-// capBlocker applies the rules of the core without groups.
 // tierCap is a tier's cap: ⌊BurstShare·C⌋ (at least its reservation and 1)
 // for a tier with shares, at most its MaxRunning when set; else its
 // priority's value, or none (the largest int) when priorities only order
@@ -315,25 +323,6 @@ func (r *refScheduler) reserved(p policy.Priority) bool {
 		owed += max(0, r.tierReserve(t)-r.countRunning(func(o *refJob) bool { return o.prio == q }))
 	}
 	return len(r.running)+1+owed > r.max
-}
-
-func (r *refScheduler) capBlocker(j *refJob) policy.Reason {
-	cfg := r.types[j.typ]
-	switch {
-	case r.max > 0 && len(r.running) >= r.max:
-		return policy.ReasonGlobalLimit
-	case r.countRunning(func(o *refJob) bool { return o.prio == j.prio }) >= r.tierCap(j.prio):
-		return policy.ReasonTierLimit
-	case r.reserved(j.prio):
-		return policy.ReasonGlobalLimit
-	case cfg.MaxConcurrency > 0 && r.countRunning(func(o *refJob) bool { return o.typ == j.typ }) >= cfg.MaxConcurrency:
-		return policy.ReasonTypeLimit
-	case cfg.ConflictGroup != "" && r.countRunning(func(o *refJob) bool {
-		return o.id == j.id && r.types[o.typ].ConflictGroup == cfg.ConflictGroup
-	}) > 0:
-		return policy.ReasonConflict
-	}
-	return ""
 }
 
 // effective is the spec's aging formula, written out again here so the core
@@ -408,12 +397,12 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 		alloc := r.allocation() // from scratch, every pass
 		var next *refJob
 		for _, j := range r.sorted(now) {
-			reason := r.blocker(j, now, alloc)
-			if reason == "" {
+			reasons := r.blockers(j, now, alloc)
+			if len(reasons) == 0 {
 				next = j
 				break
 			}
-			if reason == policy.ReasonRateLimited {
+			if len(reasons) == 1 && reasons[0] == policy.ReasonRateLimited { // only its tokens hold it
 				r.blockBucket(j, now) // its turn came: the scope waits for its tokens
 			}
 		}
@@ -553,7 +542,10 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 	for _, j := range r.sorted(now) {
 		pj := PendingJob{
 			Type: j.typ, ID: j.id, FairnessKey: j.key, Group: j.group, Priority: j.prio, EffectivePriority: r.effective(j, now),
-			Submitted: j.submitted, Reason: r.blocker(j, now, alloc),
+			Submitted: j.submitted, Reasons: r.blockers(j, now, alloc),
+		}
+		if len(pj.Reasons) > 0 {
+			pj.Reason = pj.Reasons[0]
 		}
 		if r.scoring != nil {
 			pj.Score = r.score(j, now)
@@ -601,8 +593,9 @@ func pendingEqual(a, b PendingJob) bool {
 	if (pa == nil) != (pb == nil) || pa != nil && *pa != *pb {
 		return false
 	}
-	a.InheritedPriority, b.InheritedPriority = nil, nil
-	return a == b
+	return slices.Equal(a.Reasons, b.Reasons) && a.Type == b.Type && a.ID == b.ID && a.FairnessKey == b.FairnessKey &&
+		a.Group == b.Group && a.Priority == b.Priority && a.EffectivePriority == b.EffectivePriority &&
+		a.Submitted == b.Submitted && a.Reason == b.Reason && a.Score == b.Score
 }
 
 // snapshotsEqual is a fast, exact equality of two snapshots. Groups must
@@ -846,7 +839,9 @@ func (run *refRun) check(op int, dispatched, full bool) {
 	}
 	for _, p := range s.Pending {
 		if dispatched {
-			run.stats.reasons[p.Reason]++
+			for _, r := range p.Reasons { // every rule seen, not just headlines
+				run.stats.reasons[r]++
+			}
 		}
 	}
 }

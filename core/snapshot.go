@@ -18,7 +18,10 @@ type Snapshot struct {
 	MaxConcurrency int `json:"max_concurrency"`
 	// Running jobs in admission order.
 	Running []RunningJob `json:"running"`
-	// Pending jobs in dispatch order, each with the reason it waits.
+	// Pending jobs in rank order — effective priority (or score), then the
+	// key's accumulated cost, then arrival: the order dispatch considers
+	// them in. Dispatch skips every job a rule holds (PendingJob.Reasons),
+	// so this is not the order in which they will start.
 	Pending []PendingJob `json:"pending"`
 	// AccumulatedCost per fairness key ("" is background work): the sum of
 	// the key's charges, each a job's cost divided by the key's weight.
@@ -86,7 +89,16 @@ type PendingJob struct {
 	EffectivePriority policy.Priority  `json:"effective_priority"`
 	InheritedPriority *policy.Priority `json:"inherited_priority,omitempty"`
 	Submitted         time.Time        `json:"submitted"`
-	Reason            policy.Reason    `json:"reason"`
+	// Reasons lists every rule that holds the job now, narrowest first:
+	// the job's own state (paused, backoff, deferred), its (conflict
+	// group, id), its type, its fairness key, its group, its tier, the
+	// workers, the global cap (see Core.reasons for the full order). Empty
+	// when nothing holds it: it starts at the next dispatch.
+	Reasons []policy.Reason `json:"reasons,omitempty"`
+	// Reason is the headline: Reasons[0], the narrowest rule — the one to
+	// look at first, since lifting a broader one (a bigger global cap)
+	// would not start the job while it holds. "" when nothing holds it.
+	Reason policy.Reason `json:"reason"`
 	// Score is the job's linear score now (WithScoring), 0 without.
 	Score float64 `json:"score,omitempty"`
 }
@@ -150,7 +162,10 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		pj := PendingJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority,
 			EffectivePriority: c.queue.Effective(&j.q, j.Priority),
-			Submitted:         j.Submitted, Reason: c.reason(now, j),
+			Submitted:         j.Submitted,
+		}
+		if pj.Reasons = c.reasons(now, j, nil); len(pj.Reasons) > 0 {
+			pj.Reason = pj.Reasons[0]
 		}
 		pj.Score, _ = c.queue.Score(&j.q, j.Priority)
 		if j.Floored {
@@ -162,39 +177,72 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 	return s
 }
 
-// reason returns the first rule that keeps pending job j waiting: paused,
-// backoff, deferred, its tenant's limit, then global, tier and type caps,
-// then its worker slots, its group's allocation, a conflict, a rate limit.
-func (c *Core) reason(now time.Time, j *Job) policy.Reason {
-	if j.grp.q.Paused() {
-		return policy.ReasonPaused
-	}
-	if j.q.InBackoff() {
-		return policy.ReasonBackoff
-	}
-	if j.q.Deferred() {
-		return policy.ReasonDeferred
-	}
-	if c.tenantBlocks(j) {
-		return policy.ReasonTenantLimit // before the global cap: it is the tenant's own
-	}
-	r := c.usage.Blocker(j.slot, j.ID)
-	if r == "" || r == policy.ReasonConflict {
-		if w := c.workerReason(j.slot); w != "" {
-			return w
+// reasons appends to buf every rule that keeps pending job j waiting at
+// now, narrowest first, each reason once; the first is the headline
+// (PendingJob.Reason). The order, from the job outwards:
+//
+//  1. the job's own state: paused (its group is paused: nothing else
+//     matters until it resumes, and its aging stands still), backoff,
+//     deferred;
+//  2. its (conflict group, id): conflict;
+//  3. its type: type_limit, then the type's rate limit (rate_limited);
+//  4. its fairness key: tenant_limit, then the key's rate limit;
+//  5. its group: group_limit (allocation or limit), then the group's rate
+//     limit;
+//  6. its tier: tier_limit — the tier runs its cap, or the free slots
+//     (there are some) are owed to other tiers' reservations;
+//  7. the workers: no_workers, worker_busy;
+//  8. the global cap: global_limit.
+//
+// A rate limit counts with the scope it limits, so rate_limited sits where
+// its narrowest short bucket is. Each check is O(1) (the reservations
+// O(tiers)): the snapshot stays O(n log n).
+func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reason {
+	add := func(r policy.Reason) {
+		if !slices.Contains(buf, r) {
+			buf = append(buf, r)
 		}
 	}
-	if (r == "" || r == policy.ReasonConflict) && c.allocationBlocks(j) {
-		return policy.ReasonGroupLimit
-	}
-	if r == "" {
+	rate := func(kind policy.RateScopeKind) {
 		for _, b := range j.buckets { // the tokens at now, dispatched or not
-			if b.short(now, j) {
-				return policy.ReasonRateLimited
+			if b.scope.Kind == kind && b.short(now, j) {
+				add(policy.ReasonRateLimited)
 			}
 		}
 	}
-	return r
+	if j.grp.q.Paused() {
+		add(policy.ReasonPaused)
+	}
+	if j.q.InBackoff() {
+		add(policy.ReasonBackoff)
+	} else if j.q.Deferred() {
+		add(policy.ReasonDeferred)
+	}
+	if c.conflictBlocks(j) {
+		add(policy.ReasonConflict)
+	}
+	if j.slot.TypeFull() {
+		add(policy.ReasonTypeLimit)
+	}
+	rate(policy.RateType)
+	if c.tenantBlocks(j) {
+		add(policy.ReasonTenantLimit)
+	}
+	rate(policy.RateKey)
+	if c.allocationBlocks(j) {
+		add(policy.ReasonGroupLimit)
+	}
+	rate(policy.RateGroup)
+	if c.usage.TierFull(j.Priority) || !c.usage.GlobalFull() && c.usage.Reserved(j.Priority) {
+		add(policy.ReasonTierLimit)
+	}
+	if w := c.workerReason(j.slot); w != "" {
+		add(w)
+	}
+	if c.usage.GlobalFull() {
+		add(policy.ReasonGlobalLimit)
+	}
+	return buf
 }
 
 func copyAging(a *policy.AgingConfig) *policy.AgingConfig {
