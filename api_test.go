@@ -438,8 +438,8 @@ func TestClosePendingCallerLeaves(t *testing.T) {
 	})
 }
 
-// TestSnapshotReasonsAndJSON: every pending job carries the first rule that
-// holds it back, and the snapshot round-trips through JSON with reasons as
+// TestSnapshotReasonsAndJSON: every pending job carries every rule that
+// holds it back, the narrowest as its headline, and the snapshot round-trips through JSON with reasons as
 // strings.
 func TestSnapshotReasonsAndJSON(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -462,13 +462,15 @@ func TestSnapshotReasonsAndJSON(t *testing.T) {
 			synctest.Wait()
 		}
 		type row struct {
-			Job    string
-			Reason fairsched.Reason
+			Job     string
+			Reason  fairsched.Reason
+			Reasons []fairsched.Reason
 		}
+		rs := func(r ...fairsched.Reason) []fairsched.Reason { return r }
 		pending := func() []row {
 			var rows []row
 			for _, p := range snapshot(t, s).Pending {
-				rows = append(rows, row{string(p.Type) + "/" + p.ID, p.Reason})
+				rows = append(rows, row{string(p.Type) + "/" + p.ID, p.Reason, p.Reasons})
 			}
 			return rows
 		}
@@ -481,12 +483,12 @@ func TestSnapshotReasonsAndJSON(t *testing.T) {
 		run(clone, "a", "dev") // repack(a) holds git/a
 		run(clone, "x", "dev") // runs
 		want := []row{
-			{"sync-clone/a", fairsched.ReasonConflict},
-			{"repack/d", fairsched.ReasonTypeLimit},
-			{"snapshot/s2", fairsched.ReasonTierLimit},
+			{"sync-clone/a", fairsched.ReasonConflict, rs(fairsched.ReasonConflict)},
+			{"repack/d", fairsched.ReasonTypeLimit, rs(fairsched.ReasonTypeLimit)},
+			{"snapshot/s2", fairsched.ReasonTierLimit, rs(fairsched.ReasonTierLimit)},
 		}
 		if diff := cmp.Diff(want, pending()); diff != "" {
-			t.Errorf("pending, in dispatch order (-want +got):\n%s", diff)
+			t.Errorf("pending, in rank order (-want +got):\n%s", diff)
 		}
 
 		first := snapshot(t, s)
@@ -507,16 +509,17 @@ func TestSnapshotReasonsAndJSON(t *testing.T) {
 			t.Errorf("JSON round trip (-orig +back):\n%s", diff)
 		}
 
-		// Five more clones fill the global cap of 10; the sixth waits on it, and
-		// while the global cap binds it is every job's first reason.
+		// Five more clones fill the global cap of 10; the sixth waits on it
+		// alone. The others still name their own rule first — a bigger
+		// global cap would not start them — and list the cap after it.
 		for _, id := range []string{"y", "z", "v", "u", "t", "q"} {
 			run(clone, id, "dev")
 		}
 		want = []row{
-			{"sync-clone/a", fairsched.ReasonGlobalLimit},
-			{"sync-clone/q", fairsched.ReasonGlobalLimit},
-			{"repack/d", fairsched.ReasonGlobalLimit},
-			{"snapshot/s2", fairsched.ReasonGlobalLimit},
+			{"sync-clone/a", fairsched.ReasonConflict, rs(fairsched.ReasonConflict, fairsched.ReasonGlobalLimit)},
+			{"sync-clone/q", fairsched.ReasonGlobalLimit, rs(fairsched.ReasonGlobalLimit)},
+			{"repack/d", fairsched.ReasonTypeLimit, rs(fairsched.ReasonTypeLimit, fairsched.ReasonGlobalLimit)},
+			{"snapshot/s2", fairsched.ReasonTierLimit, rs(fairsched.ReasonTierLimit, fairsched.ReasonGlobalLimit)},
 		}
 		if diff := cmp.Diff(want, pending()); diff != "" {
 			t.Errorf("pending at the global cap (-want +got):\n%s", diff)

@@ -383,8 +383,10 @@ func TestGroupSnapshot(t *testing.T) {
 		// a2 has waited 25s: one interval past the grace period. p1's clock
 		// has stood still since it arrived in the paused group.
 		wantPending := []fairsched.PendingJob{
-			{Type: low, ID: "a2", Group: "a", Priority: 2, EffectivePriority: 3, Submitted: t0, Reason: fairsched.ReasonGroupLimit},
-			{Type: low, ID: "p1", Group: "p", Priority: 2, EffectivePriority: 2, Submitted: t0, Reason: fairsched.ReasonPaused},
+			{Type: low, ID: "a2", Group: "a", Priority: 2, EffectivePriority: 3, Submitted: t0, Reason: fairsched.ReasonGroupLimit,
+				Reasons: []fairsched.Reason{fairsched.ReasonGroupLimit}},
+			{Type: low, ID: "p1", Group: "p", Priority: 2, EffectivePriority: 2, Submitted: t0, Reason: fairsched.ReasonPaused,
+				Reasons: []fairsched.Reason{fairsched.ReasonPaused}},
 		}
 		if diff := cmp.Diff(wantPending, snap.Pending); diff != "" {
 			t.Errorf("pending (-want +got):\n%s", diff)
@@ -474,8 +476,8 @@ func TestGroupAllocationEvents(t *testing.T) {
 		synctest.Wait()
 		tick()
 		finish(t, a1) // t6: a is over its share; b1 runs
-		if snap := snapshot(t, s); len(snap.Pending) != 2 || snap.Pending[0].ID != "a3" || snap.Pending[0].Reason != fairsched.ReasonGlobalLimit {
-			t.Fatalf("pending at t6 = %+v; want a3 first (global_limit), then b2", snap.Pending)
+		if snap := snapshot(t, s); len(snap.Pending) != 2 || snap.Pending[0].ID != "a3" || snap.Pending[0].Reason != fairsched.ReasonGroupLimit {
+			t.Fatalf("pending at t6 = %+v; want a3 first (group_limit: a is over its share), then b2", snap.Pending)
 		}
 		tick()
 		if err := s.ResetGroupWeights(); err != nil { // t7: 1:1 again
@@ -749,9 +751,10 @@ func TestPauseGroup(t *testing.T) {
 			snap := snapshot(t, s)
 			return view{snap.Pending, snap.Groups}
 		}
-		f2Row := fairsched.PendingJob{Type: work, ID: "f2", Group: "fg", Priority: 8, EffectivePriority: 8, Submitted: t0, Reason: fairsched.ReasonGlobalLimit}
-		pRow := func(eff fairsched.Priority, why fairsched.Reason) fairsched.PendingJob {
-			return fairsched.PendingJob{Type: low, ID: "p", Group: "bg", Priority: 2, EffectivePriority: eff, Submitted: t0, Reason: why}
+		f2Row := fairsched.PendingJob{Type: work, ID: "f2", Group: "fg", Priority: 8, EffectivePriority: 8, Submitted: t0, Reason: fairsched.ReasonGlobalLimit,
+			Reasons: []fairsched.Reason{fairsched.ReasonGlobalLimit}}
+		pRow := func(eff fairsched.Priority, why ...fairsched.Reason) fairsched.PendingJob {
+			return fairsched.PendingJob{Type: low, ID: "p", Group: "bg", Priority: 2, EffectivePriority: eff, Submitted: t0, Reason: why[0], Reasons: why}
 		}
 
 		set(25) // p has aged one step
@@ -760,7 +763,7 @@ func TestPauseGroup(t *testing.T) {
 		}
 		synctest.Wait()
 		want := view{
-			Pending: []fairsched.PendingJob{f2Row, pRow(3, fairsched.ReasonPaused)},
+			Pending: []fairsched.PendingJob{f2Row, pRow(3, fairsched.ReasonPaused, fairsched.ReasonGlobalLimit)},
 			Groups: []fairsched.GroupSnapshot{
 				{Name: "bg", Weight: 1, Allocation: 0, Running: 1, Pending: 1, Paused: true},
 				{Name: "fg", Weight: 1, Allocation: 2, Running: 1, Pending: 1},
@@ -778,7 +781,7 @@ func TestPauseGroup(t *testing.T) {
 		}
 		synctest.Wait()
 		want = view{
-			Pending: []fairsched.PendingJob{pRow(3, fairsched.ReasonPaused)},
+			Pending: []fairsched.PendingJob{pRow(3, fairsched.ReasonPaused, fairsched.ReasonGlobalLimit)},
 			Groups: []fairsched.GroupSnapshot{
 				{Name: "bg", Weight: 1, Allocation: 0, Pending: 1, Paused: true},
 				{Name: "fg", Weight: 1, Allocation: 2, Running: 2},

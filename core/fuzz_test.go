@@ -765,15 +765,20 @@ func (s *fzState) check(dispatched, expiredAll bool) {
 	}
 	for _, p := range snap.Pending {
 		model[fzKey{p.Type, p.ID, p.FairnessKey, p.Group}]--
-		if p.Reason != "" && !slices.Contains(fzReasons, p.Reason) {
-			s.fail("pending %s/%s: unknown reason %q", p.Type, p.ID, p.Reason)
+		for i, r := range p.Reasons {
+			if !slices.Contains(fzReasons, r) || slices.Index(p.Reasons, r) != i {
+				s.fail("pending %s/%s: unknown or repeated reason %q in %q", p.Type, p.ID, r, p.Reasons)
+			}
+		}
+		if len(p.Reasons) == 0 && p.Reason != "" || len(p.Reasons) > 0 && p.Reason != p.Reasons[0] {
+			s.fail("pending %s/%s: headline %q is not the first of %q", p.Type, p.ID, p.Reason, p.Reasons)
+		}
+		if s.paused[p.Group] != slices.Contains(p.Reasons, policy.ReasonPaused) {
+			s.fail("pending %s/%s in group %q (paused %v) has reasons %q", p.Type, p.ID, p.Group, s.paused[p.Group], p.Reasons)
 		}
 		if dispatched && p.Reason == "" {
 			s.fail("work conservation: %s/%s of key %q, group %q waits with no reason after Dispatch\nsnapshot pending: %+v\nrunning: %v",
 				p.Type, p.ID, p.FairnessKey, p.Group, snap.Pending, fzLabels(running))
-		}
-		if p.Reason == policy.ReasonPaused && !s.paused[p.Group] {
-			s.fail("pending %s/%s in group %q, not paused, has reason paused", p.Type, p.ID, p.Group)
 		}
 	}
 	for k, n := range model {

@@ -257,7 +257,7 @@ func (r *refScheduler) blockers(j *refJob, now time.Time, alloc map[string]int) 
 	limit := r.tenantRunningLimit(j.key)
 	add(limit > 0 && r.countRunning(func(o *refJob) bool { return o.key == j.key }) >= limit, policy.ReasonTenantLimit)
 	add(short(policy.RateScope{Kind: policy.RateKey, Name: j.key}), policy.ReasonRateLimited)
-	add(r.groupBlocks(j, now, alloc), policy.ReasonGroupLimit)
+	add(!r.paused(j.group) && r.groupBlocks(j, now, alloc), policy.ReasonGroupLimit)
 	add(short(policy.RateScope{Kind: policy.RateGroup, Name: j.group}), policy.ReasonRateLimited)
 	add(r.countRunning(func(o *refJob) bool { return o.prio == j.prio }) >= r.tierCap(j.prio) || !full && r.reserved(j.prio), policy.ReasonTierLimit)
 	if w := r.workerReason(j); w != "" {

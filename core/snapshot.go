@@ -187,8 +187,9 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 //  2. its (conflict group, id): conflict;
 //  3. its type: type_limit, then the type's rate limit (rate_limited);
 //  4. its fairness key: tenant_limit, then the key's rate limit;
-//  5. its group: group_limit (allocation or limit), then the group's rate
-//     limit;
+//  5. its group: group_limit (allocation or limit; not while paused — a
+//     paused group is allocated nothing for that reason alone), then the
+//     group's rate limit;
 //  6. its tier: tier_limit — the tier runs its cap, or the free slots
 //     (there are some) are owed to other tiers' reservations;
 //  7. the workers: no_workers, worker_busy;
@@ -229,7 +230,8 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 		add(policy.ReasonTenantLimit)
 	}
 	rate(policy.RateKey)
-	if c.allocationBlocks(j) {
+	if !j.grp.q.Paused() && c.allocationBlocks(j) { // a paused group's allocation is 0 for its pause
+
 		add(policy.ReasonGroupLimit)
 	}
 	rate(policy.RateGroup)

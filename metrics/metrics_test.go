@@ -265,7 +265,7 @@ fairsched_group_running{group="a"} 1
 fairsched_group_running{group="b"} 3
 fairsched_running_jobs{group="a",tier="4",type="repack"} 1
 fairsched_running_jobs{group="b",tier="4",type="repack"} 3
-fairsched_pending_jobs{group="b",reason="global_limit",tier="4",type="repack"} 2
+fairsched_pending_jobs{group="b",reason="group_limit",tier="4",type="repack"} 2
 fairsched_group_allocation_changes_total{group="a",reason="rebalance"} 1
 fairsched_group_allocation_changes_total{group="b",reason="rebalance"} 3
 fairsched_excess_slots_redistributed_total 0
@@ -278,7 +278,7 @@ fairsched_excess_slots_redistributed_total 0
 		compare(t, c, `
 fairsched_group_slots{group="b"} 4
 fairsched_group_running{group="b"} 4
-fairsched_pending_jobs{group="b",reason="global_limit",tier="4",type="repack"} 1
+fairsched_pending_jobs{group="b",reason="group_limit",tier="4",type="repack"} 1
 fairsched_group_allocation_changes_total{group="a",reason="rebalance"} 1
 fairsched_group_allocation_changes_total{group="a",reason="group_drained"} 1
 fairsched_group_allocation_changes_total{group="b",reason="rebalance"} 4

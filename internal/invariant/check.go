@@ -508,12 +508,24 @@ func (sm *sim) checkSnapshot() {
 	}
 	running := len(sm.executing)
 	for _, p := range snap.Pending {
-		why := sm.reasonFalse(p, running, groups, waiting)
-		if why == "" {
-			continue
+		// Every rule listed must hold, the headline first of them.
+		if len(p.Reasons) == 0 && p.Reason != "" || len(p.Reasons) > 0 && p.Reason != p.Reasons[0] {
+			sm.violate("pending %s/%s: headline %q is not the first of %q", p.Type, p.ID, p.Reason, p.Reasons)
 		}
-		sm.violate("pending %s/%s key=%q group=%q waits for %q, but %s (%d running, cap %d)%s",
-			p.Type, p.ID, p.FairnessKey, p.Group, p.Reason, why, running, c.maxConc, describe(snap))
+		rows := []fairsched.Reason{p.Reason}
+		if len(p.Reasons) > 0 {
+			rows = p.Reasons
+		}
+		for _, r := range rows {
+			q := p
+			q.Reason = r
+			why := sm.reasonFalse(q, running, groups, waiting)
+			if why == "" {
+				continue
+			}
+			sm.violate("pending %s/%s key=%q group=%q waits for %q (of %q), but %s (%d running, cap %d)%s",
+				p.Type, p.ID, p.FairnessKey, p.Group, r, p.Reasons, why, running, c.maxConc, describe(snap))
+		}
 	}
 	switch c.mode {
 	case Fairness:
@@ -565,8 +577,8 @@ func (sm *sim) reasonFalse(p fairsched.PendingJob, running int, groups map[strin
 			return "the cap has room and no other tier's reservation holds it"
 		}
 	case fairsched.ReasonTierLimit:
-		if n, cp := sm.byTier[p.Priority], c.tierCap(p.Priority); n < cp {
-			return fmt.Sprintf("tier %d runs %d of %d", p.Priority, n, cp)
+		if n, cp := sm.byTier[p.Priority], c.tierCap(p.Priority); n < cp && !sm.reserved(p.Priority, running, waiting) {
+			return fmt.Sprintf("tier %d runs %d of %d and no other tier's reservation holds the free slots", p.Priority, n, cp)
 		}
 	case fairsched.ReasonTypeLimit:
 		if m := t.cfg.MaxConcurrency; m == 0 || sm.byType[p.Type] < m {
