@@ -105,6 +105,11 @@ func TestBrowser(t *testing.T) {
 			if len(cells) < 3 || cells[1] != string(w.typ)+" "+w.id || !strings.HasPrefix(cells[2], string(w.reason)+" ") {
 				t.Errorf("row %d reads %q, want %s %s beside %s", i+1, rows[i], w.typ, w.id, w.reason)
 			}
+			for _, r := range w.also { // on a line of its own below the explanation
+				if len(cells) < 3 || !strings.Contains(cells[2], "\nalso held by "+string(r)) {
+					t.Errorf("row %d reads %q, want \"also held by %s\" on a line of its own", i+1, rows[i], r)
+				}
+			}
 		}
 		body := run(t, tab, chromedp.Text(chromedp.CSS("body")))
 		for _, s := range []string{

@@ -1,6 +1,8 @@
 // Package debugpage serves a page that shows why a fairsched.Scheduler's jobs
-// wait: its running jobs, its pending jobs in dispatch order each with the
-// reason that holds it, its groups, tiers, fairness keys and worker slots.
+// wait: its running jobs, its pending jobs in priority and fair-share order
+// (the order dispatch considers them; it skips those a rule holds), each
+// with the narrowest rule that holds it and every other one, its groups,
+// tiers, fairness keys and worker slots.
 // Mount it like net/http/pprof:
 //
 //	http.Handle("/debug/fairsched/", http.StripPrefix("/debug/fairsched", debugpage.Handler(s)))

@@ -129,6 +129,14 @@ func TestPageShowsWhyJobsWait(t *testing.T) {
 		if !strings.HasPrefix(row, prefix) {
 			t.Errorf("pending row %d = %q, want it to start with %q", i+1, row, prefix)
 		}
+		for _, r := range w.also { // the other rules, as badges after the headline's sentence
+			if !strings.Contains(row, "also held by "+string(r)) {
+				t.Errorf("pending row %d = %q, want it to show also held by %s", i+1, row, r)
+			}
+		}
+		if len(w.also) == 0 && strings.Contains(row, "also held by") {
+			t.Errorf("pending row %d = %q lists other rules; none holds it", i+1, row)
+		}
 		if !strings.HasSuffix(row, " "+waited[w.id]) {
 			t.Errorf("pending row %d = %q, want it to end with the wait %s", i+1, row, waited[w.id])
 		}
@@ -172,7 +180,7 @@ func TestPageShowsWhyJobsWait(t *testing.T) {
 	}
 
 	why := visible(page[strings.Index(page, `<section id="why">`):strings.Index(page, `<section id="pending-jobs">`)])
-	for _, s := range []string{"2× type_limit", "1× conflict", "1× worker_busy"} {
+	for _, s := range []string{"2× type_limit", "1× conflict", "1× worker_busy"} { // headlines only
 		if !strings.Contains(why, s) {
 			t.Errorf("the summary %q lacks %q", why, s)
 		}

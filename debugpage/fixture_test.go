@@ -2,6 +2,7 @@ package debugpage_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 //
 //   - clone (MaxConcurrency 1, conflict group git, priority 8): "linux" runs
 //     for client 10.0.0.7 in group tenants; "git.git" (client 10.0.0.9) and
-//     scriptID wait for type_limit;
+//     scriptID wait for type_limit; scriptID's client 10.0.0.7 may run one
+//     job at a time (WithKeyLimits), so tenant_limit holds it too;
 //   - repack (conflict group git, priority 4): "linux" waits for conflict
 //     with the running clone of linux, in group batch;
 //   - render (needs a worker; render-1 has one slot for it): "report-1"
@@ -39,17 +41,18 @@ type fixture struct {
 	clock *advancer
 }
 
-// want is what the fixture's pending jobs wait for, by id, in dispatch
-// order.
+// want is what the fixture's pending jobs wait for, by id, in rank order:
+// the headline reason, then the others.
 var want = []struct {
 	typ    fairsched.JobType
 	id     string
 	reason fairsched.Reason
+	also   []fairsched.Reason
 }{
-	{clone, "git.git", fairsched.ReasonTypeLimit},
-	{clone, scriptID, fairsched.ReasonTypeLimit},
-	{render, "report-2", fairsched.ReasonWorkerBusy},
-	{repack, "linux", fairsched.ReasonConflict},
+	{clone, "git.git", fairsched.ReasonTypeLimit, nil},
+	{clone, scriptID, fairsched.ReasonTypeLimit, []fairsched.Reason{fairsched.ReasonTenantLimit}},
+	{render, "report-2", fairsched.ReasonWorkerBusy, nil},
+	{repack, "linux", fairsched.ReasonConflict, nil},
 }
 
 // newScheduler starts a scheduler on a mock clock whose jobs block until
@@ -108,6 +111,7 @@ func newFixture(t *testing.T) fixture {
 		fairsched.WithGroupWeight("tenants", 3),
 		fairsched.WithGroupWeight("batch", 1),
 		fairsched.WithKeyWeight("10.0.0.9", 2),
+		fairsched.WithKeyLimits("10.0.0.7", fairsched.TenantLimits{MaxRunning: 1}),
 	)
 	must := func(err error) {
 		t.Helper()
@@ -150,8 +154,9 @@ func checkFixture(t *testing.T, snap fairsched.Snapshot) {
 	}
 	for i, w := range want {
 		p := snap.Pending[i]
-		if p.Type != w.typ || p.ID != w.id || p.Reason != w.reason {
-			t.Errorf("fixture: pending[%d] = %s %q (%s), want %s %q (%s)", i, p.Type, p.ID, p.Reason, w.typ, w.id, w.reason)
+		reasons := append([]fairsched.Reason{w.reason}, w.also...)
+		if p.Type != w.typ || p.ID != w.id || p.Reason != w.reason || !slices.Equal(p.Reasons, reasons) {
+			t.Errorf("fixture: pending[%d] = %s %q (%s %q), want %s %q (%s %q)", i, p.Type, p.ID, p.Reason, p.Reasons, w.typ, w.id, w.reason, reasons)
 		}
 	}
 	if len(snap.Running) != 2 || snap.Running[0].ID != "linux" || snap.Running[1].ID != "report-1" || snap.Running[1].Worker != "render-1" {

@@ -44,15 +44,21 @@ type view struct {
 	Slots   []slotRow
 }
 
+// badge is one reason as a coloured label, its explanation as a tooltip.
+type badge struct{ Label, Class, Why string }
+
 type reasonRow struct {
 	Label, Class, Why string
 	Count             int
 }
 
 type pendingRow struct {
-	N                        int
-	Type, ID, Key, Group     string
+	N                    int
+	Type, ID, Key, Group string
+	// Label, Class and Why are the headline reason's; Also the other rules
+	// that hold the job, broader ones, in the snapshot's order.
 	Label, Class, Why        string
+	Also                     []badge
 	Priority, Score, Waited  string
 	Submitted                string
 	BackgroundKey, Ungrouped bool
@@ -141,7 +147,7 @@ func newView(s fairsched.Snapshot, c config) view {
 		return n
 	}
 
-	// Pending jobs, in the snapshot's (dispatch) order.
+	// Pending jobs, in the snapshot's (rank) order; counted by headline.
 	counts := map[fairsched.Reason]int{}
 	pendingByType := map[fairsched.JobType]int{}
 	pendingByTier := map[fairsched.Priority]int{}
@@ -168,7 +174,7 @@ func newView(s fairsched.Snapshot, c config) view {
 		v.PendingRows = append(v.PendingRows, pendingRow{
 			N: i + 1, Type: string(p.Type), ID: p.ID, Key: keyName(p.FairnessKey), Group: groupName(p.Group),
 			BackgroundKey: p.FairnessKey == "", Ungrouped: p.Group == "",
-			Label: reasonLabel(p.Reason), Class: reasonClass(p.Reason), Why: explain(p.Reason),
+			Label: reasonLabel(p.Reason), Class: reasonClass(p.Reason), Why: explain(p.Reason), Also: also(p),
 			Priority:  priority(p.Priority, p.EffectivePriority, p.InheritedPriority),
 			Score:     strconv.FormatFloat(p.Score, 'f', 1, 64),
 			Waited:    short(s.Time.Sub(p.Submitted)),
@@ -367,4 +373,15 @@ func orDash(n int) string {
 
 func percent(f float64) string {
 	return strconv.FormatFloat(f*100, 'g', 4, 64) + "%"
+}
+
+// also returns the badges of the rules that hold p besides its headline.
+func also(p fairsched.PendingJob) []badge {
+	var out []badge
+	for _, r := range p.Reasons {
+		if r != p.Reason {
+			out = append(out, badge{Label: reasonLabel(r), Class: reasonClass(r), Why: explain(r)})
+		}
+	}
+	return out
 }
