@@ -742,9 +742,9 @@ func WithAdmissionPolicy(p func(JobInfo) Decision) Option {
 // max_inflight): the tier runs at most min(burst, MaxRunning) and reserves
 // at most that; a tier with MaxRunning alone needs no global cap. Tiers
 // without WithTier keep the value-as-cap rule (no cap at all with
-// PriorityOrderOnly) and respect the reservations. A job kept out by
-// another tier's reservation waits with reason global_limit, one kept out
-// by its tier's cap with tier_limit. Shares out of [0, 1], MinShare above
+// PriorityOrderOnly) and respect the reservations. A job kept out by its
+// tier's cap, or by other tiers' reservations of the free slots, waits
+// with reason tier_limit. Shares out of [0, 1], MinShare above
 // BurstShare, MinShare without BurstShare, MinShares over 1 in total, a
 // negative MaxRunning or a config that caps nothing are ErrInvalidConfig.
 func WithTier(p Priority, cfg TierConfig) Option {
@@ -780,8 +780,8 @@ func WithMaxPending(n int) Option {
 
 // WithTenantLimits bounds every fairness key (tenant), unless WithKeyLimits
 // sets its own. While a key runs MaxRunning jobs its other jobs wait
-// (reason tenant_limit, reported before any other cap: it is the tenant's
-// own) and the slots go to other keys. A RunSync or Submit whose key has
+// (reason tenant_limit, the headline before the group, tier, worker and
+// global rules: it is the tenant's own) and the slots go to other keys. A RunSync or Submit whose key has
 // MaxPending jobs pending returns at once with a *RefusalError matching
 // ErrTenantLimit (reason tenant_limit), so a noisy tenant is turned away
 // before it fills the queue; the key's bound is checked before

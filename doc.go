@@ -52,10 +52,11 @@
 //     also its tier's cap (spec 1); with PriorityOrderOnly priorities from
 //     0 only order, and tiers are capped only by WithTier — shares of the
 //     global cap and an absolute MaxRunning (spec 5's max_inflight).
-//   - Explanations: Snapshot lists every pending job with the reason it
-//     waits (paused, backoff, deferred, tenant_limit, global_limit,
-//     tier_limit, type_limit, no_workers, worker_busy, group_limit,
-//     conflict, rate_limited) and, with scoring, its score;
+//   - Explanations: Snapshot lists every pending job with every rule that
+//     holds it (Reasons: paused, backoff, deferred, conflict, type_limit,
+//     tenant_limit, group_limit, rate_limited, tier_limit, no_workers,
+//     worker_busy, global_limit), the narrowest as its headline Reason,
+//     and, with scoring, its score;
 //     decisions are logged as structured records, and Subscribe streams
 //     them as events.
 //

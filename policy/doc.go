@@ -3,20 +3,27 @@
 //
 // # Admission rules
 //
-// A pending job of type t, tier p = t.Priority, on job id i may start when
-// all of these hold, checked in this order (the first that fails is the
-// Reason the job waits):
+// A pending job of type t, tier p = t.Priority, on job id i with key k may
+// start when all of these hold. Every one that fails is among the job's
+// Reasons in a snapshot, in this order — from the job outwards — and the
+// first that fails is its Reason, the narrowest rule that holds it:
 //
 //	the job's group G is not paused                 else paused        (PauseGroup)
+//	its retry backoff has run out                    else backoff       (RetryPolicy)
 //	the admission policy's deferral has run out      else deferred      (WithAdmissionPolicy)
-//	running(key k)     < k.MaxRunning                else tenant_limit  (TenantLimits; no cap when 0)
-//	running            < MaxConcurrency (global)     else global_limit  (no cap when unset)
-//	running(tier p)    < cap(p)                      else tier_limit    (see Tier caps below)
-//	running + 1 + Σ_{q≠p} owed(q) ≤ MaxConcurrency   else global_limit  (reservations of tiers with WithTier)
-//	running(type t)    < t.MaxConcurrency            else type_limit    (no cap when 0)
-//	running(G) < alloc(G) and < limit(G)             else group_limit   (with group weights; see below)
 //	running(group g, i) = 0 for g = t.ConflictGroup  else conflict      (never when g = "")
+//	running(type t)    < t.MaxConcurrency            else type_limit    (no cap when 0)
+//	t's rate limit holds the job's tokens            else rate_limited  (WithRateLimit)
+//	running(key k)     < k.MaxRunning                else tenant_limit  (TenantLimits; no cap when 0)
+//	k's rate limit holds the job's tokens            else rate_limited
+//	running(G) < alloc(G) and < limit(G)             else group_limit   (with group weights; see below; not while paused)
+//	G's rate limit holds the job's tokens            else rate_limited
+//	running(tier p)    < cap(p)                      else tier_limit    (see Tier caps below)
+//	running + 1 + Σ_{q≠p} owed(q) ≤ MaxConcurrency   else tier_limit    (reservations of tiers with WithTier)
+//	a free worker slot takes t                       else no_workers or worker_busy (RequiresWorker)
+//	running            < MaxConcurrency (global)     else global_limit  (no cap when unset)
 //
+// (The reservations' row counts only while the global cap has room.)
 // Among the jobs that may start, the next is the one with the highest
 // effective priority, then the lowest accumulated cost of its fairness key,
 // then the earliest arrival.

@@ -59,8 +59,10 @@ type JobTypeConfig struct {
 // Reason says why a pending job is not running.
 type Reason string
 
-// The reasons a pending job waits, in the order the admission rules check
-// them. The first rule that refuses a job names its reason.
+// The reasons a pending job waits. A snapshot lists every rule that holds
+// a job (PendingJob.Reasons), narrowest first — the job's own state, its
+// conflict, type, key, group, tier, the workers, the global cap — and the
+// first is its headline (PendingJob.Reason).
 const (
 	ReasonGlobalLimit Reason = "global_limit" // WithMaxConcurrency reached
 	ReasonTierLimit   Reason = "tier_limit"   // the tier runs its cap: int(Priority), or its TierConfig's
