@@ -109,4 +109,3 @@ func TestReasonsNameTheNarrowRule(t *testing.T) {
 		}
 	})
 }
-
