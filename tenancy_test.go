@@ -194,10 +194,10 @@ func TestPendingBounds(t *testing.T) {
 		var reasons []string
 		for _, e := range records.FilterMessage("job refused").All() {
 			f := e.ContextMap()
-			if f["decision"] != "refuse" || f["queue_depth"] == nil || f["running"] != int64(1) {
-				t.Errorf("decision record %v lacks decision, queue depth or running", f)
+			if f["decision"] != "refuse" || f["queue_depth"] == nil || f["inflight"] != int64(1) {
+				t.Errorf("decision record %v lacks decision, queue depth or inflight", f)
 			}
-			reasons = append(reasons, f["tenant"].(string)+":"+f["reason"].(string))
+			reasons = append(reasons, f["tenant"].(string)+":"+f["reason_code"].(string))
 		}
 		wantLogs := []string{"acme:tenant_limit", ":pool_overloaded", "c:pool_overloaded", "acme:tenant_limit"}
 		if diff := cmp.Diff(wantLogs, reasons); diff != "" {

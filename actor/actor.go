@@ -154,6 +154,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 	}
 	a.base, a.cancelBase = context.WithCancel(context.Background())
 	a.refuses = c.Refuses() // settled by the limits, which do not change
+	c.SetDecisionLog(a.log.Core().Enabled(zap.InfoLevel))
 	a.byID = map[uint64]*schedule{}
 	a.pendingBG = map[jobRef]*messages.Job{}
 	a.joinable = map[jobRef]*messages.Job{}
@@ -386,17 +387,14 @@ func (a *Actor) supersede(now time.Time, j *messages.Job) {
 	if old == nil || !a.core.Withdraw(now, &old.Job) {
 		return
 	}
-	if ce := a.log.Check(zap.InfoLevel, "job superseded"); ce != nil {
-		ce.Write(a.decision(old, "supersede")...)
-	}
+	a.core.Record(now, &old.Job, core.DecisionDeny, core.CodeSuperseded)
+	a.logDecisions()
 	a.ended(old, ErrSuperseded)
 }
 
-// logRefusal records a refused submission as a decision record.
+// logRefusal logs a refused submission's decision record.
 func (a *Actor) logRefusal(j *messages.Job, re *policy.RefusalError) {
-	if ce := a.log.Check(zap.InfoLevel, "job refused"); ce != nil {
-		ce.Write(append(a.decision(j, "refuse"), zap.String("reason", string(re.Reason)), zap.Int("limit", re.Limit))...)
-	}
+	a.logDecisions(zap.Int("limit", re.Limit))
 	if len(a.subs) > 0 {
 		a.emit(messages.JobRefused{Time: a.clock.Now(), Type: j.Type, ID: j.ID, FairnessKey: j.Key, Reason: re.Reason})
 	}
@@ -426,18 +424,6 @@ func (a *Actor) dispatch(now time.Time) {
 	a.admitted = a.core.Dispatch(now, a.admitted[:0])
 	a.reportDecisions(now)
 	for _, cj := range a.admitted {
-		if ce := a.log.Check(zap.DebugLevel, "admit"); ce != nil {
-			fields := []zap.Field{zap.String("decision", "admit"), zap.Int("attempt", cj.Attempt), zap.Int("queue_depth", a.core.Pending()),
-				zap.String("type", string(cj.Type)), zap.String("id", cj.ID), zap.String("key", cj.Key),
-				zap.String("group", cj.Group), zap.Int("priority", int(cj.Priority)), zap.Int("effective_priority", int(cj.Effective)),
-				zap.Duration("cost", cj.Cost), zap.Duration("key_cost", cj.KeyCost),
-				zap.Duration("waited", now.Sub(cj.Submitted)), zap.Int("tier_running", a.core.TierRunning(cj.Priority)),
-				zap.Int("running", a.core.RunningCount())}
-			if w := cj.Worker; w != nil {
-				fields = append(fields, zap.String("worker", w.Worker), zap.Int("slot", w.Index))
-			}
-			ce.Write(fields...)
-		}
 		if len(a.subs) > 0 {
 			a.emit(messages.JobAdmitted{
 				Time: now, Type: cj.Type, ID: cj.ID, FairnessKey: cj.Key,
@@ -663,14 +649,13 @@ func (a *Actor) disarm() {
 	}
 }
 
-// reportDecisions answers and reports the admission policy's denials and
-// logs its deferrals, as decision records.
+// reportDecisions logs the core's decision records of the last dispatch,
+// and answers and reports the admission policy's denials and the expired
+// jobs.
 func (a *Actor) reportDecisions(now time.Time) {
+	a.logDecisions()
 	for _, d := range a.core.TakeDenied() {
 		j := messages.Of(d.Job)
-		if ce := a.log.Check(zap.InfoLevel, "job denied"); ce != nil {
-			ce.Write(a.decision(j, "deny")...)
-		}
 		if len(a.subs) > 0 {
 			a.emit(messages.JobDenied{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: d.Err, Panicked: d.Panicked})
 		}
@@ -685,9 +670,6 @@ func (a *Actor) reportDecisions(now time.Time) {
 		j := messages.Of(cj)
 		waited := now.Sub(cj.Submitted)
 		err := fmt.Errorf("%w: %s/%s waited %v", policy.ErrExpired, j.Type, j.ID, waited)
-		if ce := a.log.Check(zap.InfoLevel, "job expired"); ce != nil {
-			ce.Write(append(a.decision(j, "expire"), zap.Duration("waited", waited))...)
-		}
 		if len(a.subs) > 0 {
 			a.emit(messages.JobExpired{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Waited: waited})
 		}
@@ -696,19 +678,66 @@ func (a *Actor) reportDecisions(now time.Time) {
 			j.Admit <- err
 		}
 	}
-	for _, d := range a.core.TakeDeferred() {
-		if ce := a.log.Check(zap.InfoLevel, "job deferred"); ce != nil {
-			ce.Write(append(a.decision(messages.Of(d.Job), "defer"), zap.String("reason", string(policy.ReasonDeferred)),
-				zap.Duration("retry_delay", d.Until.Sub(now)))...)
+	a.core.TakeDeferred() // logged as decision records
+}
+
+// logDecisions logs the core's decision records since the last call, in
+// order, each with spec 5's fields — tenant, tier, queue_depth, inflight,
+// decision, reason_code, retry_delay_sec (where a delay applies), attempt —
+// and the job's type and id; extra is added to every one. Admissions are
+// logged at debug level with what they charged, the others at info level.
+func (a *Actor) logDecisions(extra ...zap.Field) {
+	for _, d := range a.core.TakeDecisions() {
+		level, msg := zap.InfoLevel, decisionMessage(d)
+		if d.Decision == core.DecisionAdmit {
+			level = zap.DebugLevel
 		}
+		ce := a.log.Check(level, msg)
+		if ce == nil {
+			continue
+		}
+		j := d.Job
+		fields := []zap.Field{zap.String("tenant", d.Tenant), zap.Int("tier", int(d.Tier)),
+			zap.Int("queue_depth", d.QueueDepth), zap.Int("inflight", d.Inflight),
+			zap.String("decision", string(d.Decision)), zap.String("reason_code", d.ReasonCode)}
+		if d.RetryDelay > 0 {
+			fields = append(fields, zap.Float64("retry_delay_sec", d.RetryDelay.Seconds()))
+		}
+		fields = append(fields, zap.Int("attempt", d.Attempt), zap.String("type", string(j.Type)), zap.String("id", j.ID))
+		switch {
+		case d.Decision == core.DecisionAdmit:
+			// Besides: tier_running and running after the whole dispatch.
+			fields = append(fields, zap.String("key", j.Key), zap.String("group", j.Group), zap.Int("priority", int(j.Priority)),
+				zap.Int("effective_priority", int(j.Effective)), zap.Duration("cost", j.Cost), zap.Duration("key_cost", j.KeyCost),
+				zap.Duration("waited", d.Time.Sub(j.Submitted)), zap.Int("tier_running", a.core.TierRunning(j.Priority)),
+				zap.Int("running", a.core.RunningCount()))
+			if w := j.Worker; w != nil {
+				fields = append(fields, zap.String("worker", w.Worker), zap.Int("slot", w.Index))
+			}
+		case d.ReasonCode == core.CodeExpired:
+			fields = append(fields, zap.Duration("waited", d.Time.Sub(j.Submitted)))
+		}
+		ce.Write(append(fields, extra...)...)
 	}
 }
 
-// decision returns the fields of a decision record about j.
-func (a *Actor) decision(j *messages.Job, decision string) []zap.Field {
-	return []zap.Field{zap.String("decision", decision), zap.String("tenant", j.Key), zap.Int("tier", int(j.Priority)),
-		zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Int("attempt", j.Attempt),
-		zap.Int("queue_depth", a.core.Pending()), zap.Int("running", a.core.RunningCount())}
+// decisionMessage is the log message of a decision record.
+func decisionMessage(d core.Decision) string {
+	switch {
+	case d.Decision == core.DecisionAdmit:
+		return "admit"
+	case d.Decision == core.DecisionRefuse:
+		return "job refused"
+	case d.ReasonCode == core.CodeExpired:
+		return "job expired"
+	case d.ReasonCode == core.CodeSuperseded:
+		return "job superseded"
+	case d.Decision == core.DecisionDeny:
+		return "job denied"
+	case d.ReasonCode == string(policy.ReasonBackoff):
+		return "job retried"
+	}
+	return "job deferred"
 }
 
 // retry sends a failed attempt of j back to the queue for its backoff, if
@@ -720,10 +749,7 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	}
 	delay := j.Retry.Backoff(j.Runs, a.rand.Float64())
 	a.core.Retry(now, &j.Job, delay)
-	if ce := a.log.Check(zap.InfoLevel, "job retried"); ce != nil {
-		ce.Write(append(a.decision(j, "retry"), zap.String("reason", string(policy.ReasonBackoff)),
-			zap.Int("runs", j.Runs), zap.Duration("retry_delay", delay), zap.Error(d.Err))...)
-	}
+	a.logDecisions(zap.Int("runs", j.Runs), zap.Error(d.Err))
 	if len(a.subs) > 0 {
 		a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: d.Err, Retrying: true})
 	}

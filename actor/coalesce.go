@@ -31,6 +31,7 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 		run.Ctx, run.Cancel = context.WithCancel(a.base)
 		run.Coalescing = true
 		if err := a.core.Submit(now, &run.Job); err != nil {
+			a.logDecisions()
 			run.Cancel()
 			if reply != nil {
 				reply <- err

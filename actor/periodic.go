@@ -120,6 +120,7 @@ func (a *Actor) occur(now time.Time, s *schedule) {
 	j := s.tmpl.Fresh()
 	j.OnEnd = func() { s.busy = false }
 	if err := a.core.Submit(now, &j.Job); err != nil {
+		a.logDecisions()
 		a.log.Error("periodic occurrence refused", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(err))
 		return
 	}

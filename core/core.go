@@ -73,6 +73,10 @@ type Job struct {
 	// while the job ran.
 	Worker *workers.Slot
 
+	// waitingOn is the reason the job last started to wait on, as
+	// recorded in a defer decision; "" once admitted.
+	waitingOn policy.Reason
+
 	slot     *policy.Slot // the type's counters and registration
 	grp      *group
 	runIdx   int    // position in Core.running, -1 when not running
@@ -112,6 +116,10 @@ type Core struct {
 	allocChanges []AllocationChange // since the last TakeAllocationChanges
 	seq          uint64
 	admits       uint64 // admissions so far: orders Running
+	// decisions are the decision records since the last TakeDecisions,
+	// kept while logDecisions is on (see decision.go).
+	decisions    []Decision
+	logDecisions bool
 }
 
 // New returns an empty core. The limits must be valid.
@@ -191,6 +199,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	}
 	j.Priority = slot.Config.Priority // for the refusal's record too
 	if err := c.refusal(j); err != nil {
+		c.record(now, j, DecisionRefuse, string(err.(*policy.RefusalError).Reason), 0)
 		return err
 	}
 	c.seq++
@@ -218,6 +227,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	g.pending++
 	c.demandChanged(g, before)
 	c.waiting(j, 1)
+	c.arrives(now, j)
 	return nil
 }
 
@@ -241,6 +251,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		j := qj.Ref.(*Job)
 		if c.tenantBlocks(j) {
 			c.queue.HoldForKey(qj)
+			c.startsWaiting(now, j, policy.ReasonTenantLimit, 0)
 			continue
 		}
 		if c.groupBlocks(j) {
@@ -255,6 +266,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		if c.buckets != nil {
 			if b := c.emptyBucket(now, j); b != nil {
 				c.block(now, b, qj)
+				c.startsWaiting(now, j, policy.ReasonRateLimited, b.until.Sub(now))
 				continue
 			}
 		}
@@ -266,6 +278,8 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		fills := c.limits.Groups != nil && c.room(j.grp) <= 1
 		c.queue.Admit(qj, fills)
 		c.admit(now, j)
+		j.waitingOn = ""
+		c.record(now, j, DecisionAdmit, "", 0)
 		buf = append(buf, j)
 	}
 	return buf
@@ -591,12 +605,15 @@ func (c *Core) askPolicy(now time.Time, j *Job) bool {
 	if err, ok := d.Denied(); ok {
 		c.drop(now, j)
 		c.denied = append(c.denied, Denied{Job: j, Err: err, Panicked: panicked})
+		c.record(now, j, DecisionDeny, CodeDenied, 0)
 		return false
 	}
 	if delay, ok := d.Deferred(); ok {
 		j.Attempt++
+		c.record(now, j, DecisionDefer, string(policy.ReasonDeferred), delay)
 		c.queue.Defer(&j.q, now.Add(delay))
 		c.deferred = append(c.deferred, Deferral{Job: j, Until: now.Add(delay)})
+		j.waitingOn = policy.ReasonDeferred
 		return false
 	}
 	return true
@@ -672,6 +689,7 @@ func (c *Core) expire(now time.Time) {
 		c.drop(now, j)
 		c.expired = append(c.expired, j)
 		c.expiredTotal++
+		c.record(now, j, DecisionDeny, CodeExpired, 0)
 	})
 }
 
@@ -695,4 +713,6 @@ func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	c.demandChanged(g, before)
 	c.queue.Backoff(&j.q, now.Add(delay), c.ledger.Join(j.Key, now))
 	c.waiting(j, 1)
+	j.waitingOn = policy.ReasonBackoff
+	c.record(now, j, DecisionDefer, string(policy.ReasonBackoff), delay)
 }
