@@ -525,8 +525,12 @@ func WithClock(c clock.Clock) Option {
 	})
 }
 
-// WithLogger sets the logger: admissions and completions at debug level,
-// background job failures at error level. Default: zap.NewNop().
+// WithLogger sets the logger: decision records (spec 5's shape: tenant,
+// tier, queue_depth, inflight, decision, reason_code, retry_delay_sec,
+// attempt) at info level, admissions and completions at debug level,
+// background job failures at error level. A job that starts to wait on
+// tenant_limit, rate_limited, no_workers or worker_busy is recorded once
+// (decision defer) when it starts to wait. Default: zap.NewNop().
 func WithLogger(l *zap.Logger) Option {
 	return optionFunc(func(o *options) {
 		if l == nil {
