@@ -76,6 +76,9 @@ type Job struct {
 	// waitingOn is the reason the job last started to wait on, as
 	// recorded in a defer decision; "" once admitted.
 	waitingOn policy.Reason
+	// riseFrom is how long the job had waited, for aging, when it last
+	// entered the queue: its rises count from there (see agingRises).
+	riseFrom time.Duration
 
 	slot     *policy.Slot // the type's counters and registration
 	grp      *group
@@ -120,6 +123,9 @@ type Core struct {
 	// kept while logDecisions is on (see decision.go).
 	decisions    []Decision
 	logDecisions bool
+	// risen counts, by type, the aging rises of jobs that have left the
+	// queue (see AgingRises).
+	risen map[policy.JobType]uint64
 }
 
 // New returns an empty core. The limits must be valid.
@@ -223,6 +229,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline, Ref: j}
 	c.queue.At(now)
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
+	j.riseFrom = 0
 	before := g.demand()
 	g.pending++
 	c.demandChanged(g, before)
@@ -286,6 +293,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 }
 
 func (c *Core) admit(now time.Time, j *Job) {
+	c.leaves(j)
 	c.countWaiting(j, -1) // the tiers are synced below
 	tr := c.usage.Start(j.slot, j.ID)
 	if c.usage.Shares() {
@@ -398,6 +406,7 @@ func (c *Core) Withdraw(now time.Time, j *Job) bool {
 
 // drop takes pending job j out of the queue and out of every count.
 func (c *Core) drop(now time.Time, j *Job) {
+	c.leaves(j)
 	c.queue.Remove(&j.q)
 	c.ledger.Leave(j.Key, now)
 	before := j.grp.demand()
@@ -712,6 +721,7 @@ func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	g.pending++
 	c.demandChanged(g, before)
 	c.queue.Backoff(&j.q, now.Add(delay), c.ledger.Join(j.Key, now))
+	j.riseFrom = c.queue.Waited(&j.q) // it waits on with its first clock
 	c.waiting(j, 1)
 	j.waitingOn = policy.ReasonBackoff
 	c.record(now, j, DecisionDefer, string(policy.ReasonBackoff), delay)

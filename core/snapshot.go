@@ -43,6 +43,11 @@ type Snapshot struct {
 	Types         map[policy.JobType]policy.JobTypeConfig `json:"types"`
 	// Aging is the aging configuration; nil when aging is off.
 	Aging *policy.AgingConfig `json:"aging,omitempty"`
+	// AgingRises counts, by type, every rise of a waiting job's effective
+	// priority by aging since the start: each job's every step, the jobs
+	// still waiting included (JobAged reports only a lane's head). It never
+	// decreases. Nil without aging or before the first rise.
+	AgingRises map[policy.JobType]uint64 `json:"aging_rises,omitempty"`
 	// Groups lists the groups with jobs, paused or holding slots, by name.
 	Groups []GroupSnapshot `json:"groups,omitempty"`
 	// EventsLost counts the events dropped since the start because a
@@ -144,6 +149,7 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 	var pending []*Job
 	c.queue.Each(func(qj *queue.Job) { pending = append(pending, qj.Ref.(*Job)) })
 	c.queue.At(now)
+	s.AgingRises = c.AgingRises()
 	slices.SortFunc(pending, func(a, b *Job) int {
 		// With scoring the score orders (the priority is part of it), else
 		// the effective priority.

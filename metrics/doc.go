@@ -21,7 +21,7 @@
 // from New on: a collector created late does not see earlier events.
 //
 // Snapshot metrics (running and pending jobs, group slots, the limits,
-// events_lost_total) are read at scrape time: each Collect asks the
+// events_lost_total, aging_promotions_total) are read at scrape time: each Collect asks the
 // scheduler for one Snapshot. That is a message to the owner goroutine,
 // which copies its state — O(r + n log n) for r running and n pending jobs,
 // plus the learned cost estimates — between two of its other messages, so
@@ -64,7 +64,6 @@
 //	expired_total                      counter    type                       JobExpired: jobs whose time to live ran out while pending
 //	denied_total                       counter    type                       JobDenied: jobs the admission policy denied
 //	dropped_total                      counter    type                       JobDropped: jobs dropped unrun because the scheduler closed
-//	aging_promotions_total             counter    type                       JobAged: rises of a waiting job's effective priority
 //	group_allocation_changes_total     counter    group, reason              GroupAllocationChanged: changes of a group's slot allocation
 //	excess_slots_redistributed_total   counter    -                          slots handed back by groups that ran out of work (see below)
 //
@@ -78,6 +77,7 @@
 //	max_concurrency                    gauge      -                          the global limit, 0 for unlimited (the adaptive limit's value with WithAdaptiveLimit)
 //	adaptive_limit                     gauge      -                          Snapshot.MaxConcurrency, present only with WithAdaptiveLimit
 //	events_lost_total                  counter    -                          Snapshot.EventsLost: events dropped for full subscriber channels, all subscribers
+//	aging_promotions_total             counter    type                       Snapshot.AgingRises: every rise of every waiting job's effective priority (see below)
 //
 // And the collector's own:
 //
@@ -90,6 +90,18 @@
 // disappears rather than reporting 0, so aggregate with sum() and treat
 // absence as 0. group_slots is meaningful with group weights
 // (fairsched.WithGroupWeight and friends); without them it is 0.
+//
+// aging_promotions_total counts each aging step of each waiting job: five
+// jobs that each rise two steps count 10, whether they wait in one lane or
+// five (the JobAged events report only the head of each lane, the most aged
+// job of its type and key, so they undercount). No timer or event runs per
+// job: the scheduler adds a job's steps when it leaves the queue (admitted,
+// withdrawn, expired, denied) — its waited time then less its waited time
+// when it entered, in whole steps up to the ceiling, not counting steps
+// that leave it at or below an inherited floor — and sums the jobs still
+// waiting at each scrape, from the scrape's time. A paused group's jobs do
+// not age, so do not count. The count is since the scheduler started (not
+// since New) and never decreases.
 //
 // excess_slots_redistributed_total: a group's allocation is work-conserving
 // — what a group cannot use goes to the groups with work — but the exact

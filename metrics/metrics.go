@@ -34,7 +34,6 @@ type Collector struct {
 	expired      *prometheus.CounterVec
 	denied       *prometheus.CounterVec
 	dropped      *prometheus.CounterVec
-	aged         *prometheus.CounterVec
 	allocChanges *prometheus.CounterVec
 	excess       prometheus.Counter
 
@@ -43,6 +42,7 @@ type Collector struct {
 	groupSlots, groupRunning *prometheus.Desc
 	maxConcurrency           *prometheus.Desc
 	adaptiveLimit            *prometheus.Desc
+	aged                     *prometheus.Desc // a counter, from Snapshot.AgingRises
 	eventsLost               *prometheus.Desc
 	snapshotErrors           prometheus.Counter
 }
@@ -114,7 +114,7 @@ var (
 	specDropped = spec{"dropped_total", counter, []string{"type"},
 		"Jobs dropped unrun because the scheduler closed, by type."}
 	specAged = spec{"aging_promotions_total", counter, []string{"type"},
-		"Rises of a waiting job's effective priority (JobAged events), by type."}
+		"Rises of waiting jobs' effective priority by aging, every step of every job (Snapshot.AgingRises), by type."}
 	specAllocChanges = spec{"group_allocation_changes_total", counter, []string{"group", "reason"},
 		"Changes of a group's slot allocation (GroupAllocationChanged events), by group and reason."}
 	specExcess = spec{"excess_slots_redistributed_total", counter, nil,
@@ -178,7 +178,6 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 		expired:      counterVec(specExpired),
 		denied:       counterVec(specDenied),
 		dropped:      counterVec(specDropped),
-		aged:         counterVec(specAged),
 		allocChanges: counterVec(specAllocChanges),
 		excess:       plainCounter(specExcess),
 
@@ -188,6 +187,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 		groupRunning:   desc(specGroupRunning),
 		maxConcurrency: desc(specMaxConcurrency),
 		adaptiveLimit:  desc(specAdaptiveLimit),
+		aged:           desc(specAged),
 		eventsLost:     desc(specEventsLost),
 		snapshotErrors: plainCounter(specSnapshotErrors),
 	}
@@ -197,7 +197,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 func (c *Collector) vectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		c.queueWait, c.duration, c.effective, c.admitted, c.completed, c.failed, c.refused,
-		c.expired, c.denied, c.dropped, c.aged, c.allocChanges, c.excess,
+		c.expired, c.denied, c.dropped, c.allocChanges, c.excess,
 	}
 }
 
@@ -226,8 +226,6 @@ func (c *Collector) record(e fairsched.Event) {
 	case fairsched.JobFailed:
 		c.failed.WithLabelValues(string(e.Type)).Inc()
 		c.duration.WithLabelValues(string(e.Type)).Observe(e.Elapsed.Seconds())
-	case fairsched.JobAged:
-		c.aged.WithLabelValues(string(e.Type)).Inc()
 	case fairsched.GroupAllocationChanged:
 		c.allocChanges.WithLabelValues(e.Group, string(e.Reason)).Inc()
 		if e.Reason == fairsched.AllocationGroupDrained && e.PreviousSlots > e.NewSlots {
@@ -250,7 +248,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		v.Describe(ch)
 	}
 	for _, d := range []*prometheus.Desc{c.running, c.pending, c.groupSlots, c.groupRunning,
-		c.maxConcurrency, c.adaptiveLimit, c.eventsLost} {
+		c.maxConcurrency, c.adaptiveLimit, c.eventsLost, c.aged} {
 		ch <- d
 	}
 	c.snapshotErrors.Describe(ch)
@@ -306,6 +304,9 @@ func (c *Collector) collectSnapshot(ch chan<- prometheus.Metric) {
 		emit(c.adaptiveLimit, float64(snap.MaxConcurrency))
 	}
 	ch <- prometheus.MustNewConstMetric(c.eventsLost, prometheus.CounterValue, float64(snap.EventsLost))
+	for t, n := range snap.AgingRises {
+		ch <- prometheus.MustNewConstMetric(c.aged, prometheus.CounterValue, float64(n), string(t))
+	}
 }
 
 // Close ends the subscription and waits for the collector's goroutine to

@@ -357,6 +357,55 @@ fairsched_snapshot_errors_total 1
 	})
 }
 
+// TestAgingCountsEveryJob: five jobs age in one lane (one type, key and
+// group), where the JobAged events see only the head; the counter counts
+// every step of every one of them, exactly, and keeps the steps of a job
+// that leaves the queue.
+func TestAgingCountsEveryJob(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		s := newScheduler(t, fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1),
+			fairsched.WithAging(fairsched.AgingConfig{Interval: time.Second, Step: 1, MaxEffectivePriority: 10}))
+		c := collectorOf(t, s)
+		hold := newGate()
+		submit(t, s, clone, "hold", hold.fn) // holds the one slot
+		gates := map[string]gate{}
+		add := func(id string) {
+			gates[id] = newGate()
+			submit(t, s, repack, id, gates[id].fn)
+		}
+		for _, id := range []string{"r1", "r2", "r3", "r4"} {
+			add(id) // at t0
+		}
+		synctest.Wait()
+		mock.Add(time.Second)
+		add("r5") // at t1
+		synctest.Wait()
+		mock.Add(2 * time.Second)
+		// t3: r1–r4 have risen 3 steps each, r5 2.
+		compare(t, c, `
+fairsched_aging_promotions_total{type="repack"} 14
+`, "fairsched_aging_promotions_total")
+
+		hold.release(nil) // r1 runs: its 3 steps stay counted, it rises no more
+		synctest.Wait()
+		mock.Add(2 * time.Second)
+		// t5: r1 3, r2–r4 5 each, r5 4.
+		compare(t, c, `
+fairsched_aging_promotions_total{type="repack"} 22
+`, "fairsched_aging_promotions_total")
+
+		for _, id := range []string{"r1", "r2", "r3", "r4", "r5"} {
+			gates[id].release(nil)
+			synctest.Wait()
+		}
+		// Each ran as the one before ended, all at t5: nothing is waiting.
+		compare(t, c, `
+fairsched_aging_promotions_total{type="repack"} 22
+`, "fairsched_aging_promotions_total")
+	})
+}
+
 // TestAging: each rise of a waiting job's effective priority counts, and
 // the job is admitted at the priority it aged to.
 func TestAging(t *testing.T) {

@@ -148,3 +148,34 @@ func (c AgingConfig) MaxWait(base Priority) time.Duration {
 func (c AgingConfig) Urgent(effective Priority) bool {
 	return c.UrgentThreshold > 0 && effective >= c.UrgentThreshold
 }
+
+// Band returns how many aging steps a job of base priority has climbed
+// after waiting waited: ⌊(waited − grace) / interval⌋, at most the steps
+// to the ceiling (0 for a base at or above it). Each step is one rise of
+// the job's effective priority.
+func (c AgingConfig) Band(base Priority, waited time.Duration) uint64 {
+	if base >= c.MaxEffectivePriority {
+		return 0
+	}
+	return min(uint64(c.steps(waited)), c.stepsTo(c.MaxEffectivePriority, base))
+}
+
+// Rises returns how many times the effective priority of a job of base
+// priority rose while it waited from waited = from to waited = to: the
+// aging steps climbed in between, less those that leave it at or below its
+// floor (an inherited priority, when floored): those do not change its
+// effective priority.
+func (c AgingConfig) Rises(base, floor Priority, floored bool, from, to time.Duration) uint64 {
+	lo, hi := c.Band(base, from), c.Band(base, to)
+	if floored && floor >= base {
+		if floor >= c.MaxEffectivePriority {
+			return 0
+		}
+		// Step b is above the floor from b = ⌊(floor − base) / step⌋ + 1 on.
+		lo = max(lo, (uint64(floor)-uint64(base))/uint64(c.step()))
+	}
+	if hi <= lo {
+		return 0
+	}
+	return hi - lo
+}

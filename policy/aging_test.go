@@ -145,3 +145,34 @@ func TestAgingValidate(t *testing.T) {
 		t.Error("Urgent: threshold 30 must hold at 30, not at 29, and never without a threshold")
 	}
 }
+
+// TestAgingRises: the steps climbed between two waits, capped at the
+// ceiling, not counting steps that leave a job at or below its floor.
+func TestAgingRises(t *testing.T) {
+	a := AgingConfig{GracePeriod: 10 * time.Second, Interval: 5 * time.Second, Step: 2, MaxEffectivePriority: 9}
+	s := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	for _, c := range []struct {
+		name        string
+		base, floor Priority
+		floored     bool
+		from, to    time.Duration
+		want        uint64
+	}{
+		{"in the grace period", 1, 0, false, 0, s(10), 0},
+		{"one step", 1, 0, false, 0, s(15), 1},
+		{"three steps", 1, 0, false, 0, s(25), 3},
+		{"capped at the ceiling: 1→3→5→7→9", 1, 0, false, 0, s(1000), 4},
+		{"from a later entry", 1, 0, false, s(15), s(25), 2},
+		{"no time", 1, 0, false, s(20), s(20), 0},
+		{"at the ceiling already", 9, 0, false, 0, s(100), 0},
+		{"a floor below the base changes nothing", 3, 2, true, 0, s(25), 3},
+		{"floor 5: 1→3→5 do not change it, 7 does", 1, 5, true, 0, s(25), 1},
+		{"floor 4: 1→3 does not, 5 and 7 do", 1, 4, true, 0, s(25), 2},
+		{"floor at the ceiling: never", 1, 9, true, 0, s(1000), 0},
+		{"unfloored floor value is ignored", 1, 5, false, 0, s(25), 3},
+	} {
+		if got := a.Rises(c.base, c.floor, c.floored, c.from, c.to); got != c.want {
+			t.Errorf("%s: Rises(%d, %d, %v, %v, %v) = %d; want %d", c.name, c.base, c.floor, c.floored, c.from, c.to, got, c.want)
+		}
+	}
+}

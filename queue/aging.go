@@ -55,6 +55,10 @@ func (q *Queue) At(now time.Time) {
 	}
 }
 
+// Waited returns how long pending job j has waited for aging purposes at
+// the time set by At: since its submission, less its group's pauses.
+func (q *Queue) Waited(j *Job) time.Duration { return q.waited(j) }
+
 // waited returns how long j has waited for aging purposes: since its
 // submission, less the time its group was paused since then.
 func (q *Queue) waited(j *Job) time.Duration {

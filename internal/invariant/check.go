@@ -457,6 +457,16 @@ func (sm *sim) checkSnapshot() {
 		return
 	}
 	sm.res.Snapshots++
+	if sm.haveSnap { // the aging rises are a counter: they never decrease
+		for typ, n := range sm.lastSnap.AgingRises {
+			if snap.AgingRises[typ] < n {
+				sm.violate("aging rises of %s fell from %d to %d", typ, n, snap.AgingRises[typ])
+			}
+		}
+	}
+	if c := sm.cfg; c.aging == nil && len(snap.AgingRises) > 0 {
+		sm.violate("aging rises %v without aging", snap.AgingRises)
+	}
 	sm.lastSnap, sm.haveSnap = snap, true
 	if sm.opts.Log != nil {
 		sm.opts.Log(fmt.Sprintf("snapshot at t=%v:%s", snap.Time.Sub(sm.t0), describe(snap)))
