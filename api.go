@@ -46,6 +46,19 @@ const (
 // same job id. The empty group conflicts with nothing.
 type ConflictGroup = policy.ConflictGroup
 
+// ConflictMode says how a job holds its (ConflictGroup, id) while it runs:
+// alone, or together with other shared jobs (JobTypeConfig.ConflictMode).
+type ConflictMode = policy.ConflictMode
+
+// The conflict modes. A git proxy makes clones shared — clones of one
+// repository run together — and repacks exclusive. Once an exclusive job
+// waits on a (group, id) that is in use, shared jobs that arrive after it
+// wait behind it, as writers go first in a sync.RWMutex.
+const (
+	ConflictExclusive = policy.ConflictExclusive // the zero value: alone on its (group, id)
+	ConflictShared    = policy.ConflictShared    // with other shared jobs, never an exclusive one
+)
+
 // JobTypeConfig registers a job type: its default cost, its cap, its
 // conflict group and its tier.
 type JobTypeConfig = policy.JobTypeConfig

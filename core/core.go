@@ -80,6 +80,7 @@ type Job struct {
 	// entered the queue: its rises count from there (see agingRises).
 	riseFrom time.Duration
 
+	widx     int          // position in its key's writers; -1 when not there (conflict.go)
 	slot     *policy.Slot // the type's counters and registration
 	grp      *group
 	runIdx   int    // position in Core.running, -1 when not running
@@ -123,6 +124,8 @@ type Core struct {
 	// kept while logDecisions is on (see decision.go).
 	decisions    []Decision
 	logDecisions bool
+	// writers are the pending exclusive jobs by conflict key (conflict.go).
+	writers map[policy.ConflictKey]*writerQueue
 	// risen counts, by type, the aging rises of jobs that have left the
 	// queue (see AgingRises).
 	risen map[policy.JobType]uint64
@@ -230,6 +233,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	c.queue.At(now)
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
 	j.riseFrom = 0
+	c.addWriter(j)
 	before := g.demand()
 	g.pending++
 	c.demandChanged(g, before)
@@ -294,6 +298,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 
 func (c *Core) admit(now time.Time, j *Job) {
 	c.leaves(j)
+	c.removeWriter(j, true)
 	c.countWaiting(j, -1) // the tiers are synced below
 	tr := c.usage.Start(j.slot, j.ID)
 	if c.usage.Shares() {
@@ -408,6 +413,7 @@ func (c *Core) Withdraw(now time.Time, j *Job) bool {
 func (c *Core) drop(now time.Time, j *Job) {
 	c.leaves(j)
 	c.queue.Remove(&j.q)
+	c.removeWriter(j, false)
 	c.ledger.Leave(j.Key, now)
 	before := j.grp.demand()
 	j.grp.pending--
@@ -721,6 +727,7 @@ func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	g.pending++
 	c.demandChanged(g, before)
 	c.queue.Backoff(&j.q, now.Add(delay), c.ledger.Join(j.Key, now))
+	c.addWriter(j)
 	j.riseFrom = c.queue.Waited(&j.q) // it waits on with its first clock
 	c.waiting(j, 1)
 	j.waitingOn = policy.ReasonBackoff

@@ -82,13 +82,14 @@ const (
 // fzMaxOps bounds the operations of one input.
 const fzMaxOps = 200
 
-// The fixed job types: caps, two conflict groups, expiring types, and two
+// The fixed job types: caps, two conflict groups (a shared, b and w
+// exclusive on g), expiring types, and two
 // types that run on worker slots.
 var fzTypes = []struct {
 	name policy.JobType
 	cfg  policy.JobTypeConfig
 }{
-	{"a", policy.JobTypeConfig{DefaultCost: time.Second, Priority: 2, ConflictGroup: "g"}},
+	{"a", policy.JobTypeConfig{DefaultCost: time.Second, Priority: 2, ConflictGroup: "g", ConflictMode: policy.ConflictShared}},
 	{"b", policy.JobTypeConfig{DefaultCost: 2 * time.Second, Priority: 3, MaxConcurrency: 1, ConflictGroup: "g"}},
 	{"c", policy.JobTypeConfig{DefaultCost: 500 * time.Millisecond, Priority: 1, QueueTimeout: 2 * time.Second}},
 	{"d", policy.JobTypeConfig{DefaultCost: time.Second, Priority: 8, MaxConcurrency: 3, ConflictGroup: "h"}},
@@ -645,7 +646,7 @@ func (s *fzState) check(dispatched, expiredAll bool) {
 	types := map[policy.JobType]int{}
 	keys := map[string]int{}
 	groups := map[string]int{}
-	conflicts := map[policy.ConflictKey]*Job{}
+	conflicts := map[policy.ConflictKey][]*Job{}
 	slots := map[*workers.Slot]*Job{}
 	for i, j := range running {
 		if s.place[j] != fzRunning {
@@ -669,10 +670,13 @@ func (s *fzState) check(dispatched, expiredAll bool) {
 		keys[j.Key]++
 		groups[j.Group]++
 		if k, ok := cfg.Conflicts(j.ID); ok {
-			if other := conflicts[k]; other != nil {
-				s.fail("%s and %s run at once on conflict key %v", fzLabel(other), fzLabel(j), k)
+			// Shared jobs together, an exclusive one alone.
+			for _, other := range conflicts[k] {
+				if cfg.ConflictMode == policy.ConflictExclusive || s.config(other.Type).ConflictMode == policy.ConflictExclusive {
+					s.fail("%s and %s run at once on conflict key %v", fzLabel(other), fzLabel(j), k)
+				}
 			}
-			conflicts[k] = j
+			conflicts[k] = append(conflicts[k], j)
 		}
 		switch w := j.Worker; {
 		case !cfg.RequiresWorker && w != nil:

@@ -249,9 +249,7 @@ func (r *refScheduler) blockers(j *refJob, now time.Time, alloc map[string]int) 
 	full := r.max > 0 && len(r.running) >= r.max
 	add(r.paused(j.group), policy.ReasonPaused)
 	add(now.Before(j.deferredUntil), policy.ReasonDeferred)
-	add(cfg.ConflictGroup != "" && r.countRunning(func(o *refJob) bool {
-		return o.id == j.id && r.types[o.typ].ConflictGroup == cfg.ConflictGroup
-	}) > 0, policy.ReasonConflict)
+	add(r.conflicts(j), policy.ReasonConflict)
 	add(cfg.MaxConcurrency > 0 && r.countRunning(func(o *refJob) bool { return o.typ == j.typ }) >= cfg.MaxConcurrency, policy.ReasonTypeLimit)
 	add(short(policy.RateScope{Kind: policy.RateType, Name: string(j.typ)}), policy.ReasonRateLimited)
 	limit := r.tenantRunningLimit(j.key)
@@ -265,6 +263,26 @@ func (r *refScheduler) blockers(j *refJob, now time.Time, alloc map[string]int) 
 	}
 	add(full, policy.ReasonGlobalLimit)
 	return out
+}
+
+// conflicts reports whether j's (conflict group, id) holds it back: an
+// exclusive job waits while any job of its group runs on its id; a shared
+// one while an exclusive one does, or while any does and an exclusive job
+// of the group on the id that arrived before it is pending (writer
+// preference).
+func (r *refScheduler) conflicts(j *refJob) bool {
+	cfg := r.types[j.typ]
+	if cfg.ConflictGroup == "" {
+		return false
+	}
+	same := func(o *refJob) bool { return o.id == j.id && r.types[o.typ].ConflictGroup == cfg.ConflictGroup }
+	exclusive := func(o *refJob) bool { return same(o) && r.types[o.typ].ConflictMode == policy.ConflictExclusive }
+	busy := r.countRunning(same) > 0
+	if cfg.ConflictMode == policy.ConflictExclusive {
+		return busy
+	}
+	return r.countRunning(exclusive) > 0 ||
+		busy && slices.ContainsFunc(r.pending, func(o *refJob) bool { return exclusive(o) && o.seq < j.seq })
 }
 
 // tierCap is a tier's cap: ⌊BurstShare·C⌋ (at least its reservation and 1)
@@ -663,11 +681,12 @@ func seqs[T any](js []T, seq func(T) uint64) []uint64 {
 }
 
 // refTypes are the job types of the comparison: two tiers of two types and
-// a tier of one, type caps from none to 1, two conflict groups and a type
-// without one, so that every limit binds often.
+// a tier of one, type caps from none to 1, two conflict groups — one with
+// shared and exclusive types — and a type without one, so that every limit
+// binds often.
 var refTypes = []typeDef{
-	{"clone", policy.JobTypeConfig{DefaultCost: 10 * time.Millisecond, MaxConcurrency: 2, ConflictGroup: "git", Priority: 4}},
-	{"pull", policy.JobTypeConfig{DefaultCost: 3 * time.Millisecond, ConflictGroup: "git", Priority: 4}},
+	{"clone", policy.JobTypeConfig{DefaultCost: 10 * time.Millisecond, MaxConcurrency: 2, ConflictGroup: "git", ConflictMode: policy.ConflictShared, Priority: 4}},
+	{"pull", policy.JobTypeConfig{DefaultCost: 3 * time.Millisecond, ConflictGroup: "git", ConflictMode: policy.ConflictShared, Priority: 4}},
 	{"repack", policy.JobTypeConfig{DefaultCost: 20 * time.Millisecond, MaxConcurrency: 1, ConflictGroup: "git", Priority: 2}},
 	{"vacuum", policy.JobTypeConfig{DefaultCost: 7 * time.Millisecond, MaxConcurrency: 2, ConflictGroup: "db", Priority: 2}},
 	// No conflict group, no type cap: jobs of the same (type, id) run side

@@ -18,7 +18,9 @@ type Usage struct {
 	running   int
 	tiers     map[Priority]*int
 	slots     map[JobType]*Slot
-	conflicts map[ConflictKey]int
+	// conflicts counts the running jobs on each (conflict group, id), and
+	// exclusive those of them that are exclusive.
+	conflicts, exclusive map[ConflictKey]int
 	// shares are the tiers with a TierConfig (see SetTiers).
 	shares  map[Priority]*tierShare
 	configs map[Priority]TierConfig
@@ -75,6 +77,7 @@ func NewUsage(maxConcurrency int) *Usage {
 		tiers:     map[Priority]*int{},
 		slots:     map[JobType]*Slot{},
 		conflicts: map[ConflictKey]int{},
+		exclusive: map[ConflictKey]int{},
 	}
 }
 
@@ -234,12 +237,23 @@ func (s *Slot) TypeFull() bool {
 
 func (s *Slot) tierFull() bool { return *s.tier >= s.tierCap }
 
-// Conflicting reports whether a job of type config c on id would overlap a
-// running job of the same conflict group on the same id.
+// Conflicting reports whether a job of type config c on id may not start
+// because of the jobs running on its (conflict group, id): any of them for
+// an exclusive job, an exclusive one for a shared job. (Whether a waiting
+// exclusive job holds a shared one back is the caller's to add.)
 func (u *Usage) Conflicting(c JobTypeConfig, id string) bool {
 	k, ok := c.Conflicts(id)
-	return ok && u.conflicts[k] > 0
+	if !ok {
+		return false
+	}
+	if c.ConflictMode == ConflictShared {
+		return u.exclusive[k] > 0
+	}
+	return u.conflicts[k] > 0
 }
+
+// ConflictBusy reports whether any job runs on conflict key k.
+func (u *Usage) ConflictBusy(k ConflictKey) bool { return u.conflicts[k] > 0 }
 
 // Blocker returns the first rule that refuses one more job of the slot's
 // type on id, or "" when the job may start now.
@@ -276,6 +290,9 @@ func (u *Usage) Start(s *Slot, id string) Transition {
 	s.running++
 	if k, ok := s.Config.Conflicts(id); ok {
 		u.conflicts[k]++
+		if s.Config.ConflictMode == ConflictExclusive {
+			u.exclusive[k]++
+		}
 	}
 	return Transition{TierFull: s.tierFull(), TypeFull: s.TypeFull()}
 }
@@ -290,6 +307,9 @@ func (u *Usage) Finish(s *Slot, id string) Transition {
 	tr.TierFreed = wasTierFull && !s.tierFull()
 	tr.TypeFreed = wasTypeFull && !s.TypeFull()
 	if k, ok := s.Config.Conflicts(id); ok {
+		if s.Config.ConflictMode == ConflictExclusive {
+			decrement(u.exclusive, k)
+		}
 		if decrement(u.conflicts, k) == 0 {
 			tr.Released, tr.HasReleased = k, true
 		}

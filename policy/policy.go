@@ -23,6 +23,53 @@ type Priority int
 // the same job id. The empty group never conflicts.
 type ConflictGroup string
 
+// ConflictMode says how a job holds its (conflict group, id) while it runs,
+// like the two sides of a sync.RWMutex.
+type ConflictMode uint8
+
+const (
+	// ConflictExclusive, the zero value: the job runs alone on its
+	// (group, id) — no other job of the group runs on the id meanwhile.
+	ConflictExclusive ConflictMode = iota
+	// ConflictShared: jobs of shared types run together on a (group, id),
+	// never alongside an exclusive one. Once an exclusive job waits for the
+	// (group, id), shared jobs that arrive after it wait behind it (reason
+	// conflict), so a stream of shared jobs cannot starve it.
+	ConflictShared
+)
+
+// String returns "exclusive" or "shared".
+func (m ConflictMode) String() string {
+	switch m {
+	case ConflictExclusive:
+		return "exclusive"
+	case ConflictShared:
+		return "shared"
+	}
+	return fmt.Sprintf("ConflictMode(%d)", uint8(m))
+}
+
+// MarshalText encodes the mode by name, for JSON and YAML.
+func (m ConflictMode) MarshalText() ([]byte, error) {
+	if m > ConflictShared {
+		return nil, InvalidConfig("ConflictMode", uint8(m), "is not a conflict mode")
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText decodes "exclusive" (or "") and "shared".
+func (m *ConflictMode) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "", "exclusive":
+		*m = ConflictExclusive
+	case "shared":
+		*m = ConflictShared
+	default:
+		return InvalidConfig("ConflictMode", string(b), `must be "exclusive" or "shared"`)
+	}
+	return nil
+}
+
 // JobTypeConfig is the registration of one job type.
 type JobTypeConfig struct {
 	// DefaultCost is the cost charged for a (type, id) the scheduler has not
@@ -34,6 +81,10 @@ type JobTypeConfig struct {
 	// ConflictGroup: jobs whose types share a non-empty group never run at
 	// the same time on the same job id.
 	ConflictGroup ConflictGroup `json:"conflict_group,omitempty"`
+	// ConflictMode says whether the type's jobs run alone on their
+	// (ConflictGroup, id) — ConflictExclusive, the zero value — or together
+	// with other shared jobs (ConflictShared). It needs a ConflictGroup.
+	ConflictMode ConflictMode `json:"conflict_mode,omitzero"`
 	// Priority is the tier: higher is dispatched first. By default the
 	// value is also the tier's concurrency cap, and must be at least 1;
 	// with PriorityOrderOnly (or with scoring) it may be 0. Never negative.
@@ -128,6 +179,10 @@ func (c JobTypeConfig) ValidateFor(t JobType, l Limits) error {
 		return err
 	}
 	switch {
+	case c.ConflictMode > ConflictShared:
+		return InvalidConfig("JobTypeConfig.ConflictMode", uint8(c.ConflictMode), "is not a conflict mode")
+	case c.ConflictMode == ConflictShared && c.ConflictGroup == "":
+		return InvalidConfig("JobTypeConfig.ConflictMode", c.ConflictMode, "shared needs a ConflictGroup to share")
 	case c.QueueTimeout < 0:
 		return InvalidConfig("JobTypeConfig.QueueTimeout", c.QueueTimeout, "must not be negative (0 means no limit)")
 	case c.Retry != RetryPolicy{}:

@@ -632,11 +632,28 @@ func (q *Queue) Release(key policy.ConflictKey) {
 	}
 	delete(q.parked, key)
 	for _, j := range *h {
-		l := q.laneOf(j, q.typeOf(j))
-		j.where = placeReturned
-		l.returned.push(j)
-		q.enter(l)
+		q.unpark(j)
 	}
+}
+
+// ReleaseBefore returns the jobs parked on key that arrived before seq (Seq
+// below it) to their lanes, earliest first: O(log n) each.
+func (q *Queue) ReleaseBefore(key policy.ConflictKey, seq uint64) {
+	h := q.parked[key]
+	for h != nil && len(*h) > 0 && (*h)[0].Seq < seq {
+		q.unpark(h.remove(0))
+	}
+	if h != nil && len(*h) == 0 {
+		delete(q.parked, key)
+	}
+}
+
+// unpark returns j, just taken off its parking heap, to its lane.
+func (q *Queue) unpark(j *Job) {
+	l := q.laneOf(j, q.typeOf(j))
+	j.where = placeReturned
+	l.returned.push(j)
+	q.enter(l)
 }
 
 // SetKeyCost records the accumulated cost of a fairness key. While the key

@@ -116,9 +116,15 @@ func (sm *sim) begin(ctx context.Context, j *jobRun, p *perRun) *attempt {
 	sm.byGroup[a.group]++
 	sm.byKey[a.key]++
 	if ck := conflictKey(a.typ, a.id); ck != "" {
+		// An exclusive job runs alone on its (group, id); a shared one
+		// never beside an exclusive one.
+		if a.typ.cfg.ConflictMode == fairsched.ConflictExclusive && sm.byConflict[ck] > 0 || sm.byExclusive[ck] > 0 {
+			sm.violate("%s (%v) starts while %d other %q jobs, %d exclusive, run on id %q",
+				a.name(), a.typ.cfg.ConflictMode, sm.byConflict[ck], a.typ.cfg.ConflictGroup, sm.byExclusive[ck], a.id)
+		}
 		sm.byConflict[ck]++
-		if sm.byConflict[ck] > 1 {
-			sm.violate("%s starts while another %q job runs on id %q", a.name(), a.typ.cfg.ConflictGroup, a.id)
+		if a.typ.cfg.ConflictMode == fairsched.ConflictExclusive {
+			sm.byExclusive[ck]++
 		}
 	}
 	c := sm.cfg
@@ -284,6 +290,9 @@ func (sm *sim) end(a *attempt, out outcome, err error) {
 	sm.byKey[a.key]--
 	if ck := conflictKey(a.typ, a.id); ck != "" {
 		sm.byConflict[ck]--
+		if a.typ.cfg.ConflictMode == fairsched.ConflictExclusive {
+			sm.byExclusive[ck]--
+		}
 	}
 	if a.onSlot {
 		delete(sm.bySlot, a.slot)

@@ -254,7 +254,7 @@ func (c *config) String() string {
 	fmt.Fprintf(&b, "mode=%s cap=%d", c.mode, c.maxConc)
 	for _, t := range c.types {
 		f := t.cfg
-		fmt.Fprintf(&b, "\n  type %s: prio=%d max=%d conflict=%q cost=%v", t.name, f.Priority, f.MaxConcurrency, f.ConflictGroup, f.DefaultCost)
+		fmt.Fprintf(&b, "\n  type %s: prio=%d max=%d conflict=%q/%v cost=%v", t.name, f.Priority, f.MaxConcurrency, f.ConflictGroup, f.ConflictMode, f.DefaultCost)
 		if f.QueueTimeout > 0 {
 			fmt.Fprintf(&b, " queueTimeout=%v", f.QueueTimeout)
 		}
@@ -364,6 +364,9 @@ func (g *gen) chaosConfig() *config {
 		}
 		if g.chance(0.45) {
 			cfg.ConflictGroup = fairsched.ConflictGroup([]string{"git", "db"}[g.intn(2)])
+			if g.chance(0.5) {
+				cfg.ConflictMode = fairsched.ConflictShared
+			}
 		}
 		if g.chance(0.15) {
 			cfg.QueueTimeout = g.ticks(20, 120)

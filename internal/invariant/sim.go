@@ -175,6 +175,7 @@ type sim struct {
 	byGroup      map[string]int
 	byKey        map[string]int
 	byConflict   map[string]int
+	byExclusive  map[string]int // the exclusive jobs among byConflict
 	bySlot       map[slotRef]*attempt
 	workers      map[string]fairsched.WorkerSpec
 	paused       map[string]bool
@@ -217,7 +218,7 @@ func Run(opts Options) Result {
 	sm := &sim{
 		opts: opts, g: g, cfg: g.cfg, mock: clock.NewMock(), inbox: make(chan func()),
 		byTier: map[fairsched.Priority]int{}, byType: map[fairsched.JobType]int{}, byGroup: map[string]int{},
-		byKey: map[string]int{}, byConflict: map[string]int{}, bySlot: map[slotRef]*attempt{},
+		byKey: map[string]int{}, byConflict: map[string]int{}, byExclusive: map[string]int{}, bySlot: map[slotRef]*attempt{},
 		workers: map[string]fairsched.WorkerSpec{}, paused: map[string]bool{},
 		successes: map[string]time.Time{}, accts: map[string]*acct{}, events: map[string]*evCount{},
 		evTypes: map[fairsched.JobType]bool{}, retryTypes: map[fairsched.JobType]bool{},
