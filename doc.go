@@ -12,7 +12,10 @@
 //     starting from the type's DefaultCost.
 //   - Conflict exclusion: job types sharing a ConflictGroup never run at the
 //     same time on the same job id (a clone and a repack of one repository);
-//     the later one waits in the queue without holding a slot.
+//     the later one waits in the queue without holding a slot. Jobs of
+//     ConflictShared types run together on an id (clones of one
+//     repository), never beside an exclusive one; an exclusive job that
+//     waits goes before shared ones that arrive after it.
 //   - No head-of-line blocking: a job held back by a cap or a conflict never
 //     holds back the jobs behind it.
 //   - Aging (WithAging): a waiting job's effective priority rises over time,

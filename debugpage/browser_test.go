@@ -113,7 +113,7 @@ func TestBrowser(t *testing.T) {
 		}
 		body := run(t, tab, chromedp.Text(chromedp.CSS("body")))
 		for _, s := range []string{
-			"a job of the same conflict group runs on this id",
+			"a job of its conflict group runs on this id (or an exclusive one waits for it first)",
 			"every worker slot that takes its type is busy",
 			"2\nrunning", "4\npending", "global cap 16",
 			`<script>alert("x")</script>`, // shown as text, never run

@@ -145,7 +145,7 @@ func TestPageShowsWhyJobsWait(t *testing.T) {
 		"its type already runs MaxConcurrency jobs",
 		"its type already runs MaxConcurrency jobs",
 		"every worker slot that takes its type is busy",
-		"a job of the same conflict group runs on this id",
+		"a job of its conflict group runs on this id (or an exclusive one waits for it first)",
 	} {
 		if !strings.Contains(rows[i], why) {
 			t.Errorf("pending row %d = %q lacks the explanation %q", i+1, rows[i], why)
@@ -171,7 +171,7 @@ func TestPageShowsWhyJobsWait(t *testing.T) {
 		{"keys", "10.0.0.9 10s 2 0 1"},
 		{"workers", "render-1 0 render render report-1"},
 		{"tiers", "8 1 2 8 — — clone"},
-		{"types", "repack 4 0 2 1 git 20s no"},
+		{"types", "repack 4 0 2 1 git (exclusive) 20s no"},
 	} {
 		rows := rowText(t, page, c.table)
 		if !containsRow(rows, c.row) {

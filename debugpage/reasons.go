@@ -15,7 +15,7 @@ var explanations = map[fairsched.Reason]string{
 	fairsched.ReasonNoWorkers:      "no registered worker slot takes its type",
 	fairsched.ReasonWorkerBusy:     "every worker slot that takes its type is busy",
 	fairsched.ReasonGroupLimit:     "its group already holds its share of the slots (or its limit)",
-	fairsched.ReasonConflict:       "a job of the same conflict group runs on this id",
+	fairsched.ReasonConflict:       "a job of its conflict group runs on this id (or an exclusive one waits for it first)",
 	fairsched.ReasonRateLimited:    "its rate limit (type, group or key) has no token left: it waits for the refill",
 	fairsched.ReasonPoolOverloaded: "the queue is full (WithMaxPending)",
 	"":                             "nothing holds it: it starts at the next dispatch",

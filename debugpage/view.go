@@ -265,7 +265,7 @@ func newView(s fairsched.Snapshot, c config) view {
 			row.Cap = strconv.Itoa(cfg.MaxConcurrency)
 		}
 		if cfg.ConflictGroup != "" {
-			row.Conflict = string(cfg.ConflictGroup)
+			row.Conflict = string(cfg.ConflictGroup) + " (" + cfg.ConflictMode.String() + ")"
 		}
 		v.Types = append(v.Types, row)
 	}

@@ -11,7 +11,7 @@
 //	the job's group G is not paused                 else paused        (PauseGroup)
 //	its retry backoff has run out                    else backoff       (RetryPolicy)
 //	the admission policy's deferral has run out      else deferred      (WithAdmissionPolicy)
-//	running(group g, i) = 0 for g = t.ConflictGroup  else conflict      (never when g = "")
+//	(group g, i) free for t's ConflictMode (below)   else conflict      (never when g = "")
 //	running(type t)    < t.MaxConcurrency            else type_limit    (no cap when 0)
 //	t's rate limit holds the job's tokens            else rate_limited  (WithRateLimit)
 //	running(key k)     < k.MaxRunning                else tenant_limit  (TenantLimits; no cap when 0)
@@ -129,7 +129,19 @@
 //
 // Conflict groups are symmetric by construction: two types conflict on an id
 // exactly when they name the same non-empty group, so no type can forget to
-// list another.
+// list another. With g = t.ConflictGroup and i the job's id, the (g, i) is
+// free for
+//
+//	an exclusive job (ConflictExclusive): running(g, i) = 0
+//	a shared job (ConflictShared):        exclusive running(g, i) = 0, and
+//	                                      running(g, i) = 0 or no exclusive job
+//	                                      of (g, i) that arrived earlier is pending
+//
+// The second clause of the shared rule is writer preference: an exclusive job
+// waiting for (g, i) is passed only by shared jobs that arrived before it, so
+// it starts at the latest when those end. It binds only while (g, i) is in
+// use: an exclusive job held by another rule (its type's cap, a paused group)
+// lets shared jobs start on an idle (g, i), in waves, rather than stop them.
 //
 // Usage keeps the running counts and reports, for each start and finish,
 // which limits it filled or freed (a Transition). The core uses those to

@@ -196,7 +196,11 @@ func checkCaps(sc Scenario, res Result) []string {
 	}
 	var fails []string
 	for _, t := range steps {
-		total, tier, typ, held := 0, map[int]int{}, map[string]int{}, map[string]string{}
+		type holder struct {
+			name      string
+			exclusive bool
+		}
+		total, tier, typ, held := 0, map[int]int{}, map[string]int{}, map[string]holder{}
 		onSlot := map[string]string{}
 		for _, j := range sc.Jobs {
 			name := j.Name()
@@ -226,11 +230,16 @@ func checkCaps(sc Scenario, res Result) []string {
 				fails = append(fails, fmt.Sprintf("FAIL T=%d: tier %d over its cap", t, c.Priority))
 			}
 			if c.ConflictGroup != "" {
+				// Shared jobs may overlap one another; an exclusive one
+				// overlaps nothing.
 				k := string(c.ConflictGroup) + "/" + j.ID
-				if other, busy := held[k]; busy {
-					fails = append(fails, fmt.Sprintf("FAIL T=%d: %s and %s overlap on %s", t, other, name, k))
+				exclusive := c.ConflictMode == fairsched.ConflictExclusive
+				if other, busy := held[k]; busy && (exclusive || other.exclusive) {
+					fails = append(fails, fmt.Sprintf("FAIL T=%d: %s and %s overlap on %s", t, other.name, name, k))
 				}
-				held[k] = name
+				if other, busy := held[k]; !busy || exclusive && !other.exclusive {
+					held[k] = holder{name, exclusive}
+				}
 			}
 		}
 		if sc.MaxConcurrency > 0 && total > sc.MaxConcurrency {

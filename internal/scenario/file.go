@@ -219,6 +219,7 @@ type fileType struct {
 	DefaultCost    fileVal[string] `yaml:"default_cost"`
 	MaxConcurrency fileVal[int]    `yaml:"max_concurrency"`
 	ConflictGroup  string          `yaml:"conflict_group"`
+	ConflictMode   fileVal[string] `yaml:"conflict_mode"`
 	RequiresWorker bool            `yaml:"requires_worker"`
 	QueueTimeout   fileVal[string] `yaml:"queue_timeout"`
 }
@@ -854,6 +855,13 @@ func (p *fileParser) typeList(sc *Scenario) {
 			MaxConcurrency: t.V.MaxConcurrency.V,
 			ConflictGroup:  fairsched.ConflictGroup(t.V.ConflictGroup),
 			RequiresWorker: t.V.RequiresWorker,
+		}
+		if m := t.V.ConflictMode; m.Set {
+			if err := cfg.ConflictMode.UnmarshalText([]byte(m.V)); err != nil {
+				p.errorf(m.Line, "%sconflict_mode must be exclusive or shared, got %q", ctx, m.V)
+			} else if t.V.ConflictGroup == "" {
+				p.errorf(m.Line, "%sconflict_mode needs a conflict_group", ctx)
+			}
 		}
 		if !t.V.Priority.Set {
 			p.errorf(t.Line, "%spriority is required", ctx)

@@ -67,9 +67,12 @@ func (j Job) OnDemand() bool {
 // Name is how a job appears in timelines: type(id) and its tag.
 func (j Job) Name() string { return fmt.Sprintf("%s(%s)%s", j.Type, j.ID, j.Tag) }
 
+// jobRef names a scripted job in the scheduler's logs: its type, id and
+// fairness key, so that jobs of one (type, id) may be in the scheduler at
+// once for different keys (shared conflicts).
 type jobRef struct {
-	t  fairsched.JobType
-	id string
+	t       fairsched.JobType
+	id, key string
 }
 
 // Type is a job type registration of a scenario.
@@ -225,9 +228,14 @@ func Run(sc Scenario, clk *clock.Mock, settle Settler) (Result, error) {
 		release: map[string]chan struct{}{}, byName: map[string]Job{}, active: map[jobRef]Job{},
 		res: Result{Start: map[string]int{}, End: map[string]int{}, Slot: map[string]string{}}}
 	res, runErr := r.run()
-	if err := s.Close(context.Background()); err != nil && runErr == nil {
+	ctx, cancel := context.WithCancel(context.Background())
+	if runErr != nil {
+		cancel() // the script stopped: its jobs would never be released
+	}
+	if err := s.Close(ctx); err != nil && runErr == nil {
 		runErr = err
 	}
+	cancel()
 	for range r.sync {
 		// An expired RunSync job is in the timeline; its caller's
 		// ErrExpired is what the scenario expects.
@@ -246,7 +254,7 @@ type runner struct {
 	records *observer.ObservedLogs
 	release map[string]chan struct{}
 	byName  map[string]Job
-	active  map[jobRef]Job // scripted job behind each (type, id) in the scheduler
+	active  map[jobRef]Job // scripted job behind each (type, id, key) in the scheduler
 	admits  []string       // admission order
 	sync    []string       // RunSync jobs started
 	errc    chan error
@@ -329,7 +337,7 @@ func (r *runner) run() (Result, error) {
 }
 
 func (r *runner) arrive(j Job) error {
-	ref := jobRef{j.Type, j.ID}
+	ref := jobRef{j.Type, j.ID, j.Key}
 	if prev, busy := r.active[ref]; busy {
 		return fmt.Errorf("scenario %s: %s arrives while %s is still in the scheduler", r.sc.Name, j.Name(), prev.Name())
 	}
@@ -369,7 +377,7 @@ func (r *runner) arrive(j Job) error {
 // refused submits a job the scheduler must turn away, in the calling
 // goroutine: the call returns at once with a *RefusalError.
 func (r *runner) refused(j Job, fn func(context.Context) error, opts []fairsched.JobOption) error {
-	delete(r.active, jobRef{j.Type, j.ID})
+	delete(r.active, jobRef{j.Type, j.ID, j.Key})
 	var err error
 	if j.Key == "" {
 		err = r.s.Submit(j.Type, j.ID, fn, opts...)
@@ -389,7 +397,7 @@ func (r *runner) finish(j Job) error {
 	close(r.release[j.Name()])
 	return r.step(func(s fairsched.Snapshot) bool {
 		for _, rj := range s.Running {
-			if rj.Type == j.Type && rj.ID == j.ID {
+			if rj.Type == j.Type && rj.ID == j.ID && rj.FairnessKey == j.Key {
 				return false
 			}
 		}
@@ -404,7 +412,11 @@ func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
 	}
 	for _, e := range r.records.TakeAll() {
 		f := e.ContextMap()
-		ref := jobRef{fairsched.JobType(str(f["type"])), str(f["id"])}
+		key, ok := f["key"]
+		if !ok {
+			key = f["tenant"] // a decision record's name for it
+		}
+		ref := jobRef{fairsched.JobType(str(f["type"])), str(f["id"]), str(key)}
 		name := r.active[ref].Name()
 		ev := Event{T: r.now, Job: name, Key: str(f["key"]), Group: str(f["group"])}
 		switch e.Message {
@@ -446,12 +458,12 @@ func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
 
 func present(s fairsched.Snapshot, j Job) bool {
 	for _, p := range s.Pending {
-		if p.Type == j.Type && p.ID == j.ID {
+		if p.Type == j.Type && p.ID == j.ID && p.FairnessKey == j.Key {
 			return true
 		}
 	}
 	for _, rj := range s.Running {
-		if rj.Type == j.Type && rj.ID == j.ID {
+		if rj.Type == j.Type && rj.ID == j.ID && rj.FairnessKey == j.Key {
 			return true
 		}
 	}
