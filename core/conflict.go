@@ -10,24 +10,24 @@ import (
 // Conflicts. A job whose type has a conflict group holds its (group, id)
 // while it runs: alone (ConflictExclusive) or together with other shared
 // jobs (ConflictShared). A job that may not start because of its (group, id)
-// is parked on it (queue.Park) and returns to dispatch when that can have
-// changed, so dispatch never looks at it in between.
+// is parked on it (queue.Park), shared jobs apart from exclusive ones, and
+// returns to dispatch when that can have changed, so dispatch never looks at
+// it in between.
 //
-// Writer preference, as in sync.RWMutex: while a job runs on a (group, id),
-// a shared job that arrived after a pending exclusive job of the same
-// (group, id) waits behind it. The pending exclusive jobs of each key are
-// kept in a heap by arrival (writers), so the rule costs O(log n) per
-// submission, admission and removal, and one look at the top per check. The
-// rule holds only while the key is busy: a shared job may start on an idle
-// key even if an exclusive job of it waits for something else (its type's
-// cap, a paused group), so such a job slows shared work down to waves —
-// each starting when the key goes idle — but never stops it.
+// Writer preference, as in sync.RWMutex: a shared job waits while an
+// exclusive job of its (group, id) that arrived before it is pending —
+// unless that job waits for something of its own (its group is paused, it
+// waits out a deferral or a backoff, no worker slot takes its type), which
+// would otherwise hold the shared work back for as long. The pending exclusive jobs of each key wait
+// in a heap by arrival (writers): the rule costs O(log n) per submission,
+// admission and removal and one look at the top per check (a scan of the
+// key's writers only while the earliest waits for something of its own).
 //
-// A shared job parked on a key becomes free when the key goes idle (Finish
-// releases everything parked on it) or when the earliest pending exclusive
-// job leaves the queue unrun (dropWriter releases the parked shared jobs
-// that arrived before the next one). An exclusive job becomes free only
-// when the key goes idle.
+// Parked jobs return when the rule may let them go: the exclusive ones when
+// the key goes idle (Finish); the shared ones that arrived before the first
+// writer when no exclusive job runs and that writer changes — the key goes
+// idle, or the writer leaves unrun, is deferred, its group is paused or its
+// type loses its last worker slot (wakeShared).
 
 // conflictBlocks reports whether j may not start now because of its
 // (conflict group, id): the one place dispatch and the snapshot's reasons
@@ -40,8 +40,35 @@ func (c *Core) conflictBlocks(j *Job) bool {
 	if c.usage.Conflicting(j.slot.Config, j.ID) {
 		return true
 	}
-	return j.slot.Config.ConflictMode == policy.ConflictShared &&
-		c.usage.ConflictBusy(k) && c.firstWriter(k) < j.Seq
+	return j.slot.Config.ConflictMode == policy.ConflictShared && c.firstWriter(k) < j.Seq
+}
+
+// park parks j, which conflictBlocks holds, on its conflict key.
+func (c *Core) park(j *Job) {
+	k, _ := j.slot.Config.Conflicts(j.ID)
+	c.queue.Park(&j.q, k, j.slot.Config.ConflictMode == policy.ConflictShared)
+}
+
+// released wakes the jobs parked on k, which just went idle.
+func (c *Core) released(k policy.ConflictKey) {
+	c.queue.Release(k)
+	c.queue.ReleaseShared(k, c.firstWriter(k))
+}
+
+// wakeShared returns the shared jobs parked on k that no writer holds any
+// more, after the writers of k changed.
+func (c *Core) wakeShared(k policy.ConflictKey) {
+	if !c.usage.ExclusiveBusy(k) {
+		c.queue.ReleaseShared(k, c.firstWriter(k))
+	}
+}
+
+// wakeAllShared runs wakeShared on every key with writers: a group was
+// paused, and its writers hold nothing back now. O(keys with writers).
+func (c *Core) wakeAllShared() {
+	for k := range c.writers {
+		c.wakeShared(k)
+	}
 }
 
 // writerQueue is the pending exclusive jobs of one conflict key, by arrival.
@@ -74,12 +101,30 @@ func isWriter(j *Job) bool {
 }
 
 // firstWriter returns the arrival of the earliest pending exclusive job on
-// k, or the largest Seq when none waits.
+// k that waits for nothing of its own (see conflictBlocks), or the largest
+// Seq when there is none.
 func (c *Core) firstWriter(k policy.ConflictKey) uint64 {
-	if w := c.writers[k]; w != nil {
-		return (*w)[0].Seq
+	w := c.writers[k]
+	if w == nil {
+		return math.MaxUint64
 	}
-	return math.MaxUint64
+	if top := (*w)[0]; !c.waitsOnItsOwn(top) {
+		return top.Seq
+	}
+	first := uint64(math.MaxUint64)
+	for _, j := range *w {
+		if j.Seq < first && !c.waitsOnItsOwn(j) {
+			first = j.Seq
+		}
+	}
+	return first
+}
+
+// waitsOnItsOwn reports whether pending job j waits for something of its
+// own: its group is paused, it waits out a deferral or a backoff, or no
+// registered worker slot takes its type.
+func (c *Core) waitsOnItsOwn(j *Job) bool {
+	return j.q.Deferred() || j.grp.q.Paused() || j.slot.Config.RequiresWorker && c.pool.Total(j.Type) == 0
 }
 
 // addWriter lists pending job j among its key's writers, if it is one.
@@ -101,20 +146,19 @@ func (c *Core) addWriter(j *Job) {
 }
 
 // removeWriter takes j, which leaves the queue, off its key's writers. When
-// j leaves unrun (started is false) and was the earliest, the shared jobs
-// parked behind it that arrived before the next writer may start now.
+// j leaves unrun (started is false), the shared jobs parked behind it may
+// start now.
 func (c *Core) removeWriter(j *Job, started bool) {
 	if j.widx < 0 {
 		return
 	}
 	k, _ := j.slot.Config.Conflicts(j.ID)
 	w := c.writers[k]
-	first := j.widx == 0
 	heap.Remove(w, j.widx)
 	if w.Len() == 0 {
 		delete(c.writers, k)
 	}
-	if first && !started && c.usage.ConflictBusy(k) {
-		c.queue.ReleaseBefore(k, c.firstWriter(k))
+	if !started {
+		c.wakeShared(k)
 	}
 }

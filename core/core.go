@@ -126,6 +126,9 @@ type Core struct {
 	logDecisions bool
 	// writers are the pending exclusive jobs by conflict key (conflict.go).
 	writers map[policy.ConflictKey]*writerQueue
+	// lending: in this Dispatch nothing could start within the groups'
+	// allocations, and slots are free: groups may run past theirs (lend).
+	lending bool
 	// risen counts, by type, the aging rises of jobs that have left the
 	// queue (see AgingRises).
 	risen map[policy.JobType]uint64
@@ -254,10 +257,14 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 	if c.limits.Groups != nil && c.limits.Aging != nil {
 		c.queue.ReleaseUrgent(func(g *queue.Group) bool { return c.mayBorrow(c.groups[g.Name]) })
 	}
+	defer func() { c.lending = false }()
 	for !c.usage.GlobalFull() {
 		qj := c.queue.Best()
 		if qj == nil {
-			break
+			if c.lending || !c.lend() {
+				break
+			}
+			continue
 		}
 		j := qj.Ref.(*Job)
 		if c.tenantBlocks(j) {
@@ -270,8 +277,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 			continue
 		}
 		if c.conflictBlocks(j) {
-			ck, _ := j.slot.Config.Conflicts(j.ID)
-			c.queue.Park(qj, ck)
+			c.park(j)
 			continue
 		}
 		if c.buckets != nil {
@@ -366,7 +372,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 		c.releaseWorker(j)
 	}
 	if tr.HasReleased {
-		c.queue.Release(tr.Released)
+		c.released(tr.Released)
 	}
 	est := c.estimates.Observe(estimateKey(j), elapsed, j.estimate, now)
 	c.ledger.Leave(j.Key, now)
@@ -627,6 +633,10 @@ func (c *Core) askPolicy(now time.Time, j *Job) bool {
 		j.Attempt++
 		c.record(now, j, DecisionDefer, string(policy.ReasonDeferred), delay)
 		c.queue.Defer(&j.q, now.Add(delay))
+		if j.widx >= 0 { // a writer waiting on its own holds no shared job back
+			k, _ := j.slot.Config.Conflicts(j.ID)
+			c.wakeShared(k)
+		}
 		c.deferred = append(c.deferred, Deferral{Job: j, Until: now.Add(delay)})
 		j.waitingOn = policy.ReasonDeferred
 		return false

@@ -132,6 +132,26 @@ func (c *Core) reallocate(reason, cause string) {
 	}
 }
 
+// lend is Dispatch's answer to a free slot that no pending job may take
+// within the groups' allocations: a group whose pending jobs all wait on a
+// rate limit, a conflict or another rule of their own holds slots it cannot
+// use, so for the rest of this Dispatch every group may run up to its limit
+// (work conservation). Its allocation is unchanged: once it can run again,
+// the next free slot is its. It reports whether there was anything to lend
+// to: O(groups), only when slots stay free while jobs wait.
+func (c *Core) lend() bool {
+	if c.limits.Groups == nil || c.queue.Len() == 0 {
+		return false
+	}
+	c.lending = true
+	for _, g := range c.groups {
+		if c.room(g) > 0 {
+			c.queue.ReleaseGroup(g.q)
+		}
+	}
+	return true
+}
+
 // mayRun reports whether group g may start one more job that is not urgent.
 func (c *Core) mayRun(g *group) bool {
 	return (c.limits.Groups == nil || c.room(g) > 0) && !c.rateBlocksGroup(g)
@@ -141,6 +161,12 @@ func (c *Core) mayRun(g *group) bool {
 func (c *Core) room(g *group) int {
 	if c.limits.Groups == nil {
 		return 0 // nothing is ever held for an allocation
+	}
+	if c.lending {
+		if g.limit > 0 {
+			return max(g.limit-g.running, 0)
+		}
+		return c.limits.MaxConcurrency
 	}
 	n := g.alloc - g.running
 	if g.limit > 0 {
@@ -245,6 +271,7 @@ func (c *Core) PauseGroup(now time.Time, name string) error {
 		return nil
 	}
 	c.queue.Pause(g.q)
+	c.wakeAllShared() // its writers hold no shared job back while paused
 	c.reallocate(AllocRebalance, "")
 	return nil
 }

@@ -122,7 +122,7 @@ func (r *refScheduler) groupBlocks(j *refJob, now time.Time, alloc map[string]in
 	}
 	running, limit := r.groupRunning(j.group), r.groups.Config(j.group).Limit
 	underLimit := limit == 0 || running < limit
-	if running < alloc[j.group] && underLimit {
+	if (r.lending || running < alloc[j.group]) && underLimit {
 		return false
 	}
 	if r.aging != nil && r.aging.UrgentThreshold > 0 && r.effective(j, now) >= r.aging.UrgentThreshold {
@@ -359,6 +359,9 @@ func checkGroupStats(t *testing.T, o refOptions, stats *refStats) {
 	}
 	if stats.reasons[policy.ReasonGroupLimit] == 0 {
 		t.Error("no pending job ever waited for its group's allocation")
+	}
+	if stats.lent == 0 {
+		t.Error("no group ever ran past its allocation while the others could use no slot")
 	}
 	if stats.allocChanges == 0 || stats.weightChanges == 0 {
 		t.Errorf("no allocation change or no weight change: %+v", *stats)

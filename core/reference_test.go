@@ -76,7 +76,8 @@ type refScheduler struct {
 	adaptive     *policy.AdaptiveLimitConfig
 	denied       []refDenial
 	pauses       map[string][]refPause
-	borrowed     int // admissions while the job's group ran its allocation or more
+	borrowed     int // admissions while the job's group ran its allocation or more (urgent)
+	lent         int // the same, while nothing could start within the allocations
 	// slots are the worker slots in registration order
 	// (reference_workers_test.go); scoring, when set, orders by score.
 	slots   []*refSlot
@@ -84,6 +85,9 @@ type refScheduler struct {
 	// orderOnly: priorities only order (PriorityOrderOnly); tiers without
 	// a TierConfig have no cap.
 	orderOnly bool
+	// lending: within a dispatch, nothing could start within the groups'
+	// allocations, so groups run up to their limits (work conservation).
+	lending bool
 }
 
 type refJob struct {
@@ -249,7 +253,7 @@ func (r *refScheduler) blockers(j *refJob, now time.Time, alloc map[string]int) 
 	full := r.max > 0 && len(r.running) >= r.max
 	add(r.paused(j.group), policy.ReasonPaused)
 	add(now.Before(j.deferredUntil), policy.ReasonDeferred)
-	add(r.conflicts(j), policy.ReasonConflict)
+	add(r.conflicts(j, now), policy.ReasonConflict)
 	add(cfg.MaxConcurrency > 0 && r.countRunning(func(o *refJob) bool { return o.typ == j.typ }) >= cfg.MaxConcurrency, policy.ReasonTypeLimit)
 	add(short(policy.RateScope{Kind: policy.RateType, Name: string(j.typ)}), policy.ReasonRateLimited)
 	limit := r.tenantRunningLimit(j.key)
@@ -267,22 +271,24 @@ func (r *refScheduler) blockers(j *refJob, now time.Time, alloc map[string]int) 
 
 // conflicts reports whether j's (conflict group, id) holds it back: an
 // exclusive job waits while any job of its group runs on its id; a shared
-// one while an exclusive one does, or while any does and an exclusive job
-// of the group on the id that arrived before it is pending (writer
-// preference).
-func (r *refScheduler) conflicts(j *refJob) bool {
+// one while an exclusive one does, or while an exclusive job of the group
+// on the id that arrived before it is pending and waits for nothing of its
+// own — its group is not paused, it is not deferred, a worker slot takes its
+// type (writer preference).
+func (r *refScheduler) conflicts(j *refJob, now time.Time) bool {
 	cfg := r.types[j.typ]
 	if cfg.ConflictGroup == "" {
 		return false
 	}
 	same := func(o *refJob) bool { return o.id == j.id && r.types[o.typ].ConflictGroup == cfg.ConflictGroup }
 	exclusive := func(o *refJob) bool { return same(o) && r.types[o.typ].ConflictMode == policy.ConflictExclusive }
-	busy := r.countRunning(same) > 0
 	if cfg.ConflictMode == policy.ConflictExclusive {
-		return busy
+		return r.countRunning(same) > 0
 	}
-	return r.countRunning(exclusive) > 0 ||
-		busy && slices.ContainsFunc(r.pending, func(o *refJob) bool { return exclusive(o) && o.seq < j.seq })
+	return r.countRunning(exclusive) > 0 || slices.ContainsFunc(r.pending, func(o *refJob) bool {
+		return exclusive(o) && o.seq < j.seq && !r.paused(o.group) && !now.Before(o.deferredUntil) &&
+			r.workerReason(o) != policy.ReasonNoWorkers
+	})
 }
 
 // tierCap is a tier's cap: ⌊BurstShare·C⌋ (at least its reservation and 1)
@@ -411,6 +417,8 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 		}
 	}
 	var out []*refJob
+	r.lending = false
+	defer func() { r.lending = false }()
 	for r.max == 0 || len(r.running) < r.max {
 		alloc := r.allocation() // from scratch, every pass
 		var next *refJob
@@ -425,13 +433,23 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 			}
 		}
 		if next == nil {
+			// Nothing may start within the allocations: the groups may
+			// run up to their limits for the rest of this dispatch.
+			if r.groups != nil && !r.lending && len(r.pending) > 0 {
+				r.lending = true
+				continue
+			}
 			break
 		}
 		if r.admission != nil && !r.ask(now, next) {
 			continue
 		}
 		if r.groups != nil && r.groupRunning(next.group) >= alloc[next.group] {
-			r.borrowed++
+			if r.lending {
+				r.lent++
+			} else {
+				r.borrowed++
+			}
 		}
 		r.pending = slices.DeleteFunc(r.pending, func(o *refJob) bool { return o == next })
 		estimate := r.types[next.typ].DefaultCost
@@ -742,6 +760,9 @@ type refStats struct {
 	// borrowing), allocation changes the core reported, pauses, weight
 	// changes accepted and refused (the refusals changed nothing).
 	borrowed, allocChanges, pauses, weightChanges, invalidWeights int
+	// lent: admissions past the group's allocation because nothing could
+	// start within the allocations (work conservation).
+	lent int
 
 	lost int // jobs running on a worker when it was unregistered
 }
@@ -783,6 +804,8 @@ func (run *refRun) dispatch(op int) {
 	}
 	run.stats.borrowed += run.ref.borrowed
 	run.ref.borrowed = 0
+	run.stats.lent += run.ref.lent
+	run.ref.lent = 0
 	if diff := diffOf(want, got, slices.Equal); diff != "" {
 		run.fail(op, "Dispatch admitted (-ref +core):\n%s", diff)
 	}
@@ -1505,7 +1528,11 @@ func runReferenceWith(t *testing.T, o refOptions) {
 				run.dispatch(op)
 				run.check(op, true, false)
 				if op > ops+10000 {
-					t.Fatalf("seed %d: jobs never drain: %d pending", seed, len(run.ref.pending))
+					var held []string
+					for _, p := range run.ref.snapshot(run.now).Pending {
+						held = append(held, fmt.Sprintf("%s/%s key %q group %q: %v", p.Type, p.ID, p.FairnessKey, p.Group, p.Reasons))
+					}
+					t.Fatalf("seed %d: jobs never drain: %d pending:\n  %s", seed, len(run.ref.pending), strings.Join(held, "\n  "))
 				}
 				continue
 			}

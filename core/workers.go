@@ -73,6 +73,7 @@ func (c *Core) UnregisterWorker(now time.Time, id string) ([]*Job, error) {
 			}
 		}
 	}
+	c.wakeAllShared() // a writer left without slots holds no shared job back
 	return lost, nil
 }
 

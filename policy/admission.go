@@ -252,8 +252,8 @@ func (u *Usage) Conflicting(c JobTypeConfig, id string) bool {
 	return u.conflicts[k] > 0
 }
 
-// ConflictBusy reports whether any job runs on conflict key k.
-func (u *Usage) ConflictBusy(k ConflictKey) bool { return u.conflicts[k] > 0 }
+// ExclusiveBusy reports whether an exclusive job runs on conflict key k.
+func (u *Usage) ExclusiveBusy(k ConflictKey) bool { return u.exclusive[k] > 0 }
 
 // Blocker returns the first rule that refuses one more job of the slot's
 // type on id, or "" when the job may start now.

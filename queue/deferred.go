@@ -26,7 +26,7 @@ func (q *Queue) Defer(j *Job, until time.Time) {
 	q.deferred.push((*deferredJob)(j))
 }
 
-// Deferred reports whether j waits out a deferral.
+// Deferred reports whether j waits out a deferral (or a retry backoff).
 func (j *Job) Deferred() bool { return j.where == placeDeferred }
 
 // NextWake returns the earliest time a deferred job returns to dispatch or

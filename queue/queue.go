@@ -48,7 +48,7 @@ type Job struct {
 	where    place
 	idx      int // position in the returned heap or the parked heap
 	pos      int // position in its lane's FIFO while there
-	parkedOn policy.ConflictKey
+	parkedOn parkKey
 	until    int64 // while deferred: when it returns (Unix ns)
 	deadline int64 // Deadline in Unix ns
 	backoff  bool  // deferred for a retry's backoff (not by the caller's policy)
@@ -281,7 +281,7 @@ type Queue struct {
 	byPrio map[policy.Priority]*level
 	types  map[policy.JobType]*typeQueue
 	keys   map[string]*keyRec
-	parked map[policy.ConflictKey]*ixheap[*Job]
+	parked map[parkKey]*ixheap[*Job]
 	groups map[string]*Group
 	urgent []*lane  // held lanes whose head was urgent when last placed
 	open   []*Group // groups that may run more and hold lanes (see bestOpen)
@@ -305,7 +305,7 @@ func New() *Queue {
 		byPrio: map[policy.Priority]*level{},
 		types:  map[policy.JobType]*typeQueue{},
 		keys:   map[string]*keyRec{},
-		parked: map[policy.ConflictKey]*ixheap[*Job]{},
+		parked: map[parkKey]*ixheap[*Job]{},
 		groups: map[string]*Group{},
 	}
 }
@@ -610,41 +610,52 @@ func (q *Queue) dropLane(l *lane) {
 	}
 }
 
-// Park moves a job that conflicts with a running job onto its conflict key,
-// where Release finds it.
-func (q *Queue) Park(j *Job, on policy.ConflictKey) {
+// parkKey is where a job waits for a conflict key: shared jobs apart from
+// exclusive ones, since they are woken by different events.
+type parkKey struct {
+	key    policy.ConflictKey
+	shared bool
+}
+
+// Park moves a job that may not start because of its conflict key onto it,
+// among the shared or the exclusive jobs, where Release and ReleaseShared
+// find it.
+func (q *Queue) Park(j *Job, on policy.ConflictKey, shared bool) {
 	q.leaveLane(j)
 	j.lane = nil
-	h := q.parked[on]
+	pk := parkKey{on, shared}
+	h := q.parked[pk]
 	if h == nil {
 		h = &ixheap[*Job]{}
-		q.parked[on] = h
+		q.parked[pk] = h
 	}
-	j.where, j.parkedOn = placeParked, on
+	j.where, j.parkedOn = placeParked, pk
 	h.push(j)
 }
 
-// Release returns every job parked on key to its lane.
+// Release returns every exclusive job parked on key to its lane.
 func (q *Queue) Release(key policy.ConflictKey) {
-	h := q.parked[key]
+	pk := parkKey{key, false}
+	h := q.parked[pk]
 	if h == nil {
 		return
 	}
-	delete(q.parked, key)
+	delete(q.parked, pk)
 	for _, j := range *h {
 		q.unpark(j)
 	}
 }
 
-// ReleaseBefore returns the jobs parked on key that arrived before seq (Seq
-// below it) to their lanes, earliest first: O(log n) each.
-func (q *Queue) ReleaseBefore(key policy.ConflictKey, seq uint64) {
-	h := q.parked[key]
+// ReleaseShared returns the shared jobs parked on key that arrived before
+// seq (Seq below it) to their lanes, earliest first: O(log n) each.
+func (q *Queue) ReleaseShared(key policy.ConflictKey, seq uint64) {
+	pk := parkKey{key, true}
+	h := q.parked[pk]
 	for h != nil && len(*h) > 0 && (*h)[0].Seq < seq {
 		q.unpark(h.remove(0))
 	}
 	if h != nil && len(*h) == 0 {
-		delete(q.parked, key)
+		delete(q.parked, pk)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -268,7 +269,7 @@ func TestParkRelease(t *testing.T) {
 			t.Fatalf("Best = %v, want %v", got.Ref, want.Ref)
 		}
 		if want.ID == "r" {
-			f.q.Park(want, key)
+			f.q.Park(want, key, false)
 		}
 	}
 	if !j1.Parked() || !j1.Queued() {
@@ -276,8 +277,8 @@ func TestParkRelease(t *testing.T) {
 	}
 	// j2 is admitted: remove it.
 	f.q.Remove(j2)
-	f.q.Park(j4, key) // out of order on purpose
-	f.q.Park(j3, key)
+	f.q.Park(j4, key, false) // out of order on purpose
+	f.q.Park(j3, key, false)
 	if f.q.Len() != 4 {
 		t.Errorf("Len with 3 parked = %d, want 4", f.q.Len())
 	}
@@ -308,11 +309,45 @@ func TestParkRelease(t *testing.T) {
 	}
 }
 
+// TestReleaseShared: shared and exclusive jobs park apart on one key;
+// Release returns only the exclusive ones, ReleaseShared only the shared
+// ones that arrived before the given Seq, earliest first.
+func TestReleaseShared(t *testing.T) {
+	f := stdFixture()
+	key := policy.ConflictKey{Group: "git", ID: "r"}
+	s1 := f.push("fgA", "r", "a")
+	x := f.push("fgA", "r", "b")
+	s2 := f.push("fgA", "r", "c")
+	s3 := f.push("fgA", "r", "d")
+	f.q.Park(s3, key, true)
+	f.q.Park(s1, key, true)
+	f.q.Park(x, key, false)
+	f.q.Park(s2, key, true)
+	f.q.Release(key)
+	if x.Parked() || !s1.Parked() || !s2.Parked() {
+		t.Fatalf("after Release: exclusive parked %v, shared parked %v %v", x.Parked(), s1.Parked(), s2.Parked())
+	}
+	f.q.ReleaseShared(key, s3.Seq) // s1 and s2 arrived before s3
+	if s1.Parked() || s2.Parked() || !s3.Parked() {
+		t.Fatalf("after ReleaseShared(s3): parked %v %v %v; want only s3", s1.Parked(), s2.Parked(), s3.Parked())
+	}
+	if diff := gocmp.Diff(names(s1, x, s2), f.drain()); diff != "" {
+		t.Errorf("released jobs (-want +got):\n%s", diff)
+	}
+	f.q.ReleaseShared(key, math.MaxUint64)
+	if diff := gocmp.Diff(names(s3), f.drain()); diff != "" {
+		t.Errorf("last release (-want +got):\n%s", diff)
+	}
+	if len(f.q.parked) != 0 {
+		t.Errorf("%d parking heaps left; want none", len(f.q.parked))
+	}
+}
+
 func TestParkedJobKeepsKeyCost(t *testing.T) {
 	f := stdFixture()
 	key := policy.ConflictKey{Group: "git", ID: "r"}
 	a := f.push("fgA", "r", "a")
-	f.q.Park(a, key) // a's only job is parked: its lane is gone
+	f.q.Park(a, key, false) // a's only job is parked: its lane is gone
 	b := f.push("fgA", "x", "b")
 	f.setCost("a", 10*time.Second)
 	f.setCost("b", 5*time.Second)
@@ -337,10 +372,10 @@ func TestRemove(t *testing.T) {
 	// Park j0, j3 and j6 (id p) and release them, so they sit in the
 	// returned heap; then park j0 again, from there.
 	for _, i := range []int{0, 3, 6} {
-		f.q.Park(js[i], key)
+		f.q.Park(js[i], key, false)
 	}
 	f.q.Release(key)
-	f.q.Park(js[0], key) // j0 parked again, from the returned heap
+	f.q.Park(js[0], key, false) // j0 parked again, from the returned heap
 
 	f.q.Remove(js[4]) // FIFO middle
 	f.q.Remove(js[3]) // returned heap
@@ -496,7 +531,7 @@ func TestCompactionWithReturnedJobs(t *testing.T) {
 	// returned jobs exist), then release.
 	for _, j := range js {
 		if j.ID == "p" {
-			f.q.Park(j, key)
+			f.q.Park(j, key, false)
 		}
 	}
 	var want []*Job
@@ -514,7 +549,7 @@ func TestCompactionWithReturnedJobs(t *testing.T) {
 	// Park half of the returned jobs again and remove a few FIFO ones.
 	for i, j := range want {
 		if j.ID == "p" && i%2 == 0 {
-			f.q.Park(j, key)
+			f.q.Park(j, key, false)
 		}
 	}
 	f.q.Release(key)
@@ -552,13 +587,13 @@ func TestEachVisitsOnce(t *testing.T) {
 			f.q.Remove(j)
 			delete(alive, j)
 		case j.ID == "p" && r.IntN(2) == 0:
-			f.q.Park(j, key)
+			f.q.Park(j, key, false)
 		}
 	}
 	f.q.Release(key)
 	for _, j := range all {
 		if alive[j] && j.ID == "p" && r.IntN(2) == 0 {
-			f.q.Park(j, key)
+			f.q.Park(j, key, false)
 		}
 	}
 	counts := map[*Job]int{}
@@ -658,7 +693,7 @@ func matchesSort(t *testing.T, m sortModel) {
 				// Park the best job, as Dispatch does on a conflict.
 				if j := f.q.Best(); j != nil {
 					k := policy.ConflictKey{Group: "g", ID: j.ID}
-					f.q.Park(j, k)
+					f.q.Park(j, k, false)
 					parkedOn[j] = k
 				}
 			case x < m.pushes+8:
@@ -689,7 +724,7 @@ func matchesSort(t *testing.T, m sortModel) {
 				t.Fatalf("seed %d op %d: Len = %d, want %d", seed, op, f.q.Len(), len(live))
 			}
 			for j, on := range parkedOn {
-				if !j.Parked() || j.parkedOn != on {
+				if !j.Parked() || j.parkedOn.key != on {
 					t.Fatalf("seed %d op %d: %v not parked on %v", seed, op, j.Ref, on)
 				}
 			}

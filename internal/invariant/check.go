@@ -526,6 +526,19 @@ func (sm *sim) checkSnapshot() {
 		waiting[p.Priority]++
 	}
 	running := len(sm.executing)
+	// The earliest arrival of a pending exclusive job on each conflict key:
+	// a shared job that arrived after it may wait on it (writer preference).
+	sm.writers = map[string]time.Time{}
+	for _, p := range snap.Pending {
+		if i := slices.IndexFunc(c.types, func(t typeSpec) bool { return t.name == p.Type }); i >= 0 {
+			t := &c.types[i]
+			if ck := conflictKey(t, p.ID); ck != "" && t.cfg.ConflictMode == fairsched.ConflictExclusive {
+				if at, ok := sm.writers[ck]; !ok || p.Submitted.Before(at) {
+					sm.writers[ck] = p.Submitted
+				}
+			}
+		}
+	}
 	for _, p := range snap.Pending {
 		// Every rule listed must hold, the headline first of them.
 		if len(p.Reasons) == 0 && p.Reason != "" || len(p.Reasons) > 0 && p.Reason != p.Reasons[0] {
@@ -620,8 +633,16 @@ func (sm *sim) reasonFalse(p fairsched.PendingJob, running int, groups map[strin
 			return fmt.Sprintf("its group runs %d of allocation %d (limit %d)", g.Running, g.Allocation, g.Limit)
 		}
 	case fairsched.ReasonConflict:
-		if ck := conflictKey(t, p.ID); ck == "" || sm.byConflict[ck] == 0 {
-			return "no conflicting job runs"
+		ck := conflictKey(t, p.ID)
+		switch {
+		case ck == "":
+			return "its type has no conflict group"
+		case t.cfg.ConflictMode == fairsched.ConflictExclusive && sm.byConflict[ck] == 0:
+			return "no job runs on its conflict key"
+		case t.cfg.ConflictMode == fairsched.ConflictShared && sm.byExclusive[ck] == 0:
+			if at, ok := sm.writers[ck]; !ok || at.After(p.Submitted) {
+				return "no exclusive job runs on its conflict key, and none that arrived before it waits"
+			}
 		}
 	case fairsched.ReasonRateLimited:
 		a := &attempt{typ: t, key: p.FairnessKey, group: p.Group}

@@ -168,14 +168,17 @@ type sim struct {
 	// eventsIn is the scheduler's event stream, counted as settle drains it.
 	eventsIn <-chan fairsched.Event
 	// at is when what call carries out happened, while it is carried out.
-	at           time.Time
-	executing    []*attempt
-	byTier       map[fairsched.Priority]int
-	byType       map[fairsched.JobType]int
-	byGroup      map[string]int
-	byKey        map[string]int
-	byConflict   map[string]int
-	byExclusive  map[string]int // the exclusive jobs among byConflict
+	at          time.Time
+	executing   []*attempt
+	byTier      map[fairsched.Priority]int
+	byType      map[fairsched.JobType]int
+	byGroup     map[string]int
+	byKey       map[string]int
+	byConflict  map[string]int
+	byExclusive map[string]int // the exclusive jobs among byConflict
+	// writers: the earliest arrival of a pending exclusive job per
+	// conflict key, at the last snapshot check.
+	writers      map[string]time.Time
 	bySlot       map[slotRef]*attempt
 	workers      map[string]fairsched.WorkerSpec
 	paused       map[string]bool
