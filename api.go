@@ -52,8 +52,9 @@ type ConflictMode = policy.ConflictMode
 
 // The conflict modes. A git proxy makes clones shared — clones of one
 // repository run together — and repacks exclusive. Once an exclusive job
-// waits on a (group, id) that is in use, shared jobs that arrive after it
-// wait behind it, as writers go first in a sync.RWMutex.
+// waits for a (group, id), shared jobs that arrive after it wait behind it,
+// as writers go first in a sync.RWMutex (see the policy package's docs for
+// the exact rule).
 const (
 	ConflictExclusive = policy.ConflictExclusive // the zero value: alone on its (group, id)
 	ConflictShared    = policy.ConflictShared    // with other shared jobs, never an exclusive one

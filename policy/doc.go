@@ -133,15 +133,18 @@
 // free for
 //
 //	an exclusive job (ConflictExclusive): running(g, i) = 0
-//	a shared job (ConflictShared):        exclusive running(g, i) = 0, and
-//	                                      running(g, i) = 0 or no exclusive job
-//	                                      of (g, i) that arrived earlier is pending
+//	a shared job (ConflictShared):        exclusive running(g, i) = 0, and no
+//	                                      exclusive job of (g, i) that arrived
+//	                                      earlier is pending, unless it waits
+//	                                      on its own
 //
-// The second clause of the shared rule is writer preference: an exclusive job
-// waiting for (g, i) is passed only by shared jobs that arrived before it, so
-// it starts at the latest when those end. It binds only while (g, i) is in
-// use: an exclusive job held by another rule (its type's cap, a paused group)
-// lets shared jobs start on an idle (g, i), in waves, rather than stop them.
+// The second clause of the shared rule is writer preference, as in
+// sync.RWMutex: an exclusive job waiting for (g, i) is passed only by shared
+// jobs that arrived before it, so it starts at the latest when those end and
+// a slot is free for it. A pending exclusive job that waits on its own — its
+// group is paused, it waits out a deferral or a retry backoff, no registered
+// worker slot takes its type — holds no shared job back: it could do so for
+// as long as it waits.
 //
 // Usage keeps the running counts and reports, for each start and finish,
 // which limits it filled or freed (a Transition). The core uses those to
@@ -274,6 +277,15 @@
 // while the spec adds the minimum on top. With B at 3 jobs: u_B = 3,
 // h_B = 1 ≤ 3.5 saturates B at 3; then λ = 13/3 and h_A = 12 ≤ 13
 // saturates A at its limit 12; 1 slot stays idle.
+//
+// Demand counts every pending job of a group, including jobs that cannot
+// start now: held by its rate limit, a conflict, a type's cap. Such a group
+// holds slots it cannot use, so the scheduler lends them (work
+// conservation): when a dispatch finds free slots and no pending job that
+// may start within the allocations, the groups may run up to their limits
+// for the rest of that dispatch. Allocations do not move — a group that can
+// run again takes the next free slot, as its share says — and no running job
+// is preempted: a lent slot returns when its job ends.
 //
 // Minimums are guaranteed whenever Σ μᵢ ≤ C, which validation ensures by
 // rejecting configured minimums that sum over capacity. Should they not

@@ -34,7 +34,9 @@ const (
 	// ConflictShared: jobs of shared types run together on a (group, id),
 	// never alongside an exclusive one. Once an exclusive job waits for the
 	// (group, id), shared jobs that arrive after it wait behind it (reason
-	// conflict), so a stream of shared jobs cannot starve it.
+	// conflict), so a stream of shared jobs cannot starve it — unless it
+	// waits on its own (its group paused, a deferral or backoff, no worker
+	// slot for its type): see the package docs.
 	ConflictShared
 )
 
