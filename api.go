@@ -398,9 +398,11 @@ func WithRandSeed(seed uint64) Option {
 // WithTTL bounds how long the job may wait: if it is still pending d after
 // its submission it is removed — RunSync returns an error matching
 // ErrExpired, a background job is logged and reported (JobExpired, and
-// Snapshot.Expired counts it). It overrides its type's QueueTimeout. A
-// RunSync context deadline works as before, beside it. Deadlines wait in one
-// heap: the scheduler arms one timer, for the earliest.
+// Snapshot.Expired counts it). It overrides its type's QueueTimeout. Time
+// the job's group spends paused (PauseGroup) does not count, as for aging:
+// a paused job never expires, and its deadline moves back by each pause. A
+// RunSync context deadline works as before, beside it (it does not stop
+// during a pause). The scheduler arms one timer, for the earliest deadline.
 func WithTTL(d time.Duration) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.TTL = d })
 }

@@ -57,7 +57,9 @@ type Job struct {
 	Retry policy.RetryPolicy
 	Runs  int
 	// TTL, when positive, is how long the job may stay pending (else its
-	// type's QueueTimeout); Deadline is set from it by Submit.
+	// type's QueueTimeout); Deadline is set from it by Submit. Time its
+	// group spends paused does not count: Core.Deadline is the deadline
+	// moved back by the pauses.
 	TTL      time.Duration
 	Deadline time.Time
 	buckets  []*bucket // the rate limits of its type, group and key
@@ -716,6 +718,17 @@ func (c *Core) expire(now time.Time) {
 		c.expiredTotal++
 		c.record(now, j, DecisionDeny, CodeExpired, 0)
 	})
+}
+
+// Deadline returns when pending job j expires, at the time of the last
+// call: its Deadline moved back by the time its group was paused since it
+// arrived. It reports false when j has no deadline, is not pending, or its
+// group is paused (its deadline stands still until the group resumes).
+func (c *Core) Deadline(j *Job) (time.Time, bool) {
+	if !j.q.Queued() {
+		return time.Time{}, false
+	}
+	return c.queue.Deadline(&j.q)
 }
 
 // TakeExpired returns the jobs that expired pending since the last call.

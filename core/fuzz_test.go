@@ -763,8 +763,12 @@ func (s *fzState) check(dispatched, expiredAll bool) {
 	model := map[fzKey]int{}
 	for _, j := range s.pending {
 		model[fzKey{j.Type, j.ID, j.Key, j.Group}]++
-		if expiredAll && !j.Deadline.IsZero() && !j.Deadline.After(s.now) {
-			s.fail("%s pending past its deadline %v", fzLabel(j), j.Deadline)
+		// Its deadline, moved back by its group's pauses, has not come.
+		if d, ok := s.c.Deadline(j); expiredAll && ok && !d.After(s.now) {
+			s.fail("%s pending past its deadline %v", fzLabel(j), d)
+		}
+		if d, ok := s.c.Deadline(j); ok && d.Before(j.Deadline) {
+			s.fail("%s: deadline %v before the one it was submitted with, %v", fzLabel(j), d, j.Deadline)
 		}
 	}
 	for _, p := range snap.Pending {

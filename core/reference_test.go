@@ -406,10 +406,18 @@ func (r *refScheduler) sorted(now time.Time) []*refJob {
 func (r *refScheduler) dispatch(now time.Time) []*refJob {
 	// Pending jobs whose deadline came expire first, earliest deadline
 	// first (the order decides the last minimum cost when all keys leave).
+	// A deadline moves back by the time the job's group was paused since
+	// the job arrived, and does not come while the group is paused.
+	deadline := func(j *refJob) time.Time {
+		if r.paused(j.group) {
+			return time.Unix(0, math.MaxInt64)
+		}
+		return j.deadline.Add(r.pausedDuring(j.group, j.submitted, now))
+	}
 	byDeadline := slices.Clone(r.pending)
-	slices.SortStableFunc(byDeadline, func(a, b *refJob) int { return a.deadline.Compare(b.deadline) })
+	slices.SortStableFunc(byDeadline, func(a, b *refJob) int { return deadline(a).Compare(deadline(b)) })
 	for _, j := range byDeadline {
-		if !j.deadline.IsZero() && !j.deadline.After(now) {
+		if !j.deadline.IsZero() && !deadline(j).After(now) {
 			r.pending = slices.DeleteFunc(r.pending, func(o *refJob) bool { return o == j })
 			r.leave(now, j.key)
 			r.expired = append(r.expired, j)

@@ -92,8 +92,9 @@ type JobTypeConfig struct {
 	// with PriorityOrderOnly (or with scoring) it may be 0. Never negative.
 	Priority Priority `json:"priority"`
 	// QueueTimeout is how long a job of the type may stay pending before it
-	// expires (ErrExpired), unless the job sets its own (WithTTL). Zero
-	// means no limit; it must not be negative.
+	// expires (ErrExpired), unless the job sets its own (WithTTL); time its
+	// group spends paused does not count. Zero means no limit; it must not
+	// be negative.
 	QueueTimeout time.Duration `json:"queue_timeout,omitempty"`
 	// Retry retries the type's failed jobs (unless a job sets its own with
 	// WithRetry); the zero value retries nothing.

@@ -125,7 +125,8 @@ func (q *Queue) bandOfLane(l *lane) int {
 		// A job whose deadline has come expires in this same step: it
 		// is not reported as risen, since it may have passed its deadline
 		// before the rise.
-		expiring := head.deadline != 0 && head.deadline <= q.now.UnixNano()
+		d := q.deadlineOf(head)
+		expiring := d != 0 && d <= q.now.UnixNano()
 		if q.onAged != nil && !(l.tq.floored && e <= l.tq.floor) && !expiring {
 			q.onAged(head, e)
 		}

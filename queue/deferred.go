@@ -37,8 +37,8 @@ func (q *Queue) NextWake() (time.Time, bool) {
 	if len(q.deferred) > 0 {
 		at, ok = q.deferred[0].until, true
 	}
-	if len(q.expiring) > 0 && (!ok || q.expiring[0].deadline < at) {
-		at, ok = q.expiring[0].deadline, true
+	if d, has := q.nextDeadline(); has && (!ok || d < at) {
+		at, ok = d, true
 	}
 	if !ok {
 		return time.Time{}, false

@@ -56,16 +56,20 @@
 //     registered), leaves its level's heap (with its variants); the release
 //     that frees the type or one of its slots, or the registration of a
 //     slot, puts it back. O(log types).
-//   - A job whose conflict key (group, id) is held by a running job is parked
-//     on that key; the release of the key returns every job parked there to
-//     its lane. O(log n) per job, and a job is touched again only when it
+//   - A job whose conflict key (group, id) holds it back is parked on that
+//     key, shared jobs apart from exclusive ones (the caller decides which
+//     is which, and when the rule may have let them go): Release returns
+//     the exclusive ones, ReleaseShared the shared ones that arrived before
+//     a given job. O(log n) per job, and a job is touched again only when it
 //     reaches the head of its lane.
 //   - A group that runs its allocation has the lane that reached the top
 //     (or that its last admission came from) held: out of dispatch, in a
 //     heap per (group, type) in dispatch order. While the group may run
 //     more, Best weighs the best held lane of its types and tiers that are
 //     not full against dispatch: O(open groups · types), and the lanes stay
-//     held. A paused group's lanes all leave dispatch and their aging stops.
+//     held. A paused group's lanes all leave dispatch, and their aging and
+//     their deadlines stand still (expiry.go): O(lanes of the group), and
+//     O(log groups) for the deadlines.
 //
 // The global cap is the caller's check: Best is simply not asked while it is
 // full.

@@ -1,22 +1,62 @@
 package queue
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
-// Expiry. A pending job may have a deadline: it waits in one heap by
-// deadline whatever else holds it (its lane, a conflict, a deferral), and
-// the caller takes the due ones out (TakeExpired). The heap's top is one
-// more wake-up time for the caller's one timer (NextWake).
+// Expiry. A pending job may have a deadline: it is removed if still pending
+// then (TakeExpired). Its group's pauses do not count against it: like its
+// aging clock, a job's deadline stands still while its group is paused, and
+// moves back by the length of each pause after the job's arrival.
+//
+// Within a group every job's deadline moves by the same pauses, so the
+// group's jobs keep one order: each waits in its group's heap by its
+// deadline less the group's paused time at its arrival (ekey), and its
+// effective deadline is ekey plus the group's paused time now. The groups
+// that are not paused wait in one heap by their first job's effective
+// deadline; a pause takes the group out of it and a resume puts it back, so
+// neither touches a job. The heap's top is one more wake-up time for the
+// caller's one timer (NextWake).
 
-// expiringJob is a Job as an element of the expiry heap.
+// expiringJob is a Job as an element of its group's expiry heap.
 type expiringJob Job
 
 func (j *expiringJob) before(o *expiringJob) bool {
-	if j.deadline != o.deadline {
-		return j.deadline < o.deadline
+	if j.ekey != o.ekey {
+		return j.ekey < o.ekey
 	}
 	return j.Seq < o.Seq
 }
 func (j *expiringJob) setIndex(i int) { j.eidx = i }
+
+// expiringGroup is a Group as an element of the queue's expiry heap.
+type expiringGroup Group
+
+func (g *expiringGroup) before(o *expiringGroup) bool {
+	a, b := (*Group)(g).firstDeadline(), (*Group)(o).firstDeadline()
+	if a != b {
+		return a < b
+	}
+	return g.expiring[0].Seq < o.expiring[0].Seq
+}
+func (g *expiringGroup) setIndex(i int) { g.eidx = i }
+
+// firstDeadline returns the effective deadline of g's first expiring job
+// (Unix ns); g has one.
+func (g *Group) firstDeadline() int64 { return satAdd(g.expiring[0].ekey, int64(g.pausedTotal)) }
+
+// expiryGroup returns the group whose pauses j's deadline follows: its
+// group, or the queue's stand-in for jobs without one.
+func (q *Queue) expiryGroup(j *Job) *Group {
+	if j.Group != nil {
+		return j.Group
+	}
+	if q.ungrouped == nil {
+		q.ungrouped = &Group{eidx: -1}
+	}
+	return q.ungrouped
+}
 
 // expireAt gives the just-pushed job j its deadline.
 func (q *Queue) expireAt(j *Job) {
@@ -24,15 +64,94 @@ func (q *Queue) expireAt(j *Job) {
 	if j.Deadline.IsZero() {
 		return
 	}
-	j.deadline = j.Deadline.UnixNano()
-	q.expiring.push((*expiringJob)(j))
+	g := q.expiryGroup(j)
+	j.ekey = satAdd(j.Deadline.UnixNano(), -int64(j.pauseBase))
+	g.expiring.push((*expiringJob)(j))
+	q.regroup(g)
+}
+
+// unexpire takes pending job j, which leaves the queue, off its group's
+// expiry heap.
+func (q *Queue) unexpire(j *Job) {
+	if j.eidx < 0 {
+		return
+	}
+	g := q.expiryGroup(j)
+	g.expiring.remove(j.eidx)
+	q.regroup(g)
+}
+
+// regroup puts group g where it belongs in the expiry heap after its first
+// job or its pauses changed: out of it while paused or without expiring
+// jobs.
+func (q *Queue) regroup(g *Group) {
+	in := len(g.expiring) > 0 && !g.paused
+	switch {
+	case in && g.eidx < 0:
+		q.expiring.push((*expiringGroup)(g))
+	case in:
+		q.expiring.fix(g.eidx)
+	case g.eidx >= 0:
+		q.expiring.remove(g.eidx)
+	}
+}
+
+// deadlineOf returns pending job j's effective deadline (Unix ns), the
+// largest int64 while its group is paused; 0 when it has none.
+func (q *Queue) deadlineOf(j *Job) int64 {
+	if j.eidx < 0 {
+		return 0
+	}
+	g := q.expiryGroup(j)
+	if g.paused {
+		return math.MaxInt64
+	}
+	return satAdd(j.ekey, int64(g.pausedTotal))
+}
+
+// Deadline returns when pending job j expires at the time set by At, its
+// group's pauses so far taken into account; false when it has no deadline
+// or its group is paused (it cannot expire until resumed).
+func (q *Queue) Deadline(j *Job) (time.Time, bool) {
+	d := q.deadlineOf(j)
+	if d == 0 || d == math.MaxInt64 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, d), true
+}
+
+// nextDeadline returns the earliest effective deadline of a pending job
+// whose group is not paused (Unix ns), and whether there is one.
+func (q *Queue) nextDeadline() (int64, bool) {
+	if len(q.expiring) == 0 {
+		return 0, false
+	}
+	return (*Group)(q.expiring[0]).firstDeadline(), true
 }
 
 // TakeExpired calls fn, in deadline order, for every pending job whose
 // deadline is at or before now; fn must remove the job (Remove).
 func (q *Queue) TakeExpired(now time.Time, fn func(*Job)) {
-	for t := now.UnixNano(); len(q.expiring) > 0 && q.expiring[0].deadline <= t; {
-		j := (*Job)(q.expiring.remove(0))
+	for t := now.UnixNano(); ; {
+		d, ok := q.nextDeadline()
+		if !ok || d > t {
+			return
+		}
+		g := (*Group)(q.expiring[0])
+		j := (*Job)(g.expiring[0])
+		q.unexpire(j)
 		fn(j)
 	}
+}
+
+// satAdd returns a + b, saturated to the int64 range.
+func satAdd(a, b int64) int64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
 }

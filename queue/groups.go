@@ -34,7 +34,9 @@ type Group struct {
 	open        bool       // in Queue.open: may run more, has held lanes
 	paused      bool
 	pausedAt    time.Time
-	pausedTotal time.Duration // over the pauses that ended
+	pausedTotal time.Duration        // over the pauses that ended
+	expiring    ixheap[*expiringJob] // its pending jobs with a deadline (expiry.go)
+	eidx        int                  // position in Queue.expiring; -1 when not there
 }
 
 // heldSet holds a group's held lanes of one type in dispatch order.
@@ -101,7 +103,7 @@ func (g *Group) removeHeld(l *lane) {
 func (q *Queue) Group(name string) *Group {
 	g := q.groups[name]
 	if g == nil {
-		g = &Group{Name: name}
+		g = &Group{Name: name, eidx: -1}
 		q.groups[name] = g
 	}
 	return g
@@ -287,6 +289,7 @@ func (q *Queue) Pause(g *Group) {
 		return
 	}
 	g.paused, g.pausedAt = true, q.now
+	q.regroup(g) // its deadlines stand still
 	for _, l := range g.lanes {
 		if l.idx >= 0 {
 			l.tq.take(l)
@@ -306,6 +309,7 @@ func (q *Queue) Resume(g *Group) {
 	}
 	g.pausedTotal += q.now.Sub(g.pausedAt)
 	g.paused = false
+	q.regroup(g) // its deadlines moved back by the pause
 	for _, l := range g.lanes {
 		l.held = holdNone
 		q.place(l)

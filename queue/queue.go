@@ -50,9 +50,9 @@ type Job struct {
 	pos      int // position in its lane's FIFO while there
 	parkedOn parkKey
 	until    int64 // while deferred: when it returns (Unix ns)
-	deadline int64 // Deadline in Unix ns
+	ekey     int64 // Deadline in Unix ns less its group's paused time at arrival (expiry.go)
 	backoff  bool  // deferred for a retry's backoff (not by the caller's policy)
-	eidx     int   // position in the expiry heap; -1 when not there
+	eidx     int   // position in its group's expiry heap; -1 when not there
 	aged     int   // the highest aging band reported for the job
 	// pauseBase is the group's paused time when the job arrived: the
 	// pauses after it are taken off the job's aging clock.
@@ -287,8 +287,11 @@ type Queue struct {
 	open   []*Group // groups that may run more and hold lanes (see bestOpen)
 	// deferred holds the deferred jobs by the time they return.
 	deferred ixheap[*deferredJob]
-	// expiring holds the pending jobs with a deadline, by deadline.
-	expiring ixheap[*expiringJob]
+	// expiring holds the groups that are not paused and have pending jobs
+	// with a deadline, by their first one (expiry.go); ungrouped stands in
+	// for the group of jobs without one.
+	expiring  ixheap[*expiringGroup]
+	ungrouped *Group
 	// hasRoom is the caller's check that a group may start one more job.
 	hasRoom func(*Group) bool
 	floors  bool // a job with a floor was ever pushed: levels may cross
@@ -530,9 +533,7 @@ func (q *Queue) Remove(j *Job) {
 	default:
 		q.leaveLane(j)
 	}
-	if j.eidx >= 0 {
-		q.expiring.remove(j.eidx)
-	}
+	q.unexpire(j)
 	j.where, j.lane = placeNone, nil
 	q.n--
 	j.key.jobs--

@@ -745,3 +745,60 @@ func ref(j *Job) any {
 	}
 	return j.Ref
 }
+
+// TestDeadlineStandsStillWhilePaused: a job's deadline moves back by its
+// group's pauses after its arrival and never comes while the group is
+// paused; NextWake and TakeExpired follow, and other groups' deadlines do
+// not move.
+func TestDeadlineStandsStillWhilePaused(t *testing.T) {
+	f := stdFixture()
+	t0 := time.Unix(1000, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	g, h := f.q.Group("g"), f.q.Group("h")
+	push := func(name string, grp *Group, arrive, deadline int) *Job {
+		f.q.At(at(arrive))
+		f.seq++
+		j := &Job{Type: "bg", ID: name, Seq: f.seq, Group: grp, Submitted: at(arrive), Deadline: at(deadline), Ref: name}
+		f.q.Push(j, 0)
+		return j
+	}
+	a := push("a", g, 0, 10)
+	push("b", h, 0, 12)
+	f.q.At(at(2))
+	f.q.Pause(g)
+	c := push("c", g, 5, 15) // arrives during the pause: only what follows counts
+	f.q.At(at(20))
+	if d, ok := f.q.Deadline(a); ok {
+		t.Errorf("deadline of a while paused = %v; want none", d)
+	}
+	var expired []string
+	take := func(s int) {
+		f.q.At(at(s))
+		f.q.TakeExpired(at(s), func(j *Job) { expired = append(expired, j.Ref.(string)); f.q.Remove(j) })
+	}
+	take(20)
+	if diff := gocmp.Diff([]string{"b"}, expired); diff != "" {
+		t.Errorf("expired at 20 s, g paused (-want +got):\n%s", diff)
+	}
+	f.q.Resume(g) // paused 2 s..20 s: a's deadline is 10+18, c's 15+15
+	for _, tc := range []struct {
+		j    *Job
+		want time.Time
+	}{{a, at(28)}, {c, at(30)}} {
+		if d, ok := f.q.Deadline(tc.j); !ok || !d.Equal(tc.want) {
+			t.Errorf("deadline of %v = %v, %v; want %v", tc.j.Ref, d, ok, tc.want)
+		}
+	}
+	if w, ok := f.q.NextWake(); !ok || !w.Equal(at(28)) {
+		t.Errorf("NextWake = %v, %v; want %v", w, ok, at(28))
+	}
+	take(27)
+	take(28)
+	take(30)
+	if diff := gocmp.Diff([]string{"b", "a", "c"}, expired); diff != "" {
+		t.Errorf("expired in order (-want +got):\n%s", diff)
+	}
+	if f.q.Len() != 0 || len(f.q.expiring) != 0 {
+		t.Errorf("Len %d, %d groups in the expiry heap; want none", f.q.Len(), len(f.q.expiring))
+	}
+}

@@ -244,8 +244,9 @@ func (sm *sim) checkAttempt(a *attempt, max int, now time.Time) {
 	case j.spec.deny:
 		sm.violate("%s starts though the admission policy denies it", a.name())
 	}
-	if ttl := c.ttlOf(j.spec); a.n == 1 && ttl > 0 && now.Sub(j.submitted) > ttl && !j.typ.cfg.Coalesce {
-		sm.violate("%s starts %v after its submission, past its time to live %v", a.name(), now.Sub(j.submitted), ttl)
+	// Its group's pauses do not count against its time to live.
+	if ttl, waited := c.ttlOf(j.spec), now.Sub(j.submitted)-sm.pausedSince(j.spec.group, j.submitted); a.n == 1 && ttl > 0 && waited > ttl && !j.typ.cfg.Coalesce {
+		sm.violate("%s starts %v after its submission (%v unpaused), past its time to live %v", a.name(), now.Sub(j.submitted), waited, ttl)
 	}
 	if j.spec.deferred && now.Sub(j.submitted) < c.deferDelay {
 		sm.violate("%s starts %v after its submission, before the policy's deferral of %v", a.name(), now.Sub(j.submitted), c.deferDelay)

@@ -178,10 +178,13 @@ type sim struct {
 	byExclusive map[string]int // the exclusive jobs among byConflict
 	// writers: the earliest arrival of a pending exclusive job per
 	// conflict key, at the last snapshot check.
-	writers      map[string]time.Time
-	bySlot       map[slotRef]*attempt
-	workers      map[string]fairsched.WorkerSpec
-	paused       map[string]bool
+	writers map[string]time.Time
+	bySlot  map[slotRef]*attempt
+	workers map[string]fairsched.WorkerSpec
+	paused  map[string]bool
+	// pauses are each group's pauses, the last open while it is paused:
+	// a job's time to live does not run while its group is paused.
+	pauses       map[string][]span
 	rateStarts   [][]rateStart
 	successes    map[string]time.Time // coalescing signatures: when a run last succeeded
 	accts        map[string]*acct
@@ -222,7 +225,7 @@ func Run(opts Options) Result {
 		opts: opts, g: g, cfg: g.cfg, mock: clock.NewMock(), inbox: make(chan func()),
 		byTier: map[fairsched.Priority]int{}, byType: map[fairsched.JobType]int{}, byGroup: map[string]int{},
 		byKey: map[string]int{}, byConflict: map[string]int{}, byExclusive: map[string]int{}, bySlot: map[slotRef]*attempt{},
-		workers: map[string]fairsched.WorkerSpec{}, paused: map[string]bool{},
+		workers: map[string]fairsched.WorkerSpec{}, paused: map[string]bool{}, pauses: map[string][]span{},
 		successes: map[string]time.Time{}, accts: map[string]*acct{}, events: map[string]*evCount{},
 		evTypes: map[fairsched.JobType]bool{}, retryTypes: map[fairsched.JobType]bool{},
 	}
@@ -573,10 +576,14 @@ func (sm *sim) op(op opSpec) {
 		sm.logf("PauseGroup %q", op.name)
 		err := s.PauseGroup(op.name)
 		if err == nil && !sm.closeCalled { // Close resumes every group
+			if !sm.paused[op.name] {
+				sm.pauses[op.name] = append(sm.pauses[op.name], span{from: sm.mock.Now()})
+			}
 			sm.paused[op.name] = true
 		}
 		sm.opErr("PauseGroup", err)
 	case opResume:
+		sm.endPause(op.name)
 		delete(sm.paused, op.name)
 		sm.logf("ResumeGroup %q", op.name)
 		sm.opErr("ResumeGroup", s.ResumeGroup(op.name))
@@ -618,6 +625,9 @@ func (sm *sim) op(op opSpec) {
 			sm.abortAt = sm.now.Add(op.abort)
 		}
 		sm.closeCalled = true
+		for g := range sm.paused {
+			sm.endPause(g)
+		}
 		clear(sm.paused) // Close resumes paused groups so their work drains
 		sm.logf("Close (abort after %v)", op.abort)
 		go func() {
@@ -779,4 +789,33 @@ func (sm *sim) block(ctx context.Context, a *attempt) error {
 		panic(err)
 	}
 	return err
+}
+
+// span is a stretch of virtual time; to is zero while it lasts.
+type span struct{ from, to time.Time }
+
+// endPause closes group g's pause, if it is paused.
+func (sm *sim) endPause(g string) {
+	if ps := sm.pauses[g]; sm.paused[g] && len(ps) > 0 {
+		ps[len(ps)-1].to = sm.mock.Now()
+	}
+}
+
+// pausedSince returns how long group g was paused between from and now.
+func (sm *sim) pausedSince(g string, from time.Time) time.Duration {
+	now := sm.mock.Now()
+	var d time.Duration
+	for _, p := range sm.pauses[g] {
+		lo, hi := p.from, p.to
+		if lo.Before(from) {
+			lo = from
+		}
+		if hi.IsZero() {
+			hi = now
+		}
+		if hi.After(lo) {
+			d += hi.Sub(lo)
+		}
+	}
+	return d
 }
