@@ -49,6 +49,16 @@ type engine interface {
 	RunningCount() int
 }
 
+// sharedEngine registers the foreground types as ConflictShared.
+type sharedEngine struct{ *Core }
+
+func (e sharedEngine) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
+	if cfg.ConflictGroup != "" && cfg.Priority == 48 {
+		cfg.ConflictMode = policy.ConflictShared
+	}
+	return e.Core.RegisterType(t, cfg)
+}
+
 func newCoreEngine(maxConcurrency int) engine {
 	l := policy.DefaultLimits()
 	l.MaxConcurrency = maxConcurrency
@@ -233,7 +243,8 @@ func BenchmarkCoreDispatch(b *testing.B) {
 
 // BenchmarkCoreFeatures measures the per-job cost of the opt-in features at
 // 100k pending jobs against the core with them off, and reports x-vs-off
-// (target: ≤ 1.5 with aging and 200 groups, and with the tenancy features). Aging costs one lane move per
+// (target: ≤ 1.5 with aging and 200 groups, with the tenancy features and with
+// shared conflicts, whose writers wait in a heap per key). Aging costs one lane move per
 // band a lane's head climbs, so its cost follows the number of bands: the
 // fine configuration is the worst case, the coarse one the spec's shape. With 1 ms per operation and one
 // admission per operation a job waits about 100 s, so under the aging below
@@ -285,12 +296,18 @@ func BenchmarkCoreFeatures(b *testing.B) {
 			{"tenancy", 0, func(l *policy.Limits) {
 				l.KeyWeights, l.Tiers, l.Tenants, l.RateLimits = weights, tiers, tenants, rates
 			}},
+			// Clones and pulls share a repository, repacks have it alone:
+			// every repack is a writer in its key's heap.
+			{"shared-conflicts", 0, nil},
 		} {
 			name := fmt.Sprintf("keys=%d/%s", keys, f.name)
 			b.Run(name, func(b *testing.B) {
 				newEngine := func(maxConcurrency int) engine {
 					l := policy.DefaultLimits()
 					l.MaxConcurrency = maxConcurrency
+					if f.limit == nil {
+						return sharedEngine{New(l)}
+					}
 					f.limit(&l)
 					return New(l)
 				}

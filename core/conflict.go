@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/queue"
 )
 
 // Conflicts. A job whose type has a conflict group holds its (group, id)
@@ -72,32 +73,58 @@ func (c *Core) wakeAllShared() {
 }
 
 // writerQueue is the pending exclusive jobs of one conflict key, by arrival.
-type writerQueue []*Job
+// Entries carry the job's Seq, so that ordering reads no job.
+type writerQueue []writer
+
+type writer struct {
+	seq uint64
+	job *Job
+}
 
 func (w writerQueue) Len() int           { return len(w) }
-func (w writerQueue) Less(a, b int) bool { return w[a].Seq < w[b].Seq }
+func (w writerQueue) Less(a, b int) bool { return w[a].seq < w[b].seq }
 func (w writerQueue) Swap(a, b int) {
 	w[a], w[b] = w[b], w[a]
-	w[a].widx, w[b].widx = a, b
+	w[a].job.widx, w[b].job.widx = a, b
 }
 func (w *writerQueue) Push(x any) {
-	j := x.(*Job)
-	j.widx = len(*w)
-	*w = append(*w, j)
+	e := x.(writer)
+	e.job.widx = len(*w)
+	*w = append(*w, e)
 }
 func (w *writerQueue) Pop() any {
 	old := *w
-	j := old[len(old)-1]
-	old[len(old)-1] = nil
+	e := old[len(old)-1]
+	old[len(old)-1] = writer{}
 	*w = old[:len(old)-1]
-	j.widx = -1
-	return j
+	e.job.widx = -1
+	return e
 }
 
-// isWriter reports whether j is an exclusive job of a conflict group: a
-// writer on its key.
-func isWriter(j *Job) bool {
-	return j.slot.Config.ConflictGroup != "" && j.slot.Config.ConflictMode == policy.ConflictExclusive
+// isWriter reports whether j is an exclusive job of a conflict group that
+// has shared types: a writer on its key. Without shared types writer
+// preference has nothing to do, and costs nothing.
+func (c *Core) isWriter(j *Job) bool {
+	g := j.slot.Config.ConflictGroup
+	return g != "" && j.slot.Config.ConflictMode == policy.ConflictExclusive && c.sharedGroups[g]
+}
+
+// sharedTypeRegistered is RegisterType's: the first shared type of conflict
+// group g turns writer preference on for g, and the pending exclusive jobs
+// of g become writers (O(n) once per group, at registration).
+func (c *Core) sharedTypeRegistered(g policy.ConflictGroup) {
+	if c.sharedGroups[g] {
+		return
+	}
+	if c.sharedGroups == nil {
+		c.sharedGroups = map[policy.ConflictGroup]bool{}
+	}
+	c.sharedGroups[g] = true
+	c.queue.Each(func(qj *queue.Job) {
+		if j := qj.Ref.(*Job); j.slot.Config.ConflictGroup == g {
+			c.addWriter(j)
+		}
+	})
 }
 
 // firstWriter returns the arrival of the earliest pending exclusive job on
@@ -108,13 +135,13 @@ func (c *Core) firstWriter(k policy.ConflictKey) uint64 {
 	if w == nil {
 		return math.MaxUint64
 	}
-	if top := (*w)[0]; !c.waitsOnItsOwn(top) {
-		return top.Seq
+	if top := (*w)[0]; !c.waitsOnItsOwn(top.job) {
+		return top.seq
 	}
 	first := uint64(math.MaxUint64)
-	for _, j := range *w {
-		if j.Seq < first && !c.waitsOnItsOwn(j) {
-			first = j.Seq
+	for _, e := range *w {
+		if e.seq < first && !c.waitsOnItsOwn(e.job) {
+			first = e.seq
 		}
 	}
 	return first
@@ -130,7 +157,7 @@ func (c *Core) waitsOnItsOwn(j *Job) bool {
 // addWriter lists pending job j among its key's writers, if it is one.
 func (c *Core) addWriter(j *Job) {
 	j.widx = -1
-	if !isWriter(j) {
+	if !c.isWriter(j) {
 		return
 	}
 	k, _ := j.slot.Config.Conflicts(j.ID)
@@ -142,7 +169,7 @@ func (c *Core) addWriter(j *Job) {
 		}
 		c.writers[k] = w
 	}
-	heap.Push(w, j)
+	heap.Push(w, writer{j.Seq, j})
 }
 
 // removeWriter takes j, which leaves the queue, off its key's writers. When

@@ -126,8 +126,10 @@ type Core struct {
 	// kept while logDecisions is on (see decision.go).
 	decisions    []Decision
 	logDecisions bool
-	// writers are the pending exclusive jobs by conflict key (conflict.go).
-	writers map[policy.ConflictKey]*writerQueue
+	// writers are the pending exclusive jobs by conflict key, kept for the
+	// conflict groups with shared types (sharedGroups; conflict.go).
+	writers      map[policy.ConflictKey]*writerQueue
+	sharedGroups map[policy.ConflictGroup]bool
 	// lending: in this Dispatch nothing could start within the groups'
 	// allocations, and slots are free: groups may run past theirs (lend).
 	lending bool
@@ -191,6 +193,9 @@ func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
 	}
 	c.usage.Slot(t, cfg)
 	c.queue.AddType(t, cfg.Priority)
+	if cfg.ConflictMode == policy.ConflictShared {
+		c.sharedTypeRegistered(cfg.ConflictGroup)
+	}
 	if cfg.RequiresWorker {
 		c.queue.BlockType(t, true) // until a slot that takes it registers
 	}
