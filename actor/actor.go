@@ -29,6 +29,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/internal/shrink"
 	"github.com/fairsched/fairsched/internal/timeheap"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
@@ -90,16 +91,17 @@ const (
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
 	core          *core.Core
-	refuses       bool                     // the core may refuse a submission: Submit waits for the verdict
-	rand          *rand.Rand               // draws retry jitter
-	schedules     timeheap.Heap[*schedule] // periodic jobs, by next occurrence
-	pendingBG     map[jobRef]*messages.Job // the latest pending background job of each (type, id), for Supersede
-	joinable      map[jobRef]*messages.Job // pending coalesced runs, by (type, id)
-	coalescing    map[policy.JobType]bool  // the types with JobTypeConfig.Coalesce
-	store         Store                    // nil: nothing persisted
-	dropped       int                      // jobs refused with ErrClosed, for Close's error
-	dropsReported atomic.Bool              // the first Close reports them
-	lastRuns      map[string]time.Time     // periodic jobs' last occurrences, by "type/id"
+	refuses       bool                                      // the core may refuse a submission: Submit waits for the verdict
+	rand          *rand.Rand                                // draws retry jitter
+	schedules     timeheap.Heap[*schedule]                  // periodic jobs, by next occurrence
+	pendingBG     map[jobRef]*messages.Job                  // the latest pending background job of each (type, id), for Supersede
+	joinable      map[jobRef]*messages.Job                  // pending coalesced runs, by (type, id)
+	peaks         struct{ pendingBG, joinable shrink.Peak } // for compact
+	coalescing    map[policy.JobType]bool                   // the types with JobTypeConfig.Coalesce
+	store         Store                                     // nil: nothing persisted
+	dropped       int                                       // jobs refused with ErrClosed, for Close's error
+	dropsReported atomic.Bool                               // the first Close reports them
+	lastRuns      map[string]time.Time                      // periodic jobs' last occurrences, by "type/id"
 	byID          map[uint64]*schedule
 	lastSchedule  uint64
 	clock         clock.Clock
@@ -216,6 +218,7 @@ func (a *Actor) run() {
 		case <-ticker.C:
 			a.save()
 			keys, ests := a.core.Evict(a.clock.Now())
+			a.compact()
 			if keys+ests > 0 {
 				a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
 			}
@@ -370,6 +373,7 @@ func (a *Actor) submit(m messages.Submit) {
 	}
 	if !j.Foreground() {
 		a.pendingBG[jobRef{j.Type, j.ID}] = j
+		shrink.Note(a.pendingBG, &a.peaks.pendingBG)
 	}
 	a.dispatch(now)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched/costmodel"
+	"github.com/fairsched/fairsched/internal/shrink"
 	"github.com/fairsched/fairsched/internal/timeheap"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
@@ -133,6 +134,9 @@ type Core struct {
 	// lending: in this Dispatch nothing could start within the groups'
 	// allocations, and slots are free: groups may run past theirs (lend).
 	lending bool
+	// busy are the groups with demand or slots: reallocation walks them.
+	busy                map[*group]struct{}
+	gpeak, kpeak, bpeak shrink.Peak // groups', keyRunning's and busy's largest lengths since rebuilt
 	// risen counts, by type, the aging rises of jobs that have left the
 	// queue (see AgingRises).
 	risen map[policy.JobType]uint64
@@ -342,6 +346,7 @@ func (c *Core) admit(now time.Time, j *Job) {
 	j.grp.running++
 	if c.limits.Tenants != nil {
 		c.keyRunning[j.Key]++
+		shrink.Note(c.keyRunning, &c.kpeak)
 	}
 	c.admits++
 	j.admitted = c.admits
@@ -481,7 +486,13 @@ func (c *Core) Idle() bool { return c.queue.Len() == 0 && len(c.running) == 0 }
 // Evict drops idle fairness keys and cost estimates unused for the key TTL.
 func (c *Core) Evict(now time.Time) (keys, estimates int) {
 	forget := func(key string) { c.queue.ForgetKey(key) }
-	return c.ledger.Evict(now, c.limits.KeyTTL, forget), c.estimates.Evict(now, c.limits.KeyTTL)
+	keys, estimates = c.ledger.Evict(now, c.limits.KeyTTL, forget), c.estimates.Evict(now, c.limits.KeyTTL)
+	c.forgetIdle()
+	c.queue.Compact()
+	c.groups = shrink.Map(c.groups, &c.gpeak)
+	c.busy = shrink.Map(c.busy, &c.bpeak)
+	c.keyRunning = shrink.Map(c.keyRunning, &c.kpeak)
+	return keys, estimates
 }
 
 // TierRunning returns the running count of tier p.

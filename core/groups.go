@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fairsched/fairsched/internal/shrink"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
 )
@@ -54,8 +55,44 @@ func (c *Core) groupOf(name string) *group {
 			g.limit = c.limits.Groups.Config(name).Limit
 		}
 		c.groups[name] = g
+		shrink.Note(c.groups, &c.gpeak)
 	}
 	return g
+}
+
+// forgetIdle drops the records of the groups that have no job, are not
+// paused, hold no slot and have no settings of their own, on the eviction
+// tick (Evict), like idle keys: a group name a caller passed once is not
+// kept for ever. The group "" stays. O(groups).
+func (c *Core) forgetIdle() {
+	for name, g := range c.groups {
+		if name == "" || g.pending > 0 || g.running > 0 || g.alloc > 0 || g.q.Paused() {
+			continue
+		}
+		if c.limits.Groups != nil {
+			if _, configured := c.limits.Groups.Groups[name]; configured {
+				continue
+			}
+		}
+		if c.queue.ForgetGroup(g.q) {
+			delete(c.groups, name)
+		}
+	}
+}
+
+// track keeps g in the set reallocation walks — the groups with demand or
+// slots — so that allocation costs O(groups with work), however many
+// names have been seen.
+func (c *Core) track(g *group) {
+	if g.demand() > 0 || g.alloc > 0 {
+		if c.busy == nil {
+			c.busy = map[*group]struct{}{}
+		}
+		c.busy[g] = struct{}{}
+		shrink.Note(c.busy, &c.bpeak)
+	} else {
+		delete(c.busy, g)
+	}
 }
 
 // demandChanged is called after a group's pending or running count moved
@@ -66,6 +103,7 @@ func (c *Core) demandChanged(g *group, before int) {
 	if c.limits.Groups == nil {
 		return
 	}
+	c.track(g)
 	// Above its allocation a group's demand moves no share — unless its
 	// minimum is above its allocation, which happens when the minimums do
 	// not fit a (shrunk, adaptive) limit and are apportioned: up to its
@@ -88,10 +126,10 @@ func (c *Core) reallocate(reason, cause string) {
 	if c.limits.Groups == nil {
 		return
 	}
-	names := make([]string, 0, len(c.groups))
-	for name, g := range c.groups {
+	names := make([]string, 0, len(c.busy))
+	for g := range c.busy {
 		if g.demand() > 0 || g.alloc > 0 {
-			names = append(names, name)
+			names = append(names, g.name)
 		}
 	}
 	slices.Sort(names)
@@ -123,6 +161,7 @@ func (c *Core) reallocate(reason, cause string) {
 		}
 		c.allocChanges = append(c.allocChanges, AllocationChange{Group: g.name, Previous: g.alloc, New: slots, Reason: why})
 		g.alloc = slots
+		c.track(g)
 		if c.room(g) > 0 {
 			c.queue.ReleaseGroup(g.q)
 		}
@@ -144,7 +183,7 @@ func (c *Core) lend() bool {
 		return false
 	}
 	c.lending = true
-	for _, g := range c.groups {
+	for g := range c.busy {
 		if c.room(g) > 0 {
 			c.queue.ReleaseGroup(g.q)
 		}
@@ -272,6 +311,7 @@ func (c *Core) PauseGroup(now time.Time, name string) error {
 	}
 	c.queue.Pause(g.q)
 	c.wakeAllShared() // its writers hold no shared job back while paused
+	c.track(g)
 	c.reallocate(AllocRebalance, "")
 	return nil
 }
@@ -287,6 +327,9 @@ func (c *Core) ResumeGroup(now time.Time, name string) error {
 		return nil
 	}
 	c.queue.Resume(g.q)
+	if c.limits.Groups != nil {
+		c.track(g)
+	}
 	c.reallocate(AllocRebalance, "")
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"math"
 	"time"
+
+	"github.com/fairsched/fairsched/internal/shrink"
 )
 
 // EstimateKey identifies the work whose cost is learned: one id of one type.
@@ -22,6 +24,7 @@ type estimate struct {
 type Estimates struct {
 	alpha float64
 	byKey map[EstimateKey]*list.Element // of *estimate
+	peak  shrink.Peak                   // byKey's largest length since it was rebuilt
 	lru   list.List                     // front = least recently used
 }
 
@@ -50,6 +53,7 @@ func (e *Estimates) Observe(k EstimateKey, observed, prior time.Duration, now ti
 	if !ok {
 		el = e.lru.PushBack(&estimate{key: k, cost: prior})
 		e.byKey[k] = el
+		shrink.Note(e.byKey, &e.peak)
 	} else {
 		e.lru.MoveToBack(el)
 	}
@@ -76,6 +80,7 @@ func (e *Estimates) Evict(now time.Time, ttl time.Duration) int {
 		delete(e.byKey, est.key)
 		n++
 	}
+	e.byKey = shrink.Map(e.byKey, &e.peak)
 	return n
 }
 
@@ -97,6 +102,7 @@ func (e *Estimates) Put(k EstimateKey, cost time.Duration, now time.Time) {
 	if !ok {
 		el = e.lru.PushBack(&estimate{key: k})
 		e.byKey[k] = el
+		shrink.Note(e.byKey, &e.peak)
 	} else {
 		e.lru.MoveToBack(el)
 	}

@@ -3,6 +3,8 @@ package costmodel
 import (
 	"container/heap"
 	"time"
+
+	"github.com/fairsched/fairsched/internal/shrink"
 )
 
 type account struct {
@@ -24,8 +26,9 @@ type account struct {
 // safe for concurrent use.
 type Ledger struct {
 	accounts map[string]*account
-	active   activeHeap // keys with jobs, by accumulated cost
-	idle     account    // sentinel of the idle list: idle.next is the oldest
+	peak     shrink.Peak // accounts' largest length since it was rebuilt
+	active   activeHeap  // keys with jobs, by accumulated cost
+	idle     account     // sentinel of the idle list: idle.next is the oldest
 	floor    time.Duration
 }
 
@@ -58,6 +61,7 @@ func (l *Ledger) Join(key string, now time.Time) time.Duration {
 	if a == nil {
 		a = &account{key: key, heapIdx: -1}
 		l.accounts[key] = a
+		shrink.Note(l.accounts, &l.peak)
 	}
 	if a.jobs == 0 {
 		if a.idle {
@@ -137,6 +141,8 @@ func (l *Ledger) Evict(now time.Time, ttl time.Duration, forget func(key string)
 		}
 		n++
 	}
+	l.accounts = shrink.Map(l.accounts, &l.peak)
+	l.active = shrink.Slice(l.active)
 	return n
 }
 

@@ -3,6 +3,7 @@ package queue
 import (
 	"time"
 
+	"github.com/fairsched/fairsched/internal/shrink"
 	"github.com/fairsched/fairsched/policy"
 )
 
@@ -105,6 +106,7 @@ func (q *Queue) Group(name string) *Group {
 	if g == nil {
 		g = &Group{Name: name, eidx: -1}
 		q.groups[name] = g
+		shrink.Note(q.groups, &q.gpeak)
 	}
 	return g
 }

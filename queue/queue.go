@@ -3,6 +3,7 @@ package queue
 import (
 	"time"
 
+	"github.com/fairsched/fairsched/internal/shrink"
 	"github.com/fairsched/fairsched/policy"
 )
 
@@ -281,6 +282,8 @@ type Queue struct {
 	byPrio map[policy.Priority]*level
 	types  map[policy.JobType]*typeQueue
 	keys   map[string]*keyRec
+	kpeak  shrink.Peak // keys' largest length since it was rebuilt
+	gpeak  shrink.Peak // groups' likewise
 	parked map[parkKey]*ixheap[*Job]
 	groups map[string]*Group
 	urgent []*lane  // held lanes whose head was urgent when last placed
@@ -404,6 +407,7 @@ func (q *Queue) count(j *Job, keyCost time.Duration) {
 	if k == nil {
 		k = &keyRec{name: j.Key, cost: keyCost}
 		q.keys[j.Key] = k
+		shrink.Note(q.keys, &q.kpeak)
 	} else {
 		q.setCost(k, keyCost)
 	}
@@ -558,6 +562,45 @@ func (q *Queue) ForgetKey(key string) bool {
 		return false
 	}
 	delete(q.keys, key)
+	return true
+}
+
+// compact gives back the arrays of tq's band heaps that shrank.
+func (tq *typeQueue) compact() {
+	for b := range tq.bands {
+		tq.bands[b] = shrink.Slice(tq.bands[b])
+	}
+}
+
+// Compact gives back the memory of the queue's maps once they shrank to a
+// quarter of their peak (after ForgetKey and ForgetGroup passes).
+func (q *Queue) Compact() {
+	q.keys = shrink.Map(q.keys, &q.kpeak)
+	q.groups = shrink.Map(q.groups, &q.gpeak)
+	// The heaps and lists of lanes keep their peak's arrays: O(types ·
+	// bands + groups), on the eviction tick.
+	for _, tq := range q.types {
+		tq.compact()
+		for _, v := range tq.variants {
+			v.compact()
+		}
+	}
+	for _, g := range q.groups {
+		g.lanes = shrink.Slice(g.lanes)
+	}
+}
+
+// GroupCount returns the number of group records the queue holds.
+func (q *Queue) GroupCount() int { return len(q.groups) }
+
+// ForgetGroup drops the record of group g, which has no pending job and is
+// not paused, and reports whether it did: a group name is not kept for ever.
+// A later job of the same name gets a new record.
+func (q *Queue) ForgetGroup(g *Group) bool {
+	if g.paused || len(g.lanes) > 0 || len(g.expiring) > 0 || q.groups[g.Name] != g {
+		return false
+	}
+	delete(q.groups, g.Name)
 	return true
 }
 

@@ -1,0 +1,63 @@
+package fairsched_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/fairsched/fairsched"
+)
+
+// TestMemoryReturnsAfterEviction: 100 000 background jobs over distinct
+// fairness keys and ids run, their keys and estimates are evicted after
+// the key TTL, and the heap in use returns to within 2× of the fresh
+// scheduler's: the maps keyed by those strings gave their buckets back.
+// (Before, the ledger's, the estimates', the queue's and the Supersede
+// index's maps kept their peak size with nothing in them.)
+func TestMemoryReturnsAfterEviction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100 000 jobs")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		s, err := fairsched.New(fairsched.WithMaxConcurrency(64), fairsched.WithKeyTTL(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close(context.Background())
+		if err := s.RegisterType("bg", fairsched.JobTypeConfig{DefaultCost: time.Millisecond, Priority: 8}); err != nil {
+			t.Fatal(err)
+		}
+		fresh := heapInUse()
+		nop := func(context.Context) error { return nil }
+		for i := range 100_000 {
+			if err := s.Submit("bg", fmt.Sprint("job-", i), nop, fairsched.WithFairnessKey(fmt.Sprint("client-", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		peak := heapInUse()
+		time.Sleep(3 * time.Minute) // past the TTL and its eviction ticks
+		synctest.Wait()
+		snap := snapshot(t, s)
+		if len(snap.AccumulatedCost) > 1 || len(snap.CostEstimates) > 0 || len(snap.Pending)+len(snap.Running) > 0 {
+			t.Fatalf("after eviction: %d keys, %d estimates, %d pending, %d running",
+				len(snap.AccumulatedCost), len(snap.CostEstimates), len(snap.Pending), len(snap.Running))
+		}
+		after := heapInUse()
+		t.Logf("heap in use: fresh %d KiB, peak %d KiB, after eviction %d KiB", fresh>>10, peak>>10, after>>10)
+		if after > 2*fresh {
+			t.Errorf("heap in use after eviction %d KiB, more than twice the fresh scheduler's %d KiB", after>>10, fresh>>10)
+		}
+	})
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
