@@ -307,10 +307,12 @@ func (a *Actor) handle(r messages.Request) {
 		}
 		m.Reply <- err // it applies from the next admission: nothing to dispatch
 	case messages.SnapshotRequest:
-		s := a.core.Snapshot(a.clock.Now())
-		a.reportAged() // what the snapshot saw age is reported before it is seen
-		s.EventsLost = a.lost
-		m.Reply <- s
+		if !done(m.Done) { // else the caller left: no copy for nobody
+			s := a.core.SnapshotRows(a.clock.Now(), m.Rows)
+			a.reportAged() // what the snapshot saw age is reported before it is seen
+			s.EventsLost = a.lost
+			m.Reply <- s
+		}
 	case messages.Subscribe:
 		a.subs = append(a.subs, m.Events)
 		m.Reply <- struct{}{}

@@ -51,7 +51,7 @@ type state struct{ Running, Pending []string }
 
 func stateOf(t *testing.T, a *actor.Actor) state {
 	t.Helper()
-	snap, err := a.Snapshot(context.Background())
+	snap, err := a.Snapshot(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestCheck(t *testing.T) {
 	if err := a.Check(work, "x", true); !errors.Is(err, actor.ErrClosed) {
 		t.Errorf("Check after Close = %v; want ErrClosed", err)
 	}
-	if _, err := a.Snapshot(context.Background()); !errors.Is(err, actor.ErrClosed) {
+	if _, err := a.Snapshot(context.Background(), 0); !errors.Is(err, actor.ErrClosed) {
 		t.Errorf("Snapshot after Close = %v; want ErrClosed", err)
 	}
 	noop := func(context.Context) error { return nil }

@@ -10,3 +10,13 @@ func (a *Actor) compact() {
 	a.pendingBG = shrink.Map(a.pendingBG, &a.peaks.pendingBG)
 	a.joinable = shrink.Map(a.joinable, &a.peaks.joinable)
 }
+
+// done reports whether c is closed (a nil channel never is).
+func done(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}

@@ -143,9 +143,10 @@ func (a *Actor) SetKeyWeight(key string, weight float64) error {
 	return a.ask(messages.SetKeyWeight{Key: key, Weight: weight, Reply: reply}, reply)
 }
 
-// Snapshot asks the owner for a copy of its state.
-func (a *Actor) Snapshot(ctx context.Context) (core.Snapshot, error) {
-	m := messages.SnapshotRequest{Reply: make(chan core.Snapshot, 1)}
+// Snapshot asks the owner for a copy of its state with at most rows
+// pending jobs (0: all).
+func (a *Actor) Snapshot(ctx context.Context, rows int) (core.Snapshot, error) {
+	m := messages.SnapshotRequest{Rows: rows, Done: ctx.Done(), Reply: make(chan core.Snapshot, 1)}
 	if err := a.send(ctx, m); err != nil {
 		return core.Snapshot{}, err
 	}

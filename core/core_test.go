@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -621,6 +623,8 @@ func TestSnapshot(t *testing.T) {
 		RunningByTier:   map[policy.Priority]int{3: 2, 1: 1},
 		RunningByType:   map[policy.JobType]int{"clone": 2, "repack": 1},
 		Types:           types,
+		PendingTotal:    3,
+		KeysTotal:       4,
 	}
 	s := c.Snapshot(at(2))
 	if diff := cmp.Diff(want, s); diff != "" {
@@ -674,6 +678,7 @@ func TestSnapshot(t *testing.T) {
 		RunningByTier: map[policy.Priority]int{3: 3, 1: 1},
 		RunningByType: map[policy.JobType]int{"clone": 2, "pull": 1, "snap": 1},
 		Types:         types,
+		PendingTotal:  1, KeysTotal: 5, EstimatesTotal: 2,
 	}
 	s2 := c.Snapshot(at(42))
 	if diff := cmp.Diff(want2, s2); diff != "" {
@@ -738,6 +743,63 @@ func TestSnapshotReasonsEveryPendingJob(t *testing.T) {
 	for _, p := range c.Snapshot(at(1)).Pending {
 		if p.Reason == "" {
 			t.Errorf("pending %s/%s has no reason", p.Type, p.ID)
+		}
+	}
+}
+
+// TestSnapshotRows: a bounded snapshot lists the first pending jobs of the
+// full one, in the same order with the same reasons, the keys of the listed
+// jobs and the most recently used estimates, and counts everything in the
+// totals — over random states with aging, so effective priorities differ.
+func TestSnapshotRows(t *testing.T) {
+	l := policy.DefaultLimits()
+	l.MaxConcurrency = 3
+	l.Aging = &policy.AgingConfig{GracePeriod: ms(5), Interval: ms(5), Step: 1, MaxEffectivePriority: 6}
+	c := New(l)
+	for _, td := range []typeDef{clone, pull, repack, snap} {
+		if err := c.RegisterType(td.name, td.cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	now := t0
+	var running []*Job
+	for i := range 400 {
+		now = now.Add(ms(1))
+		submit(t, c, now, []policy.JobType{"clone", "pull", "repack", "snap"}[rng.IntN(4)], fmt.Sprint("r", rng.IntN(50)), fmt.Sprint("k", rng.IntN(12)))
+		if i%3 == 0 && len(running) > 0 {
+			k := rng.IntN(len(running))
+			c.Finish(now, running[k])
+			running = slices.Delete(running, k, k+1)
+		}
+		running = append(running, c.Dispatch(now, nil)...)
+		if i%40 != 39 {
+			continue
+		}
+		full := c.Snapshot(now)
+		for _, rows := range []int{1, 7, 50, 10_000} {
+			got := c.SnapshotRows(now, rows)
+			n := min(rows, len(full.Pending))
+			if diff := cmp.Diff(full.Pending[:n], got.Pending); diff != "" {
+				t.Fatalf("op %d, rows %d: pending rows (-full +bounded):\n%s", i, rows, diff)
+			}
+			if got.PendingTotal != len(full.Pending) || got.KeysTotal != len(full.AccumulatedCost) || got.EstimatesTotal != len(full.CostEstimates) {
+				t.Fatalf("op %d, rows %d: totals %d %d %d; want %d %d %d", i, rows, got.PendingTotal, got.KeysTotal, got.EstimatesTotal,
+					len(full.Pending), len(full.AccumulatedCost), len(full.CostEstimates))
+			}
+			for k, v := range got.AccumulatedCost {
+				if full.AccumulatedCost[k] != v {
+					t.Fatalf("op %d: key %q at %v, the full snapshot says %v", i, k, v, full.AccumulatedCost[k])
+				}
+			}
+			for _, p := range got.Pending {
+				if _, ok := got.AccumulatedCost[p.FairnessKey]; !ok {
+					t.Fatalf("op %d: listed job's key %q has no cost", i, p.FairnessKey)
+				}
+			}
+			if len(got.CostEstimates) != min(rows, len(full.CostEstimates)) {
+				t.Fatalf("op %d, rows %d: %d estimates of %d", i, rows, len(got.CostEstimates), len(full.CostEstimates))
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fairsched/fairsched/costmodel"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
 )
@@ -59,6 +60,14 @@ type Snapshot struct {
 	Workers []WorkerSnapshot `json:"workers,omitempty"`
 	// Expired counts the jobs that expired pending since the start.
 	Expired uint64 `json:"expired"`
+	// PendingTotal, KeysTotal and EstimatesTotal count every pending job,
+	// fairness key and cost estimate. A bounded snapshot (the default of
+	// Scheduler.Snapshot) lists fewer: the first pending jobs in rank
+	// order, the keys of the listed jobs, the most recently used
+	// estimates.
+	PendingTotal   int `json:"pending_total"`
+	KeysTotal      int `json:"keys_total"`
+	EstimatesTotal int `json:"estimates_total"`
 }
 
 // RunningJob is one running job in a Snapshot.
@@ -115,27 +124,39 @@ type CostEstimate struct {
 	Cost time.Duration  `json:"cost"`
 }
 
-// Snapshot copies the state out. It costs O(n log n) in pending jobs: it is
-// for inspection, not for the dispatch path.
-func (c *Core) Snapshot(now time.Time) Snapshot {
+// Snapshot copies the whole state out. It costs O(n log n) in pending jobs
+// and copies every key and estimate: it is for inspection, not for the
+// dispatch path; SnapshotRows bounds it.
+func (c *Core) Snapshot(now time.Time) Snapshot { return c.SnapshotRows(now, 0) }
+
+// SnapshotRows copies the state out with at most rows pending jobs — the
+// first in rank order — the accumulated costs of every key, or of the keys
+// of the listed pending and running jobs when there are more than rows
+// keys, and the rows most recently used estimates;
+// rows ≤ 0 copies everything. The totals count what was left out. It costs
+// one pass over the pending jobs, O(n log rows), and O(rows) rows' worth
+// of reasons: a snapshot of a million pending jobs is a scan, not a sort.
+func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
+	all := rows <= 0
 	s := Snapshot{
-		Time:            now,
-		MaxConcurrency:  c.limits.MaxConcurrency,
-		Running:         make([]RunningJob, 0, len(c.running)),
-		Pending:         make([]PendingJob, 0, c.queue.Len()),
-		AccumulatedCost: c.ledger.Costs(),
-		Expired:         c.expiredTotal,
-		KeyWeights:      keyWeights(c.limits.KeyWeights),
-		Tiers:           maps.Clone(c.limits.Tiers),
-		PriorityMode:    c.limits.PriorityMode,
-		Adaptive:        copyAdaptive(c.limits.Adaptive),
-		CostEstimates:   make([]CostEstimate, 0, c.estimates.Len()),
-		RunningByTier:   c.usage.ByTier(),
-		RunningByType:   c.usage.ByType(),
-		Types:           c.Types(),
-		Aging:           copyAging(c.limits.Aging),
-		Groups:          c.groupSnapshots(),
-		Workers:         c.workerSnapshots(),
+		Time:           now,
+		MaxConcurrency: c.limits.MaxConcurrency,
+		Running:        make([]RunningJob, 0, len(c.running)),
+		PendingTotal:   c.queue.Len(),
+		KeysTotal:      c.ledger.Len(),
+		EstimatesTotal: c.estimates.Len(),
+		Expired:        c.expiredTotal,
+		KeyWeights:     keyWeights(c.limits.KeyWeights),
+		Tiers:          maps.Clone(c.limits.Tiers),
+		PriorityMode:   c.limits.PriorityMode,
+		Adaptive:       copyAdaptive(c.limits.Adaptive),
+
+		RunningByTier: c.usage.ByTier(),
+		RunningByType: c.usage.ByType(),
+		Types:         c.Types(),
+		Aging:         copyAging(c.limits.Aging),
+		Groups:        c.groupSnapshots(),
+		Workers:       c.workerSnapshots(),
 	}
 	for _, j := range c.Running() {
 		s.Running = append(s.Running, RunningJob{
@@ -146,24 +167,26 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 			s.Running[len(s.Running)-1].Worker, s.Running[len(s.Running)-1].Slot = w.Worker, w.Index
 		}
 	}
-	var pending []*Job
-	c.queue.Each(func(qj *queue.Job) { pending = append(pending, qj.Ref.(*Job)) })
 	c.queue.At(now)
 	s.AgingRises = c.AgingRises()
-	slices.SortFunc(pending, func(a, b *Job) int {
-		// With scoring the score orders (the priority is part of it), else
-		// the effective priority.
-		pa, scored := c.queue.Score(&a.q, a.Priority)
-		pb, _ := c.queue.Score(&b.q, b.Priority)
-		if !scored {
-			pa, pb = float64(c.queue.Effective(&a.q, a.Priority)), float64(c.queue.Effective(&b.q, b.Priority))
+	pending := c.ranked(rows)
+	s.Pending = make([]PendingJob, 0, len(pending))
+	if all || c.ledger.Len() <= rows {
+		s.AccumulatedCost = c.ledger.Costs()
+	} else {
+		s.AccumulatedCost = map[string]time.Duration{}
+		for _, j := range c.running {
+			s.AccumulatedCost[j.Key] = c.ledger.Cost(j.Key)
 		}
-		return cmp.Or(
-			cmp.Compare(pb, pa),
-			cmp.Compare(c.ledger.Cost(a.Key), c.ledger.Cost(b.Key)),
-			cmp.Compare(a.Seq, b.Seq),
-		)
-	})
+		for _, j := range pending {
+			s.AccumulatedCost[j.Key] = c.ledger.Cost(j.Key)
+		}
+	}
+	if all {
+		s.CostEstimates = c.Estimates()
+	} else {
+		s.CostEstimates = c.recentEstimates(rows)
+	}
 	for _, j := range pending {
 		pj := PendingJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority,
@@ -179,8 +202,114 @@ func (c *Core) Snapshot(now time.Time) Snapshot {
 		}
 		s.Pending = append(s.Pending, pj)
 	}
-	s.CostEstimates = c.Estimates()
 	return s
+}
+
+// rankKey is where a pending job stands in rank order: effective priority
+// (or score) descending, its key's accumulated cost, arrival.
+type rankKey struct {
+	prio float64
+	cost time.Duration
+	seq  uint64
+	job  *Job
+}
+
+func (a rankKey) before(b rankKey) bool {
+	if a.prio != b.prio {
+		return a.prio > b.prio
+	}
+	if a.cost != b.cost {
+		return a.cost < b.cost
+	}
+	return a.seq < b.seq
+}
+
+// ranked returns the pending jobs in rank order, only the first rows of
+// them when rows > 0: one pass keeps the best rows in a heap whose top is
+// the worst kept, so most jobs cost one comparison.
+func (c *Core) ranked(rows int) []*Job {
+	keyOf := func(j *Job) rankKey {
+		// With scoring the score orders (the priority is part of it), else
+		// the effective priority.
+		p, scored := c.queue.Score(&j.q, j.Priority)
+		if !scored {
+			p = float64(c.queue.Effective(&j.q, j.Priority))
+		}
+		return rankKey{p, c.queue.KeyCost(&j.q), j.Seq, j}
+	}
+	var kept []rankKey
+	if rows <= 0 {
+		kept = make([]rankKey, 0, c.queue.Len())
+		c.queue.Each(func(qj *queue.Job) { kept = append(kept, keyOf(qj.Ref.(*Job))) })
+	} else {
+		worst := func(i, k int) bool { return kept[k].before(kept[i]) } // a max-heap of the kept
+		c.queue.Each(func(qj *queue.Job) {
+			k := keyOf(qj.Ref.(*Job))
+			if len(kept) < rows {
+				kept = append(kept, k)
+				siftUp(len(kept)-1, worst, func(a, b int) { kept[a], kept[b] = kept[b], kept[a] })
+				return
+			}
+			if !k.before(kept[0]) {
+				return
+			}
+			kept[0] = k
+			siftDown(0, len(kept), worst, func(a, b int) { kept[a], kept[b] = kept[b], kept[a] })
+		})
+	}
+	slices.SortFunc(kept, func(a, b rankKey) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1
+	})
+	out := make([]*Job, len(kept))
+	for i, k := range kept {
+		out[i] = k.job
+	}
+	return out
+}
+
+// siftUp and siftDown keep a binary heap in which less(i, j) puts i above j.
+func siftUp(i int, less func(i, j int) bool, swap func(i, j int)) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(i, p) {
+			return
+		}
+		swap(i, p)
+		i = p
+	}
+}
+
+func siftDown(i, n int, less func(i, j int) bool, swap func(i, j int)) {
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && less(c+1, c) {
+			c++
+		}
+		if !less(c, i) {
+			return
+		}
+		swap(i, c)
+		i = c
+	}
+}
+
+// recentEstimates returns the rows most recently used estimates, by type
+// then id.
+func (c *Core) recentEstimates(rows int) []CostEstimate {
+	out := make([]CostEstimate, 0, min(rows, c.estimates.Len()))
+	c.estimates.EachRecent(rows, func(k costmodel.EstimateKey, cost time.Duration) {
+		out = append(out, CostEstimate{Type: policy.JobType(k.Type), ID: k.ID, Cost: cost})
+	})
+	slices.SortFunc(out, func(a, b CostEstimate) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.ID, b.ID))
+	})
+	return out
 }
 
 // reasons appends to buf every rule that keeps pending job j waiting at

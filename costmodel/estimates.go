@@ -95,6 +95,15 @@ func (e *Estimates) Each(fn func(k EstimateKey, cost time.Duration)) {
 	}
 }
 
+// EachRecent calls fn for the n most recently used estimates, most recent
+// first: O(n).
+func (e *Estimates) EachRecent(n int, fn func(k EstimateKey, cost time.Duration)) {
+	for el := e.lru.Back(); el != nil && n > 0; el, n = el.Prev(), n-1 {
+		est := el.Value.(*estimate)
+		fn(est.key, est.cost)
+	}
+}
+
 // Put sets the estimate of k to cost, used at now: estimates restored from
 // a store.
 func (e *Estimates) Put(k EstimateKey, cost time.Duration, now time.Time) {

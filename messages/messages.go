@@ -213,8 +213,14 @@ type StopPeriodic struct {
 	Reply chan struct{}
 }
 
-// SnapshotRequest asks the owner for a copy of its state.
-type SnapshotRequest struct{ Reply chan core.Snapshot }
+// SnapshotRequest asks the owner for a copy of its state, with at most
+// Rows pending jobs (0: all; see core.SnapshotRows). The owner skips it
+// when Done is already closed: the caller has left.
+type SnapshotRequest struct {
+	Rows  int
+	Done  <-chan struct{}
+	Reply chan core.Snapshot
+}
 
 // Subscribe asks the owner to deliver events to Events from now on. The
 // owner answers on Reply once it has; it closes Events on Unsubscribe or when

@@ -71,7 +71,7 @@
 //
 //	name                               type       labels                     meaning
 //	running_jobs                       gauge      type, tier, group          jobs running
-//	pending_jobs                       gauge      type, tier, group, reason  jobs pending, by headline reason (PendingJob.Reason: the narrowest rule that holds each)
+//	pending_jobs                       gauge      type, tier, group, reason  jobs pending, by headline reason (PendingJob.Reason: the narrowest rule that holds each); beyond the bounded snapshot's first rows (fairsched.DefaultSnapshotRows, in rank order) they count under reason "unlisted" with empty type, tier and group
 //	group_slots                        gauge      group                      slots allocated to the group by weight (Snapshot.Groups[].Allocation)
 //	group_running                      gauge      group                      jobs of the group running (Snapshot.Groups[].Running)
 //	max_concurrency                    gauge      -                          the global limit, 0 for unlimited (the adaptive limit's value with WithAdaptiveLimit)

@@ -292,6 +292,11 @@ func (c *Collector) collectSnapshot(ch chan<- prometheus.Metric) {
 	for _, j := range snap.Pending {
 		pending[jobKey{string(j.Type), tier(j.Priority), j.Group, string(j.Reason)}]++
 	}
+	// The snapshot is bounded (a scrape must not stall the scheduler): the
+	// pending jobs it does not list count under reason "unlisted".
+	if rest := snap.PendingTotal - len(snap.Pending); rest > 0 {
+		pending[jobKey{reason: "unlisted"}] += rest
+	}
 	for k, n := range pending {
 		emit(c.pending, float64(n), k.typ, k.tier, k.group, k.reason)
 	}

@@ -590,6 +590,10 @@ func (q *Queue) Compact() {
 	}
 }
 
+// KeyCost returns the accumulated cost of pending job j's fairness key, as
+// the queue orders it: O(1), no map lookup.
+func (q *Queue) KeyCost(j *Job) time.Duration { return j.key.cost }
+
 // GroupCount returns the number of group records the queue holds.
 func (q *Queue) GroupCount() int { return len(q.groups) }
 

@@ -459,7 +459,7 @@ func (sm *sim) count(e fairsched.Event) {
 // checkSnapshot compares a settled snapshot with the test's own books and
 // checks that every pending job waits for a reason that holds.
 func (sm *sim) checkSnapshot() {
-	snap, err := sm.s.Snapshot(context.Background())
+	snap, err := sm.s.Snapshot(context.Background(), fairsched.SnapshotAll())
 	if err != nil {
 		if !(sm.closeCalled && errors.Is(err, fairsched.ErrClosed)) {
 			sm.violate("Snapshot = %v", err)

@@ -487,7 +487,7 @@ func (sm *sim) pendingLow() bool {
 
 // stuck reports a run that passed its time limit without ending.
 func (sm *sim) stuck() {
-	snap, err := sm.s.Snapshot(context.Background())
+	snap, err := sm.s.Snapshot(context.Background(), fairsched.SnapshotAll())
 	var b strings.Builder
 	if err == nil {
 		for _, p := range snap.Pending {

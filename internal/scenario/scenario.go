@@ -192,7 +192,7 @@ type Settler func(s *fairsched.Scheduler, cond func(fairsched.Snapshot) bool) er
 // holds.
 func Poll(s *fairsched.Scheduler, cond func(fairsched.Snapshot) bool) error {
 	for {
-		snap, err := s.Snapshot(context.Background())
+		snap, err := s.Snapshot(context.Background(), fairsched.SnapshotAll())
 		if err != nil {
 			return err
 		}
@@ -324,7 +324,7 @@ func (r *runner) run() (Result, error) {
 			r.sc.Progress(r.now, len(r.res.End), len(r.sc.Jobs))
 		}
 	}
-	snap, err := r.s.Snapshot(context.Background())
+	snap, err := r.s.Snapshot(context.Background(), fairsched.SnapshotAll())
 	if err != nil {
 		return r.res, err
 	}
