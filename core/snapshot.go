@@ -134,8 +134,9 @@ func (c *Core) Snapshot(now time.Time) Snapshot { return c.SnapshotRows(now, 0) 
 // of the listed pending and running jobs when there are more than rows
 // keys, and the rows most recently used estimates;
 // rows ≤ 0 copies everything. The totals count what was left out. It costs
-// one pass over the pending jobs, O(n log rows), and O(rows) rows' worth
-// of reasons: a snapshot of a million pending jobs is a scan, not a sort.
+// O(lanes + rows log lanes), and O(rows) rows' worth
+// of reasons: it merges the lanes (queue.Top) rather than sorting every
+// job.
 func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 	all := rows <= 0
 	s := Snapshot{
@@ -205,98 +206,31 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 	return s
 }
 
-// rankKey is where a pending job stands in rank order: effective priority
-// (or score) descending, its key's accumulated cost, arrival.
-type rankKey struct {
-	prio float64
-	cost time.Duration
-	seq  uint64
-	job  *Job
-}
-
-func (a rankKey) before(b rankKey) bool {
-	if a.prio != b.prio {
-		return a.prio > b.prio
-	}
-	if a.cost != b.cost {
-		return a.cost < b.cost
-	}
-	return a.seq < b.seq
-}
-
-// ranked returns the pending jobs in rank order, only the first rows of
-// them when rows > 0: one pass keeps the best rows in a heap whose top is
-// the worst kept, so most jobs cost one comparison.
+// ranked returns the pending jobs in rank order — effective priority (or
+// score) descending, the key's accumulated cost, arrival — only the first
+// rows of them when rows > 0 (queue.Top merges the lanes: a lane's jobs are
+// in rank order already).
 func (c *Core) ranked(rows int) []*Job {
-	keyOf := func(j *Job) rankKey {
+	rank := func(qj *queue.Job) queue.Rank {
+		j := qj.Ref.(*Job)
 		// With scoring the score orders (the priority is part of it), else
 		// the effective priority.
-		p, scored := c.queue.Score(&j.q, j.Priority)
+		p, scored := c.queue.Score(qj, j.Priority)
 		if !scored {
-			p = float64(c.queue.Effective(&j.q, j.Priority))
+			p = float64(c.queue.Effective(qj, j.Priority))
 		}
-		return rankKey{p, c.queue.KeyCost(&j.q), j.Seq, j}
+		return queue.Rank{Prio: p, Cost: c.queue.KeyCost(qj), Seq: j.Seq}
 	}
-	var kept []rankKey
-	if rows <= 0 {
-		kept = make([]rankKey, 0, c.queue.Len())
-		c.queue.Each(func(qj *queue.Job) { kept = append(kept, keyOf(qj.Ref.(*Job))) })
-	} else {
-		worst := func(i, k int) bool { return kept[k].before(kept[i]) } // a max-heap of the kept
-		c.queue.Each(func(qj *queue.Job) {
-			k := keyOf(qj.Ref.(*Job))
-			if len(kept) < rows {
-				kept = append(kept, k)
-				siftUp(len(kept)-1, worst, func(a, b int) { kept[a], kept[b] = kept[b], kept[a] })
-				return
-			}
-			if !k.before(kept[0]) {
-				return
-			}
-			kept[0] = k
-			siftDown(0, len(kept), worst, func(a, b int) { kept[a], kept[b] = kept[b], kept[a] })
-		})
+	n := rows
+	if n <= 0 {
+		n = c.queue.Len()
 	}
-	slices.SortFunc(kept, func(a, b rankKey) int {
-		if a.before(b) {
-			return -1
-		}
-		return 1
-	})
-	out := make([]*Job, len(kept))
-	for i, k := range kept {
-		out[i] = k.job
+	top := c.queue.Top(n, rank)
+	out := make([]*Job, len(top))
+	for i, qj := range top {
+		out[i] = qj.Ref.(*Job)
 	}
 	return out
-}
-
-// siftUp and siftDown keep a binary heap in which less(i, j) puts i above j.
-func siftUp(i int, less func(i, j int) bool, swap func(i, j int)) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !less(i, p) {
-			return
-		}
-		swap(i, p)
-		i = p
-	}
-}
-
-func siftDown(i, n int, less func(i, j int) bool, swap func(i, j int)) {
-	for {
-		c := 2*i + 1
-		if c >= n {
-			return
-		}
-		if c+1 < n && less(c+1, c) {
-			c++
-		}
-		if !less(c, i) {
-			return
-		}
-		swap(i, c)
-		i = c
-	}
 }
 
 // recentEstimates returns the rows most recently used estimates, by type
