@@ -119,7 +119,7 @@ func newView(s fairsched.Snapshot, c config) view {
 		Title:      c.title,
 		Time:       s.Time.Format("2006-01-02 15:04:05 MST"),
 		Running:    len(s.Running),
-		Pending:    len(s.Pending),
+		Pending:    max(s.PendingTotal, len(s.Pending)), // the snapshot lists the first of them
 		Cap:        "unlimited",
 		Expired:    s.Expired,
 		EventsLost: s.EventsLost,
@@ -168,7 +168,7 @@ func newView(s fairsched.Snapshot, c config) view {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Label, b.Label))
 	})
 	n := rows(len(s.Pending))
-	v.PendingMore = len(s.Pending) - n
+	v.PendingMore = max(s.PendingTotal, len(s.Pending)) - n // beyond the page's rows and the snapshot's
 	v.PendingRows = make([]pendingRow, 0, n)
 	for i, p := range s.Pending[:n] {
 		v.PendingRows = append(v.PendingRows, pendingRow{
