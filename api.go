@@ -167,7 +167,10 @@ type Scheduler struct {
 // New starts a scheduler.
 func New(opts ...Option) (*Scheduler, error) {
 	o := defaultOptions()
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: New: option %d is nil", ErrInvalidConfig, i+1)
+		}
 		opt.apply(&o)
 	}
 	if o.err != nil {
@@ -213,6 +216,9 @@ func New(opts ...Option) (*Scheduler, error) {
 // registered once (ErrDuplicateType) and cfg must be valid
 // (ErrInvalidConfig).
 func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	return s.a.Register(t, cfg)
 }
 
@@ -228,6 +234,9 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 // panic in fn is returned as a *PanicError.
 func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey string,
 	fn func(context.Context) error, opts ...JobOption) error {
+	if err := s.checkCtx(ctx, ErrInvalidJob, "RunSync"); err != nil {
+		return err
+	}
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
 		return err
 	}
@@ -246,6 +255,9 @@ func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey s
 // jobs run until they return; Close with an expired context cancels their
 // context.
 func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) error, opts ...JobOption) error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
 		return err
 	}
@@ -258,7 +270,10 @@ func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) err
 
 func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts []JobOption) (*messages.Job, error) {
 	j := messages.NewJob(t, jobID, key, fn)
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: job option %d is nil (type %q, id %q)", ErrInvalidJob, i+1, t, jobID)
+		}
 		o.applyJob(j)
 	}
 	if j.RetrySet {
@@ -308,6 +323,9 @@ func WithTokens(cost time.Duration) JobOption {
 // Close stops every schedule the same way.
 func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 	fn func(context.Context) error, opts ...JobOption) (stop func(), err error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
 		return nil, err
 	}
@@ -444,6 +462,9 @@ func InheritPriority(ctx context.Context) JobOption {
 // fails with ErrInvalidConfig, changing nothing, for a negative or infinite
 // weight.
 func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	return s.a.SetKeyWeight(key, weight)
 }
 
@@ -452,12 +473,18 @@ func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
 // default weight. It fails with ErrInvalidConfig, changing nothing, for a
 // negative weight or when group weights are not configured.
 func (s *Scheduler) SetGroupWeight(group string, weight int) error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	return s.a.Group(messages.SetGroupWeight, group, weight)
 }
 
 // ResetGroupWeights gives every group the default weight (minimums and
 // limits stay).
 func (s *Scheduler) ResetGroupWeights() error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	return s.a.Group(messages.ResetGroupWeights, "", 0)
 }
 
@@ -465,12 +492,18 @@ func (s *Scheduler) ResetGroupWeights() error {
 // their aging clocks; running jobs finish. The group's allocation goes to
 // the other groups until ResumeGroup. Pausing a paused group does nothing.
 func (s *Scheduler) PauseGroup(group string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	return s.a.Group(messages.PauseGroup, group, 0)
 }
 
 // ResumeGroup returns a paused group's jobs to dispatch; their aging clocks
 // go on from where they stopped.
 func (s *Scheduler) ResumeGroup(group string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	return s.a.Group(messages.ResumeGroup, group, 0)
 }
 
@@ -492,6 +525,9 @@ func (s *Scheduler) ResumeGroup(group string) error {
 // pending jobs (about 0.3 s at a million). A request whose ctx has ended
 // before the owner reaches it is skipped.
 func (s *Scheduler) Snapshot(ctx context.Context, opts ...SnapshotOption) (Snapshot, error) {
+	if err := s.checkCtx(ctx, ErrInvalidConfig, "Snapshot"); err != nil {
+		return Snapshot{}, err
+	}
 	rows := DefaultSnapshotRows
 	for _, o := range opts {
 		if o != nil {
@@ -537,6 +573,9 @@ func SnapshotAll() SnapshotOption { return snapshotRows(0) }
 // caller (ErrClosed), logged, reported as JobDropped, and counted in the
 // error of the first Close.
 func (s *Scheduler) Close(ctx context.Context) error {
+	if err := s.checkCtx(ctx, ErrInvalidConfig, "Close"); err != nil {
+		return err
+	}
 	return s.a.Close(ctx)
 }
 
@@ -909,6 +948,9 @@ type WorkerSpec struct {
 // unregistered type, and ErrInvalidConfig for an empty ID, no slot, a slot
 // with no type or a type that does not require a worker.
 func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	slots := make([][]JobType, len(w.Slots))
 	for i, sl := range w.Slots {
 		slots[i] = append([]JobType(nil), sl.Types...) // the caller may reuse its spec
@@ -922,7 +964,12 @@ func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
 // wrapped with that cause and the job follows its retry policy (a job that
 // returns nil succeeded all the same). Its slots free nothing when their
 // jobs end. It fails with ErrUnknownWorker for an ID not registered.
-func (s *Scheduler) UnregisterWorker(id string) error { return s.a.Worker(id, nil, true) }
+func (s *Scheduler) UnregisterWorker(id string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.a.Worker(id, nil, true)
+}
 
 // SlotFromContext returns the worker slot the job whose context ctx is (or
 // derives from) runs on: the worker's ID and the slot's index in its spec.

@@ -89,6 +89,14 @@ const (
 // or after Close is safe. Close closes every subscriber's channel when the
 // scheduler has stopped, after the last job's events. Subscribe once Close
 // has been called returns a closed channel and a cancel that does nothing.
+//
+// buffer is cut to [0, MaxSubscribeBuffer]. On a nil Scheduler Subscribe
+// returns a closed channel.
 func (s *Scheduler) Subscribe(buffer int) (events <-chan Event, cancel func()) {
-	return s.a.Subscribe(buffer)
+	if s.check() != nil {
+		ch := make(chan Event)
+		close(ch)
+		return ch, func() {}
+	}
+	return s.a.Subscribe(min(max(buffer, 0), MaxSubscribeBuffer))
 }
