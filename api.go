@@ -662,6 +662,10 @@ func WithKeyTTL(d time.Duration) Option {
 // ScoreConfig sets the coefficients of linear scoring (WithScoring).
 type ScoreConfig = policy.ScoreConfig
 
+// MaxScoreWeight bounds every ScoreConfig weight and bonus, so that scores
+// stay finite.
+const MaxScoreWeight = policy.MaxScoreWeight
+
 // JobClass is what a job's score depends on besides its age (see
 // ScoreConfig.Crossover).
 type JobClass = policy.JobClass

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -57,9 +58,17 @@ func (c ScoreConfig) Validate() error {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return InvalidConfig("ScoreConfig."+f.name, f.v, "must be a finite number, not negative (0 takes the default)")
 		}
+		if f.v > MaxScoreWeight {
+			return InvalidConfig("ScoreConfig."+f.name, f.v, fmt.Sprintf("must be at most %g, so that scores stay finite", float64(MaxScoreWeight)))
+		}
 	}
 	return nil
 }
+
+// MaxScoreWeight bounds every ScoreConfig weight and bonus. With it a score
+// — weights times a priority below 2³¹ and an age below 2⁶³ ns — stays far
+// below the largest float64, so it is never +Inf and a snapshot stays JSON.
+const MaxScoreWeight = 1e12
 
 // JobClass is what the score knows of a job besides its age: its priority,
 // whether a caller waits for it (RunSync), and for a type that runs on
