@@ -125,6 +125,10 @@ var (
 	ErrUnknownJobType = policy.ErrUnknownJobType
 	// ErrClosed: Close was called.
 	ErrClosed = actor.ErrClosed
+	// ErrCloseInJob: Close was called with a job's own context (or one
+	// derived from it), from inside the job: it would wait for itself. The
+	// scheduler is not closed; close it from outside the job.
+	ErrCloseInJob = actor.ErrCloseInJob
 	// ErrInvalidConfig: an option or a JobTypeConfig is out of range; the
 	// error names the field and the value.
 	ErrInvalidConfig = policy.ErrInvalidConfig
@@ -572,6 +576,10 @@ func SnapshotAll() SnapshotOption { return snapshotRows(0) }
 // dropped, never silently lost. Every job dropped unrun is answered to its
 // caller (ErrClosed), logged, reported as JobDropped, and counted in the
 // error of the first Close.
+//
+// Close waits for the running jobs, so a job must not close its own
+// scheduler: called with the job's context (or one derived from it) Close
+// returns ErrCloseInJob at once and closes nothing.
 func (s *Scheduler) Close(ctx context.Context) error {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "Close"); err != nil {
 		return err

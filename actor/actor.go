@@ -43,6 +43,15 @@ var ErrSuperseded = errors.New("fairsched: superseded")
 // ErrClosed is returned by every call made after Close.
 var ErrClosed = errors.New("fairsched: scheduler closed")
 
+// ErrCloseInJob is Close's answer when its context is a job's own (or
+// derived from one): Close waits for running jobs, the caller among them,
+// so it would never return.
+var ErrCloseInJob = errors.New("fairsched: Close called from inside a job of the scheduler, with the job's context: it would wait for itself")
+
+// insideKey marks the context a job's function gets with its scheduler's
+// actor (Close refuses to wait for itself).
+type insideKey struct{}
+
 // errExited is the error of a job whose function ended its goroutine with
 // runtime.Goexit instead of returning.
 var errExited = errors.New("fairsched: job function exited its goroutine without returning")
@@ -470,6 +479,7 @@ func (a *Actor) Execute(j *messages.Job) (err error) {
 	}
 	// Jobs the function submits may inherit its priority (InheritPriority).
 	ctx = messages.WithRunning(ctx, j.Effective)
+	ctx = context.WithValue(ctx, insideKey{}, a)
 	panicked, err = call(ctx, j.Fn)
 	if err != nil && j.RunCtx != nil && !errors.Is(err, workers.ErrWorkerLost) {
 		if cause := context.Cause(ctx); errors.Is(cause, workers.ErrWorkerLost) {

@@ -195,6 +195,9 @@ func (a *Actor) unsubscribe(ch chan messages.Event) {
 // ctx ends first it cancels running jobs, refuses pending ones, waits for the
 // running jobs to return and reports ctx.Err().
 func (a *Actor) Close(ctx context.Context) error {
+	if in, _ := ctx.Value(insideKey{}).(*Actor); in == a {
+		return ErrCloseInJob
+	}
 	a.closed.Store(true)
 	if err := a.send(ctx, messages.Close{}); err == ErrClosed {
 		<-a.stopped // the owner is in its last step
