@@ -24,15 +24,22 @@ func TestCloseFromInsideAJob(t *testing.T) {
 			t.Fatal(err)
 		}
 		var inside []error
-		err = s.RunSync(context.Background(), "t", "closer", "", func(ctx context.Context) error {
-			inside = append(inside, s.Close(ctx))
-			dctx, cancel := context.WithTimeout(ctx, time.Second)
-			defer cancel()
-			inside = append(inside, s.Close(dctx))
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("RunSync = %v", err)
+		done := make(chan error, 1)
+		go func() {
+			done <- s.RunSync(context.Background(), "t", "closer", "", func(ctx context.Context) error {
+				dctx, cancel := context.WithTimeout(ctx, time.Second)
+				defer cancel()
+				inside = append(inside, s.Close(dctx), s.Close(ctx))
+				return nil
+			})
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("RunSync = %v", err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("Close from inside the job still waits after a minute") // it would wait for ever
 		}
 		for i, err := range inside {
 			if !errors.Is(err, fairsched.ErrCloseInJob) {
