@@ -291,8 +291,8 @@ func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts [
 	if j.TTL < 0 {
 		return nil, fmt.Errorf("%w: WithTTL(%v): a time to live must not be negative (type %q, id %q)", ErrInvalidJob, j.TTL, t, jobID)
 	}
-	if j.Tokens < 0 {
-		return nil, fmt.Errorf("%w: WithTokens(%v): tokens must not be negative (type %q, id %q)", ErrInvalidJob, j.Tokens, t, jobID)
+	if j.Tokens < 0 || j.Tokens > MaxTokens {
+		return nil, fmt.Errorf("%w: WithTokens(%v): tokens must be within [0, %v] (type %q, id %q)", ErrInvalidJob, j.Tokens, MaxTokens, t, jobID)
 	}
 	return j, nil
 }
@@ -673,6 +673,15 @@ type ScoreConfig = policy.ScoreConfig
 // MaxScoreWeight bounds every ScoreConfig weight and bonus, so that scores
 // stay finite.
 const MaxScoreWeight = policy.MaxScoreWeight
+
+// Bounds of the inputs that enter cost arithmetic: a fairness key's weight
+// (WithKeyWeight, SetKeyWeight) and a job's stated cost (WithTokens).
+// Outside them the call fails with ErrInvalidConfig or ErrInvalidJob.
+const (
+	MinKeyWeight = policy.MinKeyWeight
+	MaxKeyWeight = policy.MaxKeyWeight
+	MaxTokens    = policy.MaxTokens
+)
 
 // JobClass is what a job's score depends on besides its age (see
 // ScoreConfig.Crossover).

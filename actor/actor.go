@@ -111,6 +111,7 @@ type Actor struct {
 	dropped       int                                       // jobs refused with ErrClosed, for Close's error
 	dropsReported atomic.Bool                               // the first Close reports them
 	lastRuns      map[string]time.Time                      // periodic jobs' last occurrences, by "type/id"
+	lastRunEnds   map[string]time.Time                      // stopped schedules': when their last run stops mattering
 	byID          map[uint64]*schedule
 	lastSchedule  uint64
 	clock         clock.Clock
@@ -228,6 +229,7 @@ func (a *Actor) run() {
 			a.save()
 			keys, ests := a.core.Evict(a.clock.Now())
 			a.compact()
+			a.pruneLastRuns(a.clock.Now(), 4*max(a.tick, time.Millisecond)) // the key TTL
 			if keys+ests > 0 {
 				a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
 			}

@@ -2,6 +2,7 @@ package actor
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"go.uber.org/zap"
@@ -65,8 +66,15 @@ func (a *Actor) addPeriodic(m messages.AddPeriodic) {
 	s := &schedule{id: a.lastSchedule, tmpl: m.Job, every: m.Every, jitter: m.Jitter, base: now}
 	// After a restart, a job that ran recently waits out the rest of its
 	// interval instead of running at once with every other schedule.
-	if last, ok := a.lastRuns[runKey(m.Job)]; ok && now.Before(last.Add(m.Every)) {
-		s.base = last.Add(m.Every)
+	if last, ok := a.lastRuns[runKey(m.Job)]; ok {
+		// A last run in the future (the clock stepped back) counts as now:
+		// the job waits one interval, not that much more.
+		if last.After(now) {
+			last = now
+		}
+		if now.Before(last.Add(m.Every)) {
+			s.base = last.Add(m.Every)
+		}
 	}
 	s.next = s.base.Add(a.jitterOf(s))
 	a.schedules.Push(s)
@@ -79,6 +87,14 @@ func (a *Actor) stopPeriodic(m messages.StopPeriodic) {
 	if s := a.byID[m.ID]; s != nil {
 		a.schedules.Remove(s.idx)
 		delete(a.byID, m.ID)
+		// Its last run matters for one interval more (a restart within it
+		// waits out the rest), then pruneLastRuns forgets it.
+		if last, ok := a.lastRuns[runKey(s.tmpl)]; ok {
+			if a.lastRunEnds == nil {
+				a.lastRunEnds = map[string]time.Time{}
+			}
+			a.lastRunEnds[runKey(s.tmpl)] = last.Add(s.every)
+		}
 	}
 	m.Reply <- struct{}{}
 }
@@ -101,9 +117,7 @@ func (a *Actor) jitterOf(s *schedule) time.Duration {
 func (a *Actor) runSchedules(now time.Time) {
 	for a.schedules.Len() > 0 && !a.schedules.Top().next.After(now) {
 		s := a.schedules.Top()
-		for !s.base.After(now) { // the slots that passed, a missed one included
-			s.base = s.base.Add(s.every)
-		}
+		s.base = nextSlot(s.base, s.every, now)
 		if s.busy {
 			a.log.Info("periodic occurrence skipped", zap.String("type", string(s.tmpl.Type)), zap.String("id", s.tmpl.ID),
 				zap.String("reason", "previous occurrence still pending or running"))
@@ -153,3 +167,44 @@ func (a *Actor) ended(j *messages.Job, err error) {
 
 // runKey names a periodic job in the store: "type/id".
 func runKey(j *messages.Job) string { return string(j.Type) + "/" + j.ID }
+
+// nextSlot returns the first base + k·every after now (k ≥ 0): the slots
+// that passed, a missed one included, are skipped in O(1) however small the
+// interval. It saturates far in the future.
+func nextSlot(base time.Time, every time.Duration, now time.Time) time.Time {
+	if base.After(now) {
+		return base
+	}
+	k := now.Sub(base)/every + 1 // now.Sub saturates; k·every ≤ now−base+every
+	if k > math.MaxInt64/every {
+		return base.Add(math.MaxInt64)
+	}
+	return base.Add(k * every)
+}
+
+// pruneLastRuns forgets the last runs no schedule needs: a stopped
+// schedule's once its interval has passed, and one loaded from the store
+// for a schedule not added again within the key TTL. On the eviction tick.
+func (a *Actor) pruneLastRuns(now time.Time, ttl time.Duration) {
+	if len(a.lastRuns) == len(a.byID) && len(a.lastRunEnds) == 0 {
+		return // one per schedule: nothing to prune
+	}
+	active := make(map[string]bool, len(a.byID))
+	for _, s := range a.byID {
+		active[runKey(s.tmpl)] = true
+	}
+	for k, last := range a.lastRuns {
+		if active[k] {
+			delete(a.lastRunEnds, k)
+			continue
+		}
+		end, stopped := a.lastRunEnds[k]
+		if !stopped {
+			end = last.Add(ttl)
+		}
+		if !now.Before(end) {
+			delete(a.lastRuns, k)
+			delete(a.lastRunEnds, k)
+		}
+	}
+}

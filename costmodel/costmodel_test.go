@@ -3,6 +3,7 @@ package costmodel
 import (
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -428,5 +429,22 @@ func TestLedgerMatchesNaive(t *testing.T) {
 				t.Fatalf("seed %d op %d: costs (-naive +ledger):\n%s", seed, op, cmp.Diff(n.cost, got))
 			}
 		}
+	}
+}
+
+// TestLedgerChargeSaturates: charges that would pass the largest Duration
+// leave the key there, never wrapped negative — which put it first in the
+// fair order and pulled the floor down for every key.
+func TestLedgerChargeSaturates(t *testing.T) {
+	l := NewLedger()
+	l.Join("a", t0)
+	l.Join("b", t0)
+	l.Charge("a", math.MaxInt64)
+	if got := l.Charge("a", math.MaxInt64); got != math.MaxInt64 {
+		t.Errorf("a after two huge charges = %v; want the largest Duration", got)
+	}
+	l.Charge("b", time.Second)
+	if l.Cost("a") < l.Cost("b") {
+		t.Errorf("a (%v) ranks before b (%v)", l.Cost("a"), l.Cost("b"))
 	}
 }

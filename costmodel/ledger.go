@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched/internal/shrink"
+	"github.com/fairsched/fairsched/policy"
 )
 
 type account struct {
@@ -97,7 +98,7 @@ func (l *Ledger) Leave(key string, now time.Time) {
 // key must have joined.
 func (l *Ledger) Charge(key string, cost time.Duration) time.Duration {
 	a := l.accounts[key]
-	a.cost += cost // the active heap catches up lazily, in Floor
+	a.cost = policy.AddSat(a.cost, cost) // the active heap catches up lazily, in Floor
 	return a.cost
 }
 

@@ -17,8 +17,22 @@ func ValidateKeyWeight(key string, w float64) error {
 	if !(w > 0) || math.IsInf(w, 1) {
 		return InvalidConfig(fmt.Sprintf("KeyWeight[%q]", key), w, "must be a positive finite number")
 	}
+	if w < MinKeyWeight || w > MaxKeyWeight {
+		return InvalidConfig(fmt.Sprintf("KeyWeight[%q]", key), w, fmt.Sprintf("must be within [%g, %g]: a share a million times another's is the most that means anything", MinKeyWeight, MaxKeyWeight))
+	}
 	return nil
 }
+
+// MinKeyWeight and MaxKeyWeight bound a fairness key's weight: a charge is
+// cost / weight, and past these ratios it says nothing a scheduler can act
+// on while it brings the accumulated costs near overflow.
+const (
+	MinKeyWeight = 1e-6
+	MaxKeyWeight = 1e6
+)
+
+// MaxTokens bounds the cost a job may state (WithTokens): a year.
+const MaxTokens = 365 * 24 * time.Hour
 
 // Weighted returns what admitting a job of cost charges to a key of weight
 // w: cost / w, rounded to the nanosecond (at least 1 ns for a positive
@@ -27,7 +41,7 @@ func Weighted(cost time.Duration, w float64) time.Duration {
 	if w == DefaultKeyWeight {
 		return cost
 	}
-	c := time.Duration(math.Round(float64(cost) / w))
+	c := DurationSat(math.Round(float64(cost) / w))
 	if c <= 0 && cost > 0 {
 		c = 1
 	}

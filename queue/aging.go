@@ -42,8 +42,8 @@ func (q *Queue) OnAged(fn func(j *Job, effective policy.Priority)) { q.onAged = 
 // has passed.
 func (q *Queue) At(now time.Time) {
 	q.now = now
-	q.wake(now.UnixNano())
-	for t := now.UnixNano(); len(q.promos) > 0 && q.promos[0].at <= t; {
+	q.wake(policy.NanosSat(now))
+	for t := policy.NanosSat(now); len(q.promos) > 0 && q.promos[0].at <= t; {
 		l := q.promos[0].lane
 		if l.held == holdPaused {
 			q.unschedule(l) // paused: its clock stands still
@@ -126,7 +126,7 @@ func (q *Queue) bandOfLane(l *lane) int {
 		// is not reported as risen, since it may have passed its deadline
 		// before the rise.
 		d := q.deadlineOf(head)
-		expiring := d != 0 && d <= q.now.UnixNano()
+		expiring := d != 0 && d <= policy.NanosSat(q.now)
 		if q.onAged != nil && !(l.tq.floored && e <= l.tq.floor) && !expiring {
 			q.onAged(head, e)
 		}
@@ -146,7 +146,7 @@ func (q *Queue) schedule(l *lane) {
 		q.unschedule(l)
 		return
 	}
-	l.promo.lane, l.promo.at = l, q.now.Add(next-waited).UnixNano()
+	l.promo.lane, l.promo.at = l, policy.NanosSat(q.now.Add(next-waited))
 	if l.promo.idx >= 0 {
 		q.promos.fix(l.promo.idx)
 	} else {

@@ -1,6 +1,10 @@
 package queue
 
-import "time"
+import (
+	"time"
+
+	"github.com/fairsched/fairsched/policy"
+)
 
 // Deferred jobs. The caller's admission policy may defer a job: it leaves
 // its lane for a heap ordered by the time it may be asked again, and At
@@ -22,7 +26,7 @@ func (j *deferredJob) setIndex(i int) { j.idx = i }
 func (q *Queue) Defer(j *Job, until time.Time) {
 	q.leaveLane(j)
 	j.lane = nil
-	j.where, j.until = placeDeferred, until.UnixNano()
+	j.where, j.until = placeDeferred, policy.NanosSat(until)
 	q.deferred.push((*deferredJob)(j))
 }
 
@@ -65,7 +69,7 @@ func (q *Queue) wake(t int64) {
 func (q *Queue) Backoff(j *Job, until time.Time, keyCost time.Duration) {
 	q.count(j, keyCost)
 	j.lane = nil
-	j.where, j.until, j.backoff = placeDeferred, until.UnixNano(), true
+	j.where, j.until, j.backoff = placeDeferred, policy.NanosSat(until), true
 	q.deferred.push((*deferredJob)(j))
 	q.n++
 	q.expireAt(j)

@@ -3,6 +3,8 @@ package queue
 import (
 	"math"
 	"time"
+
+	"github.com/fairsched/fairsched/policy"
 )
 
 // Expiry. A pending job may have a deadline: it is removed if still pending
@@ -65,7 +67,7 @@ func (q *Queue) expireAt(j *Job) {
 		return
 	}
 	g := q.expiryGroup(j)
-	j.ekey = satAdd(j.Deadline.UnixNano(), -int64(j.pauseBase))
+	j.ekey = satAdd(policy.NanosSat(j.Deadline), -int64(j.pauseBase))
 	g.expiring.push((*expiringJob)(j))
 	q.regroup(g)
 }
@@ -132,7 +134,7 @@ func (q *Queue) nextDeadline() (int64, bool) {
 // TakeExpired calls fn, in deadline order, for every pending job whose
 // deadline is at or before now; fn must remove the job (Remove).
 func (q *Queue) TakeExpired(now time.Time, fn func(*Job)) {
-	for t := now.UnixNano(); ; {
+	for t := policy.NanosSat(now); ; {
 		d, ok := q.nextDeadline()
 		if !ok || d > t {
 			return

@@ -1,0 +1,34 @@
+package policy
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// TestSaturatingTime: conversions and sums at and past the int64 range
+// saturate instead of wrapping.
+func TestSaturatingTime(t *testing.T) {
+	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		got  int64
+		want int64
+	}{
+		{"now", NanosSat(now), now.UnixNano()},
+		{"now + 280 years", NanosSat(now.Add(280 * 365 * 24 * time.Hour)), math.MaxInt64},
+		{"Never", NanosSat(Never), math.MaxInt64},
+		{"year 1", NanosSat(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)), math.MinInt64},
+		{"MaxInt64 + 1", int64(AddSat(math.MaxInt64, 1)), math.MaxInt64},
+		{"MinInt64 - 1", int64(AddSat(math.MinInt64, -1)), math.MinInt64},
+		{"1 + 2", int64(AddSat(1, 2)), 3},
+		{"1e30 ns", int64(DurationSat(1e30)), math.MaxInt64},
+		{"-1e30 ns", int64(DurationSat(-1e30)), math.MinInt64},
+		{"NaN", int64(DurationSat(math.NaN())), 0},
+		{"cost / 1e-9", int64(Weighted(math.MaxInt64/2, 1e-9)), math.MaxInt64},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %d; want %d", tc.name, tc.got, tc.want)
+		}
+	}
+}
