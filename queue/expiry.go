@@ -146,14 +146,5 @@ func (q *Queue) TakeExpired(now time.Time, fn func(*Job)) {
 	}
 }
 
-// satAdd returns a + b, saturated to the int64 range.
-func satAdd(a, b int64) int64 {
-	s := a + b
-	switch {
-	case b > 0 && s < a:
-		return math.MaxInt64
-	case b < 0 && s > a:
-		return math.MinInt64
-	}
-	return s
-}
+// satAdd returns a + b (nanoseconds), saturated to the int64 range.
+func satAdd(a, b int64) int64 { return int64(policy.AddSat(time.Duration(a), time.Duration(b))) }
