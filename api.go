@@ -2,7 +2,6 @@ package fairsched
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
@@ -144,7 +143,7 @@ var (
 	ErrOverloaded = policy.ErrOverloaded
 	// ErrStore: the Store given to WithStore could not be read; New
 	// fails and the store is left as it was.
-	ErrStore = errors.New("fairsched: store")
+	ErrStore = actor.ErrStore
 	// ErrExpired: the job was still pending when its time to live
 	// (WithTTL, JobTypeConfig.QueueTimeout) ran out; it never ran.
 	ErrExpired = policy.ErrExpired
@@ -198,9 +197,9 @@ func New(opts ...Option) (*Scheduler, error) {
 	c := core.New(o.limits)
 	var state core.State
 	if o.store != nil {
-		st, err := o.store.Load()
+		st, err := actor.SafeLoad(o.store) // a panic too is an ErrStore
 		if err != nil {
-			return nil, fmt.Errorf("%w: loading: %w", ErrStore, err)
+			return nil, err
 		}
 		state = st
 		c.RestoreEstimates(o.clock.Now(), st.Estimates)

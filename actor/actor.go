@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -121,6 +120,10 @@ type Actor struct {
 	requests chan messages.Request
 	done     chan messages.Done
 	stopped  chan struct{}
+	// saves hands states to the writer goroutine, which closes written
+	// when it has returned (store.go).
+	saves   chan core.State
+	written chan struct{}
 
 	// wake is the one timer, for the earliest deferred job (NextWake);
 	// wakeC is its channel, nil (the case off) while nothing is deferred.
@@ -181,12 +184,14 @@ func Start(c *core.Core, cfg Config) *Actor {
 		a.rand = rand.New(rand.NewPCG(seed, seed>>32|1))
 	}
 	a.publishTypes()
+	a.startWriter()
 	go a.run()
 	return a
 }
 
 func (a *Actor) run() {
 	defer close(a.stopped)
+	defer a.stopWriter()
 	defer a.save() // the final state, once everything ran
 	defer a.cancelBase()
 	defer a.closeSubscribers()
@@ -773,15 +778,4 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	}
 	a.dispatch(now)
 	return true
-}
-
-// save hands the state to keep across restarts to the store, if any.
-func (a *Actor) save() {
-	if a.store == nil {
-		return
-	}
-	st := core.State{Estimates: a.core.Estimates(), LastRuns: maps.Clone(a.lastRuns)}
-	if err := a.store.Save(st); err != nil {
-		a.log.Error("saving the scheduler state failed", zap.Error(err))
-	}
 }

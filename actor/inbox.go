@@ -201,19 +201,34 @@ func (a *Actor) Close(ctx context.Context) error {
 	a.closed.Store(true)
 	if err := a.send(ctx, messages.Close{}); err == ErrClosed {
 		<-a.stopped // the owner is in its last step
-		return a.droppedErr(nil)
+		return a.saved(ctx, a.droppedErr(nil))
 	}
 	select {
 	case <-a.stopped:
-		return a.droppedErr(nil)
+		return a.saved(ctx, a.droppedErr(nil))
 	case <-ctx.Done():
 	}
 	if a.send(context.Background(), messages.Abort{}) == ErrClosed {
 		<-a.stopped
-		return a.droppedErr(nil) // it finished while we were deciding
+		return a.saved(ctx, a.droppedErr(nil)) // it finished while we were deciding
 	}
 	<-a.stopped
 	return a.droppedErr(ctx.Err())
+}
+
+// saved waits, once the owner has stopped, for the writer to store the
+// final state — until ctx ends, then Close returns ctx's error (the writer
+// finishes on its own).
+func (a *Actor) saved(ctx context.Context, err error) error {
+	select {
+	case <-a.written:
+		return err
+	case <-ctx.Done():
+		if err == nil {
+			err = fmt.Errorf("fairsched: close: the final save is still running: %w", ctx.Err())
+		}
+		return err
+	}
 }
 
 // droppedErr is Close's answer once the owner stopped: cause (the expired

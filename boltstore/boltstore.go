@@ -6,12 +6,17 @@
 //
 // The state is one JSON document in one bucket, replaced in one transaction
 // per save: a crash leaves the previous or the new state, never half of one.
+// A damaged file never takes the process down: Open runs bbolt's consistency
+// check on an existing file, read-only, before it opens it for writing, and
+// every panic of bbolt on a page it cannot read becomes an error wrapping
+// fairsched.ErrStore (FuzzCorruptStore flips, zeroes and truncates files).
 package boltstore
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -30,21 +35,61 @@ type Store struct{ db *bolt.DB }
 var _ fairsched.Store = (*Store)(nil)
 
 // Open opens (or creates) the store at path. A file that is not a bbolt
-// database, or one another process holds, is an error, and the file is left
-// as it was.
-func Open(path string) (*Store, error) {
+// database, one that fails bbolt's consistency check (a corrupted or
+// truncated file), or one another process holds, is an error wrapping
+// fairsched.ErrStore, and the file is left as it was: an existing file is
+// first opened read-only and checked page by page, and only a sound one is
+// opened for writing. No file makes Open panic.
+func Open(path string) (_ *Store, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: boltstore: open %s: the file is corrupt (%v)", fairsched.ErrStore, path, v)
+		}
+	}()
+	if fi, statErr := os.Stat(path); statErr == nil && fi.Size() > 0 {
+		if err := check(path); err != nil {
+			return nil, err
+		}
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
-		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+		return nil, fmt.Errorf("%w: boltstore: open %s: %w", fairsched.ErrStore, path, err)
 	}
 	return &Store{db: db}, nil
 }
 
+// check opens the file at path read-only and runs bbolt's consistency
+// check over every page.
+func check(path string) error {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("%w: boltstore: open %s: %w", fairsched.ErrStore, path, err)
+	}
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error {
+		var errs []error
+		for e := range tx.Check() {
+			errs = append(errs, e)
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("%w: boltstore: %s fails the consistency check: %w", fairsched.ErrStore, path, errors.Join(errs...))
+		}
+		return nil
+	})
+}
+
+// guard turns a panic of bbolt on a page it cannot read into an error.
+func guard(op string, err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("%w: boltstore: %s: the file is corrupt (%v)", fairsched.ErrStore, op, v)
+	}
+}
+
 // Load returns the saved state; a store never saved to holds none. A
 // document that does not decode is an error.
-func (s *Store) Load() (fairsched.StoreState, error) {
-	var st fairsched.StoreState
-	err := s.db.View(func(tx *bolt.Tx) error {
+func (s *Store) Load() (st fairsched.StoreState, err error) {
+	defer guard("load", &err)
+	err = s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucket)
 		if b == nil {
 			return nil
@@ -62,7 +107,8 @@ func (s *Store) Load() (fairsched.StoreState, error) {
 }
 
 // Save replaces the saved state, in one transaction.
-func (s *Store) Save(st fairsched.StoreState) error {
+func (s *Store) Save(st fairsched.StoreState) (err error) {
+	defer guard("save", &err)
 	data, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("boltstore: %w", err)
