@@ -693,6 +693,23 @@ func (a *Actor) reportDecisions(now time.Time) {
 		j := messages.Of(cj)
 		waited := now.Sub(cj.Submitted)
 		err := fmt.Errorf("%w: %s/%s waited %v", policy.ErrExpired, j.Type, j.ID, waited)
+		if j.Runs > 0 && j.LastErr != nil {
+			// It ran: its time to live ran out in a retry's backoff. Its
+			// caller is told how its last attempt failed, not that it
+			// never ran (ErrExpired).
+			err = fmt.Errorf("fairsched: %s/%s failed after %d attempt(s), its time to live ran out before the next: %w", j.Type, j.ID, j.Runs, j.LastErr)
+			if len(a.subs) > 0 {
+				a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: err})
+			}
+			if !j.Foreground() {
+				a.log.Error("job failed", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(err))
+			}
+			a.ended(j, err)
+			if j.Foreground() {
+				j.Admit <- err
+			}
+			continue
+		}
 		if len(a.subs) > 0 {
 			a.emit(messages.JobExpired{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Waited: waited})
 		}
@@ -770,6 +787,10 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	if d.Panicked || policy.IsPermanent(d.Err) || j.Runs >= j.Retry.MaxAttempts || a.aborted {
 		return false
 	}
+	if j.Foreground() && j.Ctx != nil && j.Ctx.Err() != nil {
+		return false // its only waiter has left: nobody wants another attempt
+	}
+	j.LastErr = d.Err
 	delay := j.Retry.Backoff(j.Runs, a.rand.Float64())
 	a.core.Retry(now, &j.Job, delay)
 	a.logDecisions(zap.Int("runs", j.Runs), zap.Error(d.Err))

@@ -88,6 +88,9 @@ type Job struct {
 	Admit chan error
 	// RetrySet: the job's own retry policy was given (WithRetry).
 	RetrySet bool
+	// LastErr is the error of the job's last failed attempt while it waits
+	// for its retry: what its caller is told if it never runs again.
+	LastErr error
 	// OnEnd, when set, is called by the owner once the job has left for
 	// good: it ran (its last attempt), or was dropped, expired or denied.
 	OnEnd func()

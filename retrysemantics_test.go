@@ -1,0 +1,64 @@
+package fairsched_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/fairsched/fairsched"
+)
+
+// TestRetriesStopWhenTheCallerLeaves: a RunSync whose caller's context
+// ends during its first attempt is not put back for another (it was, and
+// with a short backoff the next attempt could start before the caller's
+// withdrawal arrived: up to MaxAttempts, each charged). The one failure
+// event says it is final.
+func TestRetriesStopWhenTheCallerLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{"t": {DefaultCost: time.Second, Priority: 1}})
+		events, stop := s.Subscribe(16)
+		ctx, cancel := context.WithCancel(context.Background())
+		runs := 0
+		err := s.RunSync(ctx, "t", "x", "", func(context.Context) error {
+			runs++
+			cancel() // the caller gives up while the attempt runs
+			return errors.New("attempt failed")
+		}, fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Second, MaxBackoff: time.Second}))
+		if err == nil {
+			t.Fatal("RunSync = nil; want the failure")
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if runs != 1 {
+			t.Errorf("%d attempts ran; want 1 (nobody waits for another)", runs)
+		}
+		stop()
+		for e := range events {
+			if f, ok := e.(fairsched.JobFailed); ok && f.Retrying {
+				t.Errorf("the failure was reported as retrying: %+v", f)
+			}
+		}
+	})
+}
+
+// TestTTLInBackoffReportsTheFailure: a RunSync whose time to live runs out
+// while it waits for its retry gets its last attempt's error, not
+// ErrExpired, which means the job never ran.
+func TestTTLInBackoffReportsTheFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{"t": {DefaultCost: time.Second, Priority: 1}})
+		failure := errors.New("upstream down")
+		start := time.Now()
+		err := s.RunSync(context.Background(), "t", "x", "", func(context.Context) error { return failure },
+			fairsched.WithTTL(5*time.Second),
+			fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 3, MinBackoff: 10 * time.Second, MaxBackoff: 10 * time.Second}))
+		if errors.Is(err, fairsched.ErrExpired) || !errors.Is(err, failure) {
+			t.Errorf("RunSync = %v; want the attempt's error, not ErrExpired", err)
+		}
+		if d := time.Since(start); d != 5*time.Second {
+			t.Errorf("RunSync returned after %v; want at the TTL, 5s", d)
+		}
+	})
+}
