@@ -54,6 +54,10 @@ type JobExpired = messages.JobExpired
 // counts them in its error.
 type JobDropped = messages.JobDropped
 
+// JobSuperseded: a pending background job was replaced by a newer
+// submission of its (type, id) with Supersede; it never runs.
+type JobSuperseded = messages.JobSuperseded
+
 // JobRefused: a submission was refused before it was queued (a pending
 // bound, reason tenant_limit or pool_overloaded).
 type JobRefused = messages.JobRefused

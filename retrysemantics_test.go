@@ -62,3 +62,37 @@ func TestTTLInBackoffReportsTheFailure(t *testing.T) {
 		}
 	})
 }
+
+// TestSupersedeReplacesAJobInBackoff: a background job waiting for its
+// retry is pending like any: a Supersede of its (type, id) replaces it (both
+// ran), and a JobSuperseded event says so, for subscribers and metrics.
+func TestSupersedeReplacesAJobInBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{"t": {DefaultCost: time.Second, Priority: 1}})
+		events, stop := s.Subscribe(32)
+		oldRuns, newRuns := 0, 0
+		retry := fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 3, MinBackoff: 10 * time.Second, MaxBackoff: 10 * time.Second})
+		if err := s.Submit("t", "x", func(context.Context) error { oldRuns++; return errors.New("fails") }, retry); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // its first attempt failed: it waits for its retry
+		if err := s.Submit("t", "x", func(context.Context) error { newRuns++; return nil }, fairsched.Supersede()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if oldRuns != 1 || newRuns != 1 {
+			t.Errorf("old job ran %d times, new %d; want 1 and 1 (the retry was superseded)", oldRuns, newRuns)
+		}
+		stop()
+		superseded := 0
+		for e := range events {
+			if _, ok := e.(fairsched.JobSuperseded); ok {
+				superseded++
+			}
+		}
+		if superseded != 1 {
+			t.Errorf("%d JobSuperseded events; want 1", superseded)
+		}
+	})
+}

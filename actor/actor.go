@@ -411,6 +411,9 @@ func (a *Actor) supersede(now time.Time, j *messages.Job) {
 	}
 	a.core.Record(now, &old.Job, core.DecisionDeny, core.CodeSuperseded)
 	a.logDecisions()
+	if len(a.subs) > 0 {
+		a.emit(messages.JobSuperseded{Time: now, Type: old.Type, ID: old.ID, FairnessKey: old.Key})
+	}
 	a.ended(old, ErrSuperseded)
 }
 
@@ -791,6 +794,11 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 		return false // its only waiter has left: nobody wants another attempt
 	}
 	j.LastErr = d.Err
+	if ref := (jobRef{j.Type, j.ID}); !j.Foreground() && a.pendingBG[ref] == nil {
+		// Pending again: a Supersede of its (type, id) replaces it.
+		a.pendingBG[ref] = j
+		shrink.Note(a.pendingBG, &a.peaks.pendingBG)
+	}
 	delay := j.Retry.Backoff(j.Runs, a.rand.Float64())
 	a.core.Retry(now, &j.Job, delay)
 	a.logDecisions(zap.Int("runs", j.Runs), zap.Error(d.Err))

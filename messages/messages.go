@@ -391,6 +391,15 @@ type JobDropped struct {
 	FairnessKey string         `json:"fairness_key"`
 }
 
+// JobSuperseded reports a pending background job that a newer submission
+// of its (type, id) with Supersede replaced: it never runs.
+type JobSuperseded struct {
+	Time        time.Time      `json:"time"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+}
+
 // JobRefused reports a submission refused before it was queued (a pending
 // bound): Reason is tenant_limit or pool_overloaded.
 type JobRefused struct {
@@ -453,3 +462,4 @@ func (JobDenied) event()              {}
 func (JobRefused) event()             {}
 func (JobExpired) event()             {}
 func (JobDropped) event()             {}
+func (JobSuperseded) event()          {}

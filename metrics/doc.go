@@ -64,6 +64,7 @@
 //	expired_total                      counter    type                       JobExpired: jobs whose time to live ran out while pending
 //	denied_total                       counter    type                       JobDenied: jobs the admission policy denied
 //	dropped_total                      counter    type                       JobDropped: jobs dropped unrun because the scheduler closed
+//	superseded_total                   counter    type                       JobSuperseded: pending background jobs a newer Supersede replaced
 //	group_allocation_changes_total     counter    group, reason              GroupAllocationChanged: changes of a group's slot allocation
 //	excess_slots_redistributed_total   counter    -                          slots handed back by groups that ran out of work (see below)
 //

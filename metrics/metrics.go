@@ -34,6 +34,7 @@ type Collector struct {
 	expired      *prometheus.CounterVec
 	denied       *prometheus.CounterVec
 	dropped      *prometheus.CounterVec
+	superseded   *prometheus.CounterVec
 	allocChanges *prometheus.CounterVec
 	excess       prometheus.Counter
 
@@ -113,6 +114,8 @@ var (
 		"Jobs denied by the admission policy, by type."}
 	specDropped = spec{"dropped_total", counter, []string{"type"},
 		"Jobs dropped unrun because the scheduler closed, by type."}
+	specSuperseded = spec{"superseded_total", counter, []string{"type"},
+		"Pending background jobs replaced by a newer submission with Supersede, by type."}
 	specAged = spec{"aging_promotions_total", counter, []string{"type"},
 		"Rises of waiting jobs' effective priority by aging, every step of every job (Snapshot.AgingRises), by type."}
 	specAllocChanges = spec{"group_allocation_changes_total", counter, []string{"group", "reason"},
@@ -141,7 +144,7 @@ var (
 // specs lists every metric, in the order of the documentation.
 var specs = []spec{
 	specQueueWait, specDuration, specEffective, specAdmitted, specCompleted, specFailed,
-	specRefused, specExpired, specDenied, specDropped, specAged, specAllocChanges, specExcess,
+	specRefused, specExpired, specDenied, specDropped, specSuperseded, specAged, specAllocChanges, specExcess,
 	specRunning, specPending, specGroupSlots, specGroupRunning, specMaxConcurrency,
 	specAdaptiveLimit, specEventsLost, specSnapshotErrors,
 }
@@ -178,6 +181,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 		expired:      counterVec(specExpired),
 		denied:       counterVec(specDenied),
 		dropped:      counterVec(specDropped),
+		superseded:   counterVec(specSuperseded),
 		allocChanges: counterVec(specAllocChanges),
 		excess:       plainCounter(specExcess),
 
@@ -197,7 +201,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 func (c *Collector) vectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		c.queueWait, c.duration, c.effective, c.admitted, c.completed, c.failed, c.refused,
-		c.expired, c.denied, c.dropped, c.allocChanges, c.excess,
+		c.expired, c.denied, c.dropped, c.superseded, c.allocChanges, c.excess,
 	}
 }
 
@@ -239,6 +243,8 @@ func (c *Collector) record(e fairsched.Event) {
 		c.denied.WithLabelValues(string(e.Type)).Inc()
 	case fairsched.JobDropped:
 		c.dropped.WithLabelValues(string(e.Type)).Inc()
+	case fairsched.JobSuperseded:
+		c.superseded.WithLabelValues(string(e.Type)).Inc()
 	}
 }
 
