@@ -96,3 +96,41 @@ func TestSupersedeReplacesAJobInBackoff(t *testing.T) {
 		}
 	})
 }
+
+// TestCoalescedWaitersKeepTheirTTL: requests that share one coalesced run
+// each keep their own time to live: the first, of 5 s, expires at 5 s and
+// the second, of 20 s, at 20 s (its TTL was ignored: it expired with the
+// first's run at 5 s), while the only slot is taken for a minute.
+func TestCoalescedWaitersKeepTheirTTL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{
+			"hold":  {DefaultCost: time.Second, Priority: 1},
+			"fetch": {DefaultCost: time.Second, Priority: 1, Coalesce: true},
+		}, fairsched.WithMaxConcurrency(1))
+		hold := newBlocker()
+		if err := s.Submit("hold", "h", hold.fn); err != nil {
+			t.Fatal(err)
+		}
+		<-hold.started
+		start := time.Now()
+		type outcome struct {
+			TTL     time.Duration
+			Expired bool
+			At      time.Duration
+		}
+		results := make(chan outcome, 2)
+		for _, ttl := range []time.Duration{5 * time.Second, 20 * time.Second} {
+			go func() {
+				err := s.RunSync(context.Background(), "fetch", "repo", "", func(context.Context) error { return nil }, fairsched.WithTTL(ttl))
+				results <- outcome{ttl, errors.Is(err, fairsched.ErrExpired), time.Since(start)}
+			}()
+			synctest.Wait()
+		}
+		got := []outcome{<-results, <-results}
+		hold.release <- nil
+		want := []outcome{{5 * time.Second, true, 5 * time.Second}, {20 * time.Second, true, 20 * time.Second}}
+		if got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("outcomes %+v; want %+v", got, want)
+		}
+	})
+}

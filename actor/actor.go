@@ -610,6 +610,9 @@ func (a *Actor) closeSubscribers() {
 
 func (a *Actor) withdraw(m messages.Withdraw) {
 	if m.Job.Leader != nil { // a waiter of a coalesced run
+		if m.Expiry && !a.core.IsPending(&m.Job.Leader.Job) {
+			return // the run has started: the waiter waits for its result
+		}
 		a.leave(a.clock.Now(), m.Job, m.Err)
 		return
 	}

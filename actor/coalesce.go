@@ -29,6 +29,9 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 	run := a.joinable[ref]
 	if run == nil {
 		run = j.Fresh()
+		if j.Foreground() {
+			run.TTL = 0 // each waiter keeps its own (awaitFirst); the type's QueueTimeout holds
+		}
 		run.Ctx, run.Cancel = context.WithCancel(a.base)
 		run.Coalescing = true
 		if err := a.core.Submit(now, &run.Job); err != nil {

@@ -477,6 +477,10 @@ func (c *Core) TakeAged() []Aged {
 // Pending returns the number of pending jobs.
 func (c *Core) Pending() int { return c.queue.Len() }
 
+// IsPending reports whether j waits in the queue (not yet admitted, not
+// gone).
+func (c *Core) IsPending(j *Job) bool { return j.q.Queued() }
+
 // RunningCount returns the number of running jobs.
 func (c *Core) RunningCount() int { return len(c.running) }
 

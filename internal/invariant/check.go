@@ -383,8 +383,12 @@ func (sm *sim) returned(j *jobRun, err error) {
 			bad("worker lost, but no attempt ran on a worker that left")
 		}
 	case errors.Is(err, errAttempt):
+		// Before its last allowed attempt only if Close aborted, or its
+		// time to live ran out during the retry's backoff (it then reports
+		// the failure, not ErrExpired: it ran).
+		ttlRanOut := c.ttlOf(j.spec) > 0 && now.Sub(j.submitted)-sm.pausedSince(j.spec.group, j.submitted) >= c.ttlOf(j.spec)
 		if !co && (j.succeeded || j.attempts == 0 || j.lastOut != outFail && j.lastOut != outPermanent ||
-			j.lastOut == outFail && j.attempts < max && !sm.closeAbort) {
+			j.lastOut == outFail && j.attempts < max && !sm.closeAbort && !ttlRanOut) {
 			bad("its own failure, but not after its last allowed attempt")
 		}
 	case errors.Is(err, context.Canceled):
