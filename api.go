@@ -576,6 +576,16 @@ func SnapshotAll() SnapshotOption { return snapshotRows(0) }
 // caller (ErrClosed), logged, reported as JobDropped, and counted in the
 // error of the first Close.
 //
+// What a graceful Close (a context that does not end) waits for: the running
+// jobs, and the pending jobs that can still run. Jobs of a worker type that
+// no registered slot takes are dropped at once (no worker can register once
+// Close is called). Work that can only wait on itself — a job whose nested
+// RunSync waits for the slot the job holds — is the caller's deadlock, which
+// a graceful Close would wait out for ever: give Close a deadline (ctx) when
+// jobs submit jobs. Close(ctx) always returns once ctx has ended and the
+// running functions have returned from their cancelled contexts, and the
+// final save to the store (WithStore) is waited for within ctx too.
+//
 // Close waits for the running jobs, so a job must not close its own
 // scheduler: called with the job's context (or one derived from it) Close
 // returns ErrCloseInJob at once and closes nothing.

@@ -344,6 +344,11 @@ func (a *Actor) handle(r messages.Request) {
 		if !a.aborted {
 			now := a.clock.Now()
 			a.core.ResumeAll(now) // pending work drains, paused groups' too
+			// No worker can register from now on: jobs that wait for a
+			// worker type no slot takes would wait for ever.
+			for _, cj := range a.core.WithdrawWorkerless(now) {
+				a.refuse(messages.Of(cj), ErrClosed)
+			}
 			a.dispatch(now)
 		}
 		a.log.Debug("closing", zap.Int("pending", a.core.Pending()), zap.Int("running", a.core.RunningCount()))

@@ -265,7 +265,7 @@ func (a *Actor) droppedErr(cause error) error {
 	case a.dropped == 0 || !a.dropsReported.CompareAndSwap(false, true): // once, to the first Close
 		return cause
 	case cause == nil:
-		return fmt.Errorf("fairsched: close: %d job(s) raced Close and were dropped unrun: %w", a.dropped, ErrClosed)
+		return fmt.Errorf("fairsched: close: %d job(s) dropped unrun — they raced Close, or waited for a worker type no slot takes: %w", a.dropped, ErrClosed)
 	}
 	return fmt.Errorf("fairsched: close: %d job(s) dropped unrun: %w", a.dropped, cause)
 }

@@ -1,10 +1,13 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/queue"
 	"github.com/fairsched/fairsched/workers"
 )
 
@@ -75,6 +78,24 @@ func (c *Core) UnregisterWorker(now time.Time, id string) ([]*Job, error) {
 	}
 	c.wakeAllShared() // a writer left without slots holds no shared job back
 	return lost, nil
+}
+
+// WithdrawWorkerless removes the pending jobs of worker types that no
+// registered worker slot takes, in arrival order: once no worker can
+// register any more (the scheduler closes), they would wait for ever. One
+// pass over the pending jobs.
+func (c *Core) WithdrawWorkerless(now time.Time) []*Job {
+	var out []*Job
+	c.queue.Each(func(qj *queue.Job) {
+		if j := qj.Ref.(*Job); j.slot.Config.RequiresWorker && c.pool.Total(j.Type) == 0 {
+			out = append(out, j)
+		}
+	})
+	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, j := range out {
+		c.Withdraw(now, j)
+	}
+	return out
 }
 
 // slotTypesChanged puts back in (or takes out of) dispatch each type slot
