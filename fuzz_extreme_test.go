@@ -50,7 +50,9 @@ func FuzzExtremeValues(f *testing.F) {
 				return s.Submit("t", "retry", fail, fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Duration(backoff), MaxBackoff: time.Duration(backoff)}))
 			},
 			func() error { return s.Submit("t", "deferred", nop) },
-			func() error { return s.Submit("t", "tokens", nop, fairsched.WithTokens(time.Duration(tokens)), fairsched.WithFairnessKey("w")) },
+			func() error {
+				return s.Submit("t", "tokens", nop, fairsched.WithTokens(time.Duration(tokens)), fairsched.WithFairnessKey("w"))
+			},
 			func() error { return s.SetKeyWeight("w", weight) },
 			func() error { return s.Submit("limited", "a", nop) },
 			func() error { return s.Submit("limited", "b", nop) },
