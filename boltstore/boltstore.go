@@ -13,9 +13,11 @@
 package boltstore
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -59,8 +61,14 @@ func Open(path string) (_ *Store, err error) {
 }
 
 // check opens the file at path read-only and runs bbolt's consistency
-// check over every page.
+// check over every page — after making sure that no meta page claims more
+// pages than the file holds: bbolt maps the file and would touch them, and
+// a page past the end of a mapped file is a SIGBUS, which no recover
+// catches.
 func check(path string) error {
+	if err := checkSize(path); err != nil {
+		return err
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("%w: boltstore: open %s: %w", fairsched.ErrStore, path, err)
@@ -130,4 +138,57 @@ func (s *Store) Close() error {
 	err := s.db.Close()
 	s.db = nil
 	return err
+}
+
+// The layout of a bbolt meta page: a 16-byte page header, then the meta
+// (magic, version, page size, flags, root bucket, freelist, page count...).
+const (
+	metaMagic      = 0xED0CDAED
+	offMagic       = 16
+	offPageSize    = 24
+	offPageCount   = 56
+	metaHeaderSize = 64
+)
+
+// checkSize refuses a file one of whose meta pages (the one at offset 0,
+// and the one a page size later) has bbolt's magic and counts more pages
+// than the file holds: a truncated file.
+func checkSize(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: boltstore: read %s: %w", fairsched.ErrStore, path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("%w: boltstore: read %s: %w", fairsched.ErrStore, path, err)
+	}
+	size := uint64(fi.Size())
+	// The two meta pages: the first page, and the next (at most 1 MiB in).
+	data := make([]byte, min(size, 1<<20+metaHeaderSize))
+	if _, err := io.ReadFull(f, data); err != nil {
+		return fmt.Errorf("%w: boltstore: read %s: %w", fairsched.ErrStore, path, err)
+	}
+	offsets := []uint64{0}
+	if len(data) >= metaHeaderSize {
+		if ps := uint64(binary.LittleEndian.Uint32(data[offPageSize:])); ps >= 512 && ps <= 1<<20 {
+			offsets = append(offsets, ps)
+		}
+	}
+	for _, off := range offsets {
+		if off+metaHeaderSize > uint64(len(data)) {
+			continue
+		}
+		m := data[off:]
+		if binary.LittleEndian.Uint32(m[offMagic:]) != metaMagic {
+			continue
+		}
+		ps := uint64(binary.LittleEndian.Uint32(m[offPageSize:]))
+		pages := binary.LittleEndian.Uint64(m[offPageCount:])
+		if ps == 0 || pages > size/ps {
+			return fmt.Errorf("%w: boltstore: %s is truncated: its meta page counts %d pages of %d bytes, the file holds %d bytes",
+				fairsched.ErrStore, path, pages, ps, size)
+		}
+	}
+	return nil
 }

@@ -91,9 +91,10 @@ func TestCorruptFilesNeverPanic(t *testing.T) {
 	valid := validStore(t)
 	const page = 4096
 	variants := map[string][]byte{
-		"truncated-half":   valid[:len(valid)/2],
-		"truncated-1-page": valid[:page],
-		"truncated-odd":    valid[:len(valid)-123],
+		"truncated-half":    valid[:len(valid)/2],
+		"truncated-1-page":  valid[:page],
+		"truncated-2-pages": valid[:2*page], // the metas count pages the file no longer has
+		"truncated-odd":     valid[:len(valid)-123],
 	}
 	for p := 0; p*page < len(valid); p++ {
 		z := bytes.Clone(valid)
