@@ -156,9 +156,6 @@ type Submit struct {
 type Withdraw struct {
 	Job *Job
 	Err error
-	// Expiry: the waiter of a coalesced run reached its own time to live;
-	// it leaves only while the run is still pending.
-	Expiry bool
 }
 
 // Register asks the owner to add a job type.
