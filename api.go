@@ -421,9 +421,14 @@ func WithRandSeed(seed uint64) Option {
 // ErrExpired, a background job is logged and reported (JobExpired, and
 // Snapshot.Expired counts it). It overrides its type's QueueTimeout. Time
 // the job's group spends paused (PauseGroup) does not count, as for aging:
-// a paused job never expires, and its deadline moves back by each pause. A
-// RunSync context deadline works as before, beside it (it does not stop
-// during a pause). The scheduler arms one timer, for the earliest deadline.
+// a paused job never expires, and its deadline moves back by each pause.
+// The same holds for a RunSync that joins a pending coalesced run
+// (JobTypeConfig.Coalesce): it keeps its own d, frozen while the run's
+// group is paused, and leaves the run when d runs out before the run
+// starts (once started, it waits for the result). JobExpired.Waited and
+// the error report the whole wait, pauses included. A RunSync context
+// deadline works as before, beside it (it does not stop during a pause).
+// The scheduler arms one timer, for the earliest deadline.
 func WithTTL(d time.Duration) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.TTL = d })
 }

@@ -82,3 +82,66 @@ func TestPauseFreezesTTL(t *testing.T) {
 		}
 	})
 }
+
+// TestPauseFreezesCoalescedWaitersTTL: RunSync callers that share one
+// coalesced run each keep their own time to live, and like the run's it
+// stands still while the run's group is paused. The only slot is taken
+// for 100 s; group g is paused from 2 s to 32 s. A waiter of 5 s that
+// joined at 0 expires at 35 s, one of 20 s at 50 s, and one of 5 s that
+// joined during the pause, at 10 s, waits 5 s from the resume: 37 s. A
+// waiter of group h, not paused, expires at 5 s.
+func TestPauseFreezesCoalescedWaitersTTL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{
+			"hold":  {DefaultCost: time.Second, Priority: 1},
+			"fetch": {DefaultCost: time.Second, Priority: 1, Coalesce: true},
+		}, fairsched.WithMaxConcurrency(1))
+		hold := newBlocker()
+		if err := s.Submit("hold", "h", hold.fn); err != nil {
+			t.Fatal(err)
+		}
+		<-hold.started
+		start := time.Now()
+		type outcome struct {
+			Waiter  string
+			Expired bool
+			At      time.Duration
+		}
+		results := make(chan outcome, 4)
+		wait := func(name, id, group string, ttl time.Duration) {
+			go func() {
+				err := s.RunSync(context.Background(), "fetch", id, "", func(context.Context) error { return nil },
+					fairsched.InGroup(group), fairsched.WithTTL(ttl))
+				results <- outcome{name, errors.Is(err, fairsched.ErrExpired), time.Since(start)}
+			}()
+			synctest.Wait()
+		}
+		wait("g-5s", "repo", "g", 5*time.Second)
+		wait("g-20s", "repo", "g", 20*time.Second)
+		wait("h-5s", "other", "h", 5*time.Second)
+		time.Sleep(2 * time.Second)
+		if err := s.PauseGroup("g"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(8 * time.Second)
+		wait("g-5s-late", "repo", "g", 5*time.Second)
+		time.Sleep(22 * time.Second)
+		if err := s.ResumeGroup("g"); err != nil {
+			t.Fatal(err)
+		}
+		var got []outcome
+		for range 4 {
+			got = append(got, <-results)
+		}
+		hold.release <- nil
+		want := []outcome{
+			{"h-5s", true, 5 * time.Second},
+			{"g-5s", true, 35 * time.Second},
+			{"g-5s-late", true, 37 * time.Second},
+			{"g-20s", true, 50 * time.Second},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+	})
+}

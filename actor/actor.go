@@ -473,10 +473,14 @@ func (a *Actor) dispatch(now time.Time) {
 			if a.joinable[jobRef{j.Type, j.ID}] == j {
 				delete(a.joinable, jobRef{j.Type, j.ID}) // running: never joined
 			}
+			for _, w := range j.Waiters { // started: they wait for its result
+				a.core.Unwatch(&w.Job)
+			}
 			go a.Execute(j)
 		}
 	}
 	clear(a.admitted)
+	a.expireWaiters(now)
 }
 
 // Execute runs an admitted job's function in the calling goroutine — the
@@ -615,9 +619,6 @@ func (a *Actor) closeSubscribers() {
 
 func (a *Actor) withdraw(m messages.Withdraw) {
 	if m.Job.Leader != nil { // a waiter of a coalesced run
-		if m.Expiry && !a.core.IsPending(&m.Job.Leader.Job) {
-			return // the run has started: the waiter waits for its result
-		}
 		a.leave(a.clock.Now(), m.Job, m.Err)
 		return
 	}

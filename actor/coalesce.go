@@ -2,12 +2,15 @@ package actor
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/internal/shrink"
 	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
 )
 
 // Coalescing. For a type with JobTypeConfig.Coalesce, the requests for one
@@ -30,7 +33,7 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 	if run == nil {
 		run = j.Fresh()
 		if j.Foreground() {
-			run.TTL = 0 // each waiter keeps its own (awaitFirst); the type's QueueTimeout holds
+			run.TTL = 0 // each waiter keeps its own (core.Watch); the type's QueueTimeout holds
 		}
 		run.Ctx, run.Cancel = context.WithCancel(a.base)
 		run.Coalescing = true
@@ -52,6 +55,9 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 	if j.Foreground() {
 		j.Leader = run
 		run.Waiters = append(run.Waiters, j)
+		if j.TTL > 0 { // its own time to live, frozen while the run's group is paused
+			a.core.Watch(now, &j.Job, &run.Job, j.TTL)
+		}
 	} else {
 		run.Wanted = true
 	}
@@ -64,6 +70,14 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 // leave answers waiter w, whose caller left with err, and cancels its run
 // if nobody else wants it.
 func (a *Actor) leave(now time.Time, w *messages.Job, err error) {
+	if a.detach(now, w, err) {
+		a.redispatch(now)
+	}
+}
+
+// detach is leave without the dispatch that follows a withdrawn run: it
+// reports whether the run left unrun.
+func (a *Actor) detach(now time.Time, w *messages.Job, err error) bool {
 	run := w.Leader
 	for i, x := range run.Waiters {
 		if x == w {
@@ -72,17 +86,42 @@ func (a *Actor) leave(now time.Time, w *messages.Job, err error) {
 		}
 	}
 	w.Leader = nil
+	a.core.Unwatch(&w.Job)
 	w.Admit <- err
 	if len(run.Waiters) > 0 || run.Wanted {
-		return
+		return false
 	}
-	if a.core.Withdraw(now, &run.Job) { // still pending: it leaves unrun
+	withdrawn := a.core.Withdraw(now, &run.Job)
+	if withdrawn { // still pending: it leaves unrun
 		a.ended(run, err)
-		run.Cancel()
-		a.redispatch(now)
-		return
 	}
 	run.Cancel() // running: its context ends
+	return withdrawn
+}
+
+// expireWaiters answers the waiters of coalesced runs whose own time to
+// live ran out (core.Watch: it stands still while the run's group is
+// paused) while their run is still pending, and cancels the runs nobody
+// wants any more. A run that has started is never left: its waiters get
+// its result.
+func (a *Actor) expireWaiters(now time.Time) {
+	expired := a.core.TakeExpiredWaiters()
+	if len(expired) == 0 {
+		return
+	}
+	ws := slices.Clone(expired) // detach calls into the core
+	withdrawn := false
+	for _, cj := range ws {
+		w := messages.Of(cj)
+		if w.Leader == nil || !a.core.IsPending(&w.Leader.Job) {
+			continue
+		}
+		err := fmt.Errorf("%w: %s/%s waited %v, its time to live (its group's pauses not counted)", policy.ErrExpired, w.Type, w.ID, w.TTL)
+		withdrawn = a.detach(now, w, err) || withdrawn
+	}
+	if withdrawn {
+		a.redispatch(now) // what the withdrawn runs held back may start
+	}
 }
 
 // answerWaiters gives the waiters of run its result.
@@ -92,6 +131,7 @@ func (a *Actor) answerWaiters(run *messages.Job, err error) {
 	}
 	for _, w := range run.Waiters {
 		w.Leader = nil
+		a.core.Unwatch(&w.Job)
 		w.Admit <- &messages.Joined{Err: err}
 	}
 	run.Waiters = nil

@@ -73,9 +73,11 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	if err := a.Submit(ctx, j); err != nil {
 		return err
 	}
-	if err := a.awaitFirst(ctx, j); err != nil {
+	if err := a.await(ctx, j); err != nil {
 		// Refused, withdrawn, expired, denied — or, for a coalesced
-		// request, the shared run's result (nil on success).
+		// request, the shared run's result (nil on success). A waiter of
+		// a coalesced run keeps its own time to live in the owner
+		// (coalesce), frozen like the run's while its group is paused.
 		var joined *messages.Joined
 		if errors.As(err, &joined) {
 			return joined.Err
@@ -91,31 +93,6 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 		// when the next attempt is admitted, or the final error.
 		if err := a.await(ctx, j); err != nil {
 			return err
-		}
-	}
-}
-
-// awaitFirst is await for the first admission. A request of a coalescing
-// type with a time to live may join a run that another request queued,
-// whose deadline is not its own: it keeps its own on the scheduler's clock,
-// and leaves the run when it passes while the run is still pending.
-func (a *Actor) awaitFirst(ctx context.Context, j *messages.Job) error {
-	if j.TTL <= 0 || !(*a.types.Load())[j.Type].Coalesce {
-		return a.await(ctx, j)
-	}
-	timer := a.clock.Timer(j.TTL)
-	defer timer.Stop()
-	for {
-		select {
-		case err := <-j.Admit:
-			return err
-		case <-ctx.Done():
-			_ = a.send(context.Background(), messages.Withdraw{Job: j, Err: ctx.Err()})
-			return <-j.Admit
-		case <-timer.C:
-			err := fmt.Errorf("%w: %s/%s waited %v, its time to live", policy.ErrExpired, j.Type, j.ID, j.TTL)
-			_ = a.send(context.Background(), messages.Withdraw{Job: j, Err: err, Expiry: true})
-			return a.await(ctx, j) // answered now, or by the run if it has started
 		}
 	}
 }

@@ -107,6 +107,10 @@ type Core struct {
 	denied       []Denied // jobs the admission policy denied, for TakeDenied
 	expired      []*Job   // jobs that expired pending, for TakeExpired
 	expiredTotal uint64
+
+	// expiredWaiters are the watched jobs whose deadline came (waiters.go).
+	expiredWaiters []*Job
+
 	buckets      map[policy.RateScope]*bucket
 	refills      timeheap.Heap[*bucket] // the blocked buckets, by refill time
 	deferred     []Deferral             // and deferred, for TakeDeferred
@@ -732,6 +736,9 @@ func (c *Core) setLimit(n int) {
 // expire removes the pending jobs whose deadline has come.
 func (c *Core) expire(now time.Time) {
 	c.queue.TakeExpired(now, func(qj *queue.Job) {
+		if c.expireWatched(qj) {
+			return
+		}
 		j := qj.Ref.(*Job)
 		c.drop(now, j)
 		c.expired = append(c.expired, j)

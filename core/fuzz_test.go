@@ -179,6 +179,45 @@ type fzState struct {
 	submitted, finished, withdrawn, expired, retried int
 
 	taken map[policy.RateScope]float64 // tokens each rate limit gave, since the start
+
+	// The pause model: each group's paused time so far (a pause under way
+	// counted up to now) and when its pause began; each job's and
+	// waiter's group's paused time at its arrival. A deadline moves back
+	// by the pauses after its arrival and never comes while paused.
+	pausedTotal map[string]time.Duration
+	pausedAt    map[string]time.Time
+	pauseMark   map[*Job]time.Duration
+	// waiters: for each job submitted with a time to live, one waiter
+	// watching it (Watch) with half of it, as the actor does for a
+	// coalesced run's callers; unwatched when the job leaves the queue.
+	waiters map[*Job]*fzWaiter
+}
+
+// fzWaiter is a watched deadline on a pending job.
+type fzWaiter struct {
+	w, on *Job
+	// leftAt is the operation in which its job left the queue, -1 while
+	// it is pending.
+	leftAt int
+}
+
+// pausedSoFar returns group g's paused time up to now.
+func (s *fzState) pausedSoFar(g string) time.Duration {
+	d := s.pausedTotal[g]
+	if s.paused[g] {
+		d += s.now.Sub(s.pausedAt[g])
+	}
+	return d
+}
+
+// deadline returns the model's effective deadline of j (a job or a
+// waiter) of group g: its Deadline moved back by g's pauses since it
+// arrived; false while g is paused or j has none.
+func (s *fzState) deadline(j *Job, g string) (time.Time, bool) {
+	if j.Deadline.IsZero() || s.paused[g] {
+		return time.Time{}, false
+	}
+	return j.Deadline.Add(s.pausedSoFar(g) - s.pauseMark[j]), true
 }
 
 // config is type t's registration: c has priority 0 when priorities only
@@ -284,7 +323,8 @@ func fzRun(t *testing.T, data []byte) {
 		flags = int(data[1])
 	}
 	s := &fzState{t: t, c: New(l), limits: l, now: fzStart, place: map[*Job]fzPlace{}, taken: map[policy.RateScope]float64{},
-		workers: map[string]bool{}, paused: map[string]bool{}, wasPending: map[*Job]bool{}, expiredNow: map[*Job]bool{}}
+		workers: map[string]bool{}, paused: map[string]bool{}, wasPending: map[*Job]bool{}, expiredNow: map[*Job]bool{},
+		pausedTotal: map[string]time.Duration{}, pausedAt: map[string]time.Time{}, pauseMark: map[*Job]time.Duration{}, waiters: map[*Job]*fzWaiter{}}
 	for _, ty := range fzTypes {
 		if err := s.c.RegisterType(ty.name, s.config(ty.name)); err != nil {
 			t.Fatal(err)
@@ -490,8 +530,10 @@ func (s *fzState) step(r *fzReader) (dispatched, expiredAll bool) {
 		var err error
 		if s.paused[g] {
 			err = s.c.ResumeGroup(s.now, g)
+			s.pausedTotal[g] += s.now.Sub(s.pausedAt[g])
 		} else {
 			err = s.c.PauseGroup(s.now, g)
+			s.pausedAt[g] = s.now
 		}
 		if err != nil {
 			s.fail("pause/resume %s: %v", g, err)
@@ -531,6 +573,13 @@ func (s *fzState) submit(r *fzReader) {
 	s.logf("submit %s on-demand=%v tokens=%v floor=%v/%v ttl=%v", fzJ{j}, j.OnDemand, j.Tokens, j.Floor, j.Floored, j.TTL)
 	s.submitted++
 	s.place[j] = fzPending
+	s.pauseMark[j] = s.pausedSoFar(j.Group)
+	if j.TTL > 0 {
+		w := &Job{Type: j.Type, ID: j.ID, Key: j.Key}
+		s.c.Watch(s.now, w, j, j.TTL/2)
+		s.waiters[w] = &fzWaiter{w: w, on: j, leftAt: -1}
+		s.pauseMark[w] = s.pauseMark[j]
+	}
 	s.pending = append(s.pending, j)
 	s.wasPending[j] = true
 }
@@ -559,16 +608,44 @@ func (s *fzState) leave(j *Job) {
 	}
 	s.pending = slices.Delete(s.pending, i, i+1)
 	s.place[j] = fzGone
+	for _, w := range s.waiters { // the actor unwatches a run's waiters when it leaves
+		if w.on == j && w.leftAt < 0 {
+			s.c.Unwatch(w.w)
+			w.leftAt = s.op
+		}
+	}
 }
 
 // collect takes the core's reports: expired jobs leave the model's queue.
 func (s *fzState) collect() {
+	// Waiters first: one may have expired in the pass in which its job
+	// left.
+	for _, w := range s.c.TakeExpiredWaiters() {
+		fw := s.waiters[w]
+		if fw == nil {
+			s.fail("%s expired as a waiter, but nothing watched it", fzLabel(w))
+			continue
+		}
+		switch d, ok := s.deadline(w, fw.on.Group); {
+		case fw.leftAt >= 0 && fw.leftAt != s.op:
+			s.fail("waiter of %s expired after it was unwatched", fzLabel(w))
+		case !ok || d.After(s.now):
+			s.fail("waiter of %s expired at %v, its deadline (paused %v) %v", fzLabel(w), s.now, s.paused[fw.on.Group], d)
+		}
+		s.logf("waiter of %s expired", fzJ{w})
+		delete(s.waiters, w)
+	}
+	for w, fw := range s.waiters {
+		if fw.leftAt >= 0 {
+			delete(s.waiters, w)
+		}
+	}
 	for _, j := range s.c.TakeExpired() {
 		if s.place[j] != fzPending {
 			s.fail("%s expired, but was not pending (place %d)", fzLabel(j), s.place[j])
 		}
-		if j.Deadline.IsZero() || j.Deadline.After(s.now) {
-			s.fail("%s expired at %v, deadline %v", fzLabel(j), s.now, j.Deadline)
+		if d, ok := s.deadline(j, j.Group); !ok || d.After(s.now) {
+			s.fail("%s expired at %v, its deadline %v moved back by its group's pauses to %v (paused %v)", fzLabel(j), s.now, j.Deadline, d, s.paused[j.Group])
 		}
 		s.logf("expired %s", fzJ{j})
 		s.leave(j)
@@ -763,12 +840,19 @@ func (s *fzState) check(dispatched, expiredAll bool) {
 	model := map[fzKey]int{}
 	for _, j := range s.pending {
 		model[fzKey{j.Type, j.ID, j.Key, j.Group}]++
-		// Its deadline, moved back by its group's pauses, has not come.
-		if d, ok := s.c.Deadline(j); expiredAll && ok && !d.After(s.now) {
+		// Its deadline, moved back by its group's pauses, is the model's
+		// and has not come.
+		d, ok := s.c.Deadline(j)
+		if md, mok := s.deadline(j, j.Group); ok != mok || !d.Equal(md) {
+			s.fail("%s: Deadline %v, %v; the model's (paused %v) %v, %v", fzLabel(j), d, ok, s.paused[j.Group], md, mok)
+		}
+		if expiredAll && ok && !d.After(s.now) {
 			s.fail("%s pending past its deadline %v", fzLabel(j), d)
 		}
-		if d, ok := s.c.Deadline(j); ok && d.Before(j.Deadline) {
-			s.fail("%s: deadline %v before the one it was submitted with, %v", fzLabel(j), d, j.Deadline)
+	}
+	for _, fw := range s.waiters {
+		if d, ok := s.deadline(fw.w, fw.on.Group); expiredAll && fw.leftAt < 0 && ok && !d.After(s.now) {
+			s.fail("waiter of %s still watched past its deadline %v", fzLabel(fw.w), d)
 		}
 	}
 	for _, p := range snap.Pending {
@@ -859,6 +943,14 @@ func fzSeeds() [][]byte {
 			submit(td, 0, 1, 0, 0), submit(td, 1, 2, 0, 0), submit(td, 2, 3, 0, 0), submit(tc, 0, 0, 0, 0),
 			[]byte{opDispatch}, []byte{opWithdraw, 0x80}, []byte{opWithdraw, 1}, submit(tb, 3, 1, 2, 0),
 			[]byte{opWithdrawAl, 0}, []byte{opDispatch}, []byte{opWithdrawAl, 1}),
+		// Deadlines while paused: TTL jobs (and their waiters) in group A,
+		// paused past their time to live, resumed, expiring after.
+		prog([4]byte{1, fzAutoDispatch, 0, 0},
+			submit(ta, 0, 1, 0, 0), submit(ta, 1, 1, 1, fzTTL), submit(tc, 2, 2, 1, fzTTL|0xc0),
+			submit(td, 0, 3, 2, fzTTL), []byte{opPause, 0}, []byte{opAdvance, 12}, submit(ta, 2, 2, 1, fzTTL),
+			[]byte{opAdvance, 12}, []byte{opAdvance, 12}, []byte{opPause, 0}, []byte{opAdvance, 1}, []byte{opAdvance, 1},
+			[]byte{opAdvance, 1}, []byte{opAdvance, 1}, []byte{opAdvance, 4}, []byte{opPause, 0}, []byte{opAdvance, 12},
+			[]byte{opPause, 0}, []byte{opAdvance, 4}, []byte{opAdvance, 4}, []byte{opFinish, 0, 0}),
 		// Paused groups, with and without group weights.
 		prog([4]byte{0, fzAutoDispatch, 0, 0},
 			submit(ta, 0, 1, 1, 0), []byte{opPause, 0}, submit(ta, 1, 1, 1, 0), submit(ta, 2, 1, 2, 0),

@@ -156,9 +156,6 @@ type Submit struct {
 type Withdraw struct {
 	Job *Job
 	Err error
-	// Expiry: the waiter of a coalesced run reached its own time to live;
-	// it leaves only while the run is still pending.
-	Expiry bool
 }
 
 // Register asks the owner to add a job type.
@@ -376,7 +373,9 @@ type JobDenied struct {
 }
 
 // JobExpired reports a job that was still pending when its time to live
-// ran out: it never runs.
+// ran out: it never runs. Waited is the whole time since its submission,
+// its group's pauses included (they did not count against its time to
+// live).
 type JobExpired struct {
 	Time        time.Time      `json:"time"`
 	Type        policy.JobType `json:"type"`

@@ -68,8 +68,9 @@
 //     more, Best weighs the best held lane of its types and tiers that are
 //     not full against dispatch: O(open groups · types), and the lanes stay
 //     held. A paused group's lanes all leave dispatch, and their aging and
-//     their deadlines stand still (expiry.go): O(lanes of the group), and
-//     O(log groups) for the deadlines.
+//     their deadlines stand still (expiry.go), watched ones (Watch: what
+//     waits on a pending job with a time to live of its own) included:
+//     O(lanes of the group), and O(log groups) for the deadlines.
 //
 // The global cap is the caller's check: Best is simply not asked while it is
 // full.

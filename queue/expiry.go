@@ -132,7 +132,9 @@ func (q *Queue) nextDeadline() (int64, bool) {
 }
 
 // TakeExpired calls fn, in deadline order, for every pending job whose
-// deadline is at or before now; fn must remove the job (Remove).
+// deadline is at or before now, and every watched one (Watch): it is off
+// its expiry heap already; fn must remove a pending job (Remove). A
+// watched job is the one whose Queued is false.
 func (q *Queue) TakeExpired(now time.Time, fn func(*Job)) {
 	for t := policy.NanosSat(now); ; {
 		d, ok := q.nextDeadline()
@@ -148,3 +150,46 @@ func (q *Queue) TakeExpired(now time.Time, fn func(*Job)) {
 
 // satAdd returns a + b (nanoseconds), saturated to the int64 range.
 func satAdd(a, b int64) int64 { return int64(policy.AddSat(time.Duration(a), time.Duration(b))) }
+
+// Watch puts a deadline that belongs to no pending job into j's group's
+// expiry heap: j (Group, Deadline, Seq and Ref set) is not pushed, but
+// TakeExpired hands it to fn, off the heap, when its deadline, moved back
+// by its group's pauses after now (the time set by At), comes.
+// The caller uses it for what waits on a pending job of the group with a
+// time to live of its own (a coalesced run's waiters).
+func (q *Queue) Watch(j *Job) {
+	if j.where != placeNone || j.Deadline.IsZero() {
+		panic("queue: Watch of a queued job or without a deadline")
+	}
+	j.pauseBase = q.pausedNow(j.Group)
+	q.expireAt(j)
+}
+
+// Unwatch takes j off its group's expiry heap if Watch put it there; any
+// other job that is not queued, a zero one included, is left alone.
+func (q *Queue) Unwatch(j *Job) {
+	if q.Watched(j) {
+		q.unexpire(j)
+	}
+}
+
+// Watched reports whether j waits in an expiry heap by Watch.
+func (q *Queue) Watched(j *Job) bool {
+	if j.where != placeNone || j.eidx < 0 {
+		return false
+	}
+	h := q.expiryGroup(j).expiring
+	return j.eidx < len(h) && (*Job)(h[j.eidx]) == j
+}
+
+// pausedNow returns group g's paused time so far at the time set by At, the
+// pause under way included; 0 for no group.
+func (q *Queue) pausedNow(g *Group) time.Duration {
+	if g == nil {
+		return 0
+	}
+	if g.paused {
+		return g.pausedTotal + q.now.Sub(g.pausedAt)
+	}
+	return g.pausedTotal
+}

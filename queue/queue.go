@@ -385,12 +385,7 @@ func (q *Queue) Len() int { return q.n }
 // Push adds a job; keyCost is the current accumulated cost of its key.
 func (q *Queue) Push(j *Job, keyCost time.Duration) {
 	q.count(j, keyCost)
-	if j.Group != nil {
-		j.pauseBase = j.Group.pausedTotal
-		if j.Group.paused { // the pause under way counts from now on only
-			j.pauseBase += q.now.Sub(j.Group.pausedAt)
-		}
-	}
+	j.pauseBase = q.pausedNow(j.Group) // a pause under way counts from now on only
 	l := q.laneOf(j, q.typeOf(j))
 	j.pos = len(l.fifo)
 	l.fifo = append(l.fifo, j)

@@ -802,3 +802,58 @@ func TestDeadlineStandsStillWhilePaused(t *testing.T) {
 		t.Errorf("Len %d, %d groups in the expiry heap; want none", f.q.Len(), len(f.q.expiring))
 	}
 }
+
+// TestWatchedDeadlines: a watched deadline (no pending job) follows its
+// group's pauses like a job's: it arrives during a pause, stands still
+// until the resume, comes out of TakeExpired off its heap and unqueued;
+// Unwatch drops one, and leaves a zero job and a pending job alone.
+func TestWatchedDeadlines(t *testing.T) {
+	f := stdFixture()
+	t0 := time.Unix(1000, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	g := f.q.Group("g")
+	f.q.At(at(0))
+	f.seq++
+	pending := &Job{Type: "bg", ID: "p", Seq: f.seq, Group: g, Submitted: at(0), Deadline: at(20), Ref: "p"}
+	f.q.Push(pending, 0)
+	w1 := &Job{Seq: pending.Seq, Group: g, Deadline: at(4), Ref: "w1"}
+	f.q.Watch(w1)
+	f.q.At(at(2))
+	f.q.Pause(g)
+	f.q.At(at(3))
+	w2 := &Job{Seq: pending.Seq, Group: g, Deadline: at(8), Ref: "w2"} // joins paused
+	f.q.Watch(w2)
+	gone := &Job{Seq: pending.Seq, Group: g, Deadline: at(5), Ref: "gone"}
+	f.q.Watch(gone)
+	f.q.Unwatch(gone)
+	f.q.Unwatch(&Job{})  // never watched: nothing happens
+	f.q.Unwatch(pending) // pending: not a watch
+	if !f.q.Watched(w1) || !f.q.Watched(w2) || f.q.Watched(gone) || f.q.Watched(pending) {
+		t.Fatalf("Watched: w1 %v, w2 %v, gone %v, pending %v; want true, true, false, false",
+			f.q.Watched(w1), f.q.Watched(w2), f.q.Watched(gone), f.q.Watched(pending))
+	}
+	var got []string
+	take := func(s int) {
+		f.q.At(at(s))
+		f.q.TakeExpired(at(s), func(j *Job) {
+			got = append(got, fmt.Sprintf("%v@%d queued=%v watched=%v", j.Ref, s, j.Queued(), f.q.Watched(j)))
+			if j.Queued() {
+				f.q.Remove(j)
+			}
+		})
+	}
+	take(30) // paused since 2 s: nothing comes
+	f.q.Resume(g)
+	// w1: 4 + 28 = 32; w2: 8 + 27 = 35 (only the pause after 3 s counts);
+	// the pending job: 20 + 28 = 48.
+	for _, s := range []int{31, 32, 34, 35, 47, 48} {
+		take(s)
+	}
+	want := []string{"w1@32 queued=false watched=false", "w2@35 queued=false watched=false", "p@48 queued=true watched=false"}
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("expired (-want +got):\n%s", diff)
+	}
+	if len(f.q.expiring) != 0 || len(g.expiring) != 0 || !f.q.ForgetGroup(g) {
+		t.Errorf("expiry heaps hold %d groups, %d of g's; want none and g forgotten", len(f.q.expiring), len(g.expiring))
+	}
+}

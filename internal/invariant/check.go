@@ -397,8 +397,16 @@ func (sm *sim) returned(j *jobRun, err error) {
 			bad("context.Canceled, but neither the caller nor Close cancelled it")
 		}
 	case errors.Is(err, fairsched.ErrExpired):
-		if ttl := c.ttlOf(j.spec); !co && (ttl == 0 || now.Sub(j.submitted) < ttl) {
-			bad(fmt.Sprintf("expired after %v with time to live %v", now.Sub(j.submitted), ttl))
+		// Its group's pauses do not count against its time to live. A
+		// coalesced caller's own time to live follows the pauses of its
+		// run's group, which may not be its own: only the wall time bounds
+		// it, unless its type's QueueTimeout (the run's) expired it.
+		ttl, unpaused := c.ttlOf(j.spec), now.Sub(j.submitted)-sm.pausedSince(j.spec.group, j.submitted)
+		if !co && (ttl == 0 || unpaused < ttl) {
+			bad(fmt.Sprintf("expired after %v (%v unpaused) with time to live %v", now.Sub(j.submitted), unpaused, ttl))
+		}
+		if co && j.spec.ttl > 0 && j.typ.cfg.QueueTimeout == 0 && now.Sub(j.submitted) < j.spec.ttl {
+			bad(fmt.Sprintf("a coalesced caller expired after %v with its own time to live %v", now.Sub(j.submitted), j.spec.ttl))
 		}
 	case errors.Is(err, fairsched.ErrClosed):
 		definite = false
