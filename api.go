@@ -351,11 +351,14 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 	}, nil
 }
 
-// Supersede, on Submit, replaces the pending background job of the same
-// (type, id), if there is one: that job leaves the queue unrun and
-// uncharged, and this one takes its place with its own function and a
-// fresh aging clock (it arrives now). Without a pending job it is a plain
-// Submit. A running job is never replaced.
+// Supersede, on Submit, replaces every pending background job of the same
+// (type, id) — waiting, deferred, or failed and waiting for its retry
+// (WithRetry): each leaves the queue unrun (again) and uncharged, with a
+// JobSuperseded event and a decision record, and this one takes their place
+// with its own function and a fresh aging clock (it arrives now). Without a
+// pending job it is a plain Submit. A running job is never replaced (if its
+// attempt fails and retries, the retry is pending again: a later Supersede
+// replaces it).
 func Supersede() JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.Supersede = true })
 }

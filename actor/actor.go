@@ -102,7 +102,7 @@ type Actor struct {
 	refuses       bool                                      // the core may refuse a submission: Submit waits for the verdict
 	rand          *rand.Rand                                // draws retry jitter
 	schedules     timeheap.Heap[*schedule]                  // periodic jobs, by next occurrence
-	pendingBG     map[jobRef]*messages.Job                  // the latest pending background job of each (type, id), for Supersede
+	pendingBG     map[jobRef]*pendingSet                    // the pending background jobs of each (type, id), for Supersede
 	joinable      map[jobRef]*messages.Job                  // pending coalesced runs, by (type, id)
 	peaks         struct{ pendingBG, joinable shrink.Peak } // for compact
 	coalescing    map[policy.JobType]bool                   // the types with JobTypeConfig.Coalesce
@@ -171,7 +171,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.refuses = c.Refuses() // settled by the limits, which do not change
 	c.SetDecisionLog(a.log.Core().Enabled(zap.InfoLevel))
 	a.byID = map[uint64]*schedule{}
-	a.pendingBG = map[jobRef]*messages.Job{}
+	a.pendingBG = map[jobRef]*pendingSet{}
 	a.joinable = map[jobRef]*messages.Job{}
 	a.coalescing = map[policy.JobType]bool{}
 	a.store, a.lastRuns = cfg.Store, map[string]time.Time{}
@@ -395,8 +395,7 @@ func (a *Actor) submit(m messages.Submit) {
 		m.Reply <- nil
 	}
 	if !j.Foreground() {
-		a.pendingBG[jobRef{j.Type, j.ID}] = j
-		shrink.Note(a.pendingBG, &a.peaks.pendingBG)
+		a.index(j)
 	}
 	a.dispatch(now)
 }
@@ -405,21 +404,6 @@ func (a *Actor) submit(m messages.Submit) {
 type jobRef struct {
 	t  policy.JobType
 	id string
-}
-
-// supersede withdraws the pending background job of j's (type, id), if
-// any: j replaces it, with its own function and a fresh aging clock.
-func (a *Actor) supersede(now time.Time, j *messages.Job) {
-	old := a.pendingBG[jobRef{j.Type, j.ID}]
-	if old == nil || !a.core.Withdraw(now, &old.Job) {
-		return
-	}
-	a.core.Record(now, &old.Job, core.DecisionDeny, core.CodeSuperseded)
-	a.logDecisions()
-	if len(a.subs) > 0 {
-		a.emit(messages.JobSuperseded{Time: now, Type: old.Type, ID: old.ID, FairnessKey: old.Key})
-	}
-	a.ended(old, ErrSuperseded)
 }
 
 // logRefusal logs a refused submission's decision record.
@@ -467,9 +451,7 @@ func (a *Actor) dispatch(now time.Time) {
 		if j := messages.Of(cj); j.Foreground() {
 			j.Admit <- nil // its caller runs it
 		} else {
-			if a.pendingBG[jobRef{j.Type, j.ID}] == j {
-				delete(a.pendingBG, jobRef{j.Type, j.ID})
-			}
+			a.unindex(j)
 			if a.joinable[jobRef{j.Type, j.ID}] == j {
 				delete(a.joinable, jobRef{j.Type, j.ID}) // running: never joined
 			}
@@ -802,10 +784,8 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 		return false // its only waiter has left: nobody wants another attempt
 	}
 	j.LastErr = d.Err
-	if ref := (jobRef{j.Type, j.ID}); !j.Foreground() && a.pendingBG[ref] == nil {
-		// Pending again: a Supersede of its (type, id) replaces it.
-		a.pendingBG[ref] = j
-		shrink.Note(a.pendingBG, &a.peaks.pendingBG)
+	if !j.Foreground() {
+		a.index(j) // pending again: a Supersede of its (type, id) replaces it
 	}
 	delay := j.Retry.Backoff(j.Runs, a.rand.Float64())
 	a.core.Retry(now, &j.Job, delay)

@@ -91,13 +91,16 @@ type Job struct {
 	// LastErr is the error of the job's last failed attempt while it waits
 	// for its retry: what its caller is told if it never runs again.
 	LastErr error
+	// Indexed (owner only): the job is in the owner's index of pending
+	// background jobs by (type, id), which Supersede looks up.
+	Indexed bool
 	// OnEnd, when set, is called by the owner once the job has left for
 	// good: it ran (its last attempt), or was dropped, expired or denied.
 	OnEnd func()
 	// Jitter: for SubmitPeriodic, the most each occurrence is delayed.
 	Jitter time.Duration
-	// Supersede: the job replaces the pending background job of its
-	// (type, id), if any.
+	// Supersede: the job replaces every pending background job of its
+	// (type, id), those in a retry's backoff included.
 	Supersede bool
 	// Coalescing: the job is the shared run of a coalescing type's
 	// requests; Waiters are the RunSync requests waiting for its result,
