@@ -780,8 +780,11 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	if d.Panicked || policy.IsPermanent(d.Err) || j.Runs >= j.Retry.MaxAttempts || a.aborted {
 		return false
 	}
-	if j.Foreground() && j.Ctx != nil && j.Ctx.Err() != nil {
-		return false // its only waiter has left: nobody wants another attempt
+	if j.Ctx != nil && j.Ctx.Err() != nil {
+		// Its waiter has left (a RunSync caller's context, or a coalesced
+		// run's, cancelled once no waiter and no Submit wants it): nobody
+		// wants another attempt.
+		return false
 	}
 	j.LastErr = d.Err
 	if !j.Foreground() {
