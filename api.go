@@ -124,9 +124,10 @@ var (
 	ErrUnknownJobType = policy.ErrUnknownJobType
 	// ErrClosed: Close was called.
 	ErrClosed = actor.ErrClosed
-	// ErrCloseInJob: Close was called with a job's own context (or one
-	// derived from it), from inside the job: it would wait for itself. The
-	// scheduler is not closed; close it from outside the job.
+	// ErrCloseInJob: Close was called from inside a job, which it would
+	// wait for. With the job's own context (or one derived from it) Close
+	// returns it at once and closes nothing; with another context the
+	// scheduler is closed and drains on its own once the job returns.
 	ErrCloseInJob = actor.ErrCloseInJob
 	// ErrInvalidConfig: an option or a JobTypeConfig is out of range; the
 	// error names the field and the value.
@@ -591,7 +592,16 @@ func SnapshotAll() SnapshotOption { return snapshotRows(0) }
 //
 // Close waits for the running jobs, so a job must not close its own
 // scheduler: called with the job's context (or one derived from it) Close
-// returns ErrCloseInJob at once and closes nothing.
+// returns ErrCloseInJob at once and closes nothing. Called from inside a job
+// with another context (context.Background(), or one with a deadline), it
+// closes the scheduler and returns ErrCloseInJob as soon as the jobs still
+// running are no more than the Close calls made from inside jobs — each may
+// be waiting for its own job, which cannot end while it waits — instead of
+// waiting for ever; the scheduler then stops by itself once those jobs
+// return. (Close tells it is inside a job by its goroutine's stack, which
+// does not say whose job: closing another scheduler from inside a job with
+// a context not derived from the job's may therefore return ErrCloseInJob
+// while that scheduler's last jobs still run.)
 func (s *Scheduler) Close(ctx context.Context) error {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "Close"); err != nil {
 		return err

@@ -146,6 +146,7 @@ type Actor struct {
 
 	// Owner-only state.
 	closing, aborted bool
+	jobClosers       []chan error    // Close calls from inside jobs, waiting (closeinjob.go)
 	base             context.Context // background jobs run under it
 	cancelBase       context.CancelFunc
 	admitted         []*core.Job
@@ -223,6 +224,7 @@ func (a *Actor) run() {
 		if took {
 			a.reportAged()
 			a.arm()
+			a.releaseJobClosers()
 			continue
 		}
 		select {
@@ -248,6 +250,7 @@ func (a *Actor) run() {
 		}
 		a.reportAged()
 		a.arm()
+		a.releaseJobClosers()
 	}
 }
 
@@ -340,6 +343,9 @@ func (a *Actor) handle(r messages.Request) {
 		m.Reply <- struct{}{}
 	case messages.Close:
 		a.closing = true
+		if m.InJob != nil {
+			a.jobClosers = append(a.jobClosers, m.InJob)
+		}
 		a.stopSchedules() // no new occurrence; one under way drains
 		if !a.aborted {
 			now := a.clock.Now()

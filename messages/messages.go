@@ -248,7 +248,10 @@ type Unsubscribe struct {
 }
 
 // Close asks the owner to stop once pending and running work is done.
-type Close struct{}
+// InJob, when not nil, says the call comes from inside a job (its goroutine
+// runs one): the owner answers ErrCloseInJob on it once the running jobs
+// are no more than such calls, which may be waiting for themselves.
+type Close struct{ InJob chan error }
 
 // Abort asks the owner to stop now: cancel running jobs, refuse pending ones.
 type Abort struct{}
