@@ -581,14 +581,19 @@ func SnapshotAll() SnapshotOption { return snapshotRows(0) }
 // error of the first Close.
 //
 // What a graceful Close (a context that does not end) waits for: the running
-// jobs, and the pending jobs that can still run. Jobs of a worker type that
-// no registered slot takes are dropped at once (no worker can register once
-// Close is called). Work that can only wait on itself — a job whose nested
-// RunSync waits for the slot the job holds — is the caller's deadlock, which
-// a graceful Close would wait out for ever: give Close a deadline (ctx) when
-// jobs submit jobs. Close(ctx) always returns once ctx has ended and the
-// running functions have returned from their cancelled contexts, and the
-// final save to the store (WithStore) is waited for within ctx too.
+// jobs, and the pending jobs that can still run. It drops (ErrClosed,
+// JobDropped, counted in its error) what never can: jobs of a worker type
+// that no registered slot takes, at once (no worker can register once Close
+// is called); and RunSync calls nested in running jobs (called with the
+// job's context or one derived from it) once every running job waits on
+// such a call that is pending and no timer is left that could admit one —
+// each job then holds the slot its nested call waits for, so nothing could
+// ever run or end again. A job that waits on work in another way (a channel
+// fed by a job it submitted, a nested call with a context not derived from
+// its own) is not seen: give Close a deadline (ctx) for those. Close(ctx)
+// always returns once ctx has ended and the running functions have returned
+// from their cancelled contexts, and the final save to the store
+// (WithStore) is waited for within ctx too.
 //
 // Close waits for the running jobs, so a job must not close its own
 // scheduler: called with the job's context (or one derived from it) Close

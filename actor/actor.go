@@ -47,9 +47,15 @@ var ErrClosed = errors.New("fairsched: scheduler closed")
 // so it would never return.
 var ErrCloseInJob = errors.New("fairsched: Close called from inside a job of the scheduler, with the job's context: it would wait for itself")
 
-// insideKey marks the context a job's function gets with its scheduler's
-// actor (Close refuses to wait for itself).
+// insideKey marks the context a job's function gets with an inside: its
+// scheduler's actor (Close refuses to wait for itself) and the job (the
+// parent of a nested RunSync).
 type insideKey struct{}
+
+type inside struct {
+	a *Actor
+	j *messages.Job
+}
 
 // errExited is the error of a job whose function ended its goroutine with
 // runtime.Goexit instead of returning.
@@ -147,6 +153,7 @@ type Actor struct {
 	// Owner-only state.
 	closing, aborted bool
 	jobClosers       []chan error    // Close calls from inside jobs, waiting (closeinjob.go)
+	nested           []*messages.Job // RunSync calls nested in running jobs, maybe pending (closeinjob.go)
 	base             context.Context // background jobs run under it
 	cancelBase       context.CancelFunc
 	admitted         []*core.Job
@@ -225,6 +232,7 @@ func (a *Actor) run() {
 			a.reportAged()
 			a.arm()
 			a.releaseJobClosers()
+			a.dropNestedDeadlock()
 			continue
 		}
 		select {
@@ -251,6 +259,7 @@ func (a *Actor) run() {
 		a.reportAged()
 		a.arm()
 		a.releaseJobClosers()
+		a.dropNestedDeadlock()
 	}
 }
 
@@ -402,6 +411,11 @@ func (a *Actor) submit(m messages.Submit) {
 	}
 	if !j.Foreground() {
 		a.index(j)
+	} else if j.Parent != nil {
+		if len(a.nested) == cap(a.nested) {
+			a.nested = a.pendingNested() // amortised: what left is dropped before the slice grows
+		}
+		a.nested = append(a.nested, j)
 	}
 	a.dispatch(now)
 }
@@ -482,7 +496,7 @@ func (a *Actor) Execute(j *messages.Job) (err error) {
 	}
 	// Jobs the function submits may inherit its priority (InheritPriority).
 	ctx = messages.WithRunning(ctx, j.Effective)
-	ctx = context.WithValue(ctx, insideKey{}, a)
+	ctx = context.WithValue(ctx, insideKey{}, inside{a, j})
 	panicked, err = call(ctx, j.Fn)
 	if err != nil && j.RunCtx != nil && !errors.Is(err, workers.ErrWorkerLost) {
 		if cause := context.Cause(ctx); errors.Is(cause, workers.ErrWorkerLost) {

@@ -70,6 +70,9 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	defer j.Cancel()
 	j.Admit = make(chan error, 1)
 	j.OnDemand = true // a caller waits: on-demand work for scoring
+	if in, _ := ctx.Value(insideKey{}).(inside); in.a == a {
+		j.Parent = in.j // nested in a running job of this scheduler
+	}
 	if err := a.Submit(ctx, j); err != nil {
 		return err
 	}
@@ -222,7 +225,7 @@ func (a *Actor) unsubscribe(ch chan messages.Event) {
 // goroutine runs one), it also returns ErrCloseInJob once the running jobs
 // are no more than such calls: it may be waiting for its own job.
 func (a *Actor) Close(ctx context.Context) error {
-	if in, _ := ctx.Value(insideKey{}).(*Actor); in == a {
+	if in, _ := ctx.Value(insideKey{}).(inside); in.a == a {
 		return ErrCloseInJob
 	}
 	m := messages.Close{}

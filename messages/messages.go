@@ -91,6 +91,10 @@ type Job struct {
 	// LastErr is the error of the job's last failed attempt while it waits
 	// for its retry: what its caller is told if it never runs again.
 	LastErr error
+	// Parent is, for a RunSync called with the context of a running job of
+	// the same scheduler (or one derived from it), that job: a graceful
+	// Close drops the nested call when its parent can only wait for it.
+	Parent *Job
 	// Indexed (owner only): the job is in the owner's index of pending
 	// background jobs by (type, id), which Supersede looks up.
 	Indexed bool
