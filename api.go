@@ -124,9 +124,10 @@ var (
 	ErrUnknownJobType = policy.ErrUnknownJobType
 	// ErrClosed: Close was called.
 	ErrClosed = actor.ErrClosed
-	// ErrCloseInJob: Close was called with a job's own context (or one
-	// derived from it), from inside the job: it would wait for itself. The
-	// scheduler is not closed; close it from outside the job.
+	// ErrCloseInJob: Close was called from inside a job, which it would
+	// wait for. With the job's own context (or one derived from it) Close
+	// returns it at once and closes nothing; with another context the
+	// scheduler is closed and drains on its own once the job returns.
 	ErrCloseInJob = actor.ErrCloseInJob
 	// ErrInvalidConfig: an option or a JobTypeConfig is out of range; the
 	// error names the field and the value.
@@ -351,11 +352,14 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 	}, nil
 }
 
-// Supersede, on Submit, replaces the pending background job of the same
-// (type, id), if there is one: that job leaves the queue unrun and
-// uncharged, and this one takes its place with its own function and a
-// fresh aging clock (it arrives now). Without a pending job it is a plain
-// Submit. A running job is never replaced.
+// Supersede, on Submit, replaces every pending background job of the same
+// (type, id) — waiting, deferred, or failed and waiting for its retry
+// (WithRetry): each leaves the queue unrun (again) and uncharged, with a
+// JobSuperseded event and a decision record, and this one takes their place
+// with its own function and a fresh aging clock (it arrives now). Without a
+// pending job it is a plain Submit. A running job is never replaced (if its
+// attempt fails and retries, the retry is pending again: a later Supersede
+// replaces it).
 func Supersede() JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.Supersede = true })
 }
@@ -582,18 +586,32 @@ func SnapshotAll() SnapshotOption { return snapshotRows(0) }
 // error of the first Close.
 //
 // What a graceful Close (a context that does not end) waits for: the running
-// jobs, and the pending jobs that can still run. Jobs of a worker type that
-// no registered slot takes are dropped at once (no worker can register once
-// Close is called). Work that can only wait on itself — a job whose nested
-// RunSync waits for the slot the job holds — is the caller's deadlock, which
-// a graceful Close would wait out for ever: give Close a deadline (ctx) when
-// jobs submit jobs. Close(ctx) always returns once ctx has ended and the
-// running functions have returned from their cancelled contexts, and the
-// final save to the store (WithStore) is waited for within ctx too.
+// jobs, and the pending jobs that can still run. It drops (ErrClosed,
+// JobDropped, counted in its error) what never can: jobs of a worker type
+// that no registered slot takes, at once (no worker can register once Close
+// is called); and RunSync calls nested in running jobs (called with the
+// job's context or one derived from it) once every running job waits on
+// such a call that is pending and no timer is left that could admit one —
+// each job then holds the slot its nested call waits for, so nothing could
+// ever run or end again. A job that waits on work in another way (a channel
+// fed by a job it submitted, a nested call with a context not derived from
+// its own) is not seen: give Close a deadline (ctx) for those. Close(ctx)
+// always returns once ctx has ended and the running functions have returned
+// from their cancelled contexts, and the final save to the store
+// (WithStore) is waited for within ctx too.
 //
 // Close waits for the running jobs, so a job must not close its own
 // scheduler: called with the job's context (or one derived from it) Close
-// returns ErrCloseInJob at once and closes nothing.
+// returns ErrCloseInJob at once and closes nothing. Called from inside a job
+// with another context (context.Background(), or one with a deadline), it
+// closes the scheduler and returns ErrCloseInJob as soon as the jobs still
+// running are no more than the Close calls made from inside jobs — each may
+// be waiting for its own job, which cannot end while it waits — instead of
+// waiting for ever; the scheduler then stops by itself once those jobs
+// return. (Close tells it is inside a job by its goroutine's stack, which
+// does not say whose job: closing another scheduler from inside a job with
+// a context not derived from the job's may therefore return ErrCloseInJob
+// while that scheduler's last jobs still run.)
 func (s *Scheduler) Close(ctx context.Context) error {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "Close"); err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fairsched/fairsched"
 )
 
@@ -131,6 +133,75 @@ func TestCoalescedWaitersKeepTheirTTL(t *testing.T) {
 		want := []outcome{{5 * time.Second, true, 5 * time.Second}, {20 * time.Second, true, 20 * time.Second}}
 		if got[0] != want[0] || got[1] != want[1] {
 			t.Errorf("outcomes %+v; want %+v", got, want)
+		}
+	})
+}
+
+// TestCoalescedRetriesStopWhenEveryWaiterLeft: a coalesced run whose only
+// waiter left during its attempt is not retried either (its context is
+// cancelled, and nobody wants another attempt).
+func TestCoalescedRetriesStopWhenEveryWaiterLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{"t": {DefaultCost: time.Second, Priority: 1, Coalesce: true}})
+		ctx, cancel := context.WithCancel(context.Background())
+		runs := 0
+		started := make(chan struct{}, 8)
+		done := make(chan error, 1)
+		go func() {
+			done <- s.RunSync(ctx, "t", "x", "", func(ctx context.Context) error {
+				runs++
+				started <- struct{}{}
+				<-ctx.Done()
+				return errors.New("attempt failed")
+			}, fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Second, MaxBackoff: time.Second}))
+		}()
+		<-started
+		cancel() // the only waiter gives up while the attempt runs
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("RunSync = %v; want context.Canceled", err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if runs != 1 {
+			t.Errorf("%d attempts ran; want 1 (nobody waits for another)", runs)
+		}
+	})
+}
+
+// TestTTLInBackoffIsReportedAsAFailure: a background job whose time to
+// live runs out in its retry's backoff is reported failed (JobFailed,
+// final, wrapping its attempt's error), never JobExpired, which says it
+// never ran.
+func TestTTLInBackoffIsReportedAsAFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{"t": {DefaultCost: time.Second, Priority: 1}})
+		events, stop := s.Subscribe(16)
+		failure := errors.New("upstream down")
+		if err := s.Submit("t", "x", func(context.Context) error { return failure },
+			fairsched.WithTTL(5*time.Second),
+			fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 3, MinBackoff: 10 * time.Second, MaxBackoff: 10 * time.Second})); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		stop()
+		type ending struct {
+			Kind     string
+			Retrying bool
+			Wraps    bool
+		}
+		var got []ending
+		for e := range events {
+			switch e := e.(type) {
+			case fairsched.JobFailed:
+				got = append(got, ending{"failed", e.Retrying, errors.Is(e.Err, failure)})
+			case fairsched.JobExpired:
+				got = append(got, ending{Kind: "expired"})
+			}
+		}
+		want := []ending{{"failed", true, true}, {"failed", false, true}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("endings (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -47,9 +47,15 @@ var ErrClosed = errors.New("fairsched: scheduler closed")
 // so it would never return.
 var ErrCloseInJob = errors.New("fairsched: Close called from inside a job of the scheduler, with the job's context: it would wait for itself")
 
-// insideKey marks the context a job's function gets with its scheduler's
-// actor (Close refuses to wait for itself).
+// insideKey marks the context a job's function gets with an inside: its
+// scheduler's actor (Close refuses to wait for itself) and the job (the
+// parent of a nested RunSync).
 type insideKey struct{}
+
+type inside struct {
+	a *Actor
+	j *messages.Job
+}
 
 // errExited is the error of a job whose function ended its goroutine with
 // runtime.Goexit instead of returning.
@@ -102,7 +108,7 @@ type Actor struct {
 	refuses       bool                                      // the core may refuse a submission: Submit waits for the verdict
 	rand          *rand.Rand                                // draws retry jitter
 	schedules     timeheap.Heap[*schedule]                  // periodic jobs, by next occurrence
-	pendingBG     map[jobRef]*messages.Job                  // the latest pending background job of each (type, id), for Supersede
+	pendingBG     map[jobRef]*pendingSet                    // the pending background jobs of each (type, id), for Supersede
 	joinable      map[jobRef]*messages.Job                  // pending coalesced runs, by (type, id)
 	peaks         struct{ pendingBG, joinable shrink.Peak } // for compact
 	coalescing    map[policy.JobType]bool                   // the types with JobTypeConfig.Coalesce
@@ -146,6 +152,8 @@ type Actor struct {
 
 	// Owner-only state.
 	closing, aborted bool
+	jobClosers       []chan error    // Close calls from inside jobs, waiting (closeinjob.go)
+	nested           []*messages.Job // RunSync calls nested in running jobs, maybe pending (closeinjob.go)
 	base             context.Context // background jobs run under it
 	cancelBase       context.CancelFunc
 	admitted         []*core.Job
@@ -171,7 +179,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.refuses = c.Refuses() // settled by the limits, which do not change
 	c.SetDecisionLog(a.log.Core().Enabled(zap.InfoLevel))
 	a.byID = map[uint64]*schedule{}
-	a.pendingBG = map[jobRef]*messages.Job{}
+	a.pendingBG = map[jobRef]*pendingSet{}
 	a.joinable = map[jobRef]*messages.Job{}
 	a.coalescing = map[policy.JobType]bool{}
 	a.store, a.lastRuns = cfg.Store, map[string]time.Time{}
@@ -223,6 +231,8 @@ func (a *Actor) run() {
 		if took {
 			a.reportAged()
 			a.arm()
+			a.releaseJobClosers()
+			a.dropNestedDeadlock()
 			continue
 		}
 		select {
@@ -248,6 +258,8 @@ func (a *Actor) run() {
 		}
 		a.reportAged()
 		a.arm()
+		a.releaseJobClosers()
+		a.dropNestedDeadlock()
 	}
 }
 
@@ -340,6 +352,9 @@ func (a *Actor) handle(r messages.Request) {
 		m.Reply <- struct{}{}
 	case messages.Close:
 		a.closing = true
+		if m.InJob != nil {
+			a.jobClosers = append(a.jobClosers, m.InJob)
+		}
 		a.stopSchedules() // no new occurrence; one under way drains
 		if !a.aborted {
 			now := a.clock.Now()
@@ -395,8 +410,12 @@ func (a *Actor) submit(m messages.Submit) {
 		m.Reply <- nil
 	}
 	if !j.Foreground() {
-		a.pendingBG[jobRef{j.Type, j.ID}] = j
-		shrink.Note(a.pendingBG, &a.peaks.pendingBG)
+		a.index(j)
+	} else if j.Parent != nil {
+		if len(a.nested) == cap(a.nested) {
+			a.nested = a.pendingNested() // amortised: what left is dropped before the slice grows
+		}
+		a.nested = append(a.nested, j)
 	}
 	a.dispatch(now)
 }
@@ -405,21 +424,6 @@ func (a *Actor) submit(m messages.Submit) {
 type jobRef struct {
 	t  policy.JobType
 	id string
-}
-
-// supersede withdraws the pending background job of j's (type, id), if
-// any: j replaces it, with its own function and a fresh aging clock.
-func (a *Actor) supersede(now time.Time, j *messages.Job) {
-	old := a.pendingBG[jobRef{j.Type, j.ID}]
-	if old == nil || !a.core.Withdraw(now, &old.Job) {
-		return
-	}
-	a.core.Record(now, &old.Job, core.DecisionDeny, core.CodeSuperseded)
-	a.logDecisions()
-	if len(a.subs) > 0 {
-		a.emit(messages.JobSuperseded{Time: now, Type: old.Type, ID: old.ID, FairnessKey: old.Key})
-	}
-	a.ended(old, ErrSuperseded)
 }
 
 // logRefusal logs a refused submission's decision record.
@@ -467,9 +471,7 @@ func (a *Actor) dispatch(now time.Time) {
 		if j := messages.Of(cj); j.Foreground() {
 			j.Admit <- nil // its caller runs it
 		} else {
-			if a.pendingBG[jobRef{j.Type, j.ID}] == j {
-				delete(a.pendingBG, jobRef{j.Type, j.ID})
-			}
+			a.unindex(j)
 			if a.joinable[jobRef{j.Type, j.ID}] == j {
 				delete(a.joinable, jobRef{j.Type, j.ID}) // running: never joined
 			}
@@ -498,7 +500,7 @@ func (a *Actor) Execute(j *messages.Job) (err error) {
 	}
 	// Jobs the function submits may inherit its priority (InheritPriority).
 	ctx = messages.WithRunning(ctx, j.Effective)
-	ctx = context.WithValue(ctx, insideKey{}, a)
+	ctx = context.WithValue(ctx, insideKey{}, inside{a, j})
 	panicked, err = call(ctx, j.Fn)
 	if err != nil && j.RunCtx != nil && !errors.Is(err, workers.ErrWorkerLost) {
 		if cause := context.Cause(ctx); errors.Is(cause, workers.ErrWorkerLost) {
@@ -799,14 +801,15 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	if d.Panicked || policy.IsPermanent(d.Err) || j.Runs >= j.Retry.MaxAttempts || a.aborted {
 		return false
 	}
-	if j.Foreground() && j.Ctx != nil && j.Ctx.Err() != nil {
-		return false // its only waiter has left: nobody wants another attempt
+	if j.Ctx != nil && j.Ctx.Err() != nil {
+		// Its waiter has left (a RunSync caller's context, or a coalesced
+		// run's, cancelled once no waiter and no Submit wants it): nobody
+		// wants another attempt.
+		return false
 	}
 	j.LastErr = d.Err
-	if ref := (jobRef{j.Type, j.ID}); !j.Foreground() && a.pendingBG[ref] == nil {
-		// Pending again: a Supersede of its (type, id) replaces it.
-		a.pendingBG[ref] = j
-		shrink.Note(a.pendingBG, &a.peaks.pendingBG)
+	if !j.Foreground() {
+		a.index(j) // pending again: a Supersede of its (type, id) replaces it
 	}
 	delay := j.Retry.Backoff(j.Runs, a.rand.Float64())
 	a.core.Retry(now, &j.Job, delay)

@@ -70,6 +70,9 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	defer j.Cancel()
 	j.Admit = make(chan error, 1)
 	j.OnDemand = true // a caller waits: on-demand work for scoring
+	if in, _ := ctx.Value(insideKey{}).(inside); in.a == a {
+		j.Parent = in.j // nested in a running job of this scheduler
+	}
 	if err := a.Submit(ctx, j); err != nil {
 		return err
 	}
@@ -195,27 +198,39 @@ func (a *Actor) unsubscribe(ch chan messages.Event) {
 
 // Close stops taking work and waits until the owner has run out of it. When
 // ctx ends first it cancels running jobs, refuses pending ones, waits for the
-// running jobs to return and reports ctx.Err().
+// running jobs to return and reports ctx.Err(). Called from inside a job (its
+// goroutine runs one), it also returns ErrCloseInJob once the running jobs
+// are no more than such calls: it may be waiting for its own job.
 func (a *Actor) Close(ctx context.Context) error {
-	if in, _ := ctx.Value(insideKey{}).(*Actor); in == a {
+	if in, _ := ctx.Value(insideKey{}).(inside); in.a == a {
 		return ErrCloseInJob
 	}
+	m := messages.Close{}
+	if insideJob() {
+		m.InJob = make(chan error, 1)
+	}
 	a.closed.Store(true)
-	if err := a.send(ctx, messages.Close{}); err == ErrClosed {
+	if err := a.send(ctx, m); err == ErrClosed {
 		<-a.stopped // the owner is in its last step
 		return a.saved(ctx, a.droppedErr(nil))
 	}
 	select {
 	case <-a.stopped:
 		return a.saved(ctx, a.droppedErr(nil))
+	case err := <-m.InJob: // a nil channel (not in a job) never answers
+		return err
 	case <-ctx.Done():
 	}
 	if a.send(context.Background(), messages.Abort{}) == ErrClosed {
 		<-a.stopped
 		return a.saved(ctx, a.droppedErr(nil)) // it finished while we were deciding
 	}
-	<-a.stopped
-	return a.droppedErr(ctx.Err())
+	select {
+	case <-a.stopped:
+		return a.droppedErr(ctx.Err())
+	case err := <-m.InJob:
+		return fmt.Errorf("%w (%w)", err, ctx.Err())
+	}
 }
 
 // saved waits, once the owner has stopped, for the writer to store the

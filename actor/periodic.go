@@ -154,9 +154,7 @@ func (a *Actor) nextSchedule() (time.Time, bool) {
 // ended tells whoever waits that j left the scheduler for good (ran, was
 // dropped, superseded, expired or denied).
 func (a *Actor) ended(j *messages.Job, err error) {
-	if ref := (jobRef{j.Type, j.ID}); a.pendingBG[ref] == j {
-		delete(a.pendingBG, ref)
-	}
+	a.unindex(j)
 	if j.Coalescing {
 		a.answerWaiters(j, err)
 	}

@@ -91,13 +91,20 @@ type Job struct {
 	// LastErr is the error of the job's last failed attempt while it waits
 	// for its retry: what its caller is told if it never runs again.
 	LastErr error
+	// Parent is, for a RunSync called with the context of a running job of
+	// the same scheduler (or one derived from it), that job: a graceful
+	// Close drops the nested call when its parent can only wait for it.
+	Parent *Job
+	// Indexed (owner only): the job is in the owner's index of pending
+	// background jobs by (type, id), which Supersede looks up.
+	Indexed bool
 	// OnEnd, when set, is called by the owner once the job has left for
 	// good: it ran (its last attempt), or was dropped, expired or denied.
 	OnEnd func()
 	// Jitter: for SubmitPeriodic, the most each occurrence is delayed.
 	Jitter time.Duration
-	// Supersede: the job replaces the pending background job of its
-	// (type, id), if any.
+	// Supersede: the job replaces every pending background job of its
+	// (type, id), those in a retry's backoff included.
 	Supersede bool
 	// Coalescing: the job is the shared run of a coalescing type's
 	// requests; Waiters are the RunSync requests waiting for its result,
@@ -242,7 +249,10 @@ type Unsubscribe struct {
 }
 
 // Close asks the owner to stop once pending and running work is done.
-type Close struct{}
+// InJob, when not nil, says the call comes from inside a job (its goroutine
+// runs one): the owner answers ErrCloseInJob on it once the running jobs
+// are no more than such calls, which may be waiting for themselves.
+type Close struct{ InJob chan error }
 
 // Abort asks the owner to stop now: cancel running jobs, refuse pending ones.
 type Abort struct{}

@@ -98,6 +98,9 @@ func (sm *sim) begin(ctx context.Context, j *jobRun, p *perRun) *attempt {
 			sm.violate("periodic %s: two occurrences execute at once", p.spec.id)
 		}
 	} else {
+		if j.superseded {
+			sm.violate("j%d (%s) starts an attempt after a Supersede of its (type, id) replaced it", j.spec.idx, j.sig)
+		}
 		j.attempts++
 		a.n, a.typ, a.key, a.group, a.id = j.attempts, j.typ, j.key, j.spec.group, j.spec.id
 		max := sm.cfg.maxAttempts(j.spec)
@@ -323,6 +326,12 @@ func (sm *sim) end(a *attempt, out outcome, err error) {
 func (sm *sim) submitted(j *jobRun, err error) {
 	if err == nil {
 		sm.acct(j.sig).bgAccepted++
+		if j.spec.supersede { // it replaces what of its (type, id) does not execute
+			for _, o := range sm.background[j.sig] {
+				o.superseded = o.superseded || o.cur == nil
+			}
+		}
+		sm.background[j.sig] = append(sm.background[j.sig], j)
 		return
 	}
 	sm.logf("Submit j%d = %v", j.spec.idx, err)
@@ -462,6 +471,9 @@ func (sm *sim) count(e fairsched.Event) {
 		kind = &get(e.Type, e.ID).dropped
 	case fairsched.JobDenied:
 		kind = &get(e.Type, e.ID).denied
+	case fairsched.JobSuperseded:
+		kind = &get(e.Type, e.ID).superseded
+		sm.res.Superseded++
 	}
 	if kind != nil && sm.evTypes[typ] && !strings.HasPrefix(id, "per") {
 		*kind++
@@ -762,12 +774,12 @@ func (sm *sim) finish() {
 		if i := strings.IndexByte(sig, '/'); i >= 0 && !sm.evTypes[fairsched.JobType(sig[:i])] || strings.Contains(sig, "/per") {
 			continue
 		}
-		total := ev.completed + ev.failed + ev.expired + ev.dropped + ev.denied
+		total := ev.completed + ev.failed + ev.expired + ev.dropped + ev.denied + ev.superseded
 		exact := ac.bgAccepted + ac.fgDefinite
 		if ev.completed != ac.succeeded || total < exact || total > exact+ac.fgFlexible {
 			sm.violate("%s: %d attempts succeeded, %d background jobs accepted, %d RunSync answered (+%d cancelled or closed); "+
-				"events: %d completed, %d failed, %d expired, %d dropped, %d denied",
-				sig, ac.succeeded, ac.bgAccepted, ac.fgDefinite, ac.fgFlexible, ev.completed, ev.failed, ev.expired, ev.dropped, ev.denied)
+				"events: %d completed, %d failed, %d expired, %d dropped, %d denied, %d superseded",
+				sig, ac.succeeded, ac.bgAccepted, ac.fgDefinite, ac.fgFlexible, ev.completed, ev.failed, ev.expired, ev.dropped, ev.denied, ev.superseded)
 		}
 	}
 }

@@ -104,6 +104,9 @@ type jobSpec struct {
 	deferred bool          // the admission policy defers it once (marker in id)
 	attempts []attemptSpec
 	respawn  bool // aging mode: a fresh copy arrives when it ends
+	// supersede: a Submit with Supersede(), on a shared id, so that it
+	// replaces a pending (or backing-off) job of its (type, id).
+	supersede bool
 }
 
 type opKind uint8
@@ -303,7 +306,10 @@ func (c *config) String() string {
 
 // gen draws configurations and workloads from one seed.
 type gen struct {
-	r       *rand.Rand
+	r *rand.Rand
+	// sup draws the Supersede calls apart from r, so adding them left every
+	// seed's other calls as they were.
+	sup     *rand.Rand
 	cfg     *config
 	jobs    int // jobs generated so far
 	workers int // worker ids handed out
@@ -314,7 +320,7 @@ type gen struct {
 }
 
 func newGen(seed uint64, mode Mode, soak bool) *gen {
-	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5eed_1a7e_f00d_cafe)), soak: soak}
+	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5eed_1a7e_f00d_cafe)), sup: rand.New(rand.NewPCG(seed, 0x5c9e_25ed_e000_0001)), soak: soak}
 	switch mode {
 	case Fairness:
 		g.cfg = g.fairnessConfig()
@@ -670,6 +676,7 @@ func (g *gen) chaosChunk(start time.Duration, n int) ([]*jobSpec, []opSpec, time
 			}
 		}
 		j.attempts = g.attempts(c.maxAttempts(j), int(c.dmax/tick))
+		g.maybeSupersede(c, j)
 		jobs = append(jobs, j)
 	}
 	end := start + horizon + c.dmax
@@ -871,6 +878,18 @@ func (g *gen) streamJob(at time.Duration) *jobSpec {
 	return j
 }
 
+// maybeSupersede makes some background jobs of types that do not coalesce
+// Supersede calls on a shared id (unless the policy's marker names them).
+func (g *gen) maybeSupersede(c *config, j *jobSpec) {
+	if j.fg || c.types[j.typ].cfg.Coalesce || j.deny || j.deferred || g.sup.Float64() >= 0.2 {
+		return
+	}
+	j.supersede = true
+	if !strings.HasPrefix(j.id, "r") {
+		j.id = c.idPool[g.sup.IntN(len(c.idPool))]
+	}
+}
+
 func sortJobs(jobs []*jobSpec) {
 	slices.SortStableFunc(jobs, func(a, b *jobSpec) int {
 		if a.at != b.at {
@@ -922,6 +941,9 @@ func (j *jobSpec) String(c *config) string {
 	}
 	if j.tokens > 0 {
 		fmt.Fprintf(&b, ", WithTokens(%v)", j.tokens)
+	}
+	if j.supersede {
+		b.WriteString(", Supersede()")
 	}
 	b.WriteString(")")
 	if j.cancelAt >= 0 {

@@ -42,12 +42,15 @@ type Result struct {
 	Config     string
 	Violations []string
 	// Trace holds the last actions before the first violation.
-	Trace     []string
-	Jobs      int // RunSync and Submit calls
-	Starts    int // attempts started
-	Steps     int
-	Snapshots int
-	Virtual   time.Duration // virtual time simulated
+	Trace []string
+	Jobs  int // RunSync and Submit calls
+	// Superseded counts the JobSuperseded events: Supersede calls that
+	// replaced a pending (or backing-off) background job.
+	Superseded int
+	Starts     int // attempts started
+	Steps      int
+	Snapshots  int
+	Virtual    time.Duration // virtual time simulated
 	// FairChecks counts the snapshots whose weighted service was compared
 	// (fairness mode); AgingChecks the starts checked against the aging
 	// bound (aging mode); MaxDrift the largest weighted-cost gap seen and
@@ -95,6 +98,10 @@ type jobRun struct {
 	fgDone    bool
 	cancel    context.CancelFunc
 	cancelled bool
+	// superseded: a later Supersede of its (type, id) was accepted while
+	// it did not execute (pending, or in a retry's backoff): it never
+	// starts again.
+	superseded bool
 }
 
 // attempt is one execution of a job function.
@@ -139,7 +146,7 @@ type acct struct {
 	fgFlexible int // RunSync outcomes that come with at most one (cancelled, closed)
 }
 
-type evCount struct{ completed, failed, expired, dropped, denied int }
+type evCount struct{ completed, failed, expired, dropped, denied, superseded int }
 
 type sim struct {
 	opts Options
@@ -203,6 +210,10 @@ type sim struct {
 	respawns     int
 	tornDown     bool
 
+	// background are the accepted background jobs of each signature, for
+	// Supersede.
+	background map[string][]*jobRun
+
 	events  map[string]*evCount
 	evDone  bool
 	evTypes map[fairsched.JobType]bool // types whose signatures are reconciled
@@ -228,6 +239,7 @@ func Run(opts Options) Result {
 		workers: map[string]fairsched.WorkerSpec{}, paused: map[string]bool{}, pauses: map[string][]span{},
 		successes: map[string]time.Time{}, accts: map[string]*acct{}, events: map[string]*evCount{},
 		evTypes: map[fairsched.JobType]bool{}, retryTypes: map[fairsched.JobType]bool{},
+		background: map[string][]*jobRun{},
 	}
 	sm.res.Mode = mode
 	sm.res.Config = sm.cfg.String()
@@ -729,10 +741,13 @@ func (sm *sim) arrive(spec *jobSpec) {
 	if !spec.fg && spec.key != "" {
 		opts = append(opts, fairsched.WithFairnessKey(spec.key))
 	}
+	if spec.supersede {
+		opts = append(opts, fairsched.Supersede())
+	}
 	sm.res.Jobs++
 	fn := sm.jobFn(j)
 	if !spec.fg {
-		sm.logf("Submit j%d %s key=%q group=%q", spec.idx, j.sig, j.key, spec.group)
+		sm.logf("Submit j%d %s key=%q group=%q supersede=%v", spec.idx, j.sig, j.key, spec.group, spec.supersede)
 		err := sm.s.Submit(t.name, spec.id, fn, opts...)
 		sm.submitted(j, err)
 		return
