@@ -82,6 +82,10 @@ type Job struct {
 	// riseFrom is how long the job had waited, for aging, when it last
 	// entered the queue: its rises count from there (see agingRises).
 	riseFrom time.Duration
+	// counted are the job's rises already in Core.risen; agePrev and
+	// ageNext link the pending jobs for the rises sweep (rises.go).
+	counted          uint64
+	agePrev, ageNext *Job
 
 	widx     int          // position in its key's writers; -1 when not there (conflict.go)
 	slot     *policy.Slot // the type's counters and registration
@@ -144,6 +148,10 @@ type Core struct {
 	// risen counts, by type, the aging rises of jobs that have left the
 	// queue (see AgingRises).
 	risen map[policy.JobType]uint64
+	// aging lists the pending jobs, with aging on, for the rises sweep;
+	// sweep is where the next one starts (nil: at aging.head).
+	aging agingList
+	sweep *Job
 }
 
 // New returns an empty core. The limits must be valid.
@@ -251,6 +259,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	c.queue.At(now)
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
 	j.riseFrom = 0
+	c.enters(j)
 	c.addWriter(j)
 	before := g.demand()
 	g.pending++
@@ -779,6 +788,7 @@ func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	c.queue.Backoff(&j.q, now.Add(delay), c.ledger.Join(j.Key, now))
 	c.addWriter(j)
 	j.riseFrom = c.queue.Waited(&j.q) // it waits on with its first clock
+	c.enters(j)
 	c.waiting(j, 1)
 	j.waitingOn = policy.ReasonBackoff
 	c.record(now, j, DecisionDefer, string(policy.ReasonBackoff), delay)

@@ -47,7 +47,10 @@ type Snapshot struct {
 	// AgingRises counts, by type, every rise of a waiting job's effective
 	// priority by aging since the start: each job's every step, the jobs
 	// still waiting included (JobAged reports only a lane's head). It never
-	// decreases. Nil without aging or before the first rise.
+	// decreases and never counts a rise twice; with more than 65 536 jobs
+	// waiting, their rises are brought up to date round robin, that many per
+	// snapshot, so it may lag (core/rises.go). Nil without aging or before
+	// the first rise.
 	AgingRises map[policy.JobType]uint64 `json:"aging_rises,omitempty"`
 	// Groups lists the groups with jobs, paused or holding slots, by name.
 	Groups []GroupSnapshot `json:"groups,omitempty"`
