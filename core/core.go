@@ -352,6 +352,10 @@ func (c *Core) admit(now time.Time, j *Job) {
 		j.Cost = j.Tokens
 	}
 	j.KeyCost = c.ledger.Charge(j.Key, policy.Weighted(j.Cost, c.keyWeight(j.Key)))
+	if shift := c.ledger.Rebase(j.KeyCost); shift > 0 {
+		c.queue.Rebase(shift)
+		j.KeyCost = costmodel.Lower(j.KeyCost, shift)
+	}
 	c.queue.SetKeyCost(j.Key, j.KeyCost)
 	j.Started = now
 	j.Effective = c.queue.Effective(&j.q, j.Priority)

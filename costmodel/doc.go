@@ -55,9 +55,18 @@
 // restart at the floor after every job and be ahead by one job per request.
 //
 // The floor never decreases (a key joins at or above it, charges only add,
-// and a leaving key can only raise the minimum), so these values only grow;
-// they are int64 nanoseconds and overflow after about 292 years of charged
-// cost.
+// and a leaving key can only raise the minimum), so these values only grow —
+// until they near overflow. They are int64 nanoseconds, and a key weighted
+// 1e-6 running a job that states a year of tokens would pass 2^63 at once.
+// Two bounds keep them finite and ordered: one admission charges at most
+// policy.MaxCharge (2^56 ns, about 2.3 years), and once the floor passes
+// RebaseAt (2^62 ns) Rebase lowers every key's cost by the floor, which keeps
+// every difference between active keys — all that orders them — and sends
+// idle keys below the floor to 0, where a join would raise them to the floor
+// anyway. Saturating instead would tie every key at the ceiling for good.
+// Rebasing is O(keys) and, as the floor rises at most MaxCharge per charge
+// of the least served key, happens at most once per 64 charges of every
+// active key; with realistic costs, never (146 years of charged cost).
 //
 // # Expiry
 //

@@ -102,6 +102,40 @@ func (l *Ledger) Charge(key string, cost time.Duration) time.Duration {
 	return a.cost
 }
 
+// RebaseAt is the floor past which the ledger lowers every accumulated
+// cost by the floor (Rebase): 2^62 ns, about 146 years of cost. A charge is
+// at most policy.MaxCharge (2^56 ns), so the active keys' costs stay far
+// from overflow while only their differences, which rebasing keeps, order
+// them.
+const RebaseAt = time.Duration(1) << 62
+
+// Rebase lowers every accumulated cost by the floor once the floor has
+// passed RebaseAt, and returns by how much (0 when it has not), so that the
+// caller lowers its copies of the costs alike. Costs below the floor
+// become 0: a key that joins is raised to the floor anyway. O(keys), once
+// per RebaseAt of floor: the floor rises at most MaxCharge per charge of
+// its key, so at least 64 charges of every active key lie between two.
+func (l *Ledger) Rebase(charged time.Duration) time.Duration {
+	if charged < RebaseAt || l.Floor() < RebaseAt {
+		return 0 // the floor is at most any active key's cost: the charged one's
+	}
+	shift := l.floor
+	for _, a := range l.accounts {
+		a.cost = Lower(a.cost, shift)
+		a.ordered = Lower(a.ordered, shift) // monotone: the heap's order holds
+	}
+	l.floor = 0
+	return shift
+}
+
+// Lower returns cost − shift, or 0 below it.
+func Lower(cost, shift time.Duration) time.Duration {
+	if cost <= shift {
+		return 0
+	}
+	return cost - shift
+}
+
 // Cost returns key's accumulated cost (0 for an unknown key).
 func (l *Ledger) Cost(key string) time.Duration {
 	if a := l.accounts[key]; a != nil {

@@ -39,14 +39,20 @@ const MaxTokens = 365 * 24 * time.Hour
 // cost, so that every admission moves the key's virtual time).
 func Weighted(cost time.Duration, w float64) time.Duration {
 	if w == DefaultKeyWeight {
-		return cost
+		return min(cost, MaxCharge)
 	}
 	c := DurationSat(math.Round(float64(cost) / w))
 	if c <= 0 && cost > 0 {
 		c = 1
 	}
-	return c
+	return min(c, MaxCharge)
 }
+
+// MaxCharge bounds what one admission charges a key, whatever its cost and
+// weight: 2^56 ns, about 2.3 years, above MaxTokens so that it binds only
+// on keys weighted below 1. Accumulated costs then stay far from overflow
+// (see costmodel.RebaseAt).
+const MaxCharge = time.Duration(1) << 56
 
 // TenantLimits bound what one fairness key (a tenant) may hold. 0 means no
 // bound.

@@ -25,7 +25,10 @@ func TestSaturatingTime(t *testing.T) {
 		{"1e30 ns", int64(DurationSat(1e30)), math.MaxInt64},
 		{"-1e30 ns", int64(DurationSat(-1e30)), math.MinInt64},
 		{"NaN", int64(DurationSat(math.NaN())), 0},
-		{"cost / 1e-9", int64(Weighted(math.MaxInt64/2, 1e-9)), math.MaxInt64},
+		{"cost / 1e-9", int64(Weighted(math.MaxInt64/2, 1e-9)), int64(MaxCharge)},
+		{"MaxInt64 at weight 1", int64(Weighted(math.MaxInt64, 1)), int64(MaxCharge)},
+		{"a year at weight 1", int64(Weighted(MaxTokens, 1)), int64(MaxTokens)},
+		{"a year / 1e-6", int64(Weighted(MaxTokens, MinKeyWeight)), int64(MaxCharge)},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %d; want %d", tc.name, tc.got, tc.want)

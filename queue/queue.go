@@ -710,6 +710,19 @@ func (q *Queue) unpark(j *Job) {
 	q.enter(l)
 }
 
+// Rebase lowers every key's accumulated cost, and every lane's copy, by
+// shift (to 0 below it), as the ledger did (costmodel.Ledger.Rebase): a
+// monotone map, so every heap's order holds. O(keys + lanes).
+func (q *Queue) Rebase(shift time.Duration) {
+	lower := func(c time.Duration) time.Duration { return max(c-shift, 0) }
+	for _, k := range q.keys {
+		k.cost = lower(k.cost)
+		for _, l := range k.all {
+			l.cost = lower(l.cost)
+		}
+	}
+}
+
 // SetKeyCost records the accumulated cost of a fairness key. While the key
 // has pending jobs its cost must not decrease (accumulated costs only grow
 // while a key is active).
