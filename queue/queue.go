@@ -621,8 +621,8 @@ func (q *Queue) leaveLane(j *Job) {
 	q.update(l)
 }
 
-// dropLane takes an emptied lane out of dispatch; the lane itself stays with
-// its key for the key's next job of the type.
+// dropLane takes an emptied lane out of dispatch; a lane outside groups
+// stays with its key for the key's next job of the type.
 func (q *Queue) dropLane(l *lane) {
 	if l.idx >= 0 {
 		l.tq.take(l)
@@ -650,6 +650,12 @@ func (q *Queue) dropLane(l *lane) {
 			k.lanes = k.lanes[:last]
 			break
 		}
+	}
+	if l.group != nil {
+		// Group names are callers' strings: a key that stays busy must not
+		// keep a lane for every group it ever used (a lane of a type alone
+		// stays, one per type).
+		delete(k.all, laneID{l.tq, l.group})
 	}
 }
 

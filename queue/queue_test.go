@@ -857,3 +857,28 @@ func TestWatchedDeadlines(t *testing.T) {
 		t.Errorf("expiry heaps hold %d groups, %d of g's; want none and g forgotten", len(f.q.expiring), len(g.expiring))
 	}
 }
+
+// TestBusyKeyForgetsGroupLanes: a key that always has a job pending, while
+// its other jobs pass through 10 000 groups one after another, keeps a lane
+// per group with jobs, not one per group it ever used; the forgotten groups
+// leave the queue too.
+func TestBusyKeyForgetsGroupLanes(t *testing.T) {
+	f := newFixture(map[policy.JobType]policy.Priority{"t": 1})
+	f.push("t", "keep", "k") // the key never goes idle
+	for i := range 10_000 {
+		g := f.q.Group(fmt.Sprint("g", i))
+		f.seq++
+		j := &Job{Type: "t", ID: fmt.Sprint(i), Key: "k", Seq: f.seq, Group: g, Ref: i}
+		f.q.Push(j, 0)
+		f.q.Remove(j)
+		if !f.q.ForgetGroup(g) {
+			t.Fatalf("group g%d not forgotten", i)
+		}
+	}
+	if k := f.q.keys["k"]; len(k.all) != 1 || len(k.lanes) != 1 {
+		t.Errorf("key k keeps %d lanes (%d with jobs); want 1 and 1", len(k.all), len(k.lanes))
+	}
+	if len(f.q.groups) != 0 {
+		t.Errorf("the queue keeps %d groups; want 0", len(f.q.groups))
+	}
+}
