@@ -3,13 +3,22 @@ package fairsched
 import "github.com/fairsched/fairsched/messages"
 
 // Event is something the scheduler did, delivered to subscribers (see
-// Subscribe). It is a closed sum: its variants are JobAdmitted,
-// JobCompleted, JobFailed, JobAged and GroupAllocationChanged, and no other
-// type can implement it, so a type switch over these five is exhaustive.
+// Subscribe). It is a closed sum: its variants are the types of this file
+// (JobQueued, JobAdmitted, JobCompleted, JobFailed, JobAged,
+// GroupAllocationChanged, JobDenied, JobExpired, JobDropped,
+// JobSuperseded, JobRefused), and no other type can implement it, so a type
+// switch over them is exhaustive.
 // Every variant has a Time, read from the scheduler's clock when the event
 // happened, and serialises to JSON with snake_case field names; durations
 // are nanoseconds, as in a Snapshot.
 type Event = messages.Event
+
+// JobQueued: a job entered the queue — a RunSync or Submit accepted, a
+// periodic occurrence, a coalesced run's first request — or entered it
+// again to wait out a retry's backoff (Attempt > 1). Fields: Type, ID,
+// FairnessKey, Group, Foreground (a caller waits), Attempt. A RunSync that
+// joins a pending coalesced run adds no job, so no event.
+type JobQueued = messages.JobQueued
 
 // JobAdmitted: a job was admitted and starts running. Fields: Type, ID,
 // FairnessKey; BasePriority (its type's priority, the tier whose cap it

@@ -32,11 +32,24 @@ var equateErrors = cmp.Comparer(func(x, y error) bool {
 	return errors.Is(x, y) || errors.Is(y, x)
 })
 
-// collect reads events until the channel is closed.
-func collect(events <-chan fairsched.Event) []fairsched.Event {
+// collectAll reads events until the channel closes.
+func collectAll(events <-chan fairsched.Event) []fairsched.Event {
 	var got []fairsched.Event
 	for e := range events {
 		got = append(got, e)
+	}
+	return got
+}
+
+// collect reads events until the channel closes, leaving out JobQueued:
+// the tests that compare timelines of admissions and completions ask for
+// those alone (TestEventSequence checks JobQueued).
+func collect(events <-chan fairsched.Event) []fairsched.Event {
+	var got []fairsched.Event
+	for e := range events {
+		if _, ok := e.(fairsched.JobQueued); !ok {
+			got = append(got, e)
+		}
 	}
 	return got
 }
@@ -104,7 +117,7 @@ func TestEventSequence(t *testing.T) {
 		if err := s.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		got := collect(events) // Close closed the channel after the last event
+		got := collectAll(events) // Close closed the channel after the last event
 
 		sec := func(n float64) time.Duration { return time.Duration(n * float64(time.Second)) }
 		at := func(n float64) time.Time { return t0.Add(sec(n)) }
@@ -112,8 +125,11 @@ func TestEventSequence(t *testing.T) {
 		// keys: "" and bob join at alice's 10s; "" rejoins for r2 at that floor,
 		// which rose to 30s.
 		want := []fairsched.Event{
+			fairsched.JobQueued{Time: at(0), Type: clone, ID: "c1", FairnessKey: "alice", Foreground: true, Attempt: 1},
 			fairsched.JobAdmitted{Time: at(0), Type: clone, ID: "c1", FairnessKey: "alice",
 				BasePriority: 8, EffectivePriority: 8, Cost: sec(10), KeyCost: sec(10)},
+			fairsched.JobQueued{Time: at(2), Type: repack, ID: "r1", Attempt: 1},
+			fairsched.JobQueued{Time: at(3), Type: clone, ID: "c2", FairnessKey: "bob", Foreground: true, Attempt: 1},
 			// α = 0.3: 0.3·5s + 0.7·10s
 			fairsched.JobCompleted{Time: at(5), Type: clone, ID: "c1", FairnessKey: "alice",
 				Elapsed: sec(5), Estimate: sec(8.5)},
@@ -126,6 +142,7 @@ func TestEventSequence(t *testing.T) {
 			// 0.3·4s + 0.7·20s
 			fairsched.JobFailed{Time: at(9), Type: repack, ID: "r1", FairnessKey: "",
 				Elapsed: sec(4), Estimate: sec(15.2), Err: errDisk},
+			fairsched.JobQueued{Time: at(9), Type: repack, ID: "r2", Attempt: 1},
 			fairsched.JobAdmitted{Time: at(9), Type: repack, ID: "r2", FairnessKey: "",
 				BasePriority: 4, EffectivePriority: 4, Cost: sec(20), KeyCost: sec(50)},
 			fairsched.JobCompleted{Time: at(9), Type: repack, ID: "r2", FairnessKey: "",
@@ -184,7 +201,7 @@ func TestSlowSubscriberLosesEvents(t *testing.T) {
 			t.Fatalf("capacities %d %d %d %d; want 0 1 0 64", cap(unbuffered), cap(one), cap(negative), cap(roomy))
 		}
 
-		const jobs = 5 // 2 events each
+		const jobs = 5 // 3 events each: queued, admitted, completed
 		for i := range jobs {
 			id := fmt.Sprintf("r%d", i)
 			if err := s.RunSync(context.Background(), clone, id, "k", func(context.Context) error { return nil }); err != nil {
@@ -195,12 +212,12 @@ func TestSlowSubscriberLosesEvents(t *testing.T) {
 			t.Fatalf("RegisterType with stalled subscribers: %v", err)
 		}
 		synctest.Wait() // the last completion is the owner's
-		const events = 2 * jobs
+		const events = 3 * jobs
 		if got, want := snapshot(t, s).EventsLost, uint64(events+(events-1)+events); got != want {
 			t.Errorf("EventsLost = %d; want %d (unbuffered, buffer 1, negative buffer)", got, want)
 		}
-		if e, ok := <-one; !ok || e.(fairsched.JobAdmitted).ID != "r0" {
-			t.Errorf("buffer-1 subscriber holds %v; want the first admission", e)
+		if e, ok := <-one; !ok || e.(fairsched.JobQueued).ID != "r0" {
+			t.Errorf("buffer-1 subscriber holds %v; want the first queueing", e)
 		}
 		if len(roomy) != events {
 			t.Errorf("roomy subscriber got %d events; want %d", len(roomy), events)
@@ -225,25 +242,27 @@ func TestCancelStopsDelivery(t *testing.T) {
 		}
 		run("before")
 		cancel()
-		if len(events) != 2 {
-			t.Fatalf("%d events buffered at cancel; want 2", len(events))
+		if len(events) != 3 {
+			t.Fatalf("%d events buffered at cancel; want 3", len(events))
 		}
 		var ids []string
 		for e := range events { // ends: cancel closed the channel
 			switch e := e.(type) {
+			case fairsched.JobQueued:
+				ids = append(ids, "queue "+e.ID)
 			case fairsched.JobAdmitted:
 				ids = append(ids, "admit "+e.ID)
 			case fairsched.JobCompleted:
 				ids = append(ids, "complete "+e.ID)
 			}
 		}
-		if diff := cmp.Diff([]string{"admit before", "complete before"}, ids); diff != "" {
+		if diff := cmp.Diff([]string{"queue before", "admit before", "complete before"}, ids); diff != "" {
 			t.Errorf("events before cancel (-want +got):\n%s", diff)
 		}
 		cancel() // twice
 		run("after")
-		if n := len(other); n != 4 {
-			t.Errorf("the other subscriber has %d events; want 4", n)
+		if n := len(other); n != 6 {
+			t.Errorf("the other subscriber has %d events; want 6", n)
 		}
 		if lost := snapshot(t, s).EventsLost; lost != 0 {
 			t.Errorf("EventsLost = %d; a cancelled subscriber loses nothing", lost)
@@ -254,8 +273,8 @@ func TestCancelStopsDelivery(t *testing.T) {
 		cancel() // after Close
 		cancelOther()
 		cancelOther()
-		if n := len(collect(other)); n != 4 {
-			t.Errorf("the other subscriber ends with %d events; want 4", n)
+		if n := len(collectAll(other)); n != 6 {
+			t.Errorf("the other subscriber ends with %d events; want 6", n)
 		}
 	})
 }
@@ -277,8 +296,8 @@ func TestCloseClosesSubscribers(t *testing.T) {
 		closed := make(chan error, 1)
 		go func() { closed <- s.Close(context.Background()) }()
 		synctest.Wait()
-		if isClosed(unbuffered) || len(buffered) != 1 {
-			t.Fatalf("while the job runs: unbuffered closed %v, %d buffered; want open, 1", isClosed(unbuffered), len(buffered))
+		if isClosed(unbuffered) || len(buffered) != 2 {
+			t.Fatalf("while the job runs: unbuffered closed %v, %d buffered; want open, 2", isClosed(unbuffered), len(buffered))
 		}
 		late, cancelLate := s.Subscribe(4)
 		if !isClosed(late) {
@@ -291,8 +310,10 @@ func TestCloseClosesSubscribers(t *testing.T) {
 			t.Fatal(err)
 		}
 		var kinds []string
-		for _, e := range collect(buffered) {
+		for _, e := range collectAll(buffered) {
 			switch e.(type) {
+			case fairsched.JobQueued:
+				kinds = append(kinds, "queued")
 			case fairsched.JobAdmitted:
 				kinds = append(kinds, "admitted")
 			case fairsched.JobCompleted:
@@ -301,7 +322,7 @@ func TestCloseClosesSubscribers(t *testing.T) {
 				kinds = append(kinds, fmt.Sprintf("%#v", e))
 			}
 		}
-		if diff := cmp.Diff([]string{"admitted", "completed"}, kinds); diff != "" {
+		if diff := cmp.Diff([]string{"queued", "admitted", "completed"}, kinds); diff != "" {
 			t.Errorf("events before Close ended (-want +got):\n%s", diff)
 		}
 		if !isClosed(unbuffered) {

@@ -409,6 +409,7 @@ func (a *Actor) submit(m messages.Submit) {
 	if m.Reply != nil {
 		m.Reply <- nil
 	}
+	a.queued(now, j)
 	if !j.Foreground() {
 		a.index(j)
 	} else if j.Parent != nil {
@@ -418,6 +419,14 @@ func (a *Actor) submit(m messages.Submit) {
 		a.nested = append(a.nested, j)
 	}
 	a.dispatch(now)
+}
+
+// queued reports job j, which has just entered the queue.
+func (a *Actor) queued(now time.Time, j *messages.Job) {
+	if len(a.subs) > 0 {
+		a.emit(messages.JobQueued{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group,
+			Foreground: j.Foreground(), Attempt: j.Runs + 1})
+	}
 }
 
 // jobRef names a (type, id).
@@ -817,6 +826,7 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	if len(a.subs) > 0 {
 		a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: d.Err, Retrying: true})
 	}
+	a.queued(now, j)
 	a.dispatch(now)
 	return true
 }

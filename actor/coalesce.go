@@ -48,6 +48,7 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 			return
 		}
 		a.joinable[ref] = run
+		a.queued(now, run)
 		shrink.Note(a.joinable, &a.peaks.joinable)
 	} else if ce := a.log.Check(zap.DebugLevel, "coalesced"); ce != nil {
 		ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key))

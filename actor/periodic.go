@@ -140,6 +140,7 @@ func (a *Actor) occur(now time.Time, s *schedule) {
 	}
 	s.busy = true
 	a.lastRuns[runKey(j)] = now
+	a.queued(now, j)
 	a.dispatch(now)
 }
 

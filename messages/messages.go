@@ -281,11 +281,27 @@ type Done struct {
 	Panicked bool
 }
 
-// Event is something the owner did, as told to subscribers: one of
-// JobAdmitted, JobCompleted, JobFailed, JobAged and GroupAllocationChanged.
-// The set is closed: no other package can add a variant, so a type switch
-// over these five is exhaustive.
+// Event is something the owner did, as told to subscribers: one of the
+// Job* types of this file and GroupAllocationChanged. The set is closed: no
+// other package can add a variant, so a type switch over them is
+// exhaustive.
 type Event interface{ event() }
+
+// JobQueued: a job entered the queue — submitted, a periodic occurrence,
+// the first waiter's coalesced run — or entered it again to wait out a
+// retry's backoff (Attempt > 1). A RunSync that joins a pending coalesced
+// run adds no job and no event.
+type JobQueued struct {
+	Time        time.Time      `json:"time"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+	Group       string         `json:"group"`
+	// Foreground: a caller waits for it (RunSync).
+	Foreground bool `json:"foreground"`
+	// Attempt is the attempt it waits to make: 1, or more after a failure.
+	Attempt int `json:"attempt"`
+}
 
 // JobAdmitted: a job was admitted and starts running. Its cost was charged
 // to its fairness key at that moment.
@@ -465,6 +481,7 @@ type GroupAllocationChanged struct {
 	Reason        AllocationReason `json:"reason"`
 }
 
+func (JobQueued) event()              {}
 func (JobAdmitted) event()            {}
 func (JobCompleted) event()           {}
 func (JobFailed) event()              {}

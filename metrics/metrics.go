@@ -27,6 +27,7 @@ type Collector struct {
 	queueWait    *prometheus.HistogramVec
 	duration     *prometheus.HistogramVec
 	effective    *prometheus.GaugeVec
+	queued       *prometheus.CounterVec
 	admitted     *prometheus.CounterVec
 	completed    *prometheus.CounterVec
 	failed       *prometheus.CounterVec
@@ -100,6 +101,8 @@ var (
 		"Wall time of finished job runs, completed or failed (Elapsed), by type."}
 	specEffective = spec{"admitted_effective_priority", gauge, []string{"type"},
 		"Effective priority at which the last admitted job of the type was dispatched."}
+	specQueued = spec{"queued_total", counter, []string{"type"},
+		"Jobs that entered the queue (JobQueued: each retry's wait counts again), by type."}
 	specAdmitted = spec{"admitted_total", counter, []string{"type"},
 		"Jobs admitted (each attempt of a retried job counts), by type."}
 	specCompleted = spec{"completed_total", counter, []string{"type"},
@@ -143,7 +146,7 @@ var (
 
 // specs lists every metric, in the order of the documentation.
 var specs = []spec{
-	specQueueWait, specDuration, specEffective, specAdmitted, specCompleted, specFailed,
+	specQueueWait, specDuration, specEffective, specQueued, specAdmitted, specCompleted, specFailed,
 	specRefused, specExpired, specDenied, specDropped, specSuperseded, specAged, specAllocChanges, specExcess,
 	specRunning, specPending, specGroupSlots, specGroupRunning, specMaxConcurrency,
 	specAdaptiveLimit, specEventsLost, specSnapshotErrors,
@@ -174,6 +177,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 		duration:  histogramVec(specDuration),
 		effective: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: specEffective.name,
 			Help: specEffective.help}, specEffective.labels),
+		queued:       counterVec(specQueued),
 		admitted:     counterVec(specAdmitted),
 		completed:    counterVec(specCompleted),
 		failed:       counterVec(specFailed),
@@ -200,7 +204,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 // vectors returns the collectors of the event metrics.
 func (c *Collector) vectors() []prometheus.Collector {
 	return []prometheus.Collector{
-		c.queueWait, c.duration, c.effective, c.admitted, c.completed, c.failed, c.refused,
+		c.queueWait, c.duration, c.effective, c.queued, c.admitted, c.completed, c.failed, c.refused,
 		c.expired, c.denied, c.dropped, c.superseded, c.allocChanges, c.excess,
 	}
 }
@@ -219,6 +223,8 @@ func (c *Collector) run(events <-chan fairsched.Event) {
 // record updates the metrics of one event.
 func (c *Collector) record(e fairsched.Event) {
 	switch e := e.(type) {
+	case fairsched.JobQueued:
+		c.queued.WithLabelValues(string(e.Type)).Inc()
 	case fairsched.JobAdmitted:
 		t := string(e.Type)
 		c.admitted.WithLabelValues(t).Inc()
