@@ -4,7 +4,7 @@ import "github.com/fairsched/fairsched/messages"
 
 // Event is something the scheduler did, delivered to subscribers (see
 // Subscribe). It is a closed sum: its variants are the types of this file
-// (JobQueued, JobAdmitted, JobCompleted, JobFailed, JobAged,
+// (JobQueued, JobCancelled, JobAdmitted, JobCompleted, JobFailed, JobAged,
 // GroupAllocationChanged, JobDenied, JobExpired, JobDropped,
 // JobSuperseded, JobRefused), and no other type can implement it, so a type
 // switch over them is exhaustive.
@@ -19,6 +19,14 @@ type Event = messages.Event
 // FairnessKey, Group, Foreground (a caller waits), Attempt. A RunSync that
 // joins a pending coalesced run adds no job, so no event.
 type JobQueued = messages.JobQueued
+
+// JobCancelled: a pending job left the queue unrun and uncharged because
+// it was cancelled: Cancel removed it (Err is ErrCancelled), its RunSync
+// caller's context ended (Err is the context's error), or every waiter of
+// a coalesced run left. Fields: Type, ID, FairnessKey, Group, Err. A
+// running job that Cancel interrupts is reported when it ends, as
+// JobFailed or JobCompleted.
+type JobCancelled = messages.JobCancelled
 
 // JobAdmitted: a job was admitted and starts running. Fields: Type, ID,
 // FairnessKey; BasePriority (its type's priority, the tier whose cap it

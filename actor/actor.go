@@ -334,6 +334,8 @@ func (a *Actor) handle(r messages.Request) {
 			a.log.Debug("key weight changed", zap.String("key", m.Key), zap.Float64("weight", m.Weight))
 		}
 		m.Reply <- err // it applies from the next admission: nothing to dispatch
+	case messages.Cancel:
+		a.cancel(m)
 	case messages.SnapshotRequest:
 		if !done(m.Done) { // else the caller left: no copy for nobody
 			s := a.core.SnapshotRows(a.clock.Now(), m.Rows)
@@ -476,6 +478,8 @@ func (a *Actor) dispatch(now time.Time) {
 		}
 		if cj.Worker != nil {
 			a.onSlot(messages.Of(cj))
+		} else if j := messages.Of(cj); !j.Foreground() {
+			a.runContext(j)
 		}
 		if j := messages.Of(cj); j.Foreground() {
 			j.Admit <- nil // its caller runs it
@@ -638,6 +642,7 @@ func (a *Actor) withdraw(m messages.Withdraw) {
 	}
 	a.log.Debug("withdrawn", zap.String("type", string(m.Job.Type)), zap.String("id", m.Job.ID),
 		zap.String("key", m.Job.Key), zap.Error(m.Err))
+	a.withdrawn(a.clock.Now(), m.Job, m.Err)
 	m.Job.Admit <- m.Err
 	a.redispatch(a.clock.Now())
 }
@@ -807,7 +812,7 @@ func decisionMessage(d core.Decision) string {
 // its policy allows one more: not after a panic or a Permanent error, not
 // past MaxAttempts, not once Close gave up on pending work.
 func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
-	if d.Panicked || policy.IsPermanent(d.Err) || j.Runs >= j.Retry.MaxAttempts || a.aborted {
+	if d.Panicked || policy.IsPermanent(d.Err) || j.Runs >= j.Retry.MaxAttempts || a.aborted || j.Cancelled {
 		return false
 	}
 	if j.Ctx != nil && j.Ctx.Err() != nil {

@@ -94,6 +94,7 @@ func (a *Actor) detach(now time.Time, w *messages.Job, err error) bool {
 	}
 	withdrawn := a.core.Withdraw(now, &run.Job)
 	if withdrawn { // still pending: it leaves unrun
+		a.withdrawn(now, run, err)
 		a.ended(run, err)
 	}
 	run.Cancel() // running: its context ends

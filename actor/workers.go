@@ -40,11 +40,7 @@ func (a *Actor) worker(m messages.WorkerOp) error {
 // onSlot gives admitted job j, which runs on a worker slot, the context of
 // its attempt: marked with the slot, cancellable with a cause.
 func (a *Actor) onSlot(j *messages.Job) {
-	parent := j.Ctx
-	if parent == nil {
-		parent = a.base
-	}
-	ctx, lose := context.WithCancelCause(parent)
+	ctx, lose := context.WithCancelCause(a.parentContext(j))
 	j.RunCtx = messages.WithSlot(ctx, messages.SlotRef{Worker: j.Worker.Worker, Slot: j.Worker.Index})
 	j.Lose = lose
 }

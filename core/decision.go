@@ -46,6 +46,7 @@ const (
 	CodeDenied     = "denied"     // the admission policy denied the job
 	CodeExpired    = "expired"    // its time to live ran out while pending
 	CodeSuperseded = "superseded" // a newer submission replaced it
+	CodeCancelled  = "cancelled"  // Cancel removed it
 )
 
 // Decision is one decision record: spec 5's fields, and the job and time.

@@ -106,6 +106,12 @@ type Job struct {
 	// Supersede: the job replaces every pending background job of its
 	// (type, id), those in a retry's backoff included.
 	Supersede bool
+	// Values, when set (WithValuesFrom), is the context whose values a
+	// background job's context carries, without its cancellation.
+	Values context.Context
+	// Cancelled (owner only): Cancel cancelled the running job's context:
+	// it is not retried.
+	Cancelled bool
 	// Coalescing: the job is the shared run of a coalescing type's
 	// requests; Waiters are the RunSync requests waiting for its result,
 	// Wanted says a background request wants it too. Leader is, for a
@@ -223,6 +229,18 @@ type StopPeriodic struct {
 	Reply chan struct{}
 }
 
+// Cancel asks the owner to cancel the background jobs of (Type, ID): the
+// pending ones leave unrun, the running ones' contexts are cancelled.
+type Cancel struct {
+	Type  policy.JobType
+	ID    string
+	Done  <-chan struct{} // the caller's context: skipped once it has left
+	Reply chan CancelResult
+}
+
+// CancelResult counts what a Cancel did.
+type CancelResult struct{ Pending, Running int }
+
 // SnapshotRequest asks the owner for a copy of its state, with at most
 // Rows pending jobs (0: all; see core.SnapshotRows). The owner skips it
 // when Done is already closed: the caller has left.
@@ -259,6 +277,7 @@ type Abort struct{}
 
 func (Submit) request()          {}
 func (Withdraw) request()        {}
+func (Cancel) request()          {}
 func (Register) request()        {}
 func (GroupOp) request()         {}
 func (SetKeyWeight) request()    {}
@@ -301,6 +320,33 @@ type JobQueued struct {
 	Foreground bool `json:"foreground"`
 	// Attempt is the attempt it waits to make: 1, or more after a failure.
 	Attempt int `json:"attempt"`
+}
+
+// JobCancelled: a pending job left the queue unrun and uncharged because
+// it was cancelled: Cancel removed it (Err is ErrCancelled), or its
+// RunSync caller's context ended (Err is the context's error), or every
+// waiter of a coalesced run left. A running job that Cancel interrupts is
+// reported when it ends, as JobFailed or JobCompleted.
+type JobCancelled struct {
+	Time        time.Time      `json:"time"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+	Group       string         `json:"group"`
+	Err         error          `json:"-"`
+}
+
+// MarshalJSON writes Err as a string.
+func (e JobCancelled) MarshalJSON() ([]byte, error) {
+	type plain JobCancelled
+	var msg string
+	if e.Err != nil {
+		msg = e.Err.Error()
+	}
+	return json.Marshal(struct {
+		plain
+		Err string `json:"error,omitempty"`
+	}{plain(e), msg})
 }
 
 // JobAdmitted: a job was admitted and starts running. Its cost was charged
@@ -482,6 +528,7 @@ type GroupAllocationChanged struct {
 }
 
 func (JobQueued) event()              {}
+func (JobCancelled) event()           {}
 func (JobAdmitted) event()            {}
 func (JobCompleted) event()           {}
 func (JobFailed) event()              {}

@@ -58,6 +58,7 @@
 //	job_duration_seconds               histogram  type                       Elapsed of JobCompleted and JobFailed: wall time of each run
 //	admitted_effective_priority        gauge      type                       effective priority of the type's last admitted job (above its tier if it aged or inherited)
 //	queued_total                       counter    type                       JobQueued: jobs that entered the queue (again for each retry's backoff)
+//	cancelled_total                    counter    type                       JobCancelled: pending jobs cancelled (Cancel, a RunSync caller that left)
 //	admitted_total                     counter    type                       JobAdmitted: admissions (each attempt of a retried job)
 //	completed_total                    counter    type                       JobCompleted: runs that returned nil
 //	failed_total                       counter    type                       JobFailed: runs that returned an error or panicked, retried or not

@@ -28,6 +28,7 @@ type Collector struct {
 	duration     *prometheus.HistogramVec
 	effective    *prometheus.GaugeVec
 	queued       *prometheus.CounterVec
+	cancelled    *prometheus.CounterVec
 	admitted     *prometheus.CounterVec
 	completed    *prometheus.CounterVec
 	failed       *prometheus.CounterVec
@@ -103,6 +104,8 @@ var (
 		"Effective priority at which the last admitted job of the type was dispatched."}
 	specQueued = spec{"queued_total", counter, []string{"type"},
 		"Jobs that entered the queue (JobQueued: each retry's wait counts again), by type."}
+	specCancelled = spec{"cancelled_total", counter, []string{"type"},
+		"Pending jobs that left unrun because they were cancelled (JobCancelled: Cancel, a RunSync caller that left), by type."}
 	specAdmitted = spec{"admitted_total", counter, []string{"type"},
 		"Jobs admitted (each attempt of a retried job counts), by type."}
 	specCompleted = spec{"completed_total", counter, []string{"type"},
@@ -146,7 +149,7 @@ var (
 
 // specs lists every metric, in the order of the documentation.
 var specs = []spec{
-	specQueueWait, specDuration, specEffective, specQueued, specAdmitted, specCompleted, specFailed,
+	specQueueWait, specDuration, specEffective, specQueued, specCancelled, specAdmitted, specCompleted, specFailed,
 	specRefused, specExpired, specDenied, specDropped, specSuperseded, specAged, specAllocChanges, specExcess,
 	specRunning, specPending, specGroupSlots, specGroupRunning, specMaxConcurrency,
 	specAdaptiveLimit, specEventsLost, specSnapshotErrors,
@@ -178,6 +181,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 		effective: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: specEffective.name,
 			Help: specEffective.help}, specEffective.labels),
 		queued:       counterVec(specQueued),
+		cancelled:    counterVec(specCancelled),
 		admitted:     counterVec(specAdmitted),
 		completed:    counterVec(specCompleted),
 		failed:       counterVec(specFailed),
@@ -204,7 +208,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 // vectors returns the collectors of the event metrics.
 func (c *Collector) vectors() []prometheus.Collector {
 	return []prometheus.Collector{
-		c.queueWait, c.duration, c.effective, c.queued, c.admitted, c.completed, c.failed, c.refused,
+		c.queueWait, c.duration, c.effective, c.queued, c.cancelled, c.admitted, c.completed, c.failed, c.refused,
 		c.expired, c.denied, c.dropped, c.superseded, c.allocChanges, c.excess,
 	}
 }
@@ -225,6 +229,8 @@ func (c *Collector) record(e fairsched.Event) {
 	switch e := e.(type) {
 	case fairsched.JobQueued:
 		c.queued.WithLabelValues(string(e.Type)).Inc()
+	case fairsched.JobCancelled:
+		c.cancelled.WithLabelValues(string(e.Type)).Inc()
 	case fairsched.JobAdmitted:
 		t := string(e.Type)
 		c.admitted.WithLabelValues(t).Inc()

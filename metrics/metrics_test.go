@@ -582,22 +582,22 @@ func TestPedanticRegistry(t *testing.T) {
 }
 
 // TestStalledCollectorNeverBlocksScheduler: while the collector's goroutine
-// is stuck, its one-event buffer fills, the scheduler runs every job all the
+// is stuck, its two-event buffer fills, the scheduler runs every job all the
 // same, and the events it could not deliver show in events_lost_total.
 func TestStalledCollectorNeverBlocksScheduler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScheduler(t, fairsched.WithClock(clock.NewMock()))
 		hold := make(chan struct{})
-		c := collectorOf(t, s, WithEventBuffer(1), withEventHook(func(fairsched.Event) { <-hold }))
+		c := collectorOf(t, s, WithEventBuffer(2), withEventHook(func(fairsched.Event) { <-hold }))
 
-		// r0's queueing, which the goroutine takes and sticks on; its
-		// admission fills the buffer.
+		// r0's queueing, which the goroutine takes and sticks on, and its
+		// admission, which stays in the buffer (both are sent at once).
 		g := newGate()
 		submit(t, s, repack, "r0", g.fn)
 		synctest.Wait()
 
-		// A burst of 10 jobs, 3 events each, all lost, as is r0's
-		// completion.
+		// A burst of 10 jobs, 3 events each: the first fills the buffer,
+		// the other 29 are lost, as is r0's completion.
 		const jobs = 10
 		var ran atomic.Int32
 		for i := range jobs {
@@ -618,16 +618,17 @@ func TestStalledCollectorNeverBlocksScheduler(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		const lost = 3*jobs + 1
+		const lost = 3*jobs - 1 + 1
 		if snap.EventsLost != lost {
 			t.Fatalf("EventsLost = %d; want %d", snap.EventsLost, lost)
 		}
 
-		close(hold) // the goroutine records the two events it got
+		close(hold) // the goroutine records the three events it got
 		synctest.Wait()
 		compare(t, c, fmt.Sprintf(`
 fairsched_admitted_total{type="repack"} 1
 fairsched_events_lost_total %d
+fairsched_queued_total{type="clone"} 1
 fairsched_queued_total{type="repack"} 1
 `, lost), "fairsched_queued_total", "fairsched_admitted_total", "fairsched_completed_total", "fairsched_events_lost_total")
 	})

@@ -1,0 +1,116 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/messages"
+)
+
+// ErrCancelled is the cause of a running job's context that Cancel
+// cancelled, and what the waiters of a coalesced run that Cancel removed
+// are told.
+var ErrCancelled = errors.New("fairsched: job cancelled")
+
+// Cancel cancels the background jobs of (t, id): see Scheduler.Cancel.
+func (a *Actor) Cancel(ctx context.Context, m messages.Cancel) (messages.CancelResult, error) {
+	m.Done, m.Reply = ctx.Done(), make(chan messages.CancelResult, 1)
+	if err := a.send(ctx, m); err != nil {
+		return messages.CancelResult{}, err
+	}
+	select {
+	case r := <-m.Reply:
+		return r, nil
+	case <-ctx.Done():
+		return messages.CancelResult{}, ctx.Err()
+	}
+}
+
+// cancel withdraws every pending background job of the (type, id) — the
+// pending coalesced run included — and cancels the running ones' contexts.
+// O(jobs of the (type, id) + running jobs).
+func (a *Actor) cancel(m messages.Cancel) {
+	if done(m.Done) {
+		return // the caller left: nothing is cancelled for nobody
+	}
+	now := a.clock.Now()
+	var res messages.CancelResult
+	ref := jobRef{m.Type, m.ID}
+	if run := a.joinable[ref]; run != nil && a.core.Withdraw(now, &run.Job) {
+		delete(a.joinable, ref)
+		a.removed(now, run)
+		res.Pending++
+	}
+	if set := a.pendingBG[ref]; set != nil {
+		for _, j := range set.jobs { // ended unindexes, never reorders
+			if j.Indexed && a.core.Withdraw(now, &j.Job) {
+				a.removed(now, j)
+				res.Pending++
+			}
+		}
+	}
+	for _, cj := range a.core.Running() {
+		j := messages.Of(cj)
+		if cj.Type == m.Type && cj.ID == m.ID && !j.Foreground() && j.Lose != nil && !j.Cancelled {
+			j.Cancelled = true
+			j.Lose(ErrCancelled)
+			res.Running++
+		}
+	}
+	m.Reply <- res
+	if res.Pending > 0 {
+		a.redispatch(now)
+	}
+}
+
+// removed reports pending job j, which Cancel withdrew.
+func (a *Actor) removed(now time.Time, j *messages.Job) {
+	a.core.Record(now, &j.Job, core.DecisionDeny, core.CodeCancelled)
+	a.logDecisions()
+	a.withdrawn(now, j, ErrCancelled)
+	a.ended(j, ErrCancelled)
+}
+
+// withdrawn reports pending job j, which left unrun because of err.
+func (a *Actor) withdrawn(now time.Time, j *messages.Job, err error) {
+	if len(a.subs) > 0 {
+		a.emit(messages.JobCancelled{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Err: err})
+	}
+}
+
+// runContext gives background job j, admitted now, a context of its own
+// for its attempt (RunCtx), which Cancel cancels and which carries the
+// values of WithValuesFrom's context.
+func (a *Actor) runContext(j *messages.Job) {
+	j.RunCtx, j.Lose = context.WithCancelCause(a.parentContext(j))
+}
+
+// parentContext is what job j's attempt context derives from: its own
+// context (a RunSync caller's, a coalesced run's) or the owner's, with the
+// values of WithValuesFrom.
+func (a *Actor) parentContext(j *messages.Job) context.Context {
+	parent := j.Ctx
+	if parent == nil {
+		parent = a.base
+	}
+	if j.Values != nil {
+		return valuesFrom{Context: parent, values: j.Values}
+	}
+	return parent
+}
+
+// valuesFrom is Context, with the values of values where Context has none:
+// a job's cancellation with its submitter's trace ids.
+type valuesFrom struct {
+	context.Context
+	values context.Context
+}
+
+func (c valuesFrom) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.values.Value(key)
+}
