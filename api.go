@@ -145,8 +145,8 @@ var (
 	// ErrStore: the Store given to WithStore could not be read; New
 	// fails and the store is left as it was.
 	ErrStore = actor.ErrStore
-	// ErrExpired: the job was still pending when its time to live
-	// (WithTTL, JobTypeConfig.QueueTimeout) ran out; it never ran.
+	// ErrExpired: the job was still pending when its queue timeout
+	// (WithQueueTimeout, JobTypeConfig.QueueTimeout) ran out; it never ran.
 	ErrExpired = policy.ErrExpired
 	// ErrDenied: the admission policy denied the job (Deny(nil)), or
 	// panicked while deciding.
@@ -289,7 +289,7 @@ func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts [
 		return nil, fmt.Errorf("%w: WithJitter(%v): must not be negative (type %q, id %q)", ErrInvalidJob, j.Jitter, t, jobID)
 	}
 	if j.TTL < 0 {
-		return nil, fmt.Errorf("%w: WithTTL(%v): a time to live must not be negative (type %q, id %q)", ErrInvalidJob, j.TTL, t, jobID)
+		return nil, fmt.Errorf("%w: WithQueueTimeout(%v): a queue timeout must not be negative (type %q, id %q)", ErrInvalidJob, j.TTL, t, jobID)
 	}
 	if j.Tokens < 0 || j.Tokens > MaxTokens {
 		return nil, fmt.Errorf("%w: WithTokens(%v): tokens must be within [0, %v] (type %q, id %q)", ErrInvalidJob, j.Tokens, MaxTokens, t, jobID)
@@ -420,8 +420,8 @@ func WithRandSeed(seed uint64) Option {
 	return optionFunc(func(o *options) { o.rand = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) })
 }
 
-// WithTTL bounds how long the job may wait: if it is still pending d after
-// its submission it is removed — RunSync returns an error matching
+// WithQueueTimeout bounds how long this job may wait in the queue: if it
+// is still pending d after its submission it is removed — RunSync returns an error matching
 // ErrExpired, a background job is logged and reported (JobExpired, and
 // Snapshot.Expired counts it). It overrides its type's QueueTimeout. Time
 // the job's group spends paused (PauseGroup) does not count, as for aging:
@@ -433,7 +433,7 @@ func WithRandSeed(seed uint64) Option {
 // the error report the whole wait, pauses included. A RunSync context
 // deadline works as before, beside it (it does not stop during a pause).
 // The scheduler arms one timer, for the earliest deadline.
-func WithTTL(d time.Duration) JobOption {
+func WithQueueTimeout(d time.Duration) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.TTL = d })
 }
 
@@ -647,8 +647,23 @@ func (o *options) fail(err error) {
 	}
 }
 
-// WithClock sets the clock used for cost measurement and eviction. Tests
-// pass clock.NewMock(). Default: the wall clock.
+// WithClock sets the clock the scheduler reads and arms its timers on.
+// Default: the wall clock. It drives everything time-dependent:
+//
+//   - costs: a job's measured run time, folded into the learned estimates;
+//   - aging: how long a job has waited, hence its effective priority;
+//   - queue timeouts (JobTypeConfig.QueueTimeout, WithQueueTimeout) and the
+//     waits reported in events and snapshots;
+//   - rate limits: token bucket refills (WithRateLimit);
+//   - deferrals and retry backoff (the admission policy's Defer, WithRetry);
+//   - periodic jobs (SubmitPeriodic) and their saved last runs;
+//   - eviction of idle keys and estimates (WithIdleExpiry) and the store's
+//     periodic saves (WithStore);
+//   - the adaptive limit's measurement windows (WithAdaptiveLimit).
+//
+// Tests pass a *clock.Mock and move it with Add (package fairschedtest does
+// the set-up), or run in a testing/synctest bubble, where the wall clock is
+// virtual.
 func WithClock(c clock.Clock) Option {
 	return optionFunc(func(o *options) {
 		if c == nil {
@@ -693,10 +708,14 @@ func WithCostSmoothing(alpha float64) Option {
 	return optionFunc(func(o *options) { o.limits.CostSmoothing = alpha })
 }
 
-// WithKeyTTL sets how long an idle fairness key and an unused cost estimate
-// are kept. Eviction runs every TTL/4, so an entry goes between TTL and
-// 1.25·TTL after its last use. Default 10m.
-func WithKeyTTL(d time.Duration) Option {
+// WithIdleExpiry sets how long the scheduler remembers an idle fairness
+// key's accumulated cost and an unused cost estimate (and a stopped
+// periodic schedule's last run): a client that comes back within d is
+// still charged for its history; after d it starts afresh at the floor.
+// Eviction runs every d/4, so an entry goes between d and 1.25·d after its
+// last use. It bounds memory, not any job: jobs wait for QueueTimeout or
+// WithQueueTimeout. Default 10m.
+func WithIdleExpiry(d time.Duration) Option {
 	return optionFunc(func(o *options) { o.limits.KeyTTL = d })
 }
 

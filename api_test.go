@@ -90,8 +90,8 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		"MaxConcurrency=-3":  fairsched.WithMaxConcurrency(-3),
 		"CostSmoothing=0":    fairsched.WithCostSmoothing(0),
 		"CostSmoothing=1.5":  fairsched.WithCostSmoothing(1.5),
-		"KeyTTL=0":           fairsched.WithKeyTTL(0),
-		"KeyTTL=-1s":         fairsched.WithKeyTTL(-time.Second),
+		"KeyTTL=0":           fairsched.WithIdleExpiry(0),
+		"KeyTTL=-1s":         fairsched.WithIdleExpiry(-time.Second),
 		"Clock=nil":          fairsched.WithClock(nil),
 		"Logger=nil":         fairsched.WithLogger(nil),
 		"CostSmoothing=NaN":  fairsched.WithCostSmoothing(nan()),
@@ -554,7 +554,7 @@ func TestSnapshotIsACopy(t *testing.T) {
 func TestCostLearnedAndKeysExpire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock := clock.NewMock()
-		s := newScheduler(t, fairsched.WithClock(mock), fairsched.WithCostSmoothing(0.5), fairsched.WithKeyTTL(time.Minute))
+		s := newScheduler(t, fairsched.WithClock(mock), fairsched.WithCostSmoothing(0.5), fairsched.WithIdleExpiry(time.Minute))
 		runFor := func(d time.Duration) {
 			g := newGate()
 			done := make(chan error, 1)

@@ -33,7 +33,7 @@
 //     and pending jobs (WithTenantLimits) and a bounded queue
 //     (WithMaxPending), whose refusals are RefusalErrors; an adaptive global
 //     limit (WithAdaptiveLimit); an admission policy (WithAdmissionPolicy).
-//   - Lifecycle: a time to live (WithTTL, QueueTimeout), retries with
+//   - Lifecycle: a queue timeout (WithQueueTimeout, QueueTimeout), retries with
 //     backoff (WithRetry, Permanent), coalescing of requests for one pending
 //     (type, id) (JobTypeConfig.Coalesce), Supersede, periodic jobs
 //     (SubmitPeriodic), and a Store for what must survive a restart

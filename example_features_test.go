@@ -91,7 +91,7 @@ func ExampleWithRetry() {
 
 // A job still pending when its time to live runs out never runs: RunSync
 // returns ErrExpired. The clock here is a mock, moved by hand.
-func ExampleWithTTL() {
+func ExampleWithQueueTimeout() {
 	mock := clock.NewMock()
 	s, _ := fairsched.New(fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1))
 	defer s.Close(context.Background())
@@ -102,7 +102,7 @@ func ExampleWithTTL() {
 	result := make(chan error)
 	go func() {
 		result <- s.RunSync(context.Background(), "report", "adhoc", "user", func(context.Context) error { return nil },
-			fairsched.WithTTL(30*time.Second))
+			fairsched.WithQueueTimeout(30*time.Second))
 	}()
 	waitFor(s, pendingCount(1))
 	mock.Add(30 * time.Second)

@@ -45,7 +45,7 @@ func FuzzExtremeValues(f *testing.F) {
 			return err == nil || errors.Is(err, fairsched.ErrInvalidJob) || errors.Is(err, fairsched.ErrInvalidConfig)
 		}
 		for _, submit := range []func() error{
-			func() error { return s.Submit("t", "ttl", nop, fairsched.WithTTL(time.Duration(ttl))) },
+			func() error { return s.Submit("t", "ttl", nop, fairsched.WithQueueTimeout(time.Duration(ttl))) },
 			func() error {
 				return s.Submit("t", "retry", fail, fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Duration(backoff), MaxBackoff: time.Duration(backoff)}))
 			},

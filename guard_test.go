@@ -79,7 +79,7 @@ func TestBadCallsAreErrorsNotPanics(t *testing.T) {
 		}, fairsched.ErrInvalidConfig},
 		"Close(nil ctx)":          {func() error { return s.Close(nilCtx) }, fairsched.ErrInvalidConfig},
 		"Submit(nil JobOption)":   {func() error { return s.Submit("t", "x", nop, nil) }, fairsched.ErrInvalidJob},
-		"RunSync(nil JobOption)":  {func() error { return s.RunSync(ctx, "t", "x", "", nop, fairsched.WithTTL(time.Second), nil) }, fairsched.ErrInvalidJob},
+		"RunSync(nil JobOption)":  {func() error { return s.RunSync(ctx, "t", "x", "", nop, fairsched.WithQueueTimeout(time.Second), nil) }, fairsched.ErrInvalidJob},
 		"SubmitPeriodic(nil opt)": {func() error { _, err := s.SubmitPeriodic("t", "x", time.Second, nop, nil); return err }, fairsched.ErrInvalidJob},
 	} {
 		if err := tc.call(); !errors.Is(err, tc.want) {

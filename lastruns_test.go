@@ -78,7 +78,7 @@ func TestFutureLastRunIsClampedToNow(t *testing.T) {
 func TestStoppedSchedulesAreForgotten(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &memStore{}
-		s, err := fairsched.New(fairsched.WithStore(st), fairsched.WithKeyTTL(time.Minute))
+		s, err := fairsched.New(fairsched.WithStore(st), fairsched.WithIdleExpiry(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}

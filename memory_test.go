@@ -22,7 +22,7 @@ func TestMemoryReturnsAfterEviction(t *testing.T) {
 		t.Skip("100 000 jobs")
 	}
 	synctest.Test(t, func(t *testing.T) {
-		s, err := fairsched.New(fairsched.WithMaxConcurrency(64), fairsched.WithKeyTTL(time.Minute))
+		s, err := fairsched.New(fairsched.WithMaxConcurrency(64), fairsched.WithIdleExpiry(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}

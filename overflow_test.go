@@ -72,7 +72,7 @@ func TestHugeDurationsNeverWrap(t *testing.T) {
 	})
 	t.Run("ttl-280y", func(t *testing.T) {
 		s, _ := overflowScheduler(t)
-		if err := within(t, "RunSync", func() error { return s.RunSync(ctx, "t", "x", "", nopJob, fairsched.WithTTL(280*year)) }); err != nil {
+		if err := within(t, "RunSync", func() error { return s.RunSync(ctx, "t", "x", "", nopJob, fairsched.WithQueueTimeout(280*year)) }); err != nil {
 			t.Errorf("RunSync with a 280-year TTL = %v; want it run (it expired at once)", err)
 		}
 	})

@@ -50,9 +50,9 @@ func TestPauseFreezesTTL(t *testing.T) {
 				results <- outcome{name, errors.Is(err, fairsched.ErrExpired), time.Since(start)}
 			}()
 		}
-		wait("paused-ttl", "work", fairsched.InGroup("g"), fairsched.WithTTL(10*time.Second))
+		wait("paused-ttl", "work", fairsched.InGroup("g"), fairsched.WithQueueTimeout(10*time.Second))
 		wait("paused-timeout", "timed", fairsched.InGroup("g"))
-		wait("other", "work", fairsched.InGroup("h"), fairsched.WithTTL(10*time.Second))
+		wait("other", "work", fairsched.InGroup("h"), fairsched.WithQueueTimeout(10*time.Second))
 		time.Sleep(2 * time.Second)
 		if err := s.PauseGroup("g"); err != nil {
 			t.Fatal(err)
@@ -111,7 +111,7 @@ func TestPauseFreezesCoalescedWaitersTTL(t *testing.T) {
 		wait := func(name, id, group string, ttl time.Duration) {
 			go func() {
 				err := s.RunSync(context.Background(), "fetch", id, "", func(context.Context) error { return nil },
-					fairsched.InGroup(group), fairsched.WithTTL(ttl))
+					fairsched.InGroup(group), fairsched.WithQueueTimeout(ttl))
 				results <- outcome{name, errors.Is(err, fairsched.ErrExpired), time.Since(start)}
 			}()
 			synctest.Wait()

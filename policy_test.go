@@ -260,20 +260,20 @@ func TestTTL(t *testing.T) {
 		hold := submit(t, s, work, "hold", "") // holds the one slot
 		fg := make(chan error, 1)
 		go func() {
-			fg <- s.RunSync(context.Background(), work, "fg", "user", noop, fairsched.WithTTL(2*time.Second))
+			fg <- s.RunSync(context.Background(), work, "fg", "user", noop, fairsched.WithQueueTimeout(2*time.Second))
 		}()
-		if err := s.Submit(work, "bg", noop, fairsched.WithTTL(3*time.Second)); err != nil {
+		if err := s.Submit(work, "bg", noop, fairsched.WithQueueTimeout(3*time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Submit(work, "patient", noop, fairsched.WithTTL(time.Hour)); err != nil {
+		if err := s.Submit(work, "patient", noop, fairsched.WithQueueTimeout(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		ctx, stop := context.WithTimeout(context.Background(), time.Second) // synctest's clock
 		defer stop()
-		if err := s.RunSync(ctx, work, "hurried", "user", noop, fairsched.WithTTL(time.Hour)); !errors.Is(err, context.DeadlineExceeded) {
+		if err := s.RunSync(ctx, work, "hurried", "user", noop, fairsched.WithQueueTimeout(time.Hour)); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("RunSync with a shorter context deadline = %v; want DeadlineExceeded", err)
 		}
-		if err := s.Submit(work, "bad", noop, fairsched.WithTTL(-time.Second)); !errors.Is(err, fairsched.ErrInvalidJob) {
+		if err := s.Submit(work, "bad", noop, fairsched.WithQueueTimeout(-time.Second)); !errors.Is(err, fairsched.ErrInvalidJob) {
 			t.Errorf("negative TTL = %v; want ErrInvalidJob", err)
 		}
 		synctest.Wait()

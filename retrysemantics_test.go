@@ -54,7 +54,7 @@ func TestTTLInBackoffReportsTheFailure(t *testing.T) {
 		failure := errors.New("upstream down")
 		start := time.Now()
 		err := s.RunSync(context.Background(), "t", "x", "", func(context.Context) error { return failure },
-			fairsched.WithTTL(5*time.Second),
+			fairsched.WithQueueTimeout(5*time.Second),
 			fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 3, MinBackoff: 10 * time.Second, MaxBackoff: 10 * time.Second}))
 		if errors.Is(err, fairsched.ErrExpired) || !errors.Is(err, failure) {
 			t.Errorf("RunSync = %v; want the attempt's error, not ErrExpired", err)
@@ -123,7 +123,7 @@ func TestCoalescedWaitersKeepTheirTTL(t *testing.T) {
 		results := make(chan outcome, 2)
 		for _, ttl := range []time.Duration{5 * time.Second, 20 * time.Second} {
 			go func() {
-				err := s.RunSync(context.Background(), "fetch", "repo", "", func(context.Context) error { return nil }, fairsched.WithTTL(ttl))
+				err := s.RunSync(context.Background(), "fetch", "repo", "", func(context.Context) error { return nil }, fairsched.WithQueueTimeout(ttl))
 				results <- outcome{ttl, errors.Is(err, fairsched.ErrExpired), time.Since(start)}
 			}()
 			synctest.Wait()
@@ -178,7 +178,7 @@ func TestTTLInBackoffIsReportedAsAFailure(t *testing.T) {
 		events, stop := s.Subscribe(16)
 		failure := errors.New("upstream down")
 		if err := s.Submit("t", "x", func(context.Context) error { return failure },
-			fairsched.WithTTL(5*time.Second),
+			fairsched.WithQueueTimeout(5*time.Second),
 			fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 3, MinBackoff: 10 * time.Second, MaxBackoff: 10 * time.Second})); err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,7 @@ func TestHugeScoreWeightsStayFinite(t *testing.T) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		max := fairsched.MaxScoreWeight
-		s, err := fairsched.New(fairsched.WithMaxConcurrency(1), fairsched.WithKeyTTL(200*365*24*time.Hour), fairsched.WithScoring(fairsched.ScoreConfig{
+		s, err := fairsched.New(fairsched.WithMaxConcurrency(1), fairsched.WithIdleExpiry(200*365*24*time.Hour), fairsched.WithScoring(fairsched.ScoreConfig{
 			PriorityWeight: max, AgeWeight: max, RarityBonus: max, OnDemandBonus: max, OnDemandAgeWeight: max}))
 		if err != nil {
 			t.Fatal(err)

@@ -34,7 +34,7 @@ func (b *blockingStore) Save(fairsched.StoreState) error {
 func TestSlowStoreNeverStallsTheOwner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &blockingStore{started: make(chan struct{}), release: make(chan struct{})}
-		s, err := fairsched.New(fairsched.WithStore(st), fairsched.WithKeyTTL(4*time.Second))
+		s, err := fairsched.New(fairsched.WithStore(st), fairsched.WithIdleExpiry(4*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestPanickingStoreIsAnError(t *testing.T) {
 		t.Errorf("New with a Load that panics = %v; want ErrStore", err)
 	}
 	synctest.Test(t, func(t *testing.T) {
-		s, err := fairsched.New(fairsched.WithStore(panickyStore{}), fairsched.WithKeyTTL(4*time.Second))
+		s, err := fairsched.New(fairsched.WithStore(panickyStore{}), fairsched.WithIdleExpiry(4*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -722,10 +722,10 @@ func (a *Actor) reportDecisions(now time.Time) {
 		waited := now.Sub(cj.Submitted)
 		err := fmt.Errorf("%w: %s/%s waited %v", policy.ErrExpired, j.Type, j.ID, waited)
 		if j.Runs > 0 && j.LastErr != nil {
-			// It ran: its time to live ran out in a retry's backoff. Its
+			// It ran: its queue timeout ran out in a retry's backoff. Its
 			// caller is told how its last attempt failed, not that it
 			// never ran (ErrExpired).
-			err = fmt.Errorf("fairsched: %s/%s failed after %d attempt(s), its time to live ran out before the next: %w", j.Type, j.ID, j.Runs, j.LastErr)
+			err = fmt.Errorf("fairsched: %s/%s failed after %d attempt(s), its queue timeout ran out before the next: %w", j.Type, j.ID, j.Runs, j.LastErr)
 			if len(a.subs) > 0 {
 				a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: err})
 			}

@@ -595,7 +595,8 @@ func (r *refScheduler) snapshot(now time.Time) Snapshot {
 			pj.Score = r.score(j, now)
 		}
 		if j.floored {
-			pj.InheritedPriority = new(j.floor)
+			floor := j.floor
+			pj.InheritedPriority = &floor
 		}
 		s.Pending = append(s.Pending, pj)
 	}

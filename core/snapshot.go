@@ -202,7 +202,8 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 		}
 		pj.Score, _ = c.queue.Score(&j.q, j.Priority)
 		if j.Floored {
-			pj.InheritedPriority = new(j.Floor) // a copy: the snapshot shares nothing
+			floor := j.Floor // a copy: the snapshot shares nothing
+			pj.InheritedPriority = &floor
 		}
 		s.Pending = append(s.Pending, pj)
 	}

@@ -70,7 +70,7 @@
 //
 // # Expiry
 //
-// Keys idle and estimates unused for the TTL (WithKeyTTL, default 10m) are
+// Keys idle and estimates unused for the TTL (WithIdleExpiry, default 10m) are
 // dropped by Evict, which the scheduler calls on a periodic tick of TTL/4: an
 // entry lives between TTL and 1.25·TTL after its last use. Both tables keep
 // their entries in least-recently-used order, so a tick costs O(1) plus the

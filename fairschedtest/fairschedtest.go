@@ -25,7 +25,7 @@
 // which is how a test checks that something did not.
 //
 // A mock clock (Run) moves only when the test calls Env.Advance: costs,
-// aging, TTLs and rate limits see exactly the steps the test makes, whatever
+// aging, queue timeouts and rate limits see exactly the steps the test makes, whatever
 // the jobs do. Choose it for timelines: "at 10 s the repack starts".
 package fairschedtest
 

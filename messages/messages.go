@@ -444,7 +444,7 @@ type JobDenied struct {
 	Panicked    bool           `json:"policy_panicked"`
 }
 
-// JobExpired reports a job that was still pending when its time to live
+// JobExpired reports a job that was still pending when its queue timeout
 // ran out: it never runs. Waited is the whole time since its submission,
 // its group's pauses included (they did not count against its time to
 // live).

@@ -115,7 +115,7 @@ var (
 	specRefused = spec{"refused_total", counter, []string{"type", "reason"},
 		"Submissions refused by a pending bound before being queued, by type and reason."}
 	specExpired = spec{"expired_total", counter, []string{"type"},
-		"Jobs removed unrun because their time to live ran out while pending, by type."}
+		"Jobs removed unrun because their queue timeout ran out while pending, by type."}
 	specDenied = spec{"denied_total", counter, []string{"type"},
 		"Jobs denied by the admission policy, by type."}
 	specDropped = spec{"dropped_total", counter, []string{"type"},

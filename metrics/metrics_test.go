@@ -308,7 +308,7 @@ func TestRefusedExpiredDenied(t *testing.T) {
 
 		c1 := newGate()
 		submit(t, s, clone, "c1", c1.fn)
-		submit(t, s, repack, "r1", ok, fairsched.WithTTL(2*time.Second)) // the one pending
+		submit(t, s, repack, "r1", ok, fairsched.WithQueueTimeout(2*time.Second)) // the one pending
 		var refusal *fairsched.RefusalError
 		if err := s.Submit(repack, "r2", ok); !errors.As(err, &refusal) || refusal.Reason != fairsched.ReasonPoolOverloaded {
 			t.Fatalf("Submit over WithMaxPending(1): %v; want a pool_overloaded refusal", err)
@@ -543,7 +543,7 @@ func TestPedanticRegistry(t *testing.T) {
 		g := newGate()
 		submit(t, s, clone, "a", g.fn, fairsched.InGroup("a"))                                 // runs
 		submit(t, s, repack, "c", func(context.Context) error { return errors.New("failed") }) // runs, fails
-		submit(t, s, clone, "b", ok, fairsched.WithTTL(3*time.Second))                         // waits, ages, expires
+		submit(t, s, clone, "b", ok, fairsched.WithQueueTimeout(3*time.Second))                         // waits, ages, expires
 		if err := s.Submit(repack, "d", ok); err == nil {
 			t.Error("Submit over the pending bound: nil error")
 		}

@@ -92,7 +92,7 @@ type JobTypeConfig struct {
 	// with PriorityOrderOnly (or with scoring) it may be 0. Never negative.
 	Priority Priority `json:"priority"`
 	// QueueTimeout is how long a job of the type may stay pending before it
-	// expires (ErrExpired), unless the job sets its own (WithTTL); time its
+	// expires (ErrExpired), unless the job sets its own (WithQueueTimeout); time its
 	// group spends paused does not count. Zero means no limit; it must not
 	// be negative.
 	QueueTimeout time.Duration `json:"queue_timeout,omitempty"`
@@ -153,7 +153,7 @@ var (
 	// ErrOverloaded: the scheduler's queue is full (RefusalError with
 	// ReasonPoolOverloaded).
 	ErrOverloaded = errors.New("fairsched: overloaded")
-	// ErrExpired: the job was still pending when its time to live ran out.
+	// ErrExpired: the job was still pending when its queue timeout ran out.
 	ErrExpired = errors.New("fairsched: job expired while pending")
 )
 

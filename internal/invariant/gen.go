@@ -96,7 +96,7 @@ type jobSpec struct {
 	key      string // RunSync's key; for Submit the WithFairnessKey key ("" none)
 	fg       bool
 	group    string
-	ttl      time.Duration // WithTTL, 0 none
+	ttl      time.Duration // WithQueueTimeout, 0 none
 	retry    *fairsched.RetryPolicy
 	tokens   time.Duration
 	cancelAt time.Duration // fg: the caller cancels its context then; <0 never
@@ -934,7 +934,7 @@ func (j *jobSpec) String(c *config) string {
 		fmt.Fprintf(&b, ", InGroup(%q)", j.group)
 	}
 	if j.ttl > 0 {
-		fmt.Fprintf(&b, ", WithTTL(%v)", j.ttl)
+		fmt.Fprintf(&b, ", WithQueueTimeout(%v)", j.ttl)
 	}
 	if j.retry != nil {
 		fmt.Fprintf(&b, ", WithRetry(%+v)", *j.retry)

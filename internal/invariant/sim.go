@@ -729,7 +729,7 @@ func (sm *sim) arrive(spec *jobSpec) {
 		opts = append(opts, fairsched.InGroup(spec.group))
 	}
 	if spec.ttl > 0 {
-		opts = append(opts, fairsched.WithTTL(spec.ttl))
+		opts = append(opts, fairsched.WithQueueTimeout(spec.ttl))
 	}
 	if spec.retry != nil {
 		opts = append(opts, fairsched.WithRetry(*spec.retry))
