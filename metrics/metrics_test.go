@@ -543,7 +543,7 @@ func TestPedanticRegistry(t *testing.T) {
 		g := newGate()
 		submit(t, s, clone, "a", g.fn, fairsched.InGroup("a"))                                 // runs
 		submit(t, s, repack, "c", func(context.Context) error { return errors.New("failed") }) // runs, fails
-		submit(t, s, clone, "b", ok, fairsched.WithQueueTimeout(3*time.Second))                         // waits, ages, expires
+		submit(t, s, clone, "b", ok, fairsched.WithQueueTimeout(3*time.Second))                // waits, ages, expires
 		if err := s.Submit(repack, "d", ok); err == nil {
 			t.Error("Submit over the pending bound: nil error")
 		}
