@@ -61,9 +61,73 @@ const (
 
 // JobTypeConfig registers a job type: its default cost, its cap, its
 // conflict group and its tier.
+//
+// Fields, from policy.JobTypeConfig:
+//
+//	// DefaultCost is the cost charged for a (type, id) the scheduler has not
+//	// observed yet. Must be positive.
+//	DefaultCost time.Duration
+//
+//	// MaxConcurrency caps running jobs of this type. Zero means no per-type
+//	// cap (the tier and global caps still apply). Must not be negative.
+//	MaxConcurrency int
+//
+//	// ConflictGroup: jobs whose types share a non-empty group never run at
+//	// the same time on the same job id.
+//	ConflictGroup ConflictGroup
+//
+//	// ConflictMode says whether the type's jobs run alone on their
+//	// (ConflictGroup, id) — ConflictExclusive, the zero value — or together
+//	// with other shared jobs (ConflictShared). It needs a ConflictGroup.
+//	ConflictMode ConflictMode
+//
+//	// Priority is the tier: higher is dispatched first. By default the
+//	// value is also the tier's concurrency cap, and must be at least 1;
+//	// with PriorityOrderOnly (or with scoring) it may be 0. Never negative.
+//	Priority Priority
+//
+//	// QueueTimeout is how long a job of the type may stay pending before it
+//	// expires (ErrExpired), unless the job sets its own (WithQueueTimeout); time its
+//	// group spends paused does not count. Zero means no limit; it must not
+//	// be negative.
+//	QueueTimeout time.Duration
+//
+//	// Retry retries the type's failed jobs (unless a job sets its own with
+//	// WithRetry); the zero value retries nothing.
+//	Retry RetryPolicy
+//
+//	// Coalesce: requests for a (type, id) that is pending share its run
+//	// (see fairsched's package doc); its runs execute in a scheduler
+//	// goroutine, RunSync callers waiting for the result.
+//	Coalesce bool
+//
+//	// RequiresWorker: jobs of the type run only on a free worker slot that
+//	// supports the type (Scheduler.RegisterWorker), one job per slot; they
+//	// wait with reason no_workers while no registered slot supports the
+//	// type and worker_busy while every one that does is taken.
+//	RequiresWorker bool
 type JobTypeConfig = policy.JobTypeConfig
 
 // AgingConfig raises the effective priority of waiting jobs (WithAging).
+//
+// Fields, from policy.AgingConfig:
+//
+//	// GracePeriod is how long a job waits before aging starts.
+//	GracePeriod time.Duration
+//
+//	// Interval is the time per aging step after the grace period.
+//	Interval time.Duration
+//
+//	// Step is added to the priority per interval; 0 means 1.
+//	Step Priority
+//
+//	// MaxEffectivePriority is the ceiling aging never passes. Jobs whose
+//	// base priority is at or above it do not age.
+//	MaxEffectivePriority Priority
+//
+//	// UrgentThreshold, when not 0, is the effective priority at which a job
+//	// may borrow a slot past its group's allocation.
+//	UrgentThreshold Priority
 type AgingConfig = policy.AgingConfig
 
 // Reason says why a pending job waits; it serialises as its string value.
@@ -89,33 +153,283 @@ const (
 
 // TierConfig gives a tier a reserved and a burst share of the global cap
 // and an absolute cap, MaxRunning (see WithTier).
+//
+// Fields, from policy.TierConfig:
+//
+//	// MinShare of MaxConcurrency is reserved for the tier: other tiers
+//	// never hold those slots (⌊MinShare·C⌋ of them, at most MaxRunning).
+//	MinShare float64
+//
+//	// BurstShare of MaxConcurrency is the most the tier may run
+//	// (⌊BurstShare·C⌋, at least its reservation and at least 1). It is
+//	// required with a MinShare; 0 without one means no share cap (then
+//	// MaxRunning must be set).
+//	BurstShare float64
+//
+//	// MaxRunning caps the tier's running jobs absolutely (spec 5's
+//	// max_inflight), beside the shares: the tier runs at most
+//	// min(burst, MaxRunning). 0 means no absolute cap. A tier with only
+//	// MaxRunning needs no global cap.
+//	MaxRunning int
+//
+//	// LendIdle lets other tiers use the reservation while the tier has
+//	// nothing waiting; borrowed slots come back as the borrowers finish.
+//	// Without it the reservation stays free for the tier even while it
+//	// has no work: reservations that add up to the whole capacity, none
+//	// lent, leave nothing to the other tiers.
+//	LendIdle bool
 type TierConfig = policy.TierConfig
 
 // TenantLimits bound what one fairness key may hold (see WithTenantLimits).
+//
+// Fields, from policy.TenantLimits:
+//
+//	// MaxRunning: while the key runs this many jobs, its other jobs wait
+//	// (reason tenant_limit) and the slots go to other keys.
+//	MaxRunning int
+//
+//	// MaxPending: a submission while the key has this many jobs pending is
+//	// refused at once (ErrTenantLimit), and nothing is queued.
+//	MaxPending int
 type TenantLimits = policy.TenantLimits
 
 // RefusalError is returned by RunSync and Submit for a job the scheduler
 // refused to queue: its Reason names the rule, and errors.Is matches the
 // rule's sentinel (ErrTenantLimit, ErrOverloaded).
+//
+// Fields, from policy.RefusalError:
+//
+//	Reason Reason
+//
+//	Type JobType
+//
+//	ID string
+//
+//	Key string
+//
+//	// Limit is the bound that was reached.
+//	Limit int
 type RefusalError = policy.RefusalError
 
 // Snapshot is a deep copy of the scheduler's state, safe to keep and to
 // serialise as JSON.
+//
+// Fields, from core.Snapshot:
+//
+//	Time time.Time
+//
+//	// MaxConcurrency is the global cap; 0 means unlimited.
+//	MaxConcurrency int
+//
+//	// Running jobs in admission order.
+//	Running []RunningJob
+//
+//	// Pending jobs in rank order — effective priority (or score), then the
+//	// key's accumulated cost, then arrival: the order dispatch considers
+//	// them in. Dispatch skips every job a rule holds (PendingJob.Reasons),
+//	// so this is not the order in which they will start.
+//	Pending []PendingJob
+//
+//	// AccumulatedCost per fairness key ("" is background work): the sum of
+//	// the key's charges, each a job's cost divided by the key's weight.
+//	AccumulatedCost map[string]time.Duration
+//
+//	// Adaptive is the adaptive limit's configuration; MaxConcurrency is its
+//	// current limit.
+//	Adaptive *policy.AdaptiveLimitConfig
+//
+//	// Tiers are the tier shares and caps (WithTier), by priority.
+//	Tiers map[policy.Priority]policy.TierConfig
+//
+//	// PriorityMode says whether a priority's value caps its tier (the
+//	// default, omitted) or priorities only order.
+//	PriorityMode policy.PriorityMode
+//
+//	// KeyWeights are the fairness keys with a weight other than 1.
+//	KeyWeights map[string]float64
+//
+//	// CostEstimates are the learned costs, by type then id.
+//	CostEstimates []CostEstimate
+//
+//	RunningByTier map[policy.Priority]int
+//
+//	RunningByType map[policy.JobType]int
+//
+//	Types map[policy.JobType]policy.JobTypeConfig
+//
+//	// Aging is the aging configuration; nil when aging is off.
+//	Aging *policy.AgingConfig
+//
+//	// AgingRises counts, by type, every rise of a waiting job's effective
+//	// priority by aging since the start: each job's every step, the jobs
+//	// still waiting included (JobAged reports only a lane's head). It never
+//	// decreases and never counts a rise twice; with more than 65 536 jobs
+//	// waiting, their rises are brought up to date round robin, that many per
+//	// snapshot, so it may lag (core/rises.go). Nil without aging or before
+//	// the first rise.
+//	AgingRises map[policy.JobType]uint64
+//
+//	// Groups lists the groups with jobs, paused or holding slots, by name.
+//	Groups []GroupSnapshot
+//
+//	// EventsLost counts the events dropped since the start because a
+//	// subscriber's channel was full, once per subscriber that missed one.
+//	// The core has no subscribers: its owner fills this in.
+//	EventsLost uint64
+//
+//	// Workers are the registered workers and their slots, in registration
+//	// order.
+//	Workers []WorkerSnapshot
+//
+//	// Expired counts the jobs that expired pending since the start.
+//	Expired uint64
+//
+//	// PendingTotal, KeysTotal and EstimatesTotal count every pending job,
+//	// fairness key and cost estimate. A bounded snapshot (the default of
+//	// Scheduler.Snapshot) lists fewer: the first pending jobs in rank
+//	// order, the keys of the listed jobs, the most recently used
+//	// estimates.
+//	PendingTotal int
+//
+//	KeysTotal int
+//
+//	EstimatesTotal int
 type Snapshot = core.Snapshot
 
-// RunningJob, PendingJob, CostEstimate, GroupSnapshot, WorkerSnapshot and
-// SlotSnapshot are the rows of a Snapshot.
-type (
-	RunningJob     = core.RunningJob
-	PendingJob     = core.PendingJob
-	CostEstimate   = core.CostEstimate
-	GroupSnapshot  = core.GroupSnapshot
-	WorkerSnapshot = core.WorkerSnapshot
-	SlotSnapshot   = core.SlotSnapshot
-)
+// RunningJob is one running job in a Snapshot.
+//
+// Fields, from core.RunningJob:
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	Group string
+//
+//	// Priority is the base priority, the tier the job counts against;
+//	// EffectivePriority the priority it was admitted at.
+//	Priority policy.Priority
+//
+//	EffectivePriority policy.Priority
+//
+//	Submitted time.Time
+//
+//	Started time.Time
+//
+//	// EstimatedCost is what admission charged to the key.
+//	EstimatedCost time.Duration
+//
+//	// Worker and Slot name the worker slot the job runs on (types with
+//	// RequiresWorker); Worker is empty otherwise.
+//	Worker string
+//
+//	Slot int
+type RunningJob = core.RunningJob
+
+// PendingJob is one waiting job in a Snapshot, in dispatch order.
+//
+// Fields, from core.PendingJob:
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	Group string
+//
+//	// Priority is the base priority, the tier the job counts against;
+//	// EffectivePriority the priority it competes at now (aging, inherited
+//	// priority); InheritedPriority the floor it inherited, if any.
+//	Priority policy.Priority
+//
+//	EffectivePriority policy.Priority
+//
+//	InheritedPriority *policy.Priority
+//
+//	Submitted time.Time
+//
+//	// Reasons lists every rule that holds the job now, narrowest first:
+//	// the job's own state (paused, backoff, deferred), its (conflict
+//	// group, id), its type, its fairness key, its group, its tier, the
+//	// workers, the global cap (see Core.reasons for the full order). Empty
+//	// when nothing holds it: it starts at the next dispatch.
+//	Reasons []policy.Reason
+//
+//	// Reason is the headline: Reasons[0], the narrowest rule — the one to
+//	// look at first, since lifting a broader one (a bigger global cap)
+//	// would not start the job while it holds. "" when nothing holds it.
+//	Reason policy.Reason
+//
+//	// Score is the job's linear score now (WithScoring), 0 without.
+//	Score float64
+type PendingJob = core.PendingJob
+
+// CostEstimate is the learned cost of one (type, id) in a Snapshot.
+//
+// Fields, from core.CostEstimate:
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	Cost time.Duration
+type CostEstimate = core.CostEstimate
+
+// GroupSnapshot is one group in a Snapshot.
+//
+// Fields, from core.GroupSnapshot:
+//
+//	Name string
+//
+//	Weight int
+//
+//	MinSlots int
+//
+//	Limit int
+//
+//	// Allocation is the slots the group holds by weight (0 without group
+//	// weights).
+//	Allocation int
+//
+//	Running int
+//
+//	Pending int
+//
+//	Paused bool
+type GroupSnapshot = core.GroupSnapshot
+
+// WorkerSnapshot is one registered worker in a Snapshot.
+//
+// Fields, from core.WorkerSnapshot:
+//
+//	ID string
+//
+//	Slots []SlotSnapshot
+type WorkerSnapshot = core.WorkerSnapshot
+
+// SlotSnapshot is one slot of a worker in a Snapshot.
+//
+// Fields, from core.SlotSnapshot:
+//
+//	Types []policy.JobType
+//
+//	// Type and ID name the job running on the slot; empty while it is free.
+//	Type policy.JobType
+//
+//	ID string
+type SlotSnapshot = core.SlotSnapshot
 
 // PanicError is the error of a job whose function panicked. It carries the
 // panic value and the stack; errors.As finds it in RunSync's error.
+//
+// Fields, from actor.PanicError:
+//
+//	Value any // what the function panicked with
+//
+//	Stack []byte // the goroutine's stack at the panic
 type PanicError = actor.PanicError
 
 // Errors. Match them with errors.Is: returned errors wrap them with details.
@@ -372,6 +686,16 @@ func WithJitter(d time.Duration) JobOption {
 
 // RetryPolicy retries failed jobs with exponential backoff (see WithRetry,
 // JobTypeConfig.Retry).
+//
+// Fields, from policy.RetryPolicy:
+//
+//	MaxAttempts int
+//
+//	MinBackoff, MaxBackoff time.Duration
+//
+//	// Jitter in [0, 1]: the share of each backoff drawn at random, so that
+//	// jobs that failed together do not come back together.
+//	Jitter float64
 type RetryPolicy = policy.RetryPolicy
 
 // WithRetry retries the job, in place of its type's policy: a failed
@@ -395,12 +719,26 @@ func Permanent(err error) error { return policy.Permanent(err) }
 // Store keeps what must survive a restart: the learned cost estimates and
 // when each periodic job last ran (StoreState). New loads it — a store it
 // cannot read makes New fail with ErrStore, and nothing is written to it —
-// and the scheduler saves to it on each eviction tick (KeyTTL/4, at least a
+// and the scheduler saves to it on each eviction tick (WithIdleExpiry/4, at least a
 // millisecond) and when Close ends. Package boltstore has one on an
 // embedded database.
+//
+// Methods, from actor.Store:
+//
+//	Load() (core.State, error)
+//
+//	Save(core.State) error
 type Store = actor.Store
 
 // StoreState is what a Store keeps.
+//
+// Fields, from core.State:
+//
+//	Estimates []CostEstimate
+//
+//	// LastRuns holds, by "type/id", when each periodic job's last
+//	// occurrence was submitted.
+//	LastRuns map[string]time.Time
 type StoreState = core.State
 
 // WithStore persists the scheduler's state in st (see Store). Without it
@@ -720,6 +1058,18 @@ func WithIdleExpiry(d time.Duration) Option {
 }
 
 // ScoreConfig sets the coefficients of linear scoring (WithScoring).
+//
+// Fields, from policy.ScoreConfig:
+//
+//	PriorityWeight float64 // per priority unit; default 1024
+//
+//	AgeWeight float64 // per second waited; default 16
+//
+//	RarityBonus float64 // divided by the compatible free slots; default 500
+//
+//	OnDemandBonus float64 // for RunSync work; default 4096
+//
+//	OnDemandAgeWeight float64 // per second, on top of AgeWeight, for RunSync work; default 32
 type ScoreConfig = policy.ScoreConfig
 
 // MaxScoreWeight bounds every ScoreConfig weight and bonus, so that scores
@@ -737,6 +1087,14 @@ const (
 
 // JobClass is what a job's score depends on besides its age (see
 // ScoreConfig.Crossover).
+//
+// Fields, from policy.JobClass:
+//
+//	Priority Priority
+//
+//	OnDemand bool
+//
+//	CompatibleSlots int
 type JobClass = policy.JobClass
 
 // WithScoring orders dispatch by a linear score instead of by effective
@@ -824,6 +1182,16 @@ func WithGroupMinSlots(group string, n int) Option {
 
 // AdaptiveLimitConfig moves the global limit with job latency (see
 // WithAdaptiveLimit).
+//
+// Fields, from policy.AdaptiveLimitConfig:
+//
+//	Min, Max int
+//
+//	// Tolerance is the ratio above which a job counts as slow; default 1.5.
+//	Tolerance float64
+//
+//	// Backoff multiplies the limit on a slow job; in (0, 1), default 0.9.
+//	Backoff float64
 type AdaptiveLimitConfig = policy.AdaptiveLimitConfig
 
 // WithAdaptiveLimit lets the global limit move between cfg.Min and cfg.Max:
@@ -842,6 +1210,12 @@ func WithAdaptiveLimit(cfg AdaptiveLimitConfig) Option {
 
 // RateScope names what a rate limit counts: RateForType, RateForGroup,
 // RateForKey.
+//
+// Fields, from policy.RateScope:
+//
+//	Kind RateScopeKind
+//
+//	Name string
 type RateScope = policy.RateScope
 
 // RateForType scopes a rate limit to the jobs of type t.
@@ -874,6 +1248,29 @@ func WithRateLimit(scope RateScope, perSecond float64, burst int) Option {
 }
 
 // JobInfo is what an admission policy is told of a job about to start.
+//
+// Fields, from policy.JobInfo:
+//
+//	Type JobType
+//
+//	ID string
+//
+//	Key string
+//
+//	Group string
+//
+//	Priority Priority // base
+//
+//	Effective Priority // aged or inherited
+//
+//	// Waited is the time since submission; Attempt counts the policy's
+//	// earlier deferrals of the job (0 the first time it is asked).
+//	Waited time.Duration
+//
+//	Attempt int
+//
+//	// QueueDepth and Running describe the scheduler at that moment.
+//	QueueDepth, Running int
 type JobInfo = policy.JobInfo
 
 // Decision is an admission policy's verdict: Admit, Deny or Defer.

@@ -82,3 +82,5 @@
 // they are safe for concurrent use and no lock is held anywhere. Call Close
 // to stop the owner goroutine.
 package fairsched
+
+//go:generate go run ./internal/aliasdoc/cmd

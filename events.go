@@ -18,6 +18,24 @@ type Event = messages.Event
 // again to wait out a retry's backoff (Attempt > 1). Fields: Type, ID,
 // FairnessKey, Group, Foreground (a caller waits), Attempt. A RunSync that
 // joins a pending coalesced run adds no job, so no event.
+//
+// Fields, from messages.JobQueued:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	Group string
+//
+//	// Foreground: a caller waits for it (RunSync).
+//	Foreground bool
+//
+//	// Attempt is the attempt it waits to make: 1, or more after a failure.
+//	Attempt int
 type JobQueued = messages.JobQueued
 
 // JobCancelled: a pending job left the queue unrun and uncharged because
@@ -26,6 +44,20 @@ type JobQueued = messages.JobQueued
 // a coalesced run left. Fields: Type, ID, FairnessKey, Group, Err. A
 // running job that Cancel interrupts is reported when it ends, as
 // JobFailed or JobCompleted.
+//
+// Fields, from messages.JobCancelled:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	Group string
+//
+//	Err error
 type JobCancelled = messages.JobCancelled
 
 // JobAdmitted: a job was admitted and starts running. Fields: Type, ID,
@@ -35,11 +67,56 @@ type JobCancelled = messages.JobCancelled
 // the time from submission to admission; Cost, the estimate charged to the
 // key at admission; KeyCost, the key's accumulated cost right after that
 // charge.
+//
+// Fields, from messages.JobAdmitted:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	// BasePriority is the job type's priority: the tier whose cap the job
+//	// counts against. EffectivePriority is the priority it was dispatched
+//	// at; the two are equal unless the job aged or inherited a priority.
+//	BasePriority policy.Priority
+//
+//	EffectivePriority policy.Priority
+//
+//	// Group is the job's group; "" when it has none.
+//	Group string
+//
+//	// Waited is the time from submission to admission.
+//	Waited time.Duration
+//
+//	// Cost is the estimate charged to the key; KeyCost is the key's
+//	// accumulated cost right after that charge.
+//	Cost time.Duration
+//
+//	KeyCost time.Duration
 type JobAdmitted = messages.JobAdmitted
 
 // JobCompleted: a job's function returned nil. Elapsed is its wall time from
 // admission; Estimate is the learned cost of its (type, id) once Elapsed is
 // folded in.
+//
+// Fields, from messages.JobCompleted:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	// Elapsed is the wall time from admission to completion; Estimate is
+//	// the learned cost of the job's (type, id) once Elapsed is folded in.
+//	Elapsed time.Duration
+//
+//	Estimate time.Duration
 type JobCompleted = messages.JobCompleted
 
 // JobFailed: a job's function returned an error (Err) or panicked
@@ -47,36 +124,148 @@ type JobCompleted = messages.JobCompleted
 // Foreground and background jobs alike. The other fields are those of
 // JobCompleted: a failed run counts towards the cost model too. In JSON, Err
 // is the "error" message.
+//
+// Fields, from messages.JobFailed:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	Elapsed time.Duration
+//
+//	Estimate time.Duration
+//
+//	// Err is what the function returned or, when Panicked, the
+//	// *PanicError made of its panic (value and stack). In JSON it is the
+//	// "error" string: its message.
+//	Err error
+//
+//	Panicked bool
+//
+//	// Retrying: the job waits out a backoff and runs again (its retry
+//	// policy allows another attempt).
+//	Retrying bool
 type JobFailed = messages.JobFailed
 
 // JobAged: a pending job's effective priority rose while it waited; Waited
 // is the time since its submission. Emitted only when priority aging is
 // configured.
+//
+// Fields, from messages.JobAged:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	BasePriority policy.Priority
+//
+//	EffectivePriority policy.Priority
+//
+//	// Waited is the time since submission.
+//	Waited time.Duration
 type JobAged = messages.JobAged
 
 // GroupAllocationChanged: a group's share of the global capacity changed
 // from PreviousSlots to NewSlots, for Reason. Emitted only when group
 // weights are configured.
+//
+// Fields, from messages.GroupAllocationChanged:
+//
+//	Time time.Time
+//
+//	Group string
+//
+//	PreviousSlots int
+//
+//	NewSlots int
+//
+//	Reason AllocationReason
 type GroupAllocationChanged = messages.GroupAllocationChanged
 
 // JobDenied: the admission policy denied a job (WithAdmissionPolicy); it
 // never runs.
+//
+// Fields, from messages.JobDenied:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	Err error
+//
+//	Panicked bool
 type JobDenied = messages.JobDenied
 
 // JobExpired: a job was still pending when its time to live ran out; it
 // never runs.
+//
+// Fields, from messages.JobExpired:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	Waited time.Duration
 type JobExpired = messages.JobExpired
 
 // JobDropped: a job was dropped unrun because the scheduler closed; Close
 // counts them in its error.
+//
+// Fields, from messages.JobDropped:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
 type JobDropped = messages.JobDropped
 
 // JobSuperseded: a pending background job was replaced by a newer
 // submission of its (type, id) with Supersede; it never runs.
+//
+// Fields, from messages.JobSuperseded:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
 type JobSuperseded = messages.JobSuperseded
 
 // JobRefused: a submission was refused before it was queued (a pending
 // bound, reason tenant_limit or pool_overloaded).
+//
+// Fields, from messages.JobRefused:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	Reason policy.Reason
 type JobRefused = messages.JobRefused
 
 // AllocationReason says why a group's allocation changed; it serialises as
