@@ -1,7 +1,8 @@
 GO ?= go
+SHELL := /bin/bash
 PKGS := ./...
 
-# Fuzz targets, as package:Target. Each runs for FUZZ_BRIEF in `make test`
+# Fuzz targets, as package:Target. Each runs for FUZZ_BRIEF in `make check`
 # (on top of its committed corpus, which every `go test` replays) and for
 # FUZZTIME in `make fuzz`.
 FUZZ_TARGETS := ./internal/scenario:FuzzParse ./policy:FuzzJobTypeConfig ./policy:FuzzLimits ./policy:FuzzRetryPolicy ./core:FuzzCoreOps ./boltstore:FuzzCorruptStore .:FuzzExtremeValues
@@ -9,16 +10,28 @@ FUZZ_BRIEF ?= 3s
 FUZZTIME ?= 2m
 BENCH_COUNT ?= 6
 
-.PHONY: test demo bench fuzz fuzz-brief soak fmt vet
+.PHONY: test check demo bench fuzz fuzz-brief soak fmt vet lint race invariant-long
 
-## test: vet, gofmt check, race-enabled tests, a brief run of every fuzz target
-test: vet
+## test: vet, gofmt, the unit, scenario and example tests with a short
+## invariant run (go test -short), then a line per skipped test and why
+test: lint
+	@set -o pipefail; $(GO) test -short -json $(PKGS) | $(GO) run ./internal/testsum
+
+## check: what test does, then -race over everything (the full invariant
+## run included), a long invariant run and a brief run of every fuzz target
+check: test race invariant-long fuzz-brief
+
+lint: vet
 	@out=$$(gofmt -l . | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) test -race -count=1 $(PKGS)
-	@$(MAKE) --no-print-directory fuzz-brief
 
 vet:
 	$(GO) vet $(PKGS)
+
+race:
+	@set -o pipefail; $(GO) test -race -count=1 -json $(PKGS) | $(GO) run ./internal/testsum
+
+invariant-long:
+	$(GO) test -count=1 -run '^TestInvariants$$' -invariant.seeds=4000 -invariant.first=1001 .
 
 fuzz-brief:
 	@for t in $(FUZZ_TARGETS); do \

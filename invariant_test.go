@@ -32,8 +32,14 @@ var (
 )
 
 // invDefaultSeeds is how many seeds TestInvariants plays by default: a
-// thousand, under a minute with -race on this project's 2-vCPU machines.
-func invDefaultSeeds() int { return 1000 }
+// thousand, under a minute with -race on this project's 2-vCPU machines
+// (make check); a hundred with -short (make test).
+func invDefaultSeeds() int {
+	if testing.Short() {
+		return 100
+	}
+	return 1000
+}
 
 // TestInvariants plays seeded random workloads over every feature through
 // the real scheduler in virtual time and checks its invariants at every

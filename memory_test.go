@@ -19,7 +19,7 @@ import (
 // index's maps kept their peak size with nothing in them.)
 func TestMemoryReturnsAfterEviction(t *testing.T) {
 	if testing.Short() {
-		t.Skip("100 000 jobs")
+		t.Skip("-short: 100 000 jobs through the scheduler take a while; make check runs it")
 	}
 	synctest.Test(t, func(t *testing.T) {
 		s, err := fairsched.New(fairsched.WithMaxConcurrency(64), fairsched.WithIdleExpiry(time.Minute))

@@ -50,7 +50,7 @@ func TestDeterministic(t *testing.T) {
 // snapshot checked, then the violations.
 func TestReplay(t *testing.T) {
 	if *replay == 0 {
-		t.Skip("set -invariant.replay=SEED")
+		t.Skip("a tool, not a check: -invariant.replay=SEED replays that seed with a trace")
 	}
 	synctest.Test(t, func(t *testing.T) {
 		res := invariant.Run(invariant.Options{Seed: *replay, Mode: invariant.ModeFor(*replay), Log: func(s string) { t.Log(s) }})
@@ -69,7 +69,7 @@ func TestReplay(t *testing.T) {
 // remains, and logs the calls left.
 func TestShrink(t *testing.T) {
 	if *shrink == 0 {
-		t.Skip("set -invariant.shrink=SEED")
+		t.Skip("a tool, not a check: -invariant.shrink=SEED shrinks a failing seed to a minimal workload")
 	}
 	drop, dropOp := map[int]bool{}, map[int]bool{}
 	play := func() invariant.Result {
