@@ -4,7 +4,7 @@ import "github.com/fairsched/fairsched/messages"
 
 // Event is something the scheduler did, delivered to subscribers (see
 // Subscribe). It is a closed sum: its variants are the types of this file
-// (JobQueued, JobCancelled, JobAdmitted, JobCompleted, JobFailed, JobAged,
+// (JobQueued, JobJoined, JobCancelled, JobAdmitted, JobCompleted, JobFailed, JobAged,
 // GroupAllocationChanged, JobDenied, JobExpired, JobDropped,
 // JobSuperseded, JobRefused), and no other type can implement it, so a type
 // switch over them is exhaustive.
@@ -59,6 +59,24 @@ type JobQueued = messages.JobQueued
 //
 //	Err error
 type JobCancelled = messages.JobCancelled
+
+// JobJoined: a request of a coalescing type (JobTypeConfig.Coalesce)
+// joined the pending run of its (type, id) instead of queueing a job: a
+// RunSync waits for the run's result (Foreground), a Submit marks the run
+// as wanted. The run itself was reported as JobQueued.
+//
+// Fields, from messages.JobJoined:
+//
+//	Time time.Time
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	FairnessKey string
+//
+//	Foreground bool
+type JobJoined = messages.JobJoined
 
 // JobAdmitted: a job was admitted and starts running. Fields: Type, ID,
 // FairnessKey; BasePriority (its type's priority, the tier whose cap it

@@ -9,26 +9,8 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/fairschedtest"
 )
-
-// waitFor polls snapshots until cond holds: the examples' way to know the
-// scheduler has done what they asked, without sleeping.
-func waitFor(s *fairsched.Scheduler, cond func(fairsched.Snapshot) bool) {
-	for {
-		if snap, err := s.Snapshot(context.Background()); err != nil || cond(snap) {
-			return
-		}
-	}
-}
-
-func pendingCount(n int) func(fairsched.Snapshot) bool {
-	return func(s fairsched.Snapshot) bool { return len(s.Pending) == n }
-}
-
-// blockingJob returns a job function that runs until release is closed.
-func blockingJob(release chan struct{}) func(context.Context) error {
-	return func(context.Context) error { <-release; return nil }
-}
 
 // Weighted groups split the global cap: with weights 3 and 1, group
 // "prod" is allocated 3 of 4 slots and "backup" 1 while both have work
@@ -39,11 +21,11 @@ func ExampleWithGroupWeight() {
 		fairsched.WithGroupWeight("prod", 3), fairsched.WithGroupWeight("backup", 1))
 	defer s.Close(context.Background())
 	_ = s.RegisterType("sync", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4})
-	release := make(chan struct{})
-	defer close(release)
+	job := fairschedtest.NewBlocker() // each run waits for the Release
+	defer job.Release(nil)
 	for i := range 6 {
-		_ = s.Submit("sync", fmt.Sprint("backup-", i), blockingJob(release), fairsched.InGroup("backup"))
-		_ = s.Submit("sync", fmt.Sprint("prod-", i), blockingJob(release), fairsched.InGroup("prod"))
+		_ = s.Submit("sync", fmt.Sprint("backup-", i), job.Run, fairsched.InGroup("backup"))
+		_ = s.Submit("sync", fmt.Sprint("prod-", i), job.Run, fairsched.InGroup("prod"))
 	}
 	snap, _ := s.Snapshot(context.Background())
 	for _, g := range snap.Groups {
@@ -60,11 +42,11 @@ func ExampleWithTenantLimits() {
 	s, _ := fairsched.New(fairsched.WithMaxConcurrency(1), fairsched.WithTenantLimits(fairsched.TenantLimits{MaxPending: 1}))
 	defer s.Close(context.Background())
 	_ = s.RegisterType("sync", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1})
-	release := make(chan struct{})
-	defer close(release)
-	_ = s.Submit("sync", "a", blockingJob(release), fairsched.WithFairnessKey("noisy")) // runs
-	_ = s.Submit("sync", "b", blockingJob(release), fairsched.WithFairnessKey("noisy")) // waits
-	err := s.Submit("sync", "c", blockingJob(release), fairsched.WithFairnessKey("noisy"))
+	job := fairschedtest.NewBlocker() // each run waits for the Release
+	defer job.Release(nil)
+	_ = s.Submit("sync", "a", job.Run, fairsched.WithFairnessKey("noisy")) // runs
+	_ = s.Submit("sync", "b", job.Run, fairsched.WithFairnessKey("noisy")) // waits
+	err := s.Submit("sync", "c", job.Run, fairsched.WithFairnessKey("noisy"))
 	var refusal *fairsched.RefusalError
 	fmt.Println(errors.Is(err, fairsched.ErrTenantLimit), errors.As(err, &refusal) && refusal.Reason == fairsched.ReasonTenantLimit)
 	// Output:
@@ -96,15 +78,15 @@ func ExampleWithQueueTimeout() {
 	s, _ := fairsched.New(fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1))
 	defer s.Close(context.Background())
 	_ = s.RegisterType("report", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1})
-	release := make(chan struct{})
-	defer close(release)
-	_ = s.Submit("report", "nightly", blockingJob(release)) // holds the one slot
+	job := fairschedtest.NewBlocker() // each run waits for the Release
+	defer job.Release(nil)
+	_ = s.Submit("report", "nightly", job.Run) // holds the one slot
 	result := make(chan error)
 	go func() {
 		result <- s.RunSync(context.Background(), "report", "adhoc", "user", func(context.Context) error { return nil },
 			fairsched.WithQueueTimeout(30*time.Second))
 	}()
-	waitFor(s, pendingCount(1))
+	fairschedtest.Until(context.Background(), s, fairschedtest.Pending(1))
 	mock.Add(30 * time.Second)
 	fmt.Println(errors.Is(<-result, fairsched.ErrExpired))
 	// Output:
@@ -141,13 +123,13 @@ func ExampleWithScoring() {
 	defer s.Close(context.Background())
 	_ = s.RegisterType("batch", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 0})
 	_ = s.RegisterType("urgent", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 5})
-	release := make(chan struct{})
-	defer close(release)
-	_ = s.Submit("urgent", "first", blockingJob(release)) // holds the one slot
-	_ = s.Submit("batch", "old", blockingJob(release))
-	waitFor(s, pendingCount(1)) // submitted at T=0
+	job := fairschedtest.NewBlocker() // each run waits for the Release
+	defer job.Release(nil)
+	_ = s.Submit("urgent", "first", job.Run) // holds the one slot
+	_ = s.Submit("batch", "old", job.Run)
+	fairschedtest.Until(context.Background(), s, fairschedtest.Pending(1)) // submitted at T=0
 	mock.Add(320 * time.Second)
-	_ = s.Submit("urgent", "fresh", blockingJob(release))
+	_ = s.Submit("urgent", "fresh", job.Run)
 	snap, _ := s.Snapshot(context.Background())
 	for _, p := range snap.Pending {
 		fmt.Printf("%s/%s score %.0f\n", p.Type, p.ID, p.Score)
@@ -168,12 +150,12 @@ func ExampleWithPriorityMode() {
 	fmt.Println(s.RegisterType("backfill", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 0}))
 	fmt.Println(s.RegisterType("copilot", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}))
 	fmt.Println(s.RegisterType("incident", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 2}))
-	release := make(chan struct{})
-	defer close(release)
+	job := fairschedtest.NewBlocker() // each run waits for the Release
+	defer job.Release(nil)
 	for i, t := range []fairsched.JobType{"incident", "incident", "copilot", "copilot", "copilot", "backfill"} {
-		_ = s.Submit(t, fmt.Sprint(i), blockingJob(release))
+		_ = s.Submit(t, fmt.Sprint(i), job.Run)
 	}
-	waitFor(s, pendingCount(2)) // an incident (its tier runs its cap) and the backfill (the global cap)
+	fairschedtest.Until(context.Background(), s, fairschedtest.Pending(2)) // an incident (its tier runs its cap) and the backfill (the global cap)
 	snap, _ := s.Snapshot(context.Background())
 	fmt.Println("running by tier:", snap.RunningByTier)
 	// Output:

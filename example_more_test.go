@@ -3,20 +3,15 @@ package fairsched_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/fairschedtest"
 )
-
-// schedulerIdle reports that nothing runs and nothing waits.
-func schedulerIdle(s fairsched.Snapshot) bool { return len(s.Running) == 0 && len(s.Pending) == 0 }
 
 // A low-priority job waiting behind higher-priority work ages: after its
 // 10s grace period its effective priority rises by one every 5s, until it
@@ -34,10 +29,10 @@ func ExampleWithAging() {
 	record := func(name string) func(context.Context) error {
 		return func(context.Context) error { order <- name; return nil }
 	}
-	release := make(chan struct{})
-	_ = s.Submit("deploy", "first", blockingJob(release)) // holds the one slot
+	job := fairschedtest.NewBlocker() // runs until Release
+	_ = s.Submit("deploy", "first", job.Run) // holds the one slot
 	_ = s.Submit("report", "weekly", record("report/weekly"))
-	waitFor(s, pendingCount(1))
+	fairschedtest.Until(context.Background(), s, fairschedtest.Pending(1))
 	for range 5 {
 		mock.Add(5 * time.Second)
 		snap, _ := s.Snapshot(context.Background())
@@ -45,7 +40,7 @@ func ExampleWithAging() {
 		fmt.Printf("after %v: %s/%s base %d, effective %d\n", snap.Time.Sub(p.Submitted), p.Type, p.ID, p.Priority, p.EffectivePriority)
 	}
 	_ = s.Submit("deploy", "fresh", record("deploy/fresh"))
-	close(release)
+	job.Release(nil)
 	fmt.Println("ran:", <-order, "then", <-order)
 	// Output:
 	// after 5s: report/weekly base 1, effective 1
@@ -65,15 +60,15 @@ func ExampleWithTier() {
 	defer s.Close(context.Background())
 	_ = s.RegisterType("interactive", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8})
 	_ = s.RegisterType("batch", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1})
-	release := make(chan struct{})
-	defer close(release)
+	job := fairschedtest.NewBlocker() // each run waits for the Release
+	defer job.Release(nil)
 	for i := range 6 {
-		_ = s.Submit("interactive", fmt.Sprint("i", i), blockingJob(release))
+		_ = s.Submit("interactive", fmt.Sprint("i", i), job.Run)
 	}
 	for i := range 2 {
-		_ = s.Submit("batch", fmt.Sprint("b", i), blockingJob(release))
+		_ = s.Submit("batch", fmt.Sprint("b", i), job.Run)
 	}
-	waitFor(s, pendingCount(4))
+	fairschedtest.Until(context.Background(), s, fairschedtest.Pending(4))
 	snap, _ := s.Snapshot(context.Background())
 	fmt.Printf("running: interactive %d, batch %d\n", snap.RunningByType["interactive"], snap.RunningByType["batch"])
 	for _, p := range snap.Pending {
@@ -100,7 +95,7 @@ func ExampleWithRateLimit() {
 	export := func(context.Context) error { ran <- mock.Now().Sub(t0); return nil }
 	_ = s.RunSync(context.Background(), "export", "a", "alice", export) // takes the token
 	_ = s.Submit("export", "b", export)
-	waitFor(s, pendingCount(1))
+	fairschedtest.Until(context.Background(), s, fairschedtest.Pending(1))
 	snap, _ := s.Snapshot(context.Background())
 	fmt.Printf("export/%s waits: %s\n", snap.Pending[0].ID, snap.Pending[0].Reason)
 	mock.Add(time.Second)
@@ -120,8 +115,8 @@ func ExampleWithKeyWeight() {
 	defer s.Close(context.Background())
 	_ = s.RegisterType("query", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4})
 
-	release := make(chan struct{})
-	_ = s.Submit("query", "warmup", blockingJob(release)) // holds the slot while the queue fills
+	job := fairschedtest.NewBlocker() // runs until Release
+	_ = s.Submit("query", "warmup", job.Run) // holds the slot while the queue fills
 	order := make(chan string, 9)
 	submit := func(key string, n int) {
 		for i := range n {
@@ -131,8 +126,8 @@ func ExampleWithKeyWeight() {
 	}
 	submit("silver", 3)
 	submit("gold", 6)
-	waitFor(s, pendingCount(9))
-	close(release)
+	fairschedtest.Until(context.Background(), s, fairschedtest.Pending(9))
+	job.Release(nil)
 	var got []string
 	for range 9 {
 		got = append(got, <-order)
@@ -157,7 +152,7 @@ func ExampleScheduler_SubmitPeriodic() {
 	})
 	fmt.Println("sweep at", <-ran)
 	for range 2 {
-		waitFor(s, schedulerIdle) // the occurrence has ended: the next one is not skipped
+		fairschedtest.Until(context.Background(), s, fairschedtest.Idle) // the occurrence has ended: the next one is not skipped
 		mock.Add(10 * time.Second)
 		fmt.Println("sweep at", <-ran)
 	}
@@ -174,29 +169,32 @@ func ExampleScheduler_SubmitPeriodic() {
 
 // Coalescing: RunSync callers asking for the same (type, id) while it is
 // pending share one run — the first request's function, run once — and
-// each gets its result. (The example watches the scheduler's debug log to
-// know that every caller has joined.)
+// each gets its result. (The example counts JobJoined events to know that
+// every caller has joined.)
 func ExampleJobTypeConfig_coalesce() {
-	logs, observed := observer.New(zap.DebugLevel)
-	s, _ := fairsched.New(fairsched.WithMaxConcurrency(1), fairsched.WithLogger(zap.New(logs)))
+	s, _ := fairsched.New(fairsched.WithMaxConcurrency(1))
 	defer s.Close(context.Background())
+	events, stop := s.Subscribe(16)
+	defer stop()
 	_ = s.RegisterType("fetch", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4, Coalesce: true})
 	_ = s.RegisterType("other", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4})
 
-	release := make(chan struct{})
-	_ = s.Submit("other", "busy", blockingJob(release)) // holds the slot: the fetch waits
+	job := fairschedtest.NewBlocker() // runs until Release
+	_ = s.Submit("other", "busy", job.Run) // holds the slot: the fetch waits
 	var runs atomic.Int32
 	fetch := func(context.Context) error { runs.Add(1); return nil }
 	results := make(chan error, 3)
 	go func() { results <- s.RunSync(context.Background(), "fetch", "feed", "alice", fetch) }()
-	waitFor(s, pendingCount(1)) // alice's request is the run
+	fairschedtest.Until(context.Background(), s, fairschedtest.Pending(1)) // alice's request is the run
 	for _, user := range []string{"bob", "carol"} {
 		go func() { results <- s.RunSync(context.Background(), "fetch", "feed", user, fetch) }()
 	}
-	for observed.FilterMessage("coalesced").Len() < 2 { // bob and carol joined it
-		runtime.Gosched()
+	for joined := 0; joined < 2; { // bob and carol join it
+		if _, ok := (<-events).(fairsched.JobJoined); ok {
+			joined++
+		}
 	}
-	close(release)
+	job.Release(nil)
 	for range 3 {
 		fmt.Println("result:", <-results)
 	}
@@ -213,15 +211,15 @@ func ExampleJobTypeConfig_coalesce() {
 func ExampleSupersede() {
 	s, _ := fairsched.New(fairsched.WithMaxConcurrency(1))
 	_ = s.RegisterType("render", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4})
-	release := make(chan struct{})
-	_ = s.Submit("render", "busy", blockingJob(release)) // holds the slot
+	job := fairschedtest.NewBlocker() // runs until Release
+	_ = s.Submit("render", "busy", job.Run) // holds the slot
 	version := func(v string) func(context.Context) error {
 		return func(context.Context) error { fmt.Println("rendering", v); return nil }
 	}
 	_ = s.Submit("render", "dashboard", version("v1"))
 	_ = s.Submit("render", "dashboard", version("v2"), fairsched.Supersede())
-	waitFor(s, pendingCount(1))
-	close(release)
+	fairschedtest.Until(context.Background(), s, fairschedtest.Pending(1))
+	job.Release(nil)
 	_ = s.Close(context.Background()) // runs what is pending
 	// Output:
 	// rendering v2
@@ -235,7 +233,7 @@ func ExampleScheduler_PauseGroup() {
 	_ = s.PauseGroup("search")
 	done := make(chan struct{})
 	_ = s.Submit("index", "docs", func(context.Context) error { close(done); return nil }, fairsched.InGroup("search"))
-	waitFor(s, pendingCount(1))
+	fairschedtest.Until(context.Background(), s, fairschedtest.Pending(1))
 	snap, _ := s.Snapshot(context.Background())
 	fmt.Printf("%s/%s in %q waits: %s\n", snap.Pending[0].Type, snap.Pending[0].ID, snap.Pending[0].Group, snap.Pending[0].Reason)
 	_ = s.ResumeGroup("search")
@@ -262,7 +260,7 @@ func ExampleWithAdaptiveLimit() {
 		mock.Add(2 * time.Second) // twice its estimated 1s
 		return nil
 	})
-	waitFor(s, schedulerIdle) // the scheduler has seen the job end
+	fairschedtest.Until(context.Background(), s, fairschedtest.Idle) // the scheduler has seen the job end
 	snap, _ = s.Snapshot(context.Background())
 	fmt.Println("after a slow job: limit", snap.MaxConcurrency)
 	// Output:
@@ -277,25 +275,25 @@ func ExampleWithAdaptiveLimit() {
 func ExampleJobTypeConfig_conflictGroup() {
 	s, _ := fairsched.New()
 	defer s.Close(context.Background())
-	_ = s.RegisterType(JobTypeSyncClone, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4, ConflictGroup: ConflictGroupGit})
-	_ = s.RegisterType(JobTypeRepack, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4, ConflictGroup: ConflictGroupGit})
+	_ = s.RegisterType("sync-clone", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4, ConflictGroup: "git"})
+	_ = s.RegisterType("repack", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4, ConflictGroup: "git"})
 
 	release := make(chan struct{})
-	_ = s.Submit(JobTypeSyncClone, "linux", func(context.Context) error {
+	_ = s.Submit("sync-clone", "linux", func(context.Context) error {
 		<-release
 		fmt.Println("clone of linux ends")
 		return nil
 	})
-	_ = s.Submit(JobTypeRepack, "linux", func(context.Context) error { fmt.Println("repack of linux starts"); return nil })
-	_ = s.Submit(JobTypeRepack, "hurd", blockingJob(release))
-	waitFor(s, func(snap fairsched.Snapshot) bool { return len(snap.Running) == 2 && len(snap.Pending) == 1 })
+	_ = s.Submit("repack", "linux", func(context.Context) error { fmt.Println("repack of linux starts"); return nil })
+	_ = s.Submit("repack", "hurd", func(context.Context) error { <-release; return nil })
+	fairschedtest.Until(context.Background(), s, func(snap fairsched.Snapshot) bool { return len(snap.Running) == 2 && len(snap.Pending) == 1 })
 	snap, _ := s.Snapshot(context.Background())
 	for _, r := range snap.Running {
 		fmt.Printf("running %s/%s\n", r.Type, r.ID)
 	}
 	fmt.Printf("%s/%s waits: %s\n", snap.Pending[0].Type, snap.Pending[0].ID, snap.Pending[0].Reason)
 	close(release)
-	waitFor(s, schedulerIdle)
+	fairschedtest.Until(context.Background(), s, fairschedtest.Idle)
 	// Output:
 	// running sync-clone/linux
 	// running repack/hurd

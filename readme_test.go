@@ -103,7 +103,8 @@ func Example_server() {
 		}
 		// ... serve the pack from the cache
 	})
-	http.Handle("/debug/fairsched/", debugpage.Handler(s)) // why is my clone waiting?
+	// Why is my clone waiting? /debug/fairsched/ says.
+	http.Handle("/debug/fairsched/", http.StripPrefix("/debug/fairsched", debugpage.Handler(s)))
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }
 

@@ -50,8 +50,13 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 		a.joinable[ref] = run
 		a.queued(now, run)
 		shrink.Note(a.joinable, &a.peaks.joinable)
-	} else if ce := a.log.Check(zap.DebugLevel, "coalesced"); ce != nil {
-		ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key))
+	} else {
+		if ce := a.log.Check(zap.DebugLevel, "coalesced"); ce != nil {
+			ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key))
+		}
+		if len(a.subs) > 0 {
+			a.emit(messages.JobJoined{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Foreground: j.Foreground()})
+		}
 	}
 	if j.Foreground() {
 		j.Leader = run

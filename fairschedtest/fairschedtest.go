@@ -200,23 +200,35 @@ func (e *Env) WaitPending(n int) { e.t.Helper(); WaitPending(e.t, e.Scheduler, n
 func (e *Env) WaitRunning(n int) { e.t.Helper(); WaitRunning(e.t, e.Scheduler, n) }
 func (e *Env) WaitIdle()         { e.t.Helper(); WaitIdle(e.t, e.Scheduler) }
 
-// WaitPending blocks until exactly n jobs are pending in s (Snapshot's
-// PendingTotal: queued, deferred, waiting for a retry, held for a limit).
+// Pending, Running and Idle are conditions for Until: exactly n jobs
+// pending (Snapshot.PendingTotal: queued, deferred, waiting for a retry,
+// held for a limit), exactly n running, none of either.
+func Pending(n int) func(fairsched.Snapshot) bool {
+	return func(snap fairsched.Snapshot) bool { return snap.PendingTotal == n }
+}
+
+func Running(n int) func(fairsched.Snapshot) bool {
+	return func(snap fairsched.Snapshot) bool { return len(snap.Running) == n }
+}
+
+func Idle(snap fairsched.Snapshot) bool { return snap.PendingTotal == 0 && len(snap.Running) == 0 }
+
+// WaitPending blocks until exactly n jobs are pending in s.
 func WaitPending(t testing.TB, s *fairsched.Scheduler, n int) {
 	t.Helper()
-	wait(t, s, fmt.Sprintf("%d pending", n), func(snap fairsched.Snapshot) bool { return snap.PendingTotal == n })
+	wait(t, s, fmt.Sprintf("%d pending", n), Pending(n))
 }
 
 // WaitRunning blocks until exactly n jobs run in s.
 func WaitRunning(t testing.TB, s *fairsched.Scheduler, n int) {
 	t.Helper()
-	wait(t, s, fmt.Sprintf("%d running", n), func(snap fairsched.Snapshot) bool { return len(snap.Running) == n })
+	wait(t, s, fmt.Sprintf("%d running", n), Running(n))
 }
 
 // WaitIdle blocks until no job is pending or running in s.
 func WaitIdle(t testing.TB, s *fairsched.Scheduler) {
 	t.Helper()
-	wait(t, s, "idle", func(snap fairsched.Snapshot) bool { return snap.PendingTotal == 0 && len(snap.Running) == 0 })
+	wait(t, s, "idle", Idle)
 }
 
 func wait(t testing.TB, s *fairsched.Scheduler, what string, cond func(fairsched.Snapshot) bool) {

@@ -349,6 +349,17 @@ func (e JobCancelled) MarshalJSON() ([]byte, error) {
 	}{plain(e), msg})
 }
 
+// JobJoined: a request of a coalescing type joined the pending run of its
+// (type, id) instead of queueing a job: a RunSync waits for the run's
+// result (Foreground), a Submit marks the run as wanted.
+type JobJoined struct {
+	Time        time.Time      `json:"time"`
+	Type        policy.JobType `json:"type"`
+	ID          string         `json:"id"`
+	FairnessKey string         `json:"fairness_key"`
+	Foreground  bool           `json:"foreground"`
+}
+
 // JobAdmitted: a job was admitted and starts running. Its cost was charged
 // to its fairness key at that moment.
 type JobAdmitted struct {
@@ -528,6 +539,7 @@ type GroupAllocationChanged struct {
 }
 
 func (JobQueued) event()              {}
+func (JobJoined) event()              {}
 func (JobCancelled) event()           {}
 func (JobAdmitted) event()            {}
 func (JobCompleted) event()           {}
