@@ -29,7 +29,7 @@ func ExampleWithAging() {
 	record := func(name string) func(context.Context) error {
 		return func(context.Context) error { order <- name; return nil }
 	}
-	job := fairschedtest.NewBlocker() // runs until Release
+	job := fairschedtest.NewBlocker()        // runs until Release
 	_ = s.Submit("deploy", "first", job.Run) // holds the one slot
 	_ = s.Submit("report", "weekly", record("report/weekly"))
 	fairschedtest.Until(context.Background(), s, fairschedtest.Pending(1))
@@ -115,7 +115,7 @@ func ExampleWithKeyWeight() {
 	defer s.Close(context.Background())
 	_ = s.RegisterType("query", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4})
 
-	job := fairschedtest.NewBlocker() // runs until Release
+	job := fairschedtest.NewBlocker()        // runs until Release
 	_ = s.Submit("query", "warmup", job.Run) // holds the slot while the queue fills
 	order := make(chan string, 9)
 	submit := func(key string, n int) {
@@ -179,7 +179,7 @@ func ExampleJobTypeConfig_coalesce() {
 	_ = s.RegisterType("fetch", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4, Coalesce: true})
 	_ = s.RegisterType("other", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4})
 
-	job := fairschedtest.NewBlocker() // runs until Release
+	job := fairschedtest.NewBlocker()      // runs until Release
 	_ = s.Submit("other", "busy", job.Run) // holds the slot: the fetch waits
 	var runs atomic.Int32
 	fetch := func(context.Context) error { runs.Add(1); return nil }
@@ -211,7 +211,7 @@ func ExampleJobTypeConfig_coalesce() {
 func ExampleSupersede() {
 	s, _ := fairsched.New(fairsched.WithMaxConcurrency(1))
 	_ = s.RegisterType("render", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 4})
-	job := fairschedtest.NewBlocker() // runs until Release
+	job := fairschedtest.NewBlocker()       // runs until Release
 	_ = s.Submit("render", "busy", job.Run) // holds the slot
 	version := func(v string) func(context.Context) error {
 		return func(context.Context) error { fmt.Println("rendering", v); return nil }
