@@ -9,7 +9,10 @@
 //
 // GET /debug/fairsched/ is then the HTML page and
 // GET /debug/fairsched/snapshot.json (or /debug/fairsched/?format=json) the
-// scheduler's Snapshot as JSON. The page is one self-contained document —
+// scheduler's Snapshot as JSON, every duration both in nanoseconds and as
+// text (a "_text" sibling: "waited": 1500000000, "waited_text": "1.5s").
+// Both list the first 100 pending jobs (?rows=N, ?rows=all, WithMaxRows)
+// and count the rest. The page is one self-contained document —
 // embedded CSS, no script, no external asset — that refreshes itself every
 // two seconds and reads on a phone as well as on a desktop.
 //
@@ -23,6 +26,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/fairsched/fairsched"
@@ -33,9 +38,12 @@ import (
 const DefaultRefresh = 2 * time.Second
 
 // DefaultMaxRows is how many rows of a long list (pending and running jobs,
-// fairness keys) the page shows unless WithMaxRows changes it; a "+N more"
-// line counts the rest. The JSON always holds everything.
-const DefaultMaxRows = 500
+// fairness keys) the page shows unless WithMaxRows or the query parameter
+// rows changes it; a "+N more" line counts the rest. The scheduler copies
+// only the pending jobs shown (Snapshot with SnapshotRows), and the JSON
+// lists the same ones, with pending_total, pending_listed and
+// pending_more.
+const DefaultMaxRows = 100
 
 // Option configures Handler.
 type Option interface{ apply(*config) }
@@ -62,8 +70,10 @@ func WithTitle(t string) Option {
 }
 
 // WithMaxRows sets how many rows of each long list (pending jobs, running
-// jobs, fairness keys) the page shows before a "+N more" line; 0 or less
-// shows every row. Default 500.
+// jobs, fairness keys) the page and its JSON show before a "+N more" line;
+// 0 or less shows every row (at a million pending jobs, a copy of all of
+// them on every refresh). A request's ?rows=N or ?rows=all overrides it.
+// Default 100.
 func WithMaxRows(n int) Option {
 	return optionFunc(func(c *config) { c.maxRows = n })
 }
@@ -113,7 +123,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "debugpage: method "+quote(r.Method)+" not allowed: use GET", http.StatusMethodNotAllowed)
 		return
 	}
-	snap, err := h.s.Snapshot(r.Context())
+	cfg := h.cfg
+	switch q := r.URL.Query().Get("rows"); {
+	case q == "":
+	case q == "all":
+		cfg.maxRows = 0
+	default:
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 {
+			http.Error(w, "debugpage: rows="+quote(q)+": want a positive number or all", http.StatusBadRequest)
+			return
+		}
+		cfg.maxRows = n
+	}
+	rows := fairsched.SnapshotAll()
+	if cfg.maxRows > 0 {
+		rows = fairsched.SnapshotRows(cfg.maxRows)
+	}
+	snap, err := h.s.Snapshot(r.Context(), rows)
 	if err != nil {
 		msg := "debugpage: the scheduler gave no snapshot: " + err.Error()
 		if errors.Is(err, fairsched.ErrClosed) {
@@ -128,12 +155,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ct   string
 	)
 	if asJSON {
-		body, err = json.MarshalIndent(snap, "", "  ")
+		doc := withText(reflect.ValueOf(snap)).(map[string]any)
+		doc["pending_listed"] = len(snap.Pending)
+		doc["pending_more"] = max(snap.PendingTotal-len(snap.Pending), 0)
+		body, err = json.MarshalIndent(doc, "", "  ")
 		body = append(body, '\n')
 		ct = "application/json"
 	} else {
 		var buf bytes.Buffer
-		err = page.Execute(&buf, newView(snap, h.cfg))
+		err = page.Execute(&buf, newView(snap, cfg))
 		body, ct = buf.Bytes(), "text/html; charset=utf-8"
 	}
 	if err != nil {

@@ -296,8 +296,9 @@ func TestRefresh(t *testing.T) {
 	}
 }
 
-// TestTruncation: a long pending list shows its first rows (500 by
-// default) and counts the others.
+// TestTruncation: a long pending list shows its first rows (100 by
+// default, WithMaxRows, ?rows=) and counts the others, in the page and in
+// the JSON.
 func TestTruncation(t *testing.T) {
 	s, _, block := newScheduler(t)
 	if err := s.RegisterType("sync", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
@@ -312,15 +313,33 @@ func TestTruncation(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		opts []debugpage.Option
-		rows int
-		more string
+		opts  []debugpage.Option
+		query string
+		rows  int
+		more  string
 	}{
-		{nil, 500, "+3 more pending jobs not shown"},
-		{[]debugpage.Option{debugpage.WithMaxRows(2)}, 2, "+501 more pending jobs not shown"},
-		{[]debugpage.Option{debugpage.WithMaxRows(0)}, 503, ""},
+		{nil, "", 100, "+403 more pending jobs not shown"},
+		{[]debugpage.Option{debugpage.WithMaxRows(2)}, "", 2, "+501 more pending jobs not shown"},
+		{[]debugpage.Option{debugpage.WithMaxRows(0)}, "", 503, ""},
+		{nil, "?rows=all", 503, ""},
+		{[]debugpage.Option{debugpage.WithMaxRows(2)}, "?rows=5", 5, "+498 more pending jobs not shown"},
 	} {
-		_, page := get(t, debugpage.Handler(s, c.opts...), http.MethodGet, "/")
+		h := debugpage.Handler(s, c.opts...)
+		_, page := get(t, h, http.MethodGet, "/"+c.query)
+		var doc struct {
+			Total  int   `json:"pending_total"`
+			Listed int   `json:"pending_listed"`
+			More   int   `json:"pending_more"`
+			Rows   []any `json:"pending"`
+		}
+		sep := "?"
+		if c.query != "" {
+			sep = "&"
+		}
+		if _, body := get(t, h, http.MethodGet, "/"+c.query+sep+"format=json"); json.Unmarshal([]byte(body), &doc) != nil ||
+			doc.Total != 503 || doc.Listed != c.rows || len(doc.Rows) != c.rows || doc.More != 503-c.rows {
+			t.Errorf("%v %s: JSON lists %d of %d (%d rows), %d more; want %d of 503, %d more", c.opts, c.query, doc.Listed, doc.Total, len(doc.Rows), doc.More, c.rows, 503-c.rows)
+		}
 		rows := rowText(t, page, "pending")
 		if len(rows) != c.rows {
 			t.Errorf("%d rows, want %d", len(rows), c.rows)
@@ -331,6 +350,66 @@ func TestTruncation(t *testing.T) {
 		if got := strings.Contains(page, "more pending jobs not shown"); got != (c.more != "") || c.more != "" && !strings.Contains(page, c.more) {
 			t.Errorf("want the line %q in the page (found a +N line: %v)", c.more, got)
 		}
+	}
+	for _, bad := range []string{"?rows=0", "?rows=-1", "?rows=many"} {
+		if res, _ := get(t, debugpage.Handler(s), http.MethodGet, "/"+bad); res.StatusCode != http.StatusBadRequest {
+			t.Errorf("GET /%s: %s; want 400", bad, res.Status)
+		}
+	}
+}
+
+// TestJSONDurationsAsText: every duration of the JSON has a "_text"
+// sibling that writes it as Go does, maps of durations included, and every
+// "_text" field has its number beside it.
+func TestJSONDurationsAsText(t *testing.T) {
+	f := newFixture(t)
+	_, body := get(t, debugpage.Handler(f.s), http.MethodGet, "/snapshot.json")
+	var doc any
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]int{}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				base, isText := strings.CutSuffix(k, "_text")
+				if isText && base != "" {
+					texts[base]++
+					checkText(t, path+"."+k, v[base], x)
+				}
+				walk(path+"."+k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), x)
+			}
+		}
+	}
+	walk("", doc)
+	for _, name := range []string{"default_cost", "accumulated_cost", "estimated_cost", "MinBackoff"} {
+		if texts[name] == 0 {
+			t.Errorf("no %s_text in the JSON (have %v)", name, texts)
+		}
+	}
+}
+
+// checkText: text is the duration of ns (a number), or a map of them.
+func checkText(t *testing.T, path string, ns, text any) {
+	t.Helper()
+	switch ns := ns.(type) {
+	case float64:
+		if want := time.Duration(ns).String(); text != want {
+			t.Errorf("%s = %v; want %q", path, text, want)
+		}
+	case map[string]any:
+		m, _ := text.(map[string]any)
+		for k, v := range ns {
+			checkText(t, path+"."+k, v, m[k])
+		}
+	default:
+		t.Errorf("%s has no number beside it (%T)", path, ns)
 	}
 }
 
