@@ -22,7 +22,7 @@ import (
 type JobType = policy.JobType
 
 // Priority is a tier: higher is dispatched first. By default the value is
-// also the most jobs of the tier that run at once (spec 1), so it is at least
+// also the most jobs of the tier that run at once, so it is at least
 // 1; with WithPriorityMode(PriorityOrderOnly) it only orders and may be 0.
 // It is never negative.
 type Priority = policy.Priority
@@ -166,7 +166,7 @@ const (
 //	// MaxRunning must be set).
 //	BurstShare float64
 //
-//	// MaxRunning caps the tier's running jobs absolutely (spec 5's
+//	// MaxRunning caps the tier's running jobs absolutely (a
 //	// max_inflight), beside the shares: the tier runs at most
 //	// min(burst, MaxRunning). 0 means no absolute cap. A tier with only
 //	// MaxRunning needs no global cap.
@@ -1012,7 +1012,7 @@ func WithClock(c clock.Clock) Option {
 	})
 }
 
-// WithLogger sets the logger: decision records (spec 5's shape: tenant,
+// WithLogger sets the logger: decision records (tenant,
 // tier, queue_depth, inflight, decision, reason_code, retry_delay_sec,
 // attempt) at info level, admissions and completions at debug level,
 // background job failures at error level. A job that starts to wait on
@@ -1098,7 +1098,7 @@ const (
 type JobClass = policy.JobClass
 
 // WithScoring orders dispatch by a linear score instead of by effective
-// priority (spec 3): PriorityWeight·priority + AgeWeight·age, plus
+// priority: PriorityWeight·priority + AgeWeight·age, plus
 // RarityBonus divided by the free slots that take the job's type (worker
 // types), plus OnDemandBonus + OnDemandAgeWeight·age for RunSync work —
 // age in whole seconds since arrival. The highest score goes first; ties go
@@ -1107,7 +1107,7 @@ type JobClass = policy.JobClass
 // Zero fields take the defaults (1024, 16/s, 500, 4096, 32/s); the score
 // has its own aging term, so WithAging is refused alongside. The policy
 // package doc gives the arithmetic; ScoreConfig.Crossover computes when one
-// kind of job overtakes another. With scoring, types may have spec 3's
+// kind of job overtakes another. With scoring, types may have the
 // business priority 0, whose tier has no cap of its own (WithTier may give
 // it one); the other priorities still cap their tiers by their value unless
 // WithPriorityMode(PriorityOrderOnly) makes every priority a pure order.
@@ -1305,7 +1305,7 @@ func WithAdmissionPolicy(p func(JobInfo) Decision) Option {
 // LendIdle lends them while p has nothing waiting that could take them
 // (with group weights, a job whose group is allocated no slot does not
 // count) — and it runs at most ⌊BurstShare·C⌋ jobs (at least its
-// reservation and 1). MaxRunning caps it absolutely besides (spec 5's
+// reservation and 1). MaxRunning caps it absolutely besides (a
 // max_inflight): the tier runs at most min(burst, MaxRunning) and reserves
 // at most that; a tier with MaxRunning alone needs no global cap. Tiers
 // without WithTier keep the value-as-cap rule (no cap at all with
@@ -1324,9 +1324,9 @@ func WithTier(p Priority, cfg TierConfig) Option {
 }
 
 // WithPriorityMode sets what a job type's Priority means. The default,
-// PriorityValueIsCap, is spec 1's: the value orders tiers and caps them
+// PriorityValueIsCap, is the default: the value orders tiers and caps them
 // (Priority(10) runs at most 10 jobs at once), so a priority is at least 1.
-// PriorityOrderOnly is specs 3 and 5's: priorities from 0 up only order
+// PriorityOrderOnly: priorities from 0 up only order
 // dispatch (and scoring), and a tier has a cap only where WithTier gives it
 // one — a share of the global cap, an absolute MaxRunning, or both. A
 // negative priority is ErrInvalidConfig in either mode, and so is priority

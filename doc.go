@@ -46,15 +46,15 @@
 //     jobs on its slots with ErrWorkerLost as the cause; they follow their
 //     retry policy. SlotFromContext tells a job where it runs.
 //   - Linear scoring (WithScoring): instead of by effective priority,
-//     dispatch can order by spec 3's score — priority, age, rarity of free
+//     dispatch can order by a linear score — priority, age, rarity of free
 //     slots, and an on-demand bonus for RunSync work — whose crossovers
 //     ScoreConfig.Crossover computes (a priority-0 job passes a fresh
 //     priority-5 one after 320s with the defaults; priority 0 registers
 //     with scoring).
 //   - Priority modes (WithPriorityMode): by default a priority's value is
-//     also its tier's cap (spec 1); with PriorityOrderOnly priorities from
+//     also its tier's cap; with PriorityOrderOnly priorities from
 //     0 only order, and tiers are capped only by WithTier — shares of the
-//     global cap and an absolute MaxRunning (spec 5's max_inflight).
+//     global cap and an absolute MaxRunning (a max_inflight).
 //   - Explanations: Snapshot lists every pending job with every rule that
 //     holds it (Reasons: paused, backoff, deferred, conflict, type_limit,
 //     tenant_limit, group_limit, rate_limited, tier_limit, no_workers,

@@ -69,7 +69,7 @@ func TestScenarioFiles(t *testing.T) {
 // line — the file format says what the Go code says.
 func TestSpecFilesMatchGoScenarios(t *testing.T) {
 	for _, goSc := range scenario.Spec() {
-		file := filepath.Join("testdata", "scenarios", "spec1-"+strings.SplitN(goSc.Name, "-", 2)[1]+".yaml")
+		file := filepath.Join("testdata", "scenarios", strings.TrimPrefix(goSc.Name, "go-")+".yaml")
 		fileSc, err := scenario.Load(file)
 		if err != nil {
 			t.Fatal(err)

@@ -37,8 +37,8 @@
 // # Tier caps and priority modes
 //
 // A tier's cap is, with a TierConfig, burst(p) below; without one it is
-// int(p) in the default mode (PriorityValueIsCap, spec 1: the value orders
-// and caps), and there is none with PriorityOrderOnly (specs 3 and 5:
+// int(p) in the default mode (PriorityValueIsCap: the value orders
+// and caps), and there is none with PriorityOrderOnly (
 // priorities only order) or for priority 0. Priority 0 is valid only where
 // it caps nothing: with PriorityOrderOnly or with scoring; the default mode
 // without scoring refuses it, naming the option. Negative priorities are
@@ -49,7 +49,7 @@
 //
 // With WithTier, a tier p gets reserved(p) = ⌊MinShare·C⌋ of the global cap C
 // and runs at most burst(p) = max(⌊BurstShare·C⌋, reserved(p), 1); with
-// MaxRunning m > 0 (spec 5's max_inflight) burst(p) = min(that, m) and
+// MaxRunning m > 0 (a max_inflight) burst(p) = min(that, m) and
 // reserved(p) = min(⌊MinShare·C⌋, m), and a tier with m alone (no shares)
 // has reserved(p) = 0, burst(p) = m and needs no global cap. A tier q
 // is owed owed(q) = max(0, reserved(q) − running(q)) slots — nothing while
@@ -80,7 +80,7 @@
 // A rate limit is a token bucket (golang.org/x/time/rate, evaluated at the
 // times the scheduler is given) on the admissions of a type, a group or a
 // fairness key: rate r tokens a second, at most b saved. A job takes n
-// tokens from each bucket of its scopes (spec 4: one unit for the fair
+// tokens from each bucket of its scopes (one unit for the fair
 // queue and the quota): its stated cost (WithTokens) in seconds rounded up
 // to a whole token — a 4s job takes 4, a 2.5s job 3, a 1ns job 1 — or 1
 // when it states none; whole tokens, since x/time/rate takes whole
@@ -313,7 +313,7 @@
 // p is the job's effective priority (its type's, or the floor it
 // inherited), n the number of free worker slots that take its type (the
 // term is absent for a type without workers), and on-demand work is work a
-// caller waits for (RunSync). The defaults are spec 3's: W_p = 1024,
+// caller waits for (RunSync). The defaults: W_p = 1024,
 // W_a = 16/s, B_r = 500, B_o = 4096, W_o = 32/s. The highest score goes
 // first; equal scores go to the key with the lower accumulated cost, then
 // to the earlier arrival. Every cap, conflict, group allocation, tier share
@@ -326,7 +326,7 @@
 //
 // (ScoreConfig.Crossover). A priority gap g costs g·W_p/W_a = 64·g seconds
 // with the defaults: a priority-0 job passes a fresh priority-5 job after
-// 320s (priority 0, spec 3's lowest business priority, registers with
+// 320s (priority 0, the lowest business priority, registers with
 // scoring; its tier has no cap of its own). A fresh on-demand job of the same priority leads by B_o, which
 // takes B_o/W_a = 256s to close. Two queued jobs of one priority never
 // cross — their lines are parallel, and the older is always ahead — so

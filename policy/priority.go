@@ -10,14 +10,14 @@ type PriorityMode uint8
 
 // The priority modes.
 const (
-	// PriorityValueIsCap, the default (spec 1): a priority orders tiers
+	// PriorityValueIsCap, the default: a priority orders tiers
 	// and its value is the tier's concurrency cap — at most int(p) jobs of
 	// priority p run at once — unless WithTier gives the tier a cap of its
 	// own. Priority 0 would cap its tier at nothing, so it is refused,
-	// except with scoring (spec 3's business priority 0), where its tier
+	// except with scoring (where priority 0 is the lowest business priority), where its tier
 	// has no cap of its own.
 	PriorityValueIsCap PriorityMode = iota
-	// PriorityOrderOnly (specs 3 and 5): a priority only orders; a tier
+	// PriorityOrderOnly: a priority only orders; a tier
 	// has a cap only where WithTier configures one (its BurstShare and
 	// MaxRunning). Priorities from 0 up are valid.
 	PriorityOrderOnly

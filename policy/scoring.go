@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// ScoreConfig is the linear scoring of spec 3, an opt-in dispatch order
+// ScoreConfig is linear scoring, an opt-in dispatch order
 // (see the package doc, "Linear scoring"). A waiting job's score is
 //
 //	PriorityWeight·priority + AgeWeight·age + rarity + on-demand

@@ -143,7 +143,7 @@ type TierConfig struct {
 	// required with a MinShare; 0 without one means no share cap (then
 	// MaxRunning must be set).
 	BurstShare float64
-	// MaxRunning caps the tier's running jobs absolutely (spec 5's
+	// MaxRunning caps the tier's running jobs absolutely (a
 	// max_inflight), beside the shares: the tier runs at most
 	// min(burst, MaxRunning). 0 means no absolute cap. A tier with only
 	// MaxRunning needs no global cap.

@@ -83,6 +83,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	status := 0
+	if *summary {
+		fmt.Fprintln(stdout, "Each scenario plays a workload through the real scheduler in virtual time: what it shows, and whether it held.")
+		fmt.Fprintln(stdout)
+	}
 	for _, sc := range scenarios {
 		out, err := report.Play(sc, scenario.Poll, stderr)
 		if err != nil {
@@ -105,6 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case *summary:
 			fmt.Fprintln(stdout, out.Verdict())
+			fmt.Fprintln(stdout)
 		case *asJSON:
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
@@ -116,6 +121,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "fairsim:", err)
 			return 2
 		}
+	}
+	if *summary {
+		fmt.Fprintln(stdout, "("+report.JainExplained+".)")
 	}
 	return status
 }

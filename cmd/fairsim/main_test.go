@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+
+	"github.com/fairsched/fairsched/internal/report"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -25,7 +27,7 @@ func scenarioFile(name string) string {
 // scheduling (polled snapshots), prints exactly the report the synctest
 // golden test of the root package pins down.
 func TestTextMatchesGolden(t *testing.T) {
-	for _, name := range []string{"spec3-crossover-priority", "spec3-specialist", "spec1-two-client-burst"} {
+	for _, name := range []string{"12-crossover-priority", "10-specialist-slots", "02-two-client-burst"} {
 		var stdout, stderr bytes.Buffer
 		if code := run([]string{scenarioFile(name + ".yaml")}, &stdout, &stderr); code != 0 {
 			t.Fatalf("%s: exit %d: %s", name, code, stderr.String())
@@ -45,7 +47,7 @@ func TestTextMatchesGolden(t *testing.T) {
 func TestJSONAndSVG(t *testing.T) {
 	svg := filepath.Join(t.TempDir(), "chart.svg")
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"-json", "-svg", svg, scenarioFile("spec3-specialist.yaml")}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"-json", "-svg", svg, scenarioFile("10-specialist-slots.yaml")}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	var out struct {
@@ -63,7 +65,7 @@ func TestJSONAndSVG(t *testing.T) {
 	}
 	want := map[string]string{"pdf(report)": "specialist/0", "excel(budget)": "mixed/0", "index(search)": "versatile/0",
 		"pdf(invoice)": "specialist/0", "pdf(memo)": "mixed/0"}
-	if out.Name != "spec3-specialist" || len(out.Checks) != 4 || !cmp.Equal(want, slots) {
+	if out.Name != "10-specialist-slots" || len(out.Checks) != 4 || !cmp.Equal(want, slots) {
 		t.Errorf("JSON: name %q, checks %v, slots %v", out.Name, out.Checks, slots)
 	}
 	data, err := os.ReadFile(svg)
@@ -97,16 +99,17 @@ func TestJSONAndSVG(t *testing.T) {
 func TestSummaryAndErrors(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	files := []string{scenarioFile("spec1-conflict-exclusion.yaml"), scenarioFile("spec3-crossover-on-demand.yaml")}
+	files := []string{scenarioFile("01-conflict-exclusion.yaml"), scenarioFile("13-crossover-on-demand.yaml")}
 	if code := run(append([]string{"-summary", "-svgdir", dir}, files...), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "ok   spec1-conflict-exclusion") ||
-		!strings.Contains(lines[1], "longest wait 256s (batch(nightly))") {
-		t.Errorf("summary:\n%s", stdout.String())
+	out := stdout.String()
+	if !strings.Contains(out, "\nok   01-conflict-exclusion: Conflict group keeps clone and repack of one repo apart — held: 1 of 1 checks passed\n") ||
+		!strings.Contains(out, "longest wait 256s (batch(nightly))") || strings.Count(out, "\nok   ") != 2 ||
+		!strings.HasSuffix(out, "("+report.JainExplained+".)\n") {
+		t.Errorf("summary:\n%s", out)
 	}
-	for _, name := range []string{"spec1-conflict-exclusion.svg", "spec3-crossover-on-demand.svg"} {
+	for _, name := range []string{"01-conflict-exclusion.svg", "13-crossover-on-demand.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
 		}

@@ -62,17 +62,31 @@ func (o Outcome) Text(w io.Writer) error {
 	return err
 }
 
-// Verdict is the scenario in one line: passed or not, and the figures a
-// reader checks first.
+// Verdict is the scenario in two lines for someone who has not read it:
+// what it shows and whether that held, in words, then the figures a
+// reader checks first (and the first check that failed, if one did).
 func (o Outcome) Verdict() string {
-	verdict, failed := "ok  ", o.Failed()
+	failed := o.Failed()
+	held := fmt.Sprintf("held: %d of %d checks passed", len(o.Checks), len(o.Checks))
+	verdict := "ok  "
 	if failed > 0 {
 		verdict = "FAIL"
+		held = fmt.Sprintf("DID NOT HOLD: %d of %d checks failed", failed, len(o.Checks))
+	}
+	if len(o.Checks) == 0 {
+		held = "ran (no checks)"
 	}
 	wait := fmt.Sprintf("longest wait %ds (%s)", o.LongestWait.Wait, o.LongestWait.Job)
 	if o.Aging {
-		wait += fmt.Sprintf(", aging bound %ds", o.LongestWait.Bound)
+		wait += fmt.Sprintf(" against an aging bound of %ds", o.LongestWait.Bound)
 	}
-	return fmt.Sprintf("%s %-28s %4d jobs, makespan %4ds, Jain %.3f, %s, %d/%d checks ok",
-		verdict, o.Name, o.Jobs, o.Makespan, o.Jain, wait, len(o.Checks)-failed, len(o.Checks))
+	line := fmt.Sprintf("%s %s: %s — %s\n       %d jobs in %ds; fairness %.2f over %s; %s",
+		verdict, o.Name, o.Title, held, o.Jobs, o.Makespan, o.Jain, o.jainOver(), wait)
+	for _, c := range o.Checks {
+		if !strings.HasPrefix(c, "ok") {
+			line += "\n       first failure: " + c
+			break
+		}
+	}
+	return line
 }

@@ -38,3 +38,23 @@ func TestPlayShowsProgress(t *testing.T) {
 		t.Errorf("short run: %v, progress %q", err, progress.String())
 	}
 }
+
+// TestVerdict: the line says in words what the scenario shows and whether
+// it held, then the figures; a failure names its first failed check.
+func TestVerdict(t *testing.T) {
+	o := Outcome{Report: Report{Name: "02-burst", Title: "Two clients burst", Jobs: 16, Makespan: 12, Jain: 1, JainOver: "keys",
+		LongestWait: Wait{Job: "clone(a9)", Wait: 6}}, Checks: []string{"ok b1 starts at 4", "ok b2 starts at 4"}}
+	want := "ok   02-burst: Two clients burst — held: 2 of 2 checks passed\n" +
+		"       16 jobs in 12s; fairness 1.00 over keys; longest wait 6s (clone(a9))"
+	if got := o.Verdict(); got != want {
+		t.Errorf("verdict:\n%s\nwant:\n%s", got, want)
+	}
+	o.Checks[1] = "FAIL b2 started at 9, want 4"
+	o.Aging, o.LongestWait.Bound = true, 7
+	want = "FAIL 02-burst: Two clients burst — DID NOT HOLD: 1 of 2 checks failed\n" +
+		"       16 jobs in 12s; fairness 1.00 over keys; longest wait 6s (clone(a9)) against an aging bound of 7s\n" +
+		"       first failure: FAIL b2 started at 9, want 4"
+	if got := o.Verdict(); got != want {
+		t.Errorf("verdict:\n%s\nwant:\n%s", got, want)
+	}
+}

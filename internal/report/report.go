@@ -1,6 +1,6 @@
 // Package report summarises one scenario run (internal/scenario): per
 // fairness key and per group, the waits and the share of service each
-// received, Jain's fairness index over the keys, and the longest wait
+// received, a weighted fairness index (Jain's), and the longest wait
 // against the aging bound. A Report prints as text (Text), as JSON (its
 // fields carry json tags, so json.MarshalIndent of a Report is the machine
 // readable form) and as a standalone SVG image (SVG): a Gantt chart of the
@@ -43,11 +43,13 @@ type Report struct {
 	// Groups holds one entry per group that has a job in the scenario,
 	// sorted by name; jobs without a group are in none.
 	Groups []Stats `json:"groups"`
-	// Jain is Jain's fairness index of the service the fairness keys
-	// received, (Σx)² / (n·Σx²) with x the job-seconds run by each key that
-	// ran something. Background work is not a tenant and does not count.
-	// 1 when at most one key ran.
+	// Jain is Jain's fairness index, (Σx)² / (n·Σx²), of the service the
+	// competing parties received while all of them had work, each divided
+	// by its configured weight: 1 means every party got exactly its
+	// configured share, 1/n that one got everything (see weightedJain).
 	Jain float64 `json:"jain"`
+	// JainOver says what the parties were: "keys" or "groups".
+	JainOver string `json:"jain_over"`
 	// LongestWait is the job that waited longest between its arrival and
 	// its start — with aging on, of the jobs below the aging ceiling,
 	// whose wait the bound covers; the zero Wait when no such job ran.
@@ -185,13 +187,7 @@ func Build(sc scenario.Scenario, res scenario.Result) Report {
 	r.Keys = stats(sortedKeys(keyed), r.Runs, total, func(run Run) string { return run.Key }, KeyName)
 	r.Groups = stats(sortedKeys(grouped), r.Runs, total, func(run Run) string { return run.Group }, func(g string) string { return g })
 
-	var served []float64
-	for _, s := range r.Keys {
-		if s.Name != Background && s.Served > 0 {
-			served = append(served, float64(s.Served))
-		}
-	}
-	r.Jain = jain(served)
+	r.Jain, r.JainOver = weightedJain(sc, r.Runs)
 
 	if longest != nil {
 		w := longest.run
@@ -264,6 +260,84 @@ func percentile(sorted []int, p int) int {
 	return sorted[max(rank, 1)-1]
 }
 
+// jainOver is JainOver, "keys" when unset.
+func (r Report) jainOver() string {
+	if r.JainOver == "" {
+		return "keys"
+	}
+	return r.JainOver
+}
+
+// JainExplained says in one sentence what Report.Jain measures.
+const JainExplained = "fairness is Jain's index of the service each client (or group, where groups have weights) got while all had work, divided by its configured weight: 1.00 means each got exactly its share, 1/n that one got everything"
+
+// weightedJain measures how close the scenario came to the shares it
+// configured. The parties are the groups when the scenario gives group
+// weights, else the fairness keys (background work, key "", is not a
+// tenant). Fairness only means something while parties compete, so the
+// service counted is the job-seconds each ran within the window in which
+// every party had work: from the last party's first arrival to the first
+// party's last completion. Each party's service is divided by its weight
+// (key weight, or group weight; 1 by default), so a correct 3:1 split
+// scores 1. With fewer than two parties, or no common window, nothing
+// competed: 1.
+func weightedJain(sc scenario.Scenario, runs []Run) (float64, string) {
+	over, party, weight := "keys", func(r Run) string { return r.Key }, func(name string) float64 {
+		if w, ok := sc.KeyWeights[name]; ok {
+			return w
+		}
+		return 1
+	}
+	if len(sc.GroupWeights) > 0 || sc.DefaultGroupWeight > 0 {
+		over, party, weight = "groups", func(r Run) string { return r.Group }, func(name string) float64 {
+			if w, ok := sc.GroupWeights[name]; ok {
+				return float64(w)
+			}
+			return float64(max(sc.DefaultGroupWeight, 1))
+		}
+	}
+	first, last := map[string]int{}, map[string]int{}
+	for _, r := range runs {
+		p := party(r)
+		if p == "" {
+			continue
+		}
+		if a, ok := first[p]; !ok || r.Arrival < a {
+			first[p] = r.Arrival
+		}
+		last[p] = max(last[p], r.End)
+	}
+	if len(first) < 2 {
+		return 1, over
+	}
+	lo, hi := math.MinInt, math.MaxInt
+	for p := range first {
+		lo, hi = max(lo, first[p]), min(hi, last[p])
+	}
+	if hi <= lo {
+		return 1, over
+	}
+	served := map[string]float64{}
+	for p := range first {
+		served[p] = 0 // a party starved in the window counts, with 0
+	}
+	for _, r := range runs {
+		if p := party(r); p != "" {
+			served[p] += float64(max(0, min(r.End, hi)-max(r.Start, lo)))
+		}
+	}
+	xs := make([]float64, 0, len(served))
+	names := make([]string, 0, len(served))
+	for p := range served {
+		names = append(names, p)
+	}
+	slices.Sort(names) // a fixed order: float sums are exact the same each run
+	for _, p := range names {
+		xs = append(xs, served[p]/weight(p))
+	}
+	return jain(xs), over
+}
+
 // jain is Jain's fairness index (Σx)² / (n·Σx²); 1 for at most one value.
 func jain(xs []float64) float64 {
 	if len(xs) <= 1 {
@@ -302,7 +376,7 @@ func (r Report) Text(w io.Writer) error {
 	}
 	table(&b, "Per key", "key", r.Keys)
 	table(&b, "Per group", "group", r.Groups)
-	fmt.Fprintf(&b, "\nJain's fairness index over keys: %.3f\n", r.Jain)
+	fmt.Fprintf(&b, "\nFairness over %s while all had work, by configured weight (Jain's index, 1 = each got its share): %.3f\n", r.jainOver(), r.Jain)
 	b.WriteString(r.LongestWait.text(len(r.Runs) > 0, r.Aging))
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,9 @@ func TestBuild(t *testing.T) {
 		Groups: []Stats{
 			{Name: "g1", Jobs: 2, WaitP50: 2, WaitP95: 5, WaitMax: 5, Served: 7, Share: 7.0 / 12},
 		},
-		Jain:        0.8, // (6+2)² / (2·(6²+2²)); background work is not a tenant
+		// While both keys had work, [1, 5]: A ran 2+3 job-seconds, B 1+0;
+		// background work is not a tenant. (5+1)² / (2·(5²+1²)).
+		Jain: 36.0 / 52, JainOver: "keys",
 		LongestWait: Wait{Job: "repack(r1)", Key: "", Wait: 5, Bound: 5, Within: true},
 		Aging:       true,
 		Timeline:    res.Timeline,
@@ -142,7 +145,7 @@ func TestBuildTies(t *testing.T) {
 
 func TestBuildEmpty(t *testing.T) {
 	r := Build(scenario.Scenario{Name: "empty"}, scenario.Result{})
-	want := Report{Name: "empty", Jain: 1}
+	want := Report{Name: "empty", Jain: 1, JainOver: "keys"}
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("Build (-want +got):\n%s", diff)
 	}
@@ -178,6 +181,54 @@ func TestPercentile(t *testing.T) {
 	} {
 		if p50, p95 := percentile(c.waits, 50), percentile(c.waits, 95); p50 != c.p50 || p95 != c.p95 {
 			t.Errorf("%d waits: p50 %d p95 %d, want %d %d", len(c.waits), p50, p95, c.p50, c.p95)
+		}
+	}
+}
+
+// TestWeightedJain: the index is taken over the window in which every
+// party had work, each party's service divided by its weight: a 3:1 split
+// of groups weighted 3:1 scores 1, an equal split of unweighted keys 1, a
+// key starved in the window less; what a party runs alone after the others
+// drained does not count.
+func TestWeightedJain(t *testing.T) {
+	runs := func(party func(i int) (key, group string), n, slots int) []Run {
+		var out []Run
+		for i := range n {
+			k, g := party(i)
+			out = append(out, Run{Key: k, Group: g, Arrival: 0, Start: i / slots, End: i/slots + 1})
+		}
+		return out
+	}
+	// 16 jobs on 4 slots over 4 s: A takes 3 slots a second, B 1; then A
+	// runs 4 s alone.
+	split := func(i int) (string, string) {
+		if i%4 == 3 {
+			return "kb", "B"
+		}
+		return "ka", "A"
+	}
+	groups := runs(split, 16, 4)
+	for i := range 16 {
+		groups = append(groups, Run{Key: "ka", Group: "A", Start: 4 + i/4, End: 5 + i/4})
+	}
+	even := runs(func(i int) (string, string) { return []string{"x", "y"}[i%2], "" }, 8, 2)
+	starved := append(runs(func(int) (string, string) { return "x", "" }, 8, 2), Run{Key: "y", Arrival: 0, Start: 4, End: 5})
+	for _, c := range []struct {
+		name string
+		sc   scenario.Scenario
+		runs []Run
+		want float64
+		over string
+	}{
+		{"groups 3:1 weighted 3:1", scenario.Scenario{GroupWeights: map[string]int{"A": 3, "B": 1}}, groups, 1, "groups"},
+		{"groups 3:1 unweighted keys", scenario.Scenario{}, groups, 0.8, "keys"}, // 12:4 unweighted: (12+4)²/(2·(144+16))
+		{"keys 1:1", scenario.Scenario{}, even, 1, "keys"},
+		{"keys 3:1 weighted 3:1", scenario.Scenario{KeyWeights: map[string]float64{"ka": 3}}, groups, 1, "keys"},
+		{"a key starved while both waited", scenario.Scenario{}, starved, 0.5, "keys"},
+	} {
+		got, over := weightedJain(c.sc, c.runs)
+		if math.Abs(got-c.want) > 1e-9 || over != c.over {
+			t.Errorf("%s: %v over %s; want %v over %s", c.name, got, over, c.want, c.over)
 		}
 	}
 }
@@ -224,7 +275,7 @@ Per group:
   group  jobs  wait p50  wait p95  wait max  served   share
   g1        2        2s        5s        5s      7s   58.3%
 
-Jain's fairness index over keys: 0.800
+Fairness over keys while all had work, by configured weight (Jain's index, 1 = each got its share): 0.692
 longest wait 5s: repack(r1) (bound 5s: ok)
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {

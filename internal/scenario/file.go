@@ -30,7 +30,7 @@ import (
 // Durations of the scheduler and of types are Go duration strings ("10s");
 // the arrival (at, start) and run time (duration) of jobs are whole seconds.
 //
-//	name: spec3-specialist            # default: the file's base name
+//	name: 10-specialist-slots            # default: the file's base name
 //	title: Specialist slots take common work
 //	scheduler:
 //	  max_concurrency: 8              # 0 or absent: unlimited
@@ -769,6 +769,10 @@ func (p *fileParser) scheduler(sc *Scenario) {
 			p.errorf(w.Line, "scheduler.key_weights.%s must be a positive finite number, got %v", key, w.V)
 		}
 		sc.Options = append(sc.Options, fairsched.WithKeyWeight(key, w.V))
+		if sc.KeyWeights == nil {
+			sc.KeyWeights = map[string]float64{}
+		}
+		sc.KeyWeights[key] = w.V
 	}
 }
 
@@ -781,6 +785,7 @@ func (p *fileParser) groups(sc *Scenario, g *fileLined[fileGroups], maxConc int)
 	if dw := g.V.DefaultWeight; dw.Set {
 		p.atLeast(ctx, "default_weight", dw, 1)
 		sc.Options = append(sc.Options, fairsched.WithDefaultGroupWeight(dw.V))
+		sc.DefaultGroupWeight = dw.V
 	}
 	cfg := policy.GroupsConfig{DefaultWeight: g.V.DefaultWeight.or(1), Groups: map[string]policy.GroupConfig{}}
 	group := func(name string) policy.GroupConfig {
@@ -797,6 +802,10 @@ func (p *fileParser) groups(sc *Scenario, g *fileLined[fileGroups], maxConc int)
 		c.Weight = w.V
 		cfg.Groups[name] = c
 		sc.Options = append(sc.Options, fairsched.WithGroupWeight(name, w.V))
+		if sc.GroupWeights == nil {
+			sc.GroupWeights = map[string]int{}
+		}
+		sc.GroupWeights[name] = w.V
 	}
 	for _, name := range sortedKeys(g.V.MinSlots) {
 		n := g.V.MinSlots[name]

@@ -68,10 +68,13 @@ func TestParseFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := scenario.Scenario{
-		Name:           "full",
-		Title:          "Every section",
-		MaxConcurrency: 8,
-		Aging:          &fairsched.AgingConfig{GracePeriod: 3 * time.Second, Interval: time.Second, Step: 2, MaxEffectivePriority: 8, UrgentThreshold: 7},
+		Name:               "full",
+		Title:              "Every section",
+		MaxConcurrency:     8,
+		KeyWeights:         map[string]float64{"bronze": 0.5, "gold": 2},
+		GroupWeights:       map[string]int{"A": 3, "B": 1},
+		DefaultGroupWeight: 1,
+		Aging:              &fairsched.AgingConfig{GracePeriod: 3 * time.Second, Interval: time.Second, Step: 2, MaxEffectivePriority: 8, UrgentThreshold: 7},
 		Types: []scenario.Type{
 			{Name: "pdf", Config: fairsched.JobTypeConfig{Priority: 5, DefaultCost: 10 * time.Second, ConflictGroup: "docs", RequiresWorker: true, QueueTimeout: 30 * time.Second}},
 			{Name: "excel", Config: fairsched.JobTypeConfig{Priority: 8, DefaultCost: 90 * time.Second, MaxConcurrency: 2, RequiresWorker: true}},

@@ -28,9 +28,10 @@ func groupJobs(g string, n, at, duration int) []Job {
 // work) and profile B (weight 1, 20 jobs) on 16 slots progress 12:4 while
 // both have work; when B runs dry its slots go to A.
 func WeightedGroups() Scenario {
-	sc := Scenario{Name: "7-weighted-groups", Title: "Groups A (weight 3) and B (weight 1) share 16 slots 12:4",
+	sc := Scenario{Name: "16-weighted-groups", Title: "Groups A (weight 3) and B (weight 1) share 16 slots 12:4",
 		MaxConcurrency: 16, Types: []Type{syncType(16)},
-		Options: []fairsched.Option{fairsched.WithGroupWeight("A", 3), fairsched.WithGroupWeight("B", 1)}}
+		Options:      []fairsched.Option{fairsched.WithGroupWeight("A", 3), fairsched.WithGroupWeight("B", 1)},
+		GroupWeights: map[string]int{"A": 3, "B": 1}}
 	sc.Jobs = append(groupJobs("A", 60, 0, 2), groupJobs("B", 20, 0, 2)...)
 	return sc
 }
@@ -40,7 +41,7 @@ func WeightedGroups() Scenario {
 // resume B gets its share back as slots free.
 func PausedGroup() Scenario {
 	sc := WeightedGroups()
-	sc.Name, sc.Title = "8-paused-group", "Group B paused at T=2 and resumed at T=6"
+	sc.Name, sc.Title = "17-paused-group", "A paused group waits; its slots go to the other group until it resumes"
 	sc.Script = map[int]func(*fairsched.Scheduler) error{
 		2: func(s *fairsched.Scheduler) error { return s.PauseGroup("B") },
 		6: func(s *fairsched.Scheduler) error { return s.ResumeGroup("B") },
@@ -52,12 +53,13 @@ func PausedGroup() Scenario {
 // its share; its old low-priority job ages to the urgent threshold at T=5
 // and borrows the next slot A frees, running B past its allocation.
 func UrgentBorrow() Scenario {
-	sc := Scenario{Name: "9-urgent-borrow", Title: "An urgent aged job borrows a slot past its group's allocation",
+	sc := Scenario{Name: "18-urgent-borrow", Title: "An urgent aged job borrows a slot past its group's allocation",
 		MaxConcurrency: 4,
 		Aging:          &fairsched.AgingConfig{GracePeriod: 2 * time.Second, Interval: time.Second, Step: 3, MaxEffectivePriority: 10, UrgentThreshold: 10},
 		Types: []Type{syncType(10),
 			{Repack, fairsched.JobTypeConfig{DefaultCost: 2 * time.Second, Priority: 1}}},
-		Options: []fairsched.Option{fairsched.WithGroupWeight("A", 1), fairsched.WithGroupWeight("B", 1)}}
+		Options:      []fairsched.Option{fairsched.WithGroupWeight("A", 1), fairsched.WithGroupWeight("B", 1)},
+		GroupWeights: map[string]int{"A": 1, "B": 1}}
 	for t := 0; t < 9; t++ {
 		sc.Jobs = append(sc.Jobs,
 			Job{Type: Sync, ID: fmt.Sprintf("A-%da", t), Arrival: t, Duration: 1, Group: "A"},
@@ -73,9 +75,10 @@ func UrgentBorrow() Scenario {
 // WeightChange: A and B share 8 slots 4:4 until A's weight becomes 3 at
 // T=4; the new split 6:2 takes effect as slots free.
 func WeightChange() Scenario {
-	sc := Scenario{Name: "10-weight-change", Title: "A runtime weight change takes effect at the next free slots",
+	sc := Scenario{Name: "19-weight-change", Title: "A runtime weight change takes effect at the next free slots",
 		MaxConcurrency: 8, Types: []Type{syncType(8)},
-		Options: []fairsched.Option{fairsched.WithGroupWeight("A", 1), fairsched.WithGroupWeight("B", 1)},
+		Options:      []fairsched.Option{fairsched.WithGroupWeight("A", 1), fairsched.WithGroupWeight("B", 1)},
+		GroupWeights: map[string]int{"A": 1, "B": 1},
 		Script: map[int]func(*fairsched.Scheduler) error{
 			4: func(s *fairsched.Scheduler) error { return s.SetGroupWeight("A", 3) },
 		}}

@@ -88,6 +88,13 @@ type Scenario struct {
 	MaxConcurrency int
 	Aging          *fairsched.AgingConfig // nil: no aging
 	Options        []fairsched.Option     // more options for New
+	// KeyWeights and GroupWeights (DefaultGroupWeight for the groups they
+	// do not name, 1 when 0) repeat the weights given in Options: the
+	// shares the scenario intends, which the report's fairness index
+	// measures against.
+	KeyWeights         map[string]float64
+	GroupWeights       map[string]int
+	DefaultGroupWeight int
 	// Script runs at the start of a step, after the clock moved and before
 	// the step's arrivals: runtime changes such as PauseGroup.
 	Script map[int]func(*fairsched.Scheduler) error

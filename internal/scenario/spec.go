@@ -46,7 +46,7 @@ func Features() []Scenario {
 // MaxWait(1) = 3s + ⌈7/2⌉·1s = 7s and, its key having consumed less, takes
 // the next slot that frees.
 func AgingUnderStream() Scenario {
-	sc := Scenario{Name: "6-aging-under-stream", Title: "Aging lifts a background job past a continuous foreground stream",
+	sc := Scenario{Name: "15-aging-under-stream", Title: "Aging lifts a background job past a continuous foreground stream",
 		MaxConcurrency: 2,
 		Aging:          &fairsched.AgingConfig{GracePeriod: 3 * time.Second, Interval: time.Second, Step: 2, MaxEffectivePriority: 8},
 		Types: []Type{
@@ -67,7 +67,7 @@ func AgingUnderStream() Scenario {
 // BackgroundSaturated is scenario 1: background work fills its tier, then a
 // foreground clone arrives and must start at once.
 func BackgroundSaturated() Scenario {
-	sc := Scenario{Name: "1-background-saturated", Title: "Background saturated, foreground arrives late (global 8, background tier 4)",
+	sc := Scenario{Name: "go-04-background-saturated", Title: "Background saturated, foreground arrives late (global 8, background tier 4)",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for i := 1; i <= 6; i++ {
 		sc.Jobs = append(sc.Jobs, Job{Type: Repack, ID: fmt.Sprintf("r%d", i), Arrival: 0, Duration: 8})
@@ -82,7 +82,7 @@ func BackgroundSaturated() Scenario {
 // TwoClientBurst is scenario 2: client A bursts ten clones, client B then
 // asks for two, with background repacks running.
 func TwoClientBurst() Scenario {
-	sc := Scenario{Name: "2-two-client-burst", Title: "Two clients burst, with background work and conflicts",
+	sc := Scenario{Name: "go-02-two-client-burst", Title: "Two clients burst, with background work and conflicts",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for i := 1; i <= 4; i++ {
 		sc.Jobs = append(sc.Jobs, Job{Type: Repack, ID: fmt.Sprintf("repo%d", i), Arrival: 0, Duration: 6})
@@ -100,7 +100,7 @@ func TwoClientBurst() Scenario {
 // at the costs learned from the first, so the expensive clone now advances
 // A's accumulated cost more than a small clone advances B's.
 func ExpensiveVsCheap() Scenario {
-	sc := Scenario{Name: "3-expensive-vs-cheap", Title: "Expensive vs cheap clones; round 2 (T=30) is charged at learned costs",
+	sc := Scenario{Name: "go-03-expensive-vs-cheap", Title: "Expensive and cheap clones: from the second round on, each is charged its learned cost",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for _, start := range []int{0, 30} {
 		tag := ""
@@ -120,7 +120,7 @@ func ExpensiveVsCheap() Scenario {
 // ConflictExclusion is scenario 4: a clone and a repack of the same repo
 // must not overlap; work on different repos runs side by side.
 func ConflictExclusion() Scenario {
-	return Scenario{Name: "4-conflict-exclusion", Title: "Conflict group keeps clone and repack of one repo apart",
+	return Scenario{Name: "go-01-conflict-exclusion", Title: "Conflict group keeps clone and repack of one repo apart",
 		MaxConcurrency: 8, Types: standardTypes(), Jobs: []Job{
 			{Type: SyncClone, ID: "repo1", Key: "dev1", Duration: 3},
 			{Type: Repack, ID: "repo1", Duration: 4},
@@ -132,7 +132,7 @@ func ConflictExclusion() Scenario {
 // ManyBackgroundTypes is scenario 5: four background types each wanting four
 // slots cannot delay a foreground burst.
 func ManyBackgroundTypes() Scenario {
-	sc := Scenario{Name: "5-many-background-types", Title: "Many background types do not starve foreground",
+	sc := Scenario{Name: "go-05-many-background-types", Title: "Many background types do not starve foreground",
 		MaxConcurrency: 8}
 	bg := []fairsched.JobType{"repack", "pull", "gc", "verify"}
 	for _, t := range bg {
