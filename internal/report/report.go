@@ -65,6 +65,18 @@ type Report struct {
 	// once, or expired while pending.
 	Refused int `json:"refused"`
 	Expired int `json:"expired"`
+	// Unrun lists those jobs, in script order.
+	Unrun []Unrun `json:"unrun,omitempty"`
+}
+
+// Unrun is a job that never ran: refused at its arrival, or expired at At
+// after waiting since its arrival.
+type Unrun struct {
+	Job     string `json:"job"`
+	Key     string `json:"key"`
+	Arrival int    `json:"arrival"`
+	At      int    `json:"at"`
+	Refused bool   `json:"refused"`
 }
 
 // Stats describes the jobs of one fairness key or one group.
@@ -151,9 +163,11 @@ func Build(sc scenario.Scenario, res scenario.Result) Report {
 		switch {
 		case !started && ended && j.Refused:
 			r.Refused++
+			r.Unrun = append(r.Unrun, Unrun{Job: name, Key: j.Key, Arrival: j.Arrival, At: end, Refused: true})
 			continue
 		case !started && ended:
 			r.Expired++
+			r.Unrun = append(r.Unrun, Unrun{Job: name, Key: j.Key, Arrival: j.Arrival, At: end})
 			continue
 		case !started || !ended:
 			continue // the run did not finish: nothing to report

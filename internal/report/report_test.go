@@ -82,6 +82,10 @@ func TestBuild(t *testing.T) {
 			{Job: "sync-clone(b2)", Type: "sync-clone", Key: "B", Arrival: 1, Start: 5, End: 6},
 		},
 		Refused: 1, Expired: 1,
+		Unrun: []Unrun{
+			{Job: "sync-clone(x)", Key: "B", Arrival: 1, At: 1, Refused: true},
+			{Job: "repack(e1)", Arrival: 2, At: 7},
+		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Build (-want +got):\n%s", diff)

@@ -38,8 +38,10 @@ var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#
 const backgroundColour = "#a0a0a0"
 
 // SVG writes a standalone SVG image of the run: the scenario's title, a
-// legend of the fairness keys, a Gantt chart with one row per slot and a
-// bar per run coloured by key, and below it the cumulative service
+// legend of the fairness keys, a strip of arrivals (a dot per job in its
+// key's colour, a red cross per refused job, a dark cross where a job
+// expired), a Gantt chart with one row per slot and a bar per run coloured
+// by key, the jobs waiting per key over time, and the cumulative service
 // (job-seconds run) per key over time. The output depends only on r.
 func (r Report) SVG(w io.Writer) error {
 	colours := r.colours()
@@ -74,9 +76,29 @@ func (r Report) SVG(w io.Writer) error {
 	}
 	y += 20 + 24
 
-	// The Gantt chart.
-	domain, step := timeScale(r.Runs)
+	// Arrivals: a dot per job that ran, a cross per job that did not.
+	domain, step := timeScale(r.Runs, r.Unrun)
 	xOf := func(t int) float64 { return plotLeft + float64(t)*plotWidth/float64(domain) }
+	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Arrivals</text>`+"\n", y+4)
+	fmt.Fprintf(body, `<text x="%d" y="%d" font-size="%d" fill="#555">dot: arrived · red cross: refused · dark cross: expired</text>`+"\n", plotLeft+plotWidth-330, y+4, fontSize)
+	ay := y + 16
+	fmt.Fprintf(body, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#d8d8d8"/>`+"\n", plotLeft, ay, plotLeft+plotWidth, ay)
+	for _, run := range r.Runs {
+		fmt.Fprintf(body, "<circle class=\"arrival\" cx=\"%s\" cy=\"%d\" r=\"3\" fill=\"%s\" fill-opacity=\"0.6\"><title>%s</title></circle>\n",
+			num(xOf(run.Arrival)), ay, colours[KeyName(run.Key)], esc(fmt.Sprintf("%s arrived at %d (key %s)", run.Job, run.Arrival, KeyName(run.Key))))
+	}
+	for _, u := range r.Unrun {
+		class, colour, tip, at := "refused", "#d62728", fmt.Sprintf("%s refused at %d (key %s)", u.Job, u.At, KeyName(u.Key)), u.At
+		if !u.Refused {
+			class, colour, tip = "expired", "#333", fmt.Sprintf("%s expired at %d after waiting %ds (key %s)", u.Job, u.At, u.At-u.Arrival, KeyName(u.Key))
+		}
+		cx := xOf(at)
+		fmt.Fprintf(body, "<path class=\"%s\" d=\"M%s %dL%s %dM%s %dL%s %d\" stroke=\"%s\" stroke-width=\"2\"><title>%s</title></path>\n",
+			class, num(cx-4), ay-4, num(cx+4), ay+4, num(cx-4), ay+4, num(cx+4), ay-4, colour, esc(tip))
+	}
+	y = ay + 34
+
+	// The Gantt chart.
 	labels, rowOf := rows(r.Runs)
 	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Runs by slot</text>`+"\n", y-10)
 	top := y
@@ -111,12 +133,46 @@ func (r Report) SVG(w io.Writer) error {
 		body.WriteString("</g>\n")
 	}
 
+	// Jobs waiting per key: arrived, not yet started (nor refused or
+	// expired), as a step line per key.
+	y = bottom + 70
+	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Jobs waiting per key</text>`+"\n", y)
+	top = y + 16
+	bottom = top + chartTall/2
+	waits := r.waiting()
+	most := 1
+	for _, w := range waits {
+		for _, p := range w.points {
+			most = max(most, p.n)
+		}
+	}
+	wstep := niceStep(most, valueTicks)
+	wdomain := max(ceilTo(most, wstep), wstep)
+	wyOf := func(v int) float64 { return float64(bottom) - float64(v)*float64(chartTall/2)/float64(wdomain) }
+	for v := 0; v <= wdomain; v += wstep {
+		fmt.Fprintf(body, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e0e0e0"/>`+"\n", plotLeft, num(wyOf(v)), plotLeft+plotWidth, num(wyOf(v)))
+		fmt.Fprintf(body, `<text x="%d" y="%s" font-size="%d" text-anchor="end" fill="#444">%d</text>`+"\n", plotLeft-6, num(wyOf(v)+4), fontSize, v)
+	}
+	fmt.Fprintf(body, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#444"/>`+"\n", plotLeft, top, plotLeft, bottom)
+	timeAxis(body, xOf, domain, step, top, bottom)
+	for _, w := range waits {
+		var pts []string
+		prev := 0
+		for _, p := range w.points {
+			pts = append(pts, num(xOf(p.t))+","+num(wyOf(prev)), num(xOf(p.t))+","+num(wyOf(p.n)))
+			prev = p.n
+		}
+		pts = append(pts, num(xOf(domain))+","+num(wyOf(prev)))
+		fmt.Fprintf(body, "<polyline class=\"waiting\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\">\n<title>%s</title>\n</polyline>\n",
+			colours[w.key], strings.Join(pts, " "), esc(fmt.Sprintf("%s: jobs waiting", w.key)))
+	}
+
 	// The cumulative service per key.
 	y = bottom + 70
 	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Cumulative service per key (job-seconds run)</text>`+"\n", y)
 	top = y + 16
 	bottom = top + chartTall
-	most := 0
+	most = 0
 	for _, k := range r.Keys {
 		most = max(most, k.Served)
 	}
@@ -176,7 +232,7 @@ func (r Report) subtitle() string {
 	if r.Expired > 0 {
 		parts = append(parts, fmt.Sprintf("%d expired", r.Expired))
 	}
-	parts = append(parts, fmt.Sprintf("Jain %.3f", r.Jain), r.LongestWait.text(len(r.Runs) > 0, r.Aging))
+	parts = append(parts, fmt.Sprintf("fairness %.2f over %s", r.Jain, r.jainOver()), r.LongestWait.text(len(r.Runs) > 0, r.Aging))
 	return strings.Join(parts, " · ")
 }
 
@@ -252,12 +308,16 @@ func rows(runs []Run) (labels []string, rowOf []int) {
 	return labels, rowOf
 }
 
-// timeScale returns the time axis's extent (the last end rounded up to a
-// whole tick, at least one tick) and its tick spacing, in seconds.
-func timeScale(runs []Run) (domain, step int) {
+// timeScale returns the time axis's extent (the last end, or refusal or
+// expiry, rounded up to a whole tick, at least one tick) and its tick
+// spacing, in seconds.
+func timeScale(runs []Run, unrun []Unrun) (domain, step int) {
 	last := 0
 	for _, run := range runs {
 		last = max(last, run.End)
+	}
+	for _, u := range unrun {
+		last = max(last, u.At)
 	}
 	step = niceStep(last, timeTicks)
 	return max(ceilTo(last, step), step), step
@@ -288,6 +348,58 @@ func timeAxis(b *strings.Builder, xOf func(int) float64, domain, step, top, bott
 	}
 	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#444"/>`+"\n", plotLeft, bottom, plotLeft+plotWidth, bottom)
 	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="%d" text-anchor="middle" fill="#444">time (s)</text>`+"\n", plotLeft+plotWidth/2, bottom+33, fontSize)
+}
+
+// waitLine is one key's number of waiting jobs, changing at each point.
+type waitLine struct {
+	key    string
+	points []waitPoint
+}
+
+type waitPoint struct{ t, n int }
+
+// waiting returns, per key that ever had a job wait, the number of its
+// jobs waiting — arrived, not started, refused or expired — after each
+// time it changes, in r.Keys' order.
+func (r Report) waiting() []waitLine {
+	deltas := map[string]map[int]int{}
+	add := func(key string, from, to int) {
+		if to <= from {
+			return
+		}
+		k := KeyName(key)
+		if deltas[k] == nil {
+			deltas[k] = map[int]int{}
+		}
+		deltas[k][from]++
+		deltas[k][to]--
+	}
+	for _, run := range r.Runs {
+		add(run.Key, run.Arrival, run.Start)
+	}
+	for _, u := range r.Unrun {
+		add(u.Key, u.Arrival, u.At)
+	}
+	var out []waitLine
+	for _, k := range r.Keys {
+		d := deltas[k.Name]
+		if d == nil {
+			continue
+		}
+		times := make([]int, 0, len(d))
+		for t := range d {
+			times = append(times, t)
+		}
+		slices.Sort(times)
+		line := waitLine{key: k.Name}
+		n := 0
+		for _, t := range times {
+			n += d[t]
+			line.points = append(line.points, waitPoint{t, n})
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // breakpoints are the times at which some key's service changes slope,

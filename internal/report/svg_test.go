@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -92,16 +93,17 @@ func TestSVGBars(t *testing.T) {
 	const domain = 9.0
 	scale := float64(plotWidth) / domain
 	var bars []*element
-	var titles, texts []string
+	var titles, texts []string // titles: each bar's
 	for i, e := range els {
 		switch {
 		case e.name == "rect" && e.attrs["class"] == "bar":
 			bars = append(bars, e)
 			if i == 0 || els[i-1].name != "title" {
 				t.Errorf("bar %d has no title before it", len(bars))
+				titles = append(titles, "")
+			} else {
+				titles = append(titles, els[i-1].text)
 			}
-		case e.name == "title":
-			titles = append(titles, e.text)
 		case e.name == "text":
 			texts = append(texts, e.text)
 		}
@@ -123,8 +125,8 @@ func TestSVGBars(t *testing.T) {
 		if bar.attrs["fill"] != wantFill[run.Key] {
 			t.Errorf("%s: fill %s, want %s", run.Job, bar.attrs["fill"], wantFill[run.Key])
 		}
-		if !strings.HasPrefix(titles[i+1], run.Job+":") { // titles[0] is the document's
-			t.Errorf("bar %d's tooltip %q does not name %s", i, titles[i+1], run.Job)
+		if !strings.HasPrefix(titles[i], run.Job+":") {
+			t.Errorf("bar %d's tooltip %q does not name %s", i, titles[i], run.Job)
 		}
 	}
 	// sync-clone(b1) runs 1s (≈96px): its name does not fit; repack(r1)
@@ -153,6 +155,53 @@ func TestSVGBars(t *testing.T) {
 	}
 	if lines != 3 {
 		t.Errorf("%d service lines, want one per key (3)", lines)
+	}
+
+	// Arrivals: a dot per run at its arrival, in its key's colour; the
+	// refused clone a red cross at 1, the expired repack a dark one at 7.
+	var dots []string
+	marks := map[string][]string{}
+	waiting := map[string]string{}
+	for _, e := range els {
+		switch c := e.attrs["class"]; {
+		case e.name == "circle" && c == "arrival":
+			dots = append(dots, fmt.Sprintf("%.0f %s", (attrFloat(t, e, "cx")-plotLeft)/scale, e.attrs["fill"]))
+		case e.name == "path" && (c == "refused" || c == "expired"):
+			var x0, y0, x1, y1 float64
+			if _, err := fmt.Sscanf(e.attrs["d"], "M%g %gL%g %g", &x0, &y0, &x1, &y1); err != nil || y1-y0 != 8 || x1-x0 != 8 {
+				t.Errorf("%s mark %q is not a cross", c, e.attrs["d"])
+			}
+			marks[c] = append(marks[c], fmt.Sprintf("%.2f", ((x0+x1)/2-plotLeft)/scale))
+		case e.name == "polyline" && c == "waiting":
+			waiting[e.attrs["stroke"]] = e.attrs["points"]
+		}
+	}
+	var wantDots []string
+	for _, run := range r.Runs {
+		wantDots = append(wantDots, fmt.Sprintf("%d %s", run.Arrival, wantFill[run.Key]))
+	}
+	if diff := cmp.Diff(wantDots, dots); diff != "" {
+		t.Errorf("arrival dots (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string][]string{"refused": {"1.00"}, "expired": {"7.00"}}, marks); diff != "" {
+		t.Errorf("refused and expired marks (-want +got):\n%s", diff)
+	}
+	// Waiting lines: B's two clones wait from 1, one starts at 4, the
+	// other at 5; background work: r1 from 0 to 5, e1 from 2 to 7.
+	if len(waiting) != 3 {
+		t.Errorf("%d waiting lines, want 3 (A, B, background): %v", len(waiting), waiting)
+	}
+	steps := func(points string) []string { // x as seconds, y as the step's height rank
+		var out []string
+		for _, p := range strings.Fields(points) {
+			xs, _, _ := strings.Cut(p, ",")
+			x, _ := strconv.ParseFloat(xs, 64)
+			out = append(out, fmt.Sprintf("%.0f", (x-plotLeft)/scale))
+		}
+		return out
+	}
+	if got := steps(waiting[palette[1]]); !cmp.Equal(got, []string{"1", "1", "4", "4", "5", "5", "9"}) {
+		t.Errorf("B's waiting line changes at %v; want at 1, 4, 5 and ending at 9", got)
 	}
 }
 
