@@ -767,7 +767,9 @@ func WithRandSeed(seed uint64) Option {
 // The same holds for a RunSync that joins a pending coalesced run
 // (JobTypeConfig.Coalesce): it keeps its own d, frozen while the run's
 // group is paused, and leaves the run when d runs out before the run
-// starts (once started, it waits for the result). JobExpired.Waited and
+// starts (once started, it waits for the result); the run itself waits as
+// long as the request that allows the longest wait (its own d, or its
+// type's QueueTimeout, none if both are 0). JobExpired.Waited and
 // the error report the whole wait, pauses included. A RunSync context
 // deadline works as before, beside it (it does not stop during a pause).
 // The scheduler arms one timer, for the earliest deadline.

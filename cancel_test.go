@@ -197,3 +197,38 @@ func TestWithValuesFrom(t *testing.T) {
 		}
 	}, fairsched.WithMaxConcurrency(1))
 }
+
+// TestCoalescedRunWaitsForTheLongestRequest: a background request with a
+// queue timeout of 2 s creates the run; a RunSync with 10 s joins it. The
+// run does not expire at 2 s while the caller still wants it: it runs when
+// the slot frees at 5 s and the caller gets its result. (Found by the long
+// invariant run: the caller got ErrExpired at 2 s.)
+func TestCoalescedRunWaitsForTheLongestRequest(t *testing.T) {
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		cancelTypes(t, env.Scheduler)
+		hold := fairschedtest.NewBlocker()
+		if err := env.Submit("repack", "hold", hold.Run); err != nil {
+			t.Fatal(err)
+		}
+		ran := make(chan string, 2)
+		fn := func(who string) func(context.Context) error {
+			return func(context.Context) error { ran <- who; return nil }
+		}
+		if err := env.Submit("index", "linux", fn("submit"), fairsched.WithQueueTimeout(2*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		env.WaitPending(1)
+		caller := env.Go(func() error {
+			return env.RunSync(context.Background(), "index", "linux", "alice", fn("caller"), fairsched.WithQueueTimeout(10*time.Second))
+		})
+		env.Settle()
+		env.Advance(5 * time.Second)
+		hold.Release(nil)
+		if err := <-caller; err != nil {
+			t.Fatalf("the caller got %v; want the run's result", err)
+		}
+		if got := <-ran; got != "submit" {
+			t.Errorf("the run ran %q's function; want the first request's", got)
+		}
+	}, fairsched.WithMaxConcurrency(1))
+}

@@ -31,10 +31,7 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 	ref := jobRef{j.Type, j.ID}
 	run := a.joinable[ref]
 	if run == nil {
-		run = j.Fresh()
-		if j.Foreground() {
-			run.TTL = 0 // each waiter keeps its own (core.Watch); the type's QueueTimeout holds
-		}
+		run = j.Fresh() // with the first request's queue timeout: later ones extend it
 		run.Ctx, run.Cancel = context.WithCancel(a.base)
 		run.Coalescing = true
 		if err := a.core.Submit(now, &run.Job); err != nil {
@@ -51,6 +48,9 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 		a.queued(now, run)
 		shrink.Note(a.joinable, &a.peaks.joinable)
 	} else {
+		// The run waits as long as the request that allows the longest
+		// wait; a RunSync waiter still leaves at its own (core.Watch).
+		a.core.Extend(now, &run.Job, j.TTL)
 		if ce := a.log.Check(zap.DebugLevel, "coalesced"); ce != nil {
 			ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key))
 		}

@@ -25,6 +25,22 @@ func (c *Core) Watch(now time.Time, w, on *Job, ttl time.Duration) {
 	c.queue.Watch(&w.q)
 }
 
+// Extend lets pending job j wait until now + ttl (ttl ≤ 0: its type's
+// QueueTimeout, and none if that is 0) if that is later than its deadline:
+// a coalesced run waits as long as the request that allows the longest
+// wait.
+func (c *Core) Extend(now time.Time, j *Job, ttl time.Duration) {
+	if ttl <= 0 {
+		ttl = j.slot.Config.QueueTimeout
+	}
+	c.queue.At(now)
+	until := time.Time{}
+	if ttl > 0 {
+		until = now.Add(ttl)
+	}
+	c.queue.Extend(&j.q, until)
+}
+
 // Unwatch drops w's deadline (Watch), if it is kept; any other job that is
 // not pending is left alone.
 func (c *Core) Unwatch(w *Job) { c.queue.Unwatch(&w.q) }

@@ -148,6 +148,30 @@ func (q *Queue) TakeExpired(now time.Time, fn func(*Job)) {
 	}
 }
 
+// Extend moves pending job j's deadline to until if that is later, as if
+// until had been its deadline from the time set by At on: its group's
+// pauses after now move it back, those before do not. A zero until means
+// never: j loses its deadline. It reports whether the deadline moved.
+func (q *Queue) Extend(j *Job, until time.Time) bool {
+	if j.where == placeNone || j.eidx < 0 {
+		return false // not pending, or no deadline: nothing to extend
+	}
+	if until.IsZero() {
+		q.unexpire(j)
+		j.eidx, j.Deadline = -1, time.Time{}
+		return true
+	}
+	g := q.expiryGroup(j)
+	key := satAdd(policy.NanosSat(until), -int64(q.pausedNow(j.Group)))
+	if key <= j.ekey {
+		return false
+	}
+	j.ekey, j.Deadline = key, until
+	g.expiring.fix(j.eidx)
+	q.regroup(g)
+	return true
+}
+
 // satAdd returns a + b (nanoseconds), saturated to the int64 range.
 func satAdd(a, b int64) int64 { return int64(policy.AddSat(time.Duration(a), time.Duration(b))) }
 
