@@ -812,20 +812,19 @@ func decisionMessage(d core.Decision) string {
 // its policy allows one more: not after a panic or a Permanent error, not
 // past MaxAttempts, not once Close gave up on pending work.
 func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
-	if d.Panicked || policy.IsPermanent(d.Err) || j.Runs >= j.Retry.MaxAttempts || a.aborted || j.Cancelled {
-		return false
-	}
-	if j.Ctx != nil && j.Ctx.Err() != nil {
-		// Its waiter has left (a RunSync caller's context, or a coalesced
-		// run's, cancelled once no waiter and no Submit wants it): nobody
-		// wants another attempt.
+	// Its waiter has left (a RunSync caller's context, or a coalesced
+	// run's, cancelled once no waiter and no Submit wants it), Cancel
+	// cancelled it, or Close gave up: nobody wants another attempt.
+	unwanted := a.aborted || j.Cancelled || j.Ctx != nil && j.Ctx.Err() != nil
+	step, delay := core.NextStep(core.AttemptEnd{Err: d.Err, Panicked: d.Panicked, Runs: j.Runs, Retry: j.Retry,
+		Unwanted: unwanted, Draw: a.rand.Float64})
+	if step != core.StepRetry {
 		return false
 	}
 	j.LastErr = d.Err
 	if !j.Foreground() {
 		a.index(j) // pending again: a Supersede of its (type, id) replaces it
 	}
-	delay := j.Retry.Backoff(j.Runs, a.rand.Float64())
 	a.core.Retry(now, &j.Job, delay)
 	a.logDecisions(zap.Int("runs", j.Runs), zap.Error(d.Err))
 	if len(a.subs) > 0 {
