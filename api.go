@@ -143,6 +143,8 @@ const (
 	ReasonPaused      = policy.ReasonPaused
 	ReasonDeferred    = policy.ReasonDeferred
 	ReasonBackoff     = policy.ReasonBackoff
+	ReasonScheduled   = policy.ReasonScheduled // a durable job not due yet (RunAt, Delay)
+	ReasonNoHandler   = policy.ReasonNoHandler // a durable job whose type has no handler yet
 	ReasonRateLimited = policy.ReasonRateLimited
 	ReasonNoWorkers   = policy.ReasonNoWorkers
 	ReasonWorkerBusy  = policy.ReasonWorkerBusy
@@ -479,7 +481,8 @@ var (
 // concurrent use; its state lives in one owner goroutine. Call Close when
 // done: until then that goroutine runs.
 type Scheduler struct {
-	a *actor.Actor
+	a          *actor.Actor
+	maxPayload int // WithMaxPayload
 }
 
 // New starts a scheduler.
@@ -511,23 +514,32 @@ func New(opts ...Option) (*Scheduler, error) {
 	}
 	c := core.New(o.limits)
 	var state core.State
+	var jobs []core.JobRecord
 	if o.store != nil {
 		st, err := actor.SafeLoad(o.store) // a panic too is an ErrStore
 		if err != nil {
 			return nil, err
 		}
+		if js, ok := o.store.(JobStore); ok {
+			if jobs, err = actor.SafeLoadJobs(js); err != nil {
+				return nil, err
+			}
+		}
 		state = st
 		c.RestoreEstimates(o.clock.Now(), st.Estimates)
+		c.RestoreKeyCosts(o.clock.Now(), st.KeyCosts)
 	}
 	a := actor.Start(c, actor.Config{
-		Clock:  o.clock,
-		Logger: o.logger,
-		Tick:   o.limits.KeyTTL / 4,
-		Rand:   o.rand,
-		Store:  o.store,
-		State:  state,
+		Clock:     o.clock,
+		Logger:    o.logger,
+		Tick:      o.limits.KeyTTL / 4,
+		Rand:      o.rand,
+		Store:     o.store,
+		State:     state,
+		Jobs:      jobs,
+		Retention: o.retention,
 	})
-	return &Scheduler{a: a}, nil
+	return &Scheduler{a: a, maxPayload: o.maxPayload}, nil
 }
 
 // RegisterType adds a job type. Types can be added at any time; a type is
@@ -604,6 +616,9 @@ func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts [
 	}
 	if j.TTL < 0 {
 		return nil, fmt.Errorf("%w: WithQueueTimeout(%v): a queue timeout must not be negative (type %q, id %q)", ErrInvalidJob, j.TTL, t, jobID)
+	}
+	if j.Delay < 0 {
+		return nil, fmt.Errorf("%w: Delay(%v): must not be negative (type %q, id %q)", ErrInvalidJob, j.Delay, t, jobID)
 	}
 	if j.Tokens < 0 || j.Tokens > MaxTokens {
 		return nil, fmt.Errorf("%w: WithTokens(%v): tokens must be within [0, %v] (type %q, id %q)", ErrInvalidJob, j.Tokens, MaxTokens, t, jobID)
@@ -739,6 +754,10 @@ type Store = actor.Store
 //	// LastRuns holds, by "type/id", when each periodic job's last
 //	// occurrence was submitted.
 //	LastRuns map[string]time.Time
+//
+//	// KeyCosts holds each fairness key's accumulated cost, so that a
+//	// restart does not hand every key a clean slate.
+//	KeyCosts map[string]time.Duration
 type StoreState = core.State
 
 // WithStore persists the scheduler's state in st (see Store). Without it
@@ -964,16 +983,18 @@ func (s *Scheduler) Close(ctx context.Context) error {
 type Option interface{ apply(*options) }
 
 type options struct {
-	clock  clock.Clock
-	logger *zap.Logger
-	limits policy.Limits
-	rand   *rand.Rand
-	store  Store
-	err    error
+	clock      clock.Clock
+	logger     *zap.Logger
+	limits     policy.Limits
+	rand       *rand.Rand
+	store      Store
+	maxPayload int
+	retention  time.Duration
+	err        error
 }
 
 func defaultOptions() options {
-	return options{clock: clock.New(), logger: zap.NewNop(), limits: policy.DefaultLimits()}
+	return options{clock: clock.New(), logger: zap.NewNop(), limits: policy.DefaultLimits(), maxPayload: DefaultMaxPayload}
 }
 
 type optionFunc func(*options)

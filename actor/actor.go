@@ -87,6 +87,10 @@ type Config struct {
 	// each tick and when the owner stops; State is what it held at start.
 	Store Store
 	State core.State
+	// Jobs are the durable job records the store held at start (Store
+	// must be a JobStore); Retention keeps succeeded ones that long.
+	Jobs      []core.JobRecord
+	Retention time.Duration
 }
 
 // Store keeps a scheduler's state across restarts.
@@ -162,6 +166,9 @@ type Actor struct {
 	// once per subscriber that missed one.
 	subs []chan messages.Event
 	lost uint64
+	// dur holds the durable jobs (durable.go); nil until a JobStore or a
+	// handler needs it.
+	dur *durable
 }
 
 // Start launches the owner goroutine over c.
@@ -191,6 +198,9 @@ func Start(c *core.Core, cfg Config) *Actor {
 		seed := uint64(cfg.Clock.Now().UnixNano())
 		a.rand = rand.New(rand.NewPCG(seed, seed>>32|1))
 	}
+	if st, ok := cfg.Store.(JobStore); ok {
+		a.startDurable(st, cfg.Jobs, cfg.Retention)
+	}
 	a.publishTypes()
 	a.startWriter()
 	go a.run()
@@ -210,7 +220,7 @@ func (a *Actor) run() {
 	ticker := a.clock.Ticker(max(a.tick, time.Millisecond))
 	defer ticker.Stop()
 	defer a.disarm()
-	for !(a.closing && a.core.Idle()) {
+	for !(a.closing && a.core.Idle() && a.durableIdle()) {
 		// While work is waiting, take it with single-case receives, which
 		// cost far less than a select over every channel (the ticker's
 		// included), one of each kind in turn so neither starves the other;
@@ -228,7 +238,14 @@ func (a *Actor) run() {
 			took = true
 		default:
 		}
+		select {
+		case r := <-a.committedC():
+			a.committed(r)
+			took = true
+		default:
+		}
 		if took {
+			a.flushDurable()
 			a.reportAged()
 			a.arm()
 			a.releaseJobClosers()
@@ -240,8 +257,11 @@ func (a *Actor) run() {
 			a.receive(r)
 		case d := <-a.done:
 			a.finish(d)
+		case r := <-a.committedC():
+			a.committed(r)
 		case <-ticker.C:
 			a.save()
+			a.pruneRetained(a.clock.Now())
 			keys, ests := a.core.Evict(a.clock.Now())
 			a.compact()
 			a.pruneLastRuns(a.clock.Now(), 4*max(a.tick, time.Millisecond)) // the key TTL
@@ -256,6 +276,7 @@ func (a *Actor) run() {
 				a.dispatch(now) // deferred jobs are due, or expiring, or refilled
 			}
 		}
+		a.flushDurable()
 		a.reportAged()
 		a.arm()
 		a.releaseJobClosers()
@@ -336,9 +357,16 @@ func (a *Actor) handle(r messages.Request) {
 		m.Reply <- err // it applies from the next admission: nothing to dispatch
 	case messages.Cancel:
 		a.cancel(m)
+	case messages.Enqueue:
+		a.enqueue(m)
+	case messages.RegisterHandler:
+		a.registerHandler(m)
+	case messages.DeadOp:
+		a.deadOp(m)
 	case messages.SnapshotRequest:
 		if !done(m.Done) { // else the caller left: no copy for nobody
 			s := a.core.SnapshotRows(a.clock.Now(), m.Rows)
+			a.waitingRows(&s, m.Rows)
 			a.reportAged() // what the snapshot saw age is reported before it is seen
 			s.EventsLost = a.lost
 			m.Reply <- s
@@ -360,7 +388,8 @@ func (a *Actor) handle(r messages.Request) {
 		a.stopSchedules() // no new occurrence; one under way drains
 		if !a.aborted {
 			now := a.clock.Now()
-			a.core.ResumeAll(now) // pending work drains, paused groups' too
+			a.withdrawDurable(now) // they stay in the store
+			a.core.ResumeAll(now)  // pending work drains, paused groups' too
 			// No worker can register from now on: jobs that wait for a
 			// worker type no slot takes would wait for ever.
 			for _, cj := range a.core.WithdrawWorkerless(now) {
@@ -447,6 +476,10 @@ func (a *Actor) logRefusal(j *messages.Job, re *policy.RefusalError) {
 
 // refuse answers a job that will never run.
 func (a *Actor) refuse(j *messages.Job, err error) {
+	if j.Record != nil && errors.Is(err, ErrClosed) {
+		a.ended(j, err) // it stays in the store: not dropped
+		return
+	}
 	a.ended(j, err)
 	if errors.Is(err, ErrClosed) {
 		a.dropped++
@@ -490,6 +523,9 @@ func (a *Actor) dispatch(now time.Time) {
 			}
 			for _, w := range j.Waiters { // started: they wait for its result
 				a.core.Unwatch(&w.Job)
+			}
+			if j.Record != nil {
+				a.startingDurable(j)
 			}
 			go a.Execute(j)
 		}
@@ -820,6 +856,15 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 		Unwanted: unwanted, Draw: a.rand.Float64})
 	if step != core.StepRetry {
 		return false
+	}
+	if j.Record != nil {
+		a.retryingDurable(j, d.Err)
+		if a.closing { // durable work does not start again before Close: it waits in the store
+			a.unindex(j)
+			delete(a.dur.jobs, jobRef{j.Type, j.ID})
+			j.Record = nil
+			return true
+		}
 	}
 	j.LastErr = d.Err
 	if !j.Foreground() {

@@ -156,6 +156,9 @@ func (a *Actor) nextSchedule() (time.Time, bool) {
 // dropped, superseded, expired or denied).
 func (a *Actor) ended(j *messages.Job, err error) {
 	a.unindex(j)
+	if j.Record != nil {
+		a.durableEnded(j, err)
+	}
 	if j.Coalescing {
 		a.answerWaiters(j, err)
 	}

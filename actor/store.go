@@ -29,11 +29,33 @@ func (a *Actor) startWriter() {
 		return
 	}
 	a.saves = make(chan core.State, 1)
+	saves := a.saves
+	var batches chan *jobBatch
+	if a.dur != nil {
+		batches = a.dur.batches
+	}
 	go func() {
 		defer close(a.written)
-		for st := range a.saves {
-			if err := safeSave(a.store, st); err != nil {
-				a.log.Error("saving the scheduler state failed", zap.Error(err))
+		for saves != nil || batches != nil {
+			select {
+			case st, ok := <-saves:
+				if !ok {
+					saves = nil
+					continue
+				}
+				if err := safeSave(a.store, st); err != nil {
+					a.log.Error("saving the scheduler state failed", zap.Error(err))
+				}
+			case b, ok := <-batches:
+				if !ok {
+					batches = nil
+					continue
+				}
+				err := safeApply(a.dur.store, b.ops)
+				if err != nil {
+					a.log.Error("committing durable jobs failed", zap.Error(err))
+				}
+				a.dur.committed <- batchDone{b, err} // the owner takes it before it sends another
 			}
 		}
 	}()
@@ -45,7 +67,7 @@ func (a *Actor) save() {
 	if a.store == nil {
 		return
 	}
-	st := core.State{Estimates: a.core.Estimates(), LastRuns: maps.Clone(a.lastRuns)}
+	st := core.State{Estimates: a.core.Estimates(), LastRuns: maps.Clone(a.lastRuns), KeyCosts: a.core.KeyCosts()}
 	select {
 	case <-a.saves: // superseded
 	default:
@@ -54,10 +76,28 @@ func (a *Actor) save() {
 }
 
 // stopWriter lets the writer finish the saves handed to it and return.
+// The owner has stopped with no batch of durable jobs in flight.
 func (a *Actor) stopWriter() {
 	if a.saves != nil {
 		close(a.saves)
 	}
+	if a.dur != nil && a.dur.batches != nil {
+		close(a.dur.batches)
+	}
+}
+
+// safeApply calls s.ApplyJobs, turning an error or a panic into one
+// wrapping ErrStore.
+func safeApply(s JobStore, ops []JobOp) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: committing jobs panicked: %v", ErrStore, v)
+		}
+	}()
+	if err := s.ApplyJobs(ops); err != nil {
+		return fmt.Errorf("%w: committing jobs: %w", ErrStore, err)
+	}
+	return nil
 }
 
 // safeSave calls s.Save, turning an error or a panic into one wrapping
@@ -72,6 +112,28 @@ func safeSave(s Store, st core.State) (err error) {
 		return fmt.Errorf("%w: save: %w", ErrStore, err)
 	}
 	return nil
+}
+
+// SafeLoadJobs reads every job record of s, turning an error or a panic
+// into one wrapping ErrStore; a record that is not valid is refused, never
+// misread.
+func SafeLoadJobs(s JobStore) (recs []core.JobRecord, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			recs, err = nil, fmt.Errorf("%w: loading jobs panicked: %v", ErrStore, v)
+		}
+	}()
+	err = s.LoadJobs(func(r core.JobRecord) error {
+		if !r.Valid() {
+			return fmt.Errorf("record %d (%s/%s) is not valid", r.Seq, r.Type, r.ID)
+		}
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: loading jobs: %w", ErrStore, err)
+	}
+	return recs, nil
 }
 
 // SafeLoad calls s.Load, turning an error or a panic into one wrapping

@@ -13,12 +13,14 @@
 package boltstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -26,15 +28,34 @@ import (
 	"github.com/fairsched/fairsched"
 )
 
+// The layout of the file. Bucket "fairsched" holds the state, one JSON
+// document under "state", and the layout's version under "layout";
+// bucket "jobs" holds one record per durable job under its sequence
+// number, 8 bytes big-endian, so that a cursor reads them in order and
+// each commit writes only the records that changed. A record is a version
+// byte (1) and the record as JSON (core.JobRecord's fields). A file whose
+// layout is newer than this package's is refused, never misread; a bbolt
+// file with buckets of its own (another program's) is refused too, and
+// left as it was.
 var (
-	bucket = []byte("fairsched")
-	key    = []byte("state")
+	bucket     = []byte("fairsched")
+	jobsBucket = []byte("jobs")
+	key        = []byte("state")
+	layoutKey  = []byte("layout")
 )
 
-// Store is a fairsched.Store in a bbolt file. Close it after the scheduler.
+// Layout is the version of the file layout this package writes; it reads
+// every earlier one (1: the state alone, before durable jobs).
+const Layout = 2
+
+// recordVersion is the first byte of every encoded job record.
+const recordVersion = 1
+
+// Store is a fairsched.JobStore in a bbolt file. Close it after the
+// scheduler.
 type Store struct{ db *bolt.DB }
 
-var _ fairsched.Store = (*Store)(nil)
+var _ fairsched.JobStore = (*Store)(nil)
 
 // Open opens (or creates) the store at path. A file that is not a bbolt
 // database, one that fails bbolt's consistency check (a corrupted or
@@ -82,6 +103,25 @@ func check(path string) error {
 		if len(errs) > 0 {
 			return fmt.Errorf("%w: boltstore: %s fails the consistency check: %w", fairsched.ErrStore, path, errors.Join(errs...))
 		}
+		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			if string(name) != string(bucket) && string(name) != string(jobsBucket) {
+				return fmt.Errorf("%w: boltstore: %s is not a fairsched store (it has a bucket %q)", fairsched.ErrStore, path, name)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if b := tx.Bucket(bucket); b != nil {
+			if v := b.Get(layoutKey); v != nil {
+				n, err := strconv.Atoi(string(v))
+				if err != nil || n < 1 {
+					return fmt.Errorf("%w: boltstore: %s has an unreadable layout %q", fairsched.ErrStore, path, v)
+				}
+				if n > Layout {
+					return fmt.Errorf("%w: boltstore: %s was written with layout %d, newer than this version's %d: upgrade fairsched to read it", fairsched.ErrStore, path, n, Layout)
+				}
+			}
+		}
 		return nil
 	})
 }
@@ -122,12 +162,124 @@ func (s *Store) Save(st fairsched.StoreState) (err error) {
 		return fmt.Errorf("boltstore: %w", err)
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucket)
+		b, err := stateBucket(tx)
 		if err != nil {
 			return err
 		}
 		return b.Put(key, data)
 	})
+}
+
+// stateBucket returns the state bucket, created with the layout's version
+// if the file has none.
+func stateBucket(tx *bolt.Tx) (*bolt.Bucket, error) {
+	b, err := tx.CreateBucketIfNotExists(bucket)
+	if err != nil {
+		return nil, err
+	}
+	if string(b.Get(layoutKey)) != strconv.Itoa(Layout) {
+		if err := b.Put(layoutKey, []byte(strconv.Itoa(Layout))); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// LoadJobs calls fn with every job record, in sequence order. A record
+// that does not decode, or whose key is not its sequence, is an error.
+func (s *Store) LoadJobs(fn func(fairsched.JobRecord) error) (err error) {
+	defer guard("load jobs", &err)
+	return s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(jobsBucket)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			rec, err := DecodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("boltstore: job record %x: %w", k, err)
+			}
+			if len(k) != 8 || binary.BigEndian.Uint64(k) != rec.Seq {
+				return fmt.Errorf("boltstore: job record %x holds sequence %d", k, rec.Seq)
+			}
+			if err := fn(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ApplyJobs commits ops in one transaction: bbolt syncs the file before
+// the commit returns, so a nil error means they are on disk.
+func (s *Store) ApplyJobs(ops []fairsched.JobOp) (err error) {
+	defer guard("commit jobs", &err)
+	bufs := make([][]byte, len(ops)) // encoded outside the transaction
+	for i, op := range ops {
+		if op.Put != nil {
+			if bufs[i], err = EncodeRecord(*op.Put); err != nil {
+				return err
+			}
+		}
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		if _, err := stateBucket(tx); err != nil {
+			return err
+		}
+		b, err := tx.CreateBucketIfNotExists(jobsBucket)
+		if err != nil {
+			return err
+		}
+		var k [8]byte
+		for i, op := range ops {
+			if op.Put != nil {
+				binary.BigEndian.PutUint64(k[:], op.Put.Seq)
+				err = b.Put(k[:], bufs[i])
+			} else {
+				binary.BigEndian.PutUint64(k[:], op.Delete)
+				err = b.Delete(k[:])
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// EncodeRecord returns rec as the store writes it.
+func EncodeRecord(rec fairsched.JobRecord) ([]byte, error) {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: encoding job %s/%s: %w", rec.Type, rec.ID, err)
+	}
+	return append([]byte{recordVersion}, data...), nil
+}
+
+// DecodeRecord returns the record data encodes. Data of another version,
+// that does not decode, or that no scheduler could have written (see
+// core.JobRecord.Valid) is an error, never a misread record.
+func DecodeRecord(data []byte) (fairsched.JobRecord, error) {
+	var rec fairsched.JobRecord
+	switch {
+	case len(data) == 0:
+		return rec, errors.New("an empty record")
+	case data[0] != recordVersion:
+		return rec, fmt.Errorf("record version %d, newer than this version's %d", data[0], recordVersion)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data[1:]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return fairsched.JobRecord{}, fmt.Errorf("the record does not decode: %w", err)
+	}
+	if dec.More() {
+		return fairsched.JobRecord{}, errors.New("trailing data after the record")
+	}
+	if !rec.Valid() {
+		return fairsched.JobRecord{}, fmt.Errorf("record %d (%q/%q) holds values no scheduler writes", rec.Seq, rec.Type, rec.ID)
+	}
+	return rec, nil
 }
 
 // Close closes the file.

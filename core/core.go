@@ -63,7 +63,12 @@ type Job struct {
 	// moved back by the pauses.
 	TTL      time.Duration
 	Deadline time.Time
-	buckets  []*bucket // the rate limits of its type, group and key
+	// Arrived, when set and not after now, is when the job first arrived,
+	// before a restart: Submit uses it as the job's arrival (aging, queue
+	// timeout). NotBefore, when after now, holds the job out of dispatch
+	// until then (reason scheduled).
+	Arrived, NotBefore time.Time
+	buckets            []*bucket // the rate limits of its type, group and key
 	// Cost is the job's cost at admission — its Tokens, or else the learned
 	// estimate — and KeyCost the key's accumulated cost right after charging
 	// it (Cost divided by the key's weight).
@@ -238,7 +243,11 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 		return err
 	}
 	c.seq++
-	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, now, slot.Config.Priority, slot, -1
+	since := now
+	if !j.Arrived.IsZero() && j.Arrived.Before(now) {
+		since = j.Arrived
+	}
+	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, since, slot.Config.Priority, slot, -1
 	g := c.groupOf(j.Group)
 	j.grp = g
 	if c.buckets != nil {
@@ -253,11 +262,15 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	}
 	j.Deadline = time.Time{}
 	if ttl > 0 {
-		j.Deadline = now.Add(ttl)
+		j.Deadline = since.Add(ttl)
 	}
-	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: now, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline, Ref: j}
+	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: since, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline, Ref: j}
 	c.queue.At(now)
 	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
+	if j.NotBefore.After(now) {
+		c.queue.Defer(&j.q, j.NotBefore) // one heap, one timer: NextWake
+		j.waitingOn = policy.ReasonScheduled
+	}
 	j.riseFrom = 0
 	c.enters(j)
 	c.addWriter(j)

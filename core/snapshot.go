@@ -287,9 +287,12 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 	if j.grp.q.Paused() {
 		add(policy.ReasonPaused)
 	}
-	if j.q.InBackoff() {
+	switch {
+	case j.q.InBackoff():
 		add(policy.ReasonBackoff)
-	} else if j.q.Deferred() {
+	case j.q.Deferred() && j.NotBefore.After(now):
+		add(policy.ReasonScheduled)
+	case j.q.Deferred():
 		add(policy.ReasonDeferred)
 	}
 	if c.conflictBlocks(j) {

@@ -16,6 +16,32 @@ type State struct {
 	// LastRuns holds, by "type/id", when each periodic job's last
 	// occurrence was submitted.
 	LastRuns map[string]time.Time `json:"last_runs,omitempty"`
+	// KeyCosts holds each fairness key's accumulated cost, so that a
+	// restart does not hand every key a clean slate.
+	KeyCosts map[string]time.Duration `json:"key_costs,omitempty"`
+}
+
+// KeyCosts returns every fairness key's accumulated cost.
+func (c *Core) KeyCosts() map[string]time.Duration { return c.ledger.Costs() }
+
+// RestoreKeyCosts loads accumulated costs saved by an earlier run, as idle
+// keys used at now.
+func (c *Core) RestoreKeyCosts(now time.Time, costs map[string]time.Duration) {
+	keys := make([]string, 0, len(costs))
+	for k := range costs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // the idle list's order: deterministic eviction
+	least := time.Duration(-1)
+	for _, k := range keys {
+		c.ledger.Restore(k, costs[k], now)
+		if costs[k] > 0 && (least < 0 || costs[k] < least) {
+			least = costs[k]
+		}
+	}
+	if least > 0 {
+		c.ledger.RaiseFloor(least)
+	}
 }
 
 // Estimates returns the learned cost estimates, by type then id.

@@ -184,6 +184,32 @@ func (l *Ledger) Evict(now time.Time, ttl time.Duration, forget func(key string)
 // Len returns the number of keys held, active or idle.
 func (l *Ledger) Len() int { return len(l.accounts) }
 
+// Restore sets the accumulated cost of key, idle, as saved by an earlier
+// run (its TTL starts at now): a restart does not hand every key a clean
+// slate. An active key, or a cost that is not positive, is left alone.
+func (l *Ledger) Restore(key string, cost time.Duration, now time.Time) {
+	if cost <= 0 {
+		return
+	}
+	a := l.accounts[key]
+	if a == nil {
+		a = &account{key: key, heapIdx: -1}
+		l.accounts[key] = a
+		shrink.Note(l.accounts, &l.peak)
+	} else if a.jobs > 0 {
+		return
+	} else if a.idle {
+		l.unlinkIdle(a)
+	}
+	a.cost, a.lastUsed = cost, now
+	l.pushIdle(a)
+}
+
+// RaiseFloor raises the floor to v if it is lower: after a restore, to the
+// least restored cost, so that a new key joins level with the least served
+// key of the last run rather than far below all of them.
+func (l *Ledger) RaiseFloor(v time.Duration) { l.floor = max(l.floor, v) }
+
 // Costs returns a copy of every key's accumulated cost.
 func (l *Ledger) Costs() map[string]time.Duration {
 	out := make(map[string]time.Duration, len(l.accounts))

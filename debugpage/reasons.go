@@ -8,6 +8,8 @@ var explanations = map[fairsched.Reason]string{
 	fairsched.ReasonPaused:         "its group is paused (PauseGroup): it waits for ResumeGroup",
 	fairsched.ReasonBackoff:        "an attempt failed: it waits out its retry backoff, holding no slot",
 	fairsched.ReasonDeferred:       "the admission policy deferred it: it is asked again when the delay ends",
+	fairsched.ReasonScheduled:      "a durable job enqueued to run later (RunAt, Delay): it waits until it is due",
+	fairsched.ReasonNoHandler:      "a durable job whose type has no handler yet: it waits for RegisterHandler",
 	fairsched.ReasonTenantLimit:    "its fairness key already runs as many jobs as its tenant limit allows",
 	fairsched.ReasonGlobalLimit:    "the global cap is reached: every slot of the scheduler is taken",
 	fairsched.ReasonTierLimit:      "its tier already runs as many jobs as the tier may (or the rest is reserved for other tiers)",

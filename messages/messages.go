@@ -112,6 +112,15 @@ type Job struct {
 	// Cancelled (owner only): Cancel cancelled the running job's context:
 	// it is not retried.
 	Cancelled bool
+	// Record (owner only) is a durable job's record, nil for in-memory
+	// work: the owner keeps it up to date and writes copies to the store.
+	// Data and RunAt are what Enqueue was given; Committing says the
+	// record's commit is under way, Replaced that a Supersede replaces it.
+	Record               *core.JobRecord
+	Data                 []byte
+	RunAt                time.Time
+	Delay                time.Duration
+	Committing, Replaced bool
 	// Coalescing: the job is the shared run of a coalescing type's
 	// requests; Waiters are the RunSync requests waiting for its result,
 	// Wanted says a background request wants it too. Leader is, for a
@@ -169,6 +178,67 @@ type Submit struct {
 type Withdraw struct {
 	Job *Job
 	Err error
+}
+
+// DurableJob is a durable job as its handler sees it.
+type DurableJob struct {
+	Type    policy.JobType
+	ID      string
+	Payload []byte
+	// Attempt is 1 on the first run; an attempt that failed, or that a
+	// crash or Close interrupted, counts.
+	Attempt     int
+	FairnessKey string
+	Group       string
+	// EnqueuedAt is when Enqueue accepted the job: its aging clock and
+	// queue timeout run from there, across restarts.
+	EnqueuedAt time.Time
+}
+
+// Handler runs the durable jobs of a type.
+type Handler func(ctx context.Context, job DurableJob) error
+
+// Enqueue asks the owner to make Job durable and queue it; Reply gets nil
+// once its record is committed, or why not.
+type Enqueue struct {
+	Job   *Job
+	Reply chan error
+}
+
+// RegisterHandler asks the owner to run the durable jobs of Type with
+// Handler.
+type RegisterHandler struct {
+	Type    policy.JobType
+	Handler Handler
+	Reply   chan error
+}
+
+// DeadOpKind names a DeadOp.
+type DeadOpKind uint8
+
+// The operations on dead jobs.
+const (
+	ListDead DeadOpKind = iota
+	RequeueDead
+	DeleteDead
+)
+
+// DeadOp lists, requeues or deletes dead jobs: all of them, or those of
+// (Type, ID) when ID is set.
+type DeadOp struct {
+	Op    DeadOpKind
+	Type  policy.JobType
+	ID    string
+	Limit int // ListDead: at most this many, oldest first (0: all)
+	Reply chan DeadResult
+}
+
+// DeadResult answers a DeadOp: the dead jobs listed, or how many were
+// requeued or deleted.
+type DeadResult struct {
+	Jobs []core.JobRecord
+	N    int
+	Err  error
 }
 
 // Register asks the owner to add a job type.
@@ -278,6 +348,9 @@ type Abort struct{}
 func (Submit) request()          {}
 func (Withdraw) request()        {}
 func (Cancel) request()          {}
+func (Enqueue) request()         {}
+func (RegisterHandler) request() {}
+func (DeadOp) request()          {}
 func (Register) request()        {}
 func (GroupOp) request()         {}
 func (SetKeyWeight) request()    {}

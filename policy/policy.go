@@ -126,6 +126,8 @@ const (
 	ReasonPaused      Reason = "paused"       // the job's group is paused
 	ReasonDeferred    Reason = "deferred"     // the admission policy deferred it; it waits out the delay
 	ReasonBackoff     Reason = "backoff"      // an attempt failed; it waits out its backoff before the next
+	ReasonScheduled   Reason = "scheduled"    // a durable job enqueued to run later (RunAt, Delay): not due yet
+	ReasonNoHandler   Reason = "no_handler"   // a durable job whose type has no handler yet (RegisterHandler)
 	ReasonRateLimited Reason = "rate_limited" // a rate limit of its type, group or key has no token
 	// ReasonNoWorkers: the job's type requires a worker and no registered
 	// slot supports it.

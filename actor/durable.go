@@ -1,0 +1,560 @@
+package actor
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
+)
+
+// Durable jobs. A durable job is a record in a JobStore as well as a job in
+// the core. The owner is the only writer of both: it keeps each unfinished
+// job's record (messages.Job.Record) and queues copies of what changed as
+// operations; one batch at a time goes to the writer goroutine, which
+// commits it in one transaction (one fsync) and hands the result back. So
+// the Enqueues that arrive while a batch commits share the next commit,
+// and the owner never waits on the disk.
+//
+// An Enqueue is answered once its record is committed; only then does the
+// job enter the core, so a job runs only if its Enqueue returned nil. The
+// other writes — an attempt started, a retry's error, success (the record
+// goes), a dead job — ride along in the next batch without anyone waiting:
+// a crash loses at most those, and the job runs again (at least once).
+//
+// The store holds each record under its sequence number, so a restart
+// reads them in order and nothing ever scans for one.
+
+// JobStore is a Store that also keeps durable jobs.
+type JobStore interface {
+	Store
+	// LoadJobs calls fn with every job record, in sequence order.
+	LoadJobs(fn func(core.JobRecord) error) error
+	// ApplyJobs commits ops in one transaction, durably (synced), or none
+	// of them.
+	ApplyJobs(ops []JobOp) error
+}
+
+// JobOp writes a record (Put) or deletes the one of sequence Delete.
+type JobOp struct {
+	Put    *core.JobRecord
+	Delete uint64
+}
+
+// Errors of durable jobs.
+var (
+	// ErrDuplicateJob: an unfinished durable job of the (type, id) exists.
+	ErrDuplicateJob = errors.New("fairsched: duplicate durable job")
+	// ErrNoJobStore: Enqueue without a store that keeps jobs.
+	ErrNoJobStore = errors.New("fairsched: no store for durable jobs (WithStore with a JobStore, such as boltstore's)")
+)
+
+// DefaultMaxPayload bounds a durable job's payload unless WithMaxPayload
+// changes it.
+const DefaultMaxPayload = 1 << 20
+
+// durable is the owner's state of durable jobs.
+type durable struct {
+	store JobStore
+	// jobs are the unfinished durable jobs — committing, waiting for a
+	// handler, pending, running — by (type, id).
+	jobs map[jobRef]*messages.Job
+	// waiting are the committed jobs not in the core: their type has no
+	// handler yet (reason no_handler), by type, in arrival order.
+	waiting  map[policy.JobType][]*messages.Job
+	nWaiting int
+	handlers map[policy.JobType]messages.Handler
+	dead     map[uint64]*core.JobRecord // by sequence
+	retained []*core.JobRecord          // succeeded, kept for retention, by finish
+	seq      uint64
+	// ops and acks are the next batch; flight the batch being committed.
+	ops    []JobOp
+	acks   []ack
+	flight *jobBatch
+	// batches hands batches to the writer, which answers on committed.
+	batches   chan *jobBatch
+	committed chan batchDone
+	retention time.Duration
+}
+
+// ack is an answer owed once a batch commits: to an Enqueue (j, whose
+// record is in the batch, replacing replaced's if set) or, with j nil, to
+// a dead-job operation.
+type ack struct {
+	j        *messages.Job
+	replaced *messages.Job
+	reply    chan error
+	// dead, with j nil, answers a dead-job operation of n jobs.
+	dead chan messages.DeadResult
+	n    int
+}
+
+type jobBatch struct {
+	ops  []JobOp
+	acks []ack
+}
+
+type batchDone struct {
+	b   *jobBatch
+	err error
+}
+
+// startDurable sets up durable jobs over st with the records it held.
+func (a *Actor) startDurable(st JobStore, records []core.JobRecord, retention time.Duration) {
+	d := &durable{
+		store: st, jobs: map[jobRef]*messages.Job{}, waiting: map[policy.JobType][]*messages.Job{},
+		handlers: map[policy.JobType]messages.Handler{}, dead: map[uint64]*core.JobRecord{},
+		batches: make(chan *jobBatch, 1), committed: make(chan batchDone, 1), retention: retention,
+	}
+	a.dur = d
+	for i := range records {
+		rec := records[i]
+		d.seq = max(d.seq, rec.Seq)
+		switch rec.State {
+		case core.RecordPending:
+			j := fromRecord(&rec)
+			ref := jobRef{j.Type, j.ID}
+			if d.jobs[ref] == nil {
+				d.jobs[ref] = j
+			}
+			d.waiting[j.Type] = append(d.waiting[j.Type], j)
+			d.nWaiting++
+		case core.RecordDead:
+			d.dead[rec.Seq] = &rec
+		case core.RecordSucceeded:
+			d.retained = append(d.retained, &rec)
+		}
+	}
+	slices.SortFunc(d.retained, func(x, y *core.JobRecord) int { return x.FinishedAt.Compare(y.FinishedAt) })
+}
+
+// fromRecord returns the job rec describes, not yet queued; its attempts
+// so far count against its retry policy.
+func fromRecord(rec *core.JobRecord) *messages.Job {
+	j := messages.NewJob(rec.Type, rec.ID, rec.Key, nil)
+	j.Group, j.Tokens, j.TTL, j.Floor, j.Floored = rec.Group, rec.Tokens, rec.TTL, rec.Floor, rec.Floored
+	if rec.RetrySet {
+		j.Retry, j.RetrySet = rec.Retry, true
+	}
+	j.Runs = rec.Attempt
+	j.Record = rec
+	return j
+}
+
+// record returns the record of durable job j, enqueued now as seq.
+func record(j *messages.Job, seq uint64, now time.Time) *core.JobRecord {
+	return &core.JobRecord{
+		Seq: seq, Type: j.Type, ID: j.ID, Payload: j.Data, Key: j.Key, Group: j.Group,
+		Tokens: j.Tokens, TTL: j.TTL, Retry: j.Retry, RetrySet: j.RetrySet, Floor: j.Floor, Floored: j.Floored,
+		EnqueuedAt: now, RunAt: j.RunAt, State: core.RecordPending,
+	}
+}
+
+// put queues a write of a copy of rec: the writer reads the copy while
+// the owner changes rec.
+func (d *durable) put(rec *core.JobRecord) {
+	c := *rec
+	d.ops = append(d.ops, JobOp{Put: &c})
+}
+
+func (d *durable) delete(seq uint64) { d.ops = append(d.ops, JobOp{Delete: seq}) }
+
+// Enqueue makes j a durable job: see messages.Enqueue.
+func (a *Actor) Enqueue(ctx context.Context, j *messages.Job) error {
+	m := messages.Enqueue{Job: j, Reply: make(chan error, 1)}
+	if err := a.send(ctx, m); err != nil {
+		return err
+	}
+	return <-m.Reply // the owner answers every Enqueue, at Close too
+}
+
+// enqueue reserves j's (type, id), queues its record for the next commit
+// and answers once it is committed (committed).
+func (a *Actor) enqueue(m messages.Enqueue) {
+	j, d := m.Job, a.dur
+	switch {
+	case a.aborted || a.closing:
+		m.Reply <- ErrClosed
+		return
+	case d == nil || d.store == nil:
+		m.Reply <- ErrNoJobStore
+		return
+	}
+	ref := jobRef{j.Type, j.ID}
+	var replaced *messages.Job
+	if old := d.jobs[ref]; old != nil {
+		switch {
+		case a.coalescing[j.Type]:
+			m.Reply <- nil // one run for both
+			return
+		case j.Supersede && !old.Committing && !old.Replaced && a.durablePending(old):
+			replaced = old
+			old.Replaced = true
+		default:
+			m.Reply <- fmt.Errorf("%w: %s/%s is pending or running", ErrDuplicateJob, j.Type, j.ID)
+			return
+		}
+	}
+	now := a.clock.Now()
+	if j.Delay > 0 {
+		j.RunAt = now.Add(j.Delay) // time.Time holds centuries past int64 nanoseconds
+	}
+	d.seq++
+	j.Record = record(j, d.seq, now)
+	j.Committing = true
+	d.jobs[ref] = j
+	d.put(j.Record)
+	if replaced != nil {
+		d.delete(replaced.Record.Seq)
+	}
+	d.acks = append(d.acks, ack{j: j, replaced: replaced, reply: m.Reply})
+}
+
+// durablePending reports whether durable job j waits: for a handler, or
+// in the core. A running job is not replaced.
+func (a *Actor) durablePending(j *messages.Job) bool {
+	return slices.Contains(a.dur.waiting[j.Type], j) || a.core.IsPending(&j.Job)
+}
+
+// flushDurable hands the next batch to the writer if none is being
+// committed. After each message the owner handles.
+func (a *Actor) flushDurable() {
+	d := a.dur
+	if d == nil || d.flight != nil || len(d.ops) == 0 && len(d.acks) == 0 {
+		return
+	}
+	d.flight = &jobBatch{ops: d.ops, acks: d.acks}
+	d.ops, d.acks = nil, nil
+	d.batches <- d.flight // the writer has taken the last one: the slot is free
+}
+
+// committedC is the writer's answer channel; nil (never ready) without
+// durable jobs.
+func (a *Actor) committedC() <-chan batchDone {
+	if a.dur == nil {
+		return nil
+	}
+	return a.dur.committed
+}
+
+// durableIdle reports whether no durable write is queued or under way.
+func (a *Actor) durableIdle() bool {
+	d := a.dur
+	return d == nil || d.flight == nil && len(d.ops) == 0 && len(d.acks) == 0
+}
+
+// committed handles the writer's answer for the batch in flight: the
+// enqueued jobs enter the queue and their callers learn it, or learn why
+// not.
+func (a *Actor) committed(r batchDone) {
+	d := a.dur
+	d.flight = nil
+	now := a.clock.Now()
+	for _, k := range r.b.acks {
+		if k.j == nil {
+			k.dead <- messages.DeadResult{N: k.n, Err: r.err}
+			continue
+		}
+		j := k.j
+		j.Committing = false
+		if r.err != nil {
+			delete(d.jobs, jobRef{j.Type, j.ID})
+			if k.replaced != nil {
+				k.replaced.Replaced = false
+				d.jobs[jobRef{j.Type, j.ID}] = k.replaced
+			}
+			k.reply <- r.err
+			continue
+		}
+		if k.replaced != nil {
+			a.supersedeDurable(now, k.replaced)
+		}
+		if a.closing { // committed: it stays in the store for the next start
+			delete(d.jobs, jobRef{j.Type, j.ID})
+			k.reply <- nil
+			continue
+		}
+		k.reply <- a.queueDurable(now, j)
+	}
+	if r.err != nil {
+		a.log.Error("committing durable jobs failed")
+	}
+	if !a.aborted {
+		a.dispatch(now)
+	}
+}
+
+// supersedeDurable takes pending durable job old out: a newer Enqueue with
+// Supersede replaced its record.
+func (a *Actor) supersedeDurable(now time.Time, old *messages.Job) {
+	d := a.dur
+	if w := d.waiting[old.Type]; slices.Contains(w, old) {
+		d.waiting[old.Type] = slices.DeleteFunc(w, func(x *messages.Job) bool { return x == old })
+		d.nWaiting--
+	} else if !a.core.Withdraw(now, &old.Job) {
+		return // it started meanwhile: it runs, its record gone
+	}
+	a.core.Record(now, &old.Job, core.DecisionDeny, core.CodeSuperseded)
+	a.logDecisions()
+	if len(a.subs) > 0 {
+		a.emit(messages.JobSuperseded{Time: now, Type: old.Type, ID: old.ID, FairnessKey: old.Key})
+	}
+	old.Record = nil // its record is gone: nothing more to write
+	a.unindex(old)
+}
+
+// queueDurable puts committed job j in the core, or with the jobs waiting
+// for their type's handler. A refusal of the core (a tenant's or the
+// queue's bound) deletes its record and is returned.
+func (a *Actor) queueDurable(now time.Time, j *messages.Job) error {
+	d := a.dur
+	if d.handlers[j.Type] == nil {
+		d.waiting[j.Type] = append(d.waiting[j.Type], j)
+		d.nWaiting++
+		return nil
+	}
+	j.Arrived, j.NotBefore = j.Record.EnqueuedAt, j.Record.RunAt
+	if err := a.core.Submit(now, &j.Job); err != nil {
+		var re *policy.RefusalError
+		if errors.As(err, &re) {
+			a.logRefusal(j, re)
+		}
+		d.delete(j.Record.Seq)
+		delete(d.jobs, jobRef{j.Type, j.ID})
+		return err
+	}
+	a.index(j) // Cancel finds it
+	a.queued(now, j)
+	return nil
+}
+
+// registerHandler runs t's durable jobs with h from now on; those waiting
+// for it enter the queue, oldest first.
+func (a *Actor) registerHandler(m messages.RegisterHandler) {
+	if _, ok := a.core.Types()[m.Type]; !ok {
+		m.Reply <- fmt.Errorf("%w: %q: RegisterType first", policy.ErrUnknownJobType, m.Type)
+		return
+	}
+	d := a.dur
+	if d == nil {
+		d = &durable{jobs: map[jobRef]*messages.Job{}, waiting: map[policy.JobType][]*messages.Job{},
+			handlers: map[policy.JobType]messages.Handler{}, dead: map[uint64]*core.JobRecord{}}
+		a.dur = d // no store: handlers are kept, Enqueue says why it cannot
+	}
+	d.handlers[m.Type] = m.Handler
+	m.Reply <- nil
+	w := d.waiting[m.Type]
+	delete(d.waiting, m.Type)
+	d.nWaiting -= len(w)
+	if a.closing || len(w) == 0 {
+		for _, j := range w {
+			delete(d.jobs, jobRef{j.Type, j.ID}) // they stay in the store
+		}
+		return
+	}
+	slices.SortStableFunc(w, func(x, y *messages.Job) int {
+		return cmp.Or(x.Record.EnqueuedAt.Compare(y.Record.EnqueuedAt), cmp.Compare(x.Record.Seq, y.Record.Seq))
+	})
+	now := a.clock.Now()
+	for _, j := range w {
+		if err := a.queueDurable(now, j); err != nil {
+			a.log.Error("a restored durable job was refused: its record is deleted")
+		}
+	}
+	a.dispatch(now)
+}
+
+// startingDurable prepares durable job j, admitted now: its attempt is
+// counted in its record and its function calls its type's handler.
+func (a *Actor) startingDurable(j *messages.Job) {
+	d := a.dur
+	rec := j.Record
+	rec.Attempt++
+	d.put(rec)
+	h := d.handlers[j.Type]
+	view := messages.DurableJob{Type: j.Type, ID: j.ID, Payload: rec.Payload, Attempt: rec.Attempt,
+		FairnessKey: j.Key, Group: j.Group, EnqueuedAt: rec.EnqueuedAt}
+	j.Fn = func(ctx context.Context) error { return h(ctx, view) }
+}
+
+// retryingDurable records the failed attempt of durable job j, which
+// retries.
+func (a *Actor) retryingDurable(j *messages.Job, err error) {
+	j.Record.LastError = err.Error()
+	a.dur.put(j.Record)
+}
+
+// durableEnded writes the end of durable job j, which left for good with
+// err: a success deletes its record (or keeps it, WithRetention), a
+// failure makes it a dead job, a cancellation deletes it; a job Close
+// interrupted or dropped stays pending for the next start.
+func (a *Actor) durableEnded(j *messages.Job, err error) {
+	d, rec := a.dur, j.Record
+	if d.jobs[jobRef{j.Type, j.ID}] == j {
+		delete(d.jobs, jobRef{j.Type, j.ID})
+	}
+	if rec == nil {
+		return // superseded: its record is gone already
+	}
+	now := a.clock.Now()
+	switch {
+	case err == nil && d.retention > 0:
+		rec.State, rec.FinishedAt = core.RecordSucceeded, now
+		d.put(rec)
+		d.retained = append(d.retained, rec)
+	case err == nil:
+		d.delete(rec.Seq)
+	case errors.Is(err, ErrClosed) || a.aborted:
+		// Close: it runs again after the restart, its attempt counted.
+	case errors.Is(err, ErrCancelled):
+		d.delete(rec.Seq)
+	default:
+		rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, err.Error(), now
+		d.put(rec)
+		d.dead[rec.Seq] = rec
+	}
+	j.Record = nil
+}
+
+// withdrawDurable takes the pending durable jobs out of the core when
+// Close begins: they stay in the store, unreported, for the next start.
+func (a *Actor) withdrawDurable(now time.Time) {
+	d := a.dur
+	if d == nil {
+		return
+	}
+	for ref, j := range d.jobs {
+		if j.Committing {
+			continue // answered when its batch commits
+		}
+		if a.core.Withdraw(now, &j.Job) || slices.Contains(d.waiting[j.Type], j) {
+			a.unindex(j)
+			delete(d.jobs, ref)
+		}
+	}
+	d.waiting, d.nWaiting = map[policy.JobType][]*messages.Job{}, 0
+}
+
+// pruneRetained deletes the succeeded records kept past the retention.
+func (a *Actor) pruneRetained(now time.Time) {
+	d := a.dur
+	if d == nil || d.retention <= 0 {
+		return
+	}
+	n := 0
+	for n < len(d.retained) && !now.Before(d.retained[n].FinishedAt.Add(d.retention)) {
+		d.delete(d.retained[n].Seq)
+		n++
+	}
+	d.retained = slices.Delete(d.retained, 0, n)
+}
+
+// RegisterHandler runs t's durable jobs with h.
+func (a *Actor) RegisterHandler(t policy.JobType, h messages.Handler) error {
+	reply := make(chan error, 1)
+	return a.ask(messages.RegisterHandler{Type: t, Handler: h, Reply: reply}, reply)
+}
+
+// Dead lists, requeues or deletes dead jobs (messages.DeadOp).
+func (a *Actor) Dead(ctx context.Context, m messages.DeadOp) (messages.DeadResult, error) {
+	m.Reply = make(chan messages.DeadResult, 1)
+	if err := a.send(ctx, m); err != nil {
+		return messages.DeadResult{}, err
+	}
+	r := <-m.Reply // answered at the latest when the batch it joined commits
+	return r, r.Err
+}
+
+// deadOp lists, requeues or deletes dead jobs.
+func (a *Actor) deadOp(m messages.DeadOp) {
+	d := a.dur
+	switch {
+	case d == nil || d.store == nil:
+		m.Reply <- messages.DeadResult{Err: ErrNoJobStore}
+		return
+	case a.aborted && m.Op != messages.ListDead: // stopping: no more commits
+		m.Reply <- messages.DeadResult{Err: ErrClosed}
+		return
+	}
+	var recs []*core.JobRecord
+	for _, rec := range d.dead {
+		if m.ID == "" && (m.Type == "" || rec.Type == m.Type) || rec.Type == m.Type && rec.ID == m.ID {
+			recs = append(recs, rec)
+		}
+	}
+	slices.SortFunc(recs, func(x, y *core.JobRecord) int { return cmp.Compare(x.Seq, y.Seq) })
+	switch m.Op {
+	case messages.ListDead:
+		if m.Limit > 0 && len(recs) > m.Limit {
+			recs = recs[:m.Limit]
+		}
+		out := make([]core.JobRecord, len(recs))
+		for i, r := range recs {
+			out[i] = *r
+		}
+		m.Reply <- messages.DeadResult{Jobs: out, N: len(out)}
+		return
+	case messages.DeleteDead:
+		for _, r := range recs {
+			delete(d.dead, r.Seq)
+			d.delete(r.Seq)
+		}
+	case messages.RequeueDead:
+		if a.aborted || a.closing {
+			m.Reply <- messages.DeadResult{Err: ErrClosed}
+			return
+		}
+		now := a.clock.Now()
+		n := 0
+		for _, r := range recs {
+			ref := jobRef{r.Type, r.ID}
+			if d.jobs[ref] != nil {
+				continue // an unfinished job of the (type, id) exists
+			}
+			delete(d.dead, r.Seq)
+			d.delete(r.Seq)
+			d.seq++
+			fresh := *r
+			fresh.Seq, fresh.State, fresh.Attempt, fresh.LastError = d.seq, core.RecordPending, 0, ""
+			fresh.EnqueuedAt, fresh.RunAt, fresh.FinishedAt = now, time.Time{}, time.Time{}
+			j := fromRecord(&fresh)
+			j.Committing = true
+			d.jobs[ref] = j
+			d.put(j.Record)
+			d.acks = append(d.acks, ack{j: j, reply: make(chan error, 1)}) // queued on commit; nobody waits on it
+			n++
+		}
+		recs = recs[:n]
+	}
+	d.acks = append(d.acks, ack{dead: m.Reply, n: len(recs)}) // answered with the batch's commit
+}
+
+// waitingRows adds the jobs waiting for a handler to a snapshot: in its
+// total, and as rows (reason no_handler) while it lists fewer than rows
+// (0: all).
+func (a *Actor) waitingRows(s *core.Snapshot, rows int) {
+	d := a.dur
+	if d == nil || d.nWaiting == 0 {
+		return
+	}
+	s.PendingTotal += d.nWaiting
+	types := make([]policy.JobType, 0, len(d.waiting))
+	for t := range d.waiting {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	for _, t := range types {
+		for _, j := range d.waiting[t] {
+			if rows > 0 && len(s.Pending) >= rows {
+				return
+			}
+			s.Pending = append(s.Pending, core.PendingJob{Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group,
+				Submitted: j.Record.EnqueuedAt, Reasons: []policy.Reason{policy.ReasonNoHandler}, Reason: policy.ReasonNoHandler})
+		}
+	}
+}

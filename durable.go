@@ -1,0 +1,300 @@
+package fairsched
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/messages"
+)
+
+// Job is a durable job as its handler sees it (see Enqueue).
+//
+// Fields, from messages.DurableJob:
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	Payload []byte
+//
+//	// Attempt is 1 on the first run; an attempt that failed, or that a
+//	// crash or Close interrupted, counts.
+//	Attempt int
+//
+//	FairnessKey string
+//
+//	Group string
+//
+//	// EnqueuedAt is when Enqueue accepted the job: its aging clock and
+//	// queue timeout run from there, across restarts.
+//	EnqueuedAt time.Time
+type Job = messages.DurableJob
+
+// Handler runs the durable jobs of a type (RegisterHandler). Its error
+// decides as a function's does: nil is a success (the record is deleted),
+// an error retries by the job's retry policy, Permanent(err), a panic or
+// the last attempt's error makes it a dead job.
+type Handler = messages.Handler
+
+// JobStore is a Store that also keeps durable jobs; boltstore's is one.
+//
+// Methods, from actor.JobStore:
+//
+//	Store
+//
+//	// LoadJobs calls fn with every job record, in sequence order.
+//	LoadJobs(fn func(core.JobRecord) error) error
+//
+//	// ApplyJobs commits ops in one transaction, durably (synced), or none
+//	// of them.
+//	ApplyJobs(ops []JobOp) error
+type JobStore = actor.JobStore
+
+// JobRecord is a durable job as a JobStore keeps it.
+//
+// Fields, from core.JobRecord:
+//
+//	Seq uint64
+//
+//	Type policy.JobType
+//
+//	ID string
+//
+//	Payload []byte
+//
+//	Key string
+//
+//	Group string
+//
+//	// Tokens, TTL (the job's own queue timeout), Retry (when RetrySet) and
+//	// Floor (when Floored, an inherited priority) are the job's options.
+//	Tokens time.Duration
+//
+//	TTL time.Duration
+//
+//	Retry policy.RetryPolicy
+//
+//	RetrySet bool
+//
+//	Floor policy.Priority
+//
+//	Floored bool
+//
+//	// EnqueuedAt is when Enqueue accepted it: its aging clock and queue
+//	// timeout run from there across restarts. RunAt, when set, is when it
+//	// becomes due.
+//	EnqueuedAt time.Time
+//
+//	RunAt time.Time
+//
+//	// Attempt counts the attempts started: one that a crash or Close
+//	// interrupted counts.
+//	Attempt int
+//
+//	State RecordState
+//
+//	// LastError is the last failed attempt's error; FinishedAt when the
+//	// job became dead or succeeded.
+//	LastError string
+//
+//	FinishedAt time.Time
+type JobRecord = core.JobRecord
+
+// JobOp is one write of a JobStore commit: a record to put, or a sequence
+// to delete.
+//
+// Fields, from actor.JobOp:
+//
+//	Put *core.JobRecord
+//
+//	Delete uint64
+type JobOp = actor.JobOp
+
+// Errors of durable jobs.
+var (
+	// ErrDuplicateJob: Enqueue of a (type, id) whose durable job is still
+	// pending or running (and neither its type coalesces nor Supersede
+	// was given).
+	ErrDuplicateJob = actor.ErrDuplicateJob
+	// ErrNoJobStore: Enqueue on a scheduler whose store does not keep
+	// jobs (WithStore with a JobStore, such as boltstore.Open's).
+	ErrNoJobStore = actor.ErrNoJobStore
+)
+
+// DefaultMaxPayload bounds a durable job's payload unless WithMaxPayload
+// changes it: 1 MiB.
+const DefaultMaxPayload = actor.DefaultMaxPayload
+
+// RegisterHandler runs the durable jobs of type t with h, from now on:
+// the jobs of t that wait for a handler (restored from the store, or
+// enqueued before) enter the queue, oldest first. t must be registered
+// (ErrUnknownJobType); registering again replaces the handler for the
+// attempts that start after.
+func (s *Scheduler) RegisterHandler(t JobType, h Handler) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if h == nil {
+		return fmt.Errorf("%w: RegisterHandler(%q): nil handler", ErrInvalidConfig, t)
+	}
+	return s.a.RegisterHandler(t, h)
+}
+
+// Enqueue queues a durable job of type t: its record — id, payload and
+// options — is written to the scheduler's JobStore, and Enqueue returns
+// nil only once that record is committed and synced. Calls that arrive
+// together share one commit. The job then competes like any background
+// job, with every option that applies (WithFairnessKey, InGroup,
+// WithTokens, WithQueueTimeout, WithRetry, InheritPriority, Supersede,
+// RunAt, Delay); its type's handler (RegisterHandler) runs it. After a
+// crash or a restart, New restores it with its arrival time, attempts and
+// options: it runs at least once, and more than once only if an attempt
+// was interrupted (handlers should be idempotent).
+//
+// (type, id) is unique among durable jobs not finished: a second Enqueue
+// returns an error matching ErrDuplicateJob, unless the type coalesces
+// (nil: one run serves both) or Supersede is given and the first is still
+// pending (its payload and options are replaced). A payload over
+// WithMaxPayload is ErrInvalidJob; a store failure is ErrStore, and then
+// nothing was written.
+func (s *Scheduler) Enqueue(ctx context.Context, t JobType, id string, payload []byte, opts ...JobOption) error {
+	if err := s.checkCtx(ctx, ErrInvalidJob, "Enqueue"); err != nil {
+		return err
+	}
+	if err := s.a.Check(t, id, true); err != nil {
+		return err
+	}
+	if max := s.maxPayload; len(payload) > max {
+		return fmt.Errorf("%w: %s/%s: a payload of %d bytes is over the %d of WithMaxPayload", ErrInvalidJob, t, id, len(payload), max)
+	}
+	j, err := newJob(t, id, "", nil, opts)
+	if err != nil {
+		return err
+	}
+	j.Data = payload
+	if !j.RunAt.IsZero() && j.RunAt.Before(time.Unix(0, 0)) {
+		return fmt.Errorf("%w: %s/%s: RunAt before 1970", ErrInvalidJob, t, id)
+	}
+	return s.a.Enqueue(ctx, j)
+}
+
+// RunAt makes a durable job due at t: until then it waits in the queue
+// (reason scheduled), in one heap with one timer, across restarts.
+func RunAt(t time.Time) JobOption {
+	return jobOptionFunc(func(j *messages.Job) { j.RunAt = t })
+}
+
+// Delay makes a durable job due d after Enqueue (RunAt of the clock's
+// time then plus d).
+func Delay(d time.Duration) JobOption {
+	return jobOptionFunc(func(j *messages.Job) { j.Delay = d })
+}
+
+// EnqueueJSON enqueues a durable job whose payload is args in JSON: the
+// typed counterpart of Enqueue, for handlers made with HandleJSON.
+func EnqueueJSON[T any](ctx context.Context, s *Scheduler, t JobType, id string, args T, opts ...JobOption) error {
+	payload, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("%w: %s/%s: encoding the payload: %w", ErrInvalidJob, t, id, err)
+	}
+	return s.Enqueue(ctx, t, id, payload, opts...)
+}
+
+// HandleJSON returns a Handler that decodes each job's payload into a T
+// and calls fn with it. A payload that does not decode fails the job for
+// good (Permanent): no retry would decode it.
+func HandleJSON[T any](fn func(ctx context.Context, job Job, args T) error) Handler {
+	return func(ctx context.Context, job Job) error {
+		var args T
+		if err := json.Unmarshal(job.Payload, &args); err != nil {
+			return Permanent(fmt.Errorf("fairsched: %s/%s: decoding the payload: %w", job.Type, job.ID, err))
+		}
+		return fn(ctx, job, args)
+	}
+}
+
+// WithMaxPayload bounds the payload of a durable job (Enqueue); n must be
+// positive. Default DefaultMaxPayload (1 MiB).
+func WithMaxPayload(n int) Option {
+	return optionFunc(func(o *options) {
+		if n < 1 {
+			o.fail(fmt.Errorf("%w: WithMaxPayload(%d): must be positive", ErrInvalidConfig, n))
+			return
+		}
+		o.maxPayload = n
+	})
+}
+
+// WithRetention keeps the records of durable jobs that succeeded for d
+// (state succeeded, with their finish time) instead of deleting them at
+// once. Default 0: deleted.
+func WithRetention(d time.Duration) Option {
+	return optionFunc(func(o *options) {
+		if d < 0 {
+			o.fail(fmt.Errorf("%w: WithRetention(%v): must not be negative", ErrInvalidConfig, d))
+			return
+		}
+		o.retention = d
+	})
+}
+
+// DeadJob is a durable job that failed for good: its retries used up, a
+// Permanent error, a panic, its queue timeout, or the admission policy's
+// denial. It stays in the store until requeued or deleted.
+type DeadJob struct {
+	Job
+	// LastError is the error it failed with; FailedAt when.
+	LastError string
+	FailedAt  time.Time
+}
+
+// DeadJobs lists the dead jobs, oldest first; at most limit of them (0:
+// all).
+func (s *Scheduler) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
+	if err := s.checkCtx(ctx, ErrInvalidJob, "DeadJobs"); err != nil {
+		return nil, err
+	}
+	r, err := s.a.Dead(ctx, messages.DeadOp{Op: messages.ListDead, Limit: max(limit, 0)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeadJob, len(r.Jobs))
+	for i, rec := range r.Jobs {
+		out[i] = DeadJob{
+			Job: Job{Type: rec.Type, ID: rec.ID, Payload: rec.Payload, Attempt: rec.Attempt, FairnessKey: rec.Key,
+				Group: rec.Group, EnqueuedAt: rec.EnqueuedAt},
+			LastError: rec.LastError, FailedAt: rec.FinishedAt,
+		}
+	}
+	return out, nil
+}
+
+// RequeueDead queues the dead jobs of (t, id) again — of type t when id is
+// "", all of them when t is "" too — as if enqueued now, their attempts
+// starting over, and returns how many once that is committed. A dead job
+// whose (type, id) has an unfinished durable job is left dead.
+func (s *Scheduler) RequeueDead(ctx context.Context, t JobType, id string) (int, error) {
+	return s.deadOp(ctx, messages.RequeueDead, t, id)
+}
+
+// DeleteDead deletes the dead jobs of (t, id) — of type t when id is "",
+// all of them when t is "" too — and returns how many once that is
+// committed.
+func (s *Scheduler) DeleteDead(ctx context.Context, t JobType, id string) (int, error) {
+	return s.deadOp(ctx, messages.DeleteDead, t, id)
+}
+
+func (s *Scheduler) deadOp(ctx context.Context, op messages.DeadOpKind, t JobType, id string) (int, error) {
+	if err := s.checkCtx(ctx, ErrInvalidJob, "dead jobs"); err != nil {
+		return 0, err
+	}
+	if id != "" && t == "" {
+		return 0, fmt.Errorf("%w: an id (%q) needs its type", ErrInvalidJob, id)
+	}
+	r, err := s.a.Dead(ctx, messages.DeadOp{Op: op, Type: t, ID: id})
+	return r.N, err
+}
