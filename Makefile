@@ -5,7 +5,7 @@ PKGS := ./...
 # Fuzz targets, as package:Target. Each runs for FUZZ_BRIEF in `make check`
 # (on top of its committed corpus, which every `go test` replays) and for
 # FUZZTIME in `make fuzz`.
-FUZZ_TARGETS := ./internal/scenario:FuzzParse ./policy:FuzzJobTypeConfig ./policy:FuzzLimits ./policy:FuzzRetryPolicy ./core:FuzzCoreOps ./boltstore:FuzzCorruptStore .:FuzzExtremeValues
+FUZZ_TARGETS := ./internal/scenario:FuzzParse ./policy:FuzzJobTypeConfig ./policy:FuzzLimits ./policy:FuzzRetryPolicy ./core:FuzzCoreOps ./boltstore:FuzzCorruptStore ./boltstore:FuzzDecodeRecord .:FuzzExtremeValues
 FUZZ_BRIEF ?= 3s
 FUZZTIME ?= 2m
 BENCH_COUNT ?= 6
