@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -135,4 +136,243 @@ func TestDurableJobsSurviveARestart(t *testing.T) {
 	if err := st.LoadJobs(func(fairsched.JobRecord) error { n++; return nil }); err != nil || n != 0 {
 		t.Errorf("%d records left (%v); want none", n, err)
 	}
+}
+
+// durableEnv is a scheduler on env's mock clock over a bbolt store at
+// path, with type "mail" (one slot) registered; closed at the end of the
+// bubble, the store after it.
+func durableEnv(t *testing.T, env *fairschedtest.Env, path string, opts ...fairsched.Option) *fairsched.Scheduler {
+	t.Helper()
+	st := durableStore(t, path)
+	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithClock(env.Clock), fairsched.WithStore(st), fairsched.WithMaxConcurrency(1)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = s.Close(ctx)
+		_ = s.Close(context.Background())
+		st.Close()
+	})
+	for name, cfg := range map[fairsched.JobType]fairsched.JobTypeConfig{
+		"mail":  {DefaultCost: time.Second, Priority: 2},
+		"index": {DefaultCost: time.Second, Priority: 2, Coalesce: true},
+	} {
+		if err := s.RegisterType(name, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// TestDurableOptionsSurviveARestart: every option a durable job carries is
+// in its record and holds after a restart: its key and group, stated
+// tokens (charged), its own queue timeout (from its first arrival: one
+// expires during the downtime and becomes a dead job), its retry policy
+// (attempts count across the restart), an inherited priority, RunAt and
+// Delay (reason scheduled until due).
+func TestDurableOptionsSurviveARestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	ctx := context.Background()
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		s := durableEnv(t, env, path)
+		hold := fairschedtest.NewBlocker()
+		if err := s.Submit("mail", "hold", hold.Run); err != nil { // holds the slot: nothing durable runs
+			t.Fatal(err)
+		}
+		for _, e := range []struct {
+			id   string
+			opts []fairsched.JobOption
+		}{
+			{"tokens", []fairsched.JobOption{fairsched.WithFairnessKey("acme"), fairsched.InGroup("bulk"), fairsched.WithTokens(30 * time.Second)}},
+			{"short-ttl", []fairsched.JobOption{fairsched.WithQueueTimeout(30 * time.Minute)}},
+			{"long-ttl", []fairsched.JobOption{fairsched.WithQueueTimeout(3 * time.Hour)}},
+			{"retry", []fairsched.JobOption{fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Second, MaxBackoff: time.Second})}},
+			{"at", []fairsched.JobOption{fairsched.RunAt(fairschedtest.Epoch.Add(2 * time.Hour))}},
+			{"delay", []fairsched.JobOption{fairsched.Delay(90 * time.Minute)}},
+		} {
+			if err := s.Enqueue(ctx, "mail", e.id, []byte(e.id), e.opts...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fairschedtest.WaitPending(t, s, 6)
+	})
+	var log ranLog
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		env.Clock.Add(time.Hour) // down for an hour: short-ttl's 30 minutes ran out
+		s := durableEnv(t, env, path)
+		fail := true
+		if err := s.RegisterHandler("mail", func(ctx context.Context, j fairsched.Job) error {
+			log.add(fmt.Sprintf("%v %s attempt %d key=%q group=%q", env.Clock.Now().Sub(fairschedtest.Epoch), j.ID, j.Attempt, j.FairnessKey, j.Group))
+			if j.ID == "retry" && fail {
+				fail = false
+				return errors.New("smtp 451")
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		env.Settle()
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reasons := map[string]fairsched.Reason{}
+		for _, p := range snap.Pending {
+			reasons[p.ID] = p.Reason
+		}
+		if diff := cmp.Diff(map[string]fairsched.Reason{"at": fairsched.ReasonScheduled, "delay": fairsched.ReasonScheduled, "retry": fairsched.ReasonBackoff}, reasons); diff != "" {
+			t.Errorf("pending after the restart (-want +got):\n%s", diff)
+		}
+		if c := snap.AccumulatedCost["acme"]; c < 30*time.Second {
+			t.Errorf("acme was charged %v; want its 30s of tokens", c)
+		}
+		env.Advance(time.Hour) // to 2h: "delay" is due at 1h30, "at" at 2h
+		fairschedtest.WaitIdle(t, s)
+		dead, err := s.DeadJobs(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dead) != 1 || dead[0].ID != "short-ttl" || !strings.Contains(dead[0].LastError, "expired") {
+			t.Errorf("dead jobs %+v; want short-ttl, expired", dead)
+		}
+	})
+	want := []string{
+		`1h0m0s tokens attempt 1 key="acme" group="bulk"`,
+		`1h0m0s long-ttl attempt 1 key="" group=""`,
+		`1h0m0s retry attempt 1 key="" group=""`,
+		`1h0m1s retry attempt 2 key="" group=""`,
+		`1h30m0s delay attempt 1 key="" group=""`,
+		`2h0m0s at attempt 1 key="" group=""`,
+	}
+	if diff := cmp.Diff(want, log.get()); diff != "" {
+		t.Errorf("runs after the restart (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeadJobs: a job that fails for good (retries used up, Permanent, a
+// panic) is kept as a dead job with its last error and attempts; it
+// survives a restart; RequeueDead runs it again from attempt 1, and
+// DeleteDead removes it.
+func TestDeadJobs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	ctx := context.Background()
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		s := durableEnv(t, env, path)
+		if err := s.RegisterHandler("mail", func(ctx context.Context, j fairsched.Job) error {
+			switch j.ID {
+			case "permanent":
+				return fairsched.Permanent(errors.New("no such mailbox"))
+			case "panics":
+				panic("boom")
+			}
+			return errors.New("smtp 451")
+		}); err != nil {
+			t.Fatal(err)
+		}
+		two := fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Second, MaxBackoff: time.Second})
+		for _, id := range []string{"flaky", "permanent", "panics"} {
+			if err := s.Enqueue(ctx, "mail", id, nil, two); err != nil {
+				t.Fatal(err)
+			}
+		}
+		env.Advance(time.Second)
+		fairschedtest.WaitIdle(t, s)
+	})
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		s := durableEnv(t, env, path)
+		dead, err := s.DeadJobs(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range dead {
+			got = append(got, fmt.Sprintf("%s attempts=%d %s", d.ID, d.Attempt, strings.SplitN(d.LastError, "\n", 2)[0]))
+		}
+		want := []string{
+			"flaky attempts=2 fairsched: mail/flaky failed after 2 attempt(s): smtp 451",
+			"permanent attempts=1 fairsched: mail/permanent failed after 1 attempt(s): no such mailbox",
+			"panics attempts=1 fairsched: mail/panics failed after 1 attempt(s): fairsched: job panicked: boom",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("dead jobs after a restart (-want +got):\n%s", diff)
+		}
+		var ran []string
+		if err := s.RegisterHandler("mail", func(ctx context.Context, j fairsched.Job) error {
+			ran = append(ran, fmt.Sprintf("%s attempt %d", j.ID, j.Attempt))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.RequeueDead(ctx, "mail", "flaky"); n != 1 || err != nil {
+			t.Errorf("RequeueDead flaky: %d, %v", n, err)
+		}
+		if n, err := s.DeleteDead(ctx, "mail", ""); n != 2 || err != nil {
+			t.Errorf("DeleteDead mail: %d, %v", n, err)
+		}
+		fairschedtest.WaitIdle(t, s)
+		if diff := cmp.Diff([]string{"flaky attempt 1"}, ran); diff != "" {
+			t.Errorf("after RequeueDead (-want +got):\n%s", diff)
+		}
+		if dead, _ := s.DeadJobs(ctx, 0); len(dead) != 0 {
+			t.Errorf("dead jobs left: %+v", dead)
+		}
+		if _, err := s.RequeueDead(ctx, "", "flaky"); !errors.Is(err, fairsched.ErrInvalidJob) {
+			t.Errorf("an id without a type: %v", err)
+		}
+	})
+}
+
+// TestDurableDuplicatesSupersedeCoalesce: a second Enqueue of a pending
+// (type, id) is ErrDuplicateJob; with Supersede it replaces the pending
+// job's payload (the first never runs); on a coalescing type it joins: one
+// run. Payloads over WithMaxPayload are ErrInvalidJob; without a JobStore
+// Enqueue is ErrNoJobStore.
+func TestDurableDuplicatesSupersedeCoalesce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	ctx := context.Background()
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		s := durableEnv(t, env, path, fairsched.WithMaxPayload(8))
+		var ran []string
+		h := func(ctx context.Context, j fairsched.Job) error {
+			ran = append(ran, fmt.Sprintf("%s/%s %s", j.Type, j.ID, j.Payload))
+			return nil
+		}
+		hold := fairschedtest.NewBlocker()
+		if err := s.Submit("mail", "hold", hold.Run); err != nil {
+			t.Fatal(err)
+		}
+		for _, ty := range []fairsched.JobType{"mail", "index"} {
+			if err := s.RegisterHandler(ty, h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check := func(err, want error) {
+			t.Helper()
+			if !errors.Is(err, want) {
+				t.Errorf("%v; want %v", err, want)
+			}
+		}
+		check(s.Enqueue(ctx, "mail", "a", []byte("v1")), nil)
+		check(s.Enqueue(ctx, "mail", "a", []byte("v2")), fairsched.ErrDuplicateJob)
+		check(s.Enqueue(ctx, "mail", "a", []byte("v3"), fairsched.Supersede()), nil)
+		check(s.Enqueue(ctx, "index", "linux", []byte("i1")), nil)
+		check(s.Enqueue(ctx, "index", "linux", []byte("i2")), nil)
+		check(s.Enqueue(ctx, "mail", "big", []byte("123456789")), fairsched.ErrInvalidJob)
+		check(s.Enqueue(ctx, "mail", "", nil), fairsched.ErrInvalidJob)
+		check(s.Enqueue(ctx, "nope", "x", nil), fairsched.ErrUnknownJobType)
+		check(s.RegisterHandler("nope", h), fairsched.ErrUnknownJobType)
+		hold.Release(nil)
+		fairschedtest.WaitIdle(t, s)
+		if diff := cmp.Diff([]string{"mail/a v3", "index/linux i1"}, ran); diff != "" {
+			t.Errorf("runs (-want +got):\n%s", diff)
+		}
+		check(s.Enqueue(ctx, "mail", "a", []byte("v4")), nil) // finished: the id is free again
+		plain := fairschedtest.New(t)
+		if err := plain.RegisterType("mail", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
+			t.Fatal(err)
+		}
+		check(plain.Enqueue(ctx, "mail", "a", nil), fairsched.ErrNoJobStore)
+	})
 }
