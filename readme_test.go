@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/boltstore"
 	"github.com/fairsched/fairsched/debugpage"
 	"github.com/fairsched/fairsched/fairschedtest"
 )
@@ -110,6 +112,68 @@ func Example_server() {
 
 // README:end
 
+// README:begin durable
+
+// Mirror asks for a repository to be mirrored: promised work, which must
+// happen even if the proxy restarts, so it is a durable job.
+type Mirror struct{ URL string }
+
+func RegisterMirrors(s *fairsched.Scheduler, fetch func(ctx context.Context, url string) error) error {
+	err := s.RegisterType("mirror", fairsched.JobTypeConfig{Priority: 1, DefaultCost: time.Minute,
+		ConflictGroup: "repo", // never beside a repack of the same repository
+		Retry:         fairsched.RetryPolicy{MaxAttempts: 5, MinBackoff: time.Second, MaxBackoff: time.Minute}})
+	if err != nil {
+		return err
+	}
+	return s.RegisterHandler("mirror", fairsched.HandleJSON(func(ctx context.Context, job fairsched.Job, m Mirror) error {
+		return fetch(ctx, m.URL) // idempotent: after a crash it may run again
+	}))
+}
+
+// ScheduleMirror returns once the request is on disk.
+func ScheduleMirror(ctx context.Context, s *fairsched.Scheduler, repo, url string) error {
+	return fairsched.EnqueueJSON(ctx, s, "mirror", repo, Mirror{URL: url})
+}
+
+// README:end
+
+// TestMirrorSurvivesARestart: the README's durable example, through a
+// restart: the mirror enqueued before the scheduler stopped runs after.
+func TestMirrorSurvivesARestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "proxy.db")
+	ctx := context.Background()
+	var fetched []string
+	for round := range 2 {
+		synctest.Test(t, func(t *testing.T) {
+			st, err := boltstore.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			s := fairschedtest.New(t, fairsched.WithStore(st))
+			if round == 0 { // no handler yet: it stays pending, in the store
+				if err := s.RegisterType("mirror", fairsched.JobTypeConfig{Priority: 1, DefaultCost: time.Minute}); err != nil {
+					t.Fatal(err)
+				}
+				if err := ScheduleMirror(ctx, s, "linux", "https://git.kernel.org/linux.git"); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err := RegisterMirrors(s, func(ctx context.Context, url string) error { fetched = append(fetched, url); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			fairschedtest.WaitIdle(t, s)
+			if err := s.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if diff := cmp.Diff([]string{"https://git.kernel.org/linux.git"}, fetched); diff != "" {
+		t.Errorf("fetched (-want +got):\n%s", diff)
+	}
+}
+
 // README:begin test-mock
 
 // A repack never runs beside a clone of its repository: it waits for the
@@ -201,8 +265,8 @@ func TestREADMESnippets(t *testing.T) {
 		t.Fatal(err)
 	}
 	parts := strings.Split(string(src), "\n// README:begin ")
-	if len(parts) < 5 {
-		t.Fatalf("%d marked parts; want 4", len(parts)-1)
+	if len(parts) < 6 {
+		t.Fatalf("%d marked parts; want 5", len(parts)-1)
 	}
 	for _, part := range parts[1:] {
 		name, body, _ := strings.Cut(part, "\n")

@@ -1,11 +1,15 @@
-// Package boltstore keeps a fairsched scheduler's state (fairsched.Store)
-// in a file, on bbolt (go.etcd.io/bbolt): an embedded, pure-Go key/value
-// store with ACID transactions and a single file, well kept (the storage
-// engine of etcd), needing no server and no cgo. It lives in its own package
-// so that programs that do not persist do not build it.
+// Package boltstore keeps a fairsched scheduler's state and its durable
+// jobs (fairsched.JobStore) in a file, on bbolt (go.etcd.io/bbolt): an
+// embedded, pure-Go key/value store with ACID transactions and a single
+// file, well kept (the storage engine of etcd), needing no server and no
+// cgo. It lives in its own package so that programs that do not persist do
+// not build it.
 //
 // The state is one JSON document in one bucket, replaced in one transaction
 // per save: a crash leaves the previous or the new state, never half of one.
+// Durable jobs are one record each, keyed by sequence number; a commit
+// (ApplyJobs) writes only the records that changed and syncs the file
+// before it returns. The layout is described at Layout.
 // A damaged file never takes the process down: Open runs bbolt's consistency
 // check on an existing file, read-only, before it opens it for writing, and
 // every panic of bbolt on a page it cannot read becomes an error wrapping
