@@ -150,6 +150,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, http.StatusServiceUnavailable)
 		return
 	}
+	// Dead durable jobs, when the scheduler keeps any (no JobStore: none).
+	dead, derr := h.s.DeadJobs(r.Context(), cfg.maxRows)
+	if derr != nil {
+		dead = nil
+	}
 	var (
 		body []byte
 		ct   string
@@ -158,12 +163,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		doc := withText(reflect.ValueOf(snap)).(map[string]any)
 		doc["pending_listed"] = len(snap.Pending)
 		doc["pending_more"] = max(snap.PendingTotal-len(snap.Pending), 0)
+		if len(dead) > 0 {
+			doc["dead_jobs"] = withText(reflect.ValueOf(dead))
+		}
 		body, err = json.MarshalIndent(doc, "", "  ")
 		body = append(body, '\n')
 		ct = "application/json"
 	} else {
 		var buf bytes.Buffer
-		err = page.Execute(&buf, newView(snap, cfg))
+		v := newView(snap, cfg)
+		v.addDead(dead, cfg)
+		err = page.Execute(&buf, v)
 		body, ct = buf.Bytes(), "text/html; charset=utf-8"
 	}
 	if err != nil {
