@@ -103,7 +103,7 @@ type attemptEnd struct {
 }
 
 type durableResult struct {
-	violations                                []string
+	violations                                  []string
 	jobs, attempts, restarts, interrupted, dead int
 }
 
@@ -112,7 +112,9 @@ func playDurable(t *testing.T, path string, seed uint64) (res durableResult) {
 	runs := map[string][]attemptEnd{}
 	acked := map[string]bool{}
 	cancelled := map[string]bool{}
-	violate := func(format string, args ...any) { res.violations = append(res.violations, fmt.Sprintf(format, args...)) }
+	violate := func(format string, args ...any) {
+		res.violations = append(res.violations, fmt.Sprintf(format, args...))
+	}
 	rng := rand.New(rand.NewPCG(seed, 99))
 	phases := 1 + rng.IntN(3) // scheduler lives before the last one
 
