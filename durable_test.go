@@ -376,3 +376,45 @@ func TestDurableDuplicatesSupersedeCoalesce(t *testing.T) {
 		check(plain.Enqueue(ctx, "mail", "a", nil), fairsched.ErrNoJobStore)
 	})
 }
+
+// TestKeyCostsSurviveARestart: accumulated costs are saved with the
+// estimates, so a restart does not hand every key a clean slate: the key
+// that consumed most is still behind the others after it, and a new key
+// joins level with the least served one, not at zero.
+func TestKeyCostsSurviveARestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	ctx := context.Background()
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		s := durableEnv(t, env, path)
+		for _, c := range []struct {
+			key    string
+			tokens time.Duration
+		}{{"heavy", time.Hour}, {"light", time.Minute}} {
+			if err := s.RunSync(ctx, "mail", "x-"+c.key, c.key, func(context.Context) error { return nil }, fairsched.WithTokens(c.tokens)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(ctx); err != nil { // the final save
+			t.Fatal(err)
+		}
+	})
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		s := durableEnv(t, env, path)
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]time.Duration{"heavy": snap.AccumulatedCost["heavy"], "light": snap.AccumulatedCost["light"]}
+		// light joined at heavy's hour: 1h + 1m.
+		if diff := cmp.Diff(map[string]time.Duration{"heavy": time.Hour, "light": time.Hour + time.Minute}, got); diff != "" {
+			t.Errorf("restored costs (-want +got):\n%s", diff)
+		}
+		if err := s.RunSync(ctx, "mail", "y", "newcomer", func(context.Context) error { return nil }, fairsched.WithTokens(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		snap, _ = s.Snapshot(ctx)
+		if c := snap.AccumulatedCost["newcomer"]; c != time.Hour+time.Second {
+			t.Errorf("a new key after the restart: %v; want level with the least served (1h) plus its 1s", c)
+		}
+	})
+}
