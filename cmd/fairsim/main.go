@@ -14,7 +14,8 @@
 // per slot, a colour per key) and the cumulative service per key. With
 // -summary each scenario gets one verdict line, and -svgdir a chart each;
 // -builtin adds the library's feature scenarios (aging, groups, tenancy,
-// rate limits, expiry: internal/scenario.Features), written in Go.
+// rate limits, expiry: internal/scenario.Features), written in Go; they
+// share the files' numbering, and all play in the order of their names.
 // A long run reports its progress on stderr. The exit status is 1 when a
 // check fails, 2 on a bad file or flag.
 package main
@@ -27,6 +28,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/fairsched/fairsched/internal/report"
 	"github.com/fairsched/fairsched/internal/scenario"
@@ -60,7 +63,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		scenarios = append(scenarios, sc)
 	}
 	if *builtin {
+		// The built-ins share the files' numbering (NN-name): merged by
+		// name, they all print in reading order.
 		scenarios = append(scenarios, scenario.Features()...)
+		slices.SortStableFunc(scenarios, func(a, b scenario.Scenario) int { return strings.Compare(a.Name, b.Name) })
 	}
 	switch {
 	case *builtin && !*summary:

@@ -344,7 +344,7 @@ func TestSVGConverts(t *testing.T) {
 	}
 }
 
-// TestRealRun reports a run of the real scheduler: scenario 6, in which
+// TestRealRun reports a run of the real scheduler: 08-aging-under-stream, in which
 // aging lifts repack(big) past a foreground stream within its bound
 // MaxWait(1) = 7s.
 func TestRealRun(t *testing.T) {

@@ -30,7 +30,7 @@ import (
 // Durations of the scheduler and of types are Go duration strings ("10s");
 // the arrival (at, start) and run time (duration) of jobs are whole seconds.
 //
-//	name: 10-specialist-slots            # default: the file's base name
+//	name: 20-specialist-slots            # default: the file's base name
 //	title: Specialist slots take common work
 //	scheduler:
 //	  max_concurrency: 8              # 0 or absent: unlimited

@@ -1,5 +1,5 @@
 // Package scenario plays scripted workloads through the real scheduler in
-// virtual time and records what it decided. The spec's five scenarios live
+// virtual time and records what it decided. The built-in scenarios live
 // here so that the tests and the demo play exactly the same thing.
 //
 // Time is a mock clock advanced one second per step. A job's function blocks
