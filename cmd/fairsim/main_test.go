@@ -105,7 +105,7 @@ func TestSummaryAndErrors(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	out := stdout.String()
-	if !strings.Contains(out, "\nok   04-conflict-exclusion: Conflict group keeps clone and repack of one repo apart — held: 1 of 1 checks passed\n") ||
+	if !strings.Contains(out, "\nok   04-conflict-exclusion: A clone and a repack of one repository never run at the same time; work on different repositories runs side by side — held: 1 of 1 checks passed\n") ||
 		!strings.Contains(out, "longest wait 256s (batch(nightly))") || strings.Count(out, "\nok   ") != 2 ||
 		!strings.HasSuffix(out, "("+report.JainExplained+".)\n") {
 		t.Errorf("summary:\n%s", out)

@@ -27,6 +27,7 @@ const (
 	legendSwat = 12  // legend swatch size
 	timeTicks  = 12  // at most this many time ticks
 	valueTicks = 5   // at most this many service ticks
+	titleChars = 90  // the title wraps after this many characters (18px bold)
 )
 
 // palette colours the fairness keys in their sorted order, cycling when
@@ -52,7 +53,12 @@ func (r Report) SVG(w io.Writer) error {
 	}
 	y := 30
 	body := &strings.Builder{}
-	fmt.Fprintf(body, `<text x="20" y="%d" font-size="18" font-weight="bold" fill="#222">%s</text>`+"\n", y, esc(title))
+	for i, line := range wrap(title, titleChars) {
+		if i > 0 {
+			y += 22
+		}
+		fmt.Fprintf(body, `<text class="title" x="20" y="%d" font-size="18" font-weight="bold" fill="#222">%s</text>`+"\n", y, esc(line))
+	}
 	y += 20
 	fmt.Fprintf(body, `<text x="20" y="%d" font-size="12" fill="#555">%s</text>`+"\n", y, esc(r.subtitle()))
 	y += 16
@@ -421,6 +427,28 @@ func served(runs []Run, t int) int {
 		sum += min(max(t-run.Start, 0), run.Served())
 	}
 	return sum
+}
+
+// wrap breaks s into lines of at most width characters at spaces (a word
+// longer than width gets a line of its own).
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" || len(lines) == 0 {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // textWidth estimates the width in pixels of s at fontSize.

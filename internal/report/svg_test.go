@@ -406,3 +406,28 @@ func TestRenderScenarios(t *testing.T) {
 		}
 	}
 }
+
+// TestSVGTitleWraps: a title longer than a line of the image wraps at
+// spaces onto more lines, none longer than titleChars, no word lost.
+func TestSVGTitleWraps(t *testing.T) {
+	title := strings.Repeat("a fairly long title word ", 8) + "end"
+	r := Report{Name: "w", Title: title, Keys: []Stats{{Name: "k"}}, Runs: []Run{{Job: "a", Key: "k", End: 1}}}
+	var lines []string
+	for _, e := range parse(t, render(t, r)) {
+		if e.name == "text" && e.attrs["class"] == "title" {
+			lines = append(lines, e.text)
+			if len(e.text) > titleChars {
+				t.Errorf("title line of %d characters: %q", len(e.text), e.text)
+			}
+		}
+	}
+	if len(lines) < 2 || strings.Join(lines, " ") != strings.TrimSpace(title) {
+		t.Errorf("title lines %q", lines)
+	}
+	if got := wrap("", 10); !cmp.Equal(got, []string{""}) {
+		t.Errorf("wrap of nothing: %q", got)
+	}
+	if got := wrap("short averyveryverylongword x", 10); !cmp.Equal(got, []string{"short", "averyveryverylongword", "x"}) {
+		t.Errorf("wrap: %q", got)
+	}
+}

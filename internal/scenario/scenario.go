@@ -83,7 +83,9 @@ type Type struct {
 
 // Scenario is a workload and the scheduler it runs on.
 type Scenario struct {
-	Name           string
+	Name string
+	// Title says in one plain sentence what the scenario shows, for
+	// someone who has not read it: the demo's line and the chart's title.
 	Title          string
 	MaxConcurrency int
 	Aging          *fairsched.AgingConfig // nil: no aging

@@ -51,7 +51,7 @@ func Features() []Scenario {
 // MaxWait(1) = 3s + ⌈7/2⌉·1s = 7s and, its key having consumed less, takes
 // the next slot that frees.
 func AgingUnderStream() Scenario {
-	sc := Scenario{Name: "08-aging-under-stream", Title: "Aging lifts a background job past a continuous foreground stream",
+	sc := Scenario{Name: "08-aging-under-stream", Title: "Aging lifts a background repack past a never-ending stream of user clones within its 7 s bound",
 		MaxConcurrency: 2,
 		Aging:          &fairsched.AgingConfig{GracePeriod: 3 * time.Second, Interval: time.Second, Step: 2, MaxEffectivePriority: 8},
 		Types: []Type{
@@ -72,7 +72,7 @@ func AgingUnderStream() Scenario {
 // BackgroundSaturated (01): background work fills its tier, then a
 // foreground clone arrives and must start at once.
 func BackgroundSaturated() Scenario {
-	sc := Scenario{Name: "go-01-background-saturated", Title: "Background saturated, foreground arrives late (global 8, background tier 4)",
+	sc := Scenario{Name: "go-01-background-saturated", Title: "Background work fills its share of the slots; a user's clone arriving later still starts at once",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for i := 1; i <= 6; i++ {
 		sc.Jobs = append(sc.Jobs, Job{Type: Repack, ID: fmt.Sprintf("r%d", i), Arrival: 0, Duration: 8})
@@ -87,7 +87,7 @@ func BackgroundSaturated() Scenario {
 // TwoClientBurst (02): client A bursts ten clones, client B then
 // asks for two, with background repacks running.
 func TwoClientBurst() Scenario {
-	sc := Scenario{Name: "go-02-two-client-burst", Title: "Two clients burst, with background work and conflicts",
+	sc := Scenario{Name: "go-02-two-client-burst", Title: "One client bursts ten clones; another client's two clones take the next free slots instead of waiting behind all ten",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for i := 1; i <= 4; i++ {
 		sc.Jobs = append(sc.Jobs, Job{Type: Repack, ID: fmt.Sprintf("repo%d", i), Arrival: 0, Duration: 6})
@@ -105,7 +105,7 @@ func TwoClientBurst() Scenario {
 // at the costs learned from the first, so the expensive clone now advances
 // A's accumulated cost more than a small clone advances B's.
 func ExpensiveVsCheap() Scenario {
-	sc := Scenario{Name: "go-03-expensive-vs-cheap", Title: "Expensive and cheap clones: from the second round on, each is charged its learned cost",
+	sc := Scenario{Name: "go-03-expensive-vs-cheap", Title: "Huge and small clones share the slots, a late client starts at once, and from the second round each clone is charged its learned cost",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for _, start := range []int{0, 30} {
 		tag := ""
@@ -125,7 +125,7 @@ func ExpensiveVsCheap() Scenario {
 // ConflictExclusion (04): a clone and a repack of the same repo
 // must not overlap; work on different repos runs side by side.
 func ConflictExclusion() Scenario {
-	return Scenario{Name: "go-04-conflict-exclusion", Title: "Conflict group keeps clone and repack of one repo apart",
+	return Scenario{Name: "go-04-conflict-exclusion", Title: "A clone and a repack of one repository never run at the same time; work on different repositories runs side by side",
 		MaxConcurrency: 8, Types: standardTypes(), Jobs: []Job{
 			{Type: SyncClone, ID: "repo1", Key: "dev1", Duration: 3},
 			{Type: Repack, ID: "repo1", Duration: 4},
@@ -137,7 +137,7 @@ func ConflictExclusion() Scenario {
 // ManyBackgroundTypes (05): four background types each wanting four
 // slots cannot delay a foreground burst.
 func ManyBackgroundTypes() Scenario {
-	sc := Scenario{Name: "go-05-many-background-types", Title: "Many background types do not starve foreground",
+	sc := Scenario{Name: "go-05-many-background-types", Title: "Four kinds of background work cannot take more than half the slots: a user's clones start the moment they arrive",
 		MaxConcurrency: 8}
 	bg := []fairsched.JobType{"repack", "pull", "gc", "verify"}
 	for _, t := range bg {

@@ -12,7 +12,7 @@ import (
 // each admission charges gold 0.5s and free 1s of virtual time: while both
 // have work, gold receives twice free's service.
 func WeightedKeys() Scenario {
-	sc := Scenario{Name: "14-weighted-keys", Title: "Fairness keys of weights 2 and 1 receive service 2:1",
+	sc := Scenario{Name: "14-weighted-keys", Title: "A client of weight 2 gets twice the service of a client of weight 1",
 		MaxConcurrency: 3,
 		Types:          []Type{{SyncClone, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}}},
 		Options:        []fairsched.Option{fairsched.WithKeyWeight("gold", 2)},
@@ -30,7 +30,7 @@ func WeightedKeys() Scenario {
 // is refused at once. Tenant "quiet" sends 2 clones at T=2: having consumed
 // less, they start as soon as slots free, within one job's duration.
 func NoisyTenant() Scenario {
-	sc := Scenario{Name: "15-noisy-tenant", Title: "A noisy tenant is capped at 40 pending; a quiet one is served at once",
+	sc := Scenario{Name: "15-noisy-tenant", Title: "A noisy client is held to 40 waiting jobs (its 45th is refused); a quiet client is still served at once",
 		MaxConcurrency: 4,
 		Types:          []Type{{SyncClone, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}}},
 		Options: []fairsched.Option{fairsched.WithTenantLimits(fairsched.TenantLimits{MaxPending: 10}),
@@ -60,7 +60,7 @@ const (
 // lends its reservation while idle) runs dry after T=4, P0 bursts to its 7
 // and P2 takes the tenth slot, up to its burst of 3.
 func TierShares() Scenario {
-	sc := Scenario{Name: "16-tier-shares", Title: "Three tiers with 40/40/20 % of the slots reserved: the lowest keeps its floor under pressure",
+	sc := Scenario{Name: "16-tier-shares", Title: "Three priority tiers reserve 40/40/20 % of the slots: the lowest keeps its reserved slots under pressure",
 		MaxConcurrency: 10,
 		Types: []Type{
 			{Incident, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 30}},
@@ -119,7 +119,7 @@ func tierFloor(sc Scenario, res Result, t fairsched.JobType, n int) string {
 // use, and each repack starts when its token arrives, on the scheduler's
 // timer.
 func RateLimited() Scenario {
-	sc := Scenario{Name: "18-rate-limited", Title: "A rate-limited type waits for tokens; its slots go to other work",
+	sc := Scenario{Name: "18-rate-limited", Title: "A rate-limited job type waits for its tokens without holding slots; other work uses them meanwhile",
 		MaxConcurrency: 3,
 		Types: []Type{{SyncClone, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}},
 			{Repack, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}}},
@@ -141,7 +141,7 @@ func RateLimited() Scenario {
 // while pending — the pull's caller gets ErrExpired at T=3, the snapshot is
 // reported at T=5 — and the clone runs when the slot frees.
 func Expiry() Scenario {
-	sc := Scenario{Name: "19-expiry", Title: "Pending jobs expire at their queue timeout; the rest run",
+	sc := Scenario{Name: "19-expiry", Title: "Jobs that wait longer than their queue timeout expire; the others run",
 		MaxConcurrency: 1,
 		Types: []Type{
 			{Repack, fairsched.JobTypeConfig{DefaultCost: 6 * time.Second, Priority: 4}},
