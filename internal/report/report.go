@@ -48,7 +48,7 @@ type Report struct {
 	// by its configured weight: 1 means every party got exactly its
 	// configured share, 1/n that one got everything (see weightedJain).
 	Jain float64 `json:"jain"`
-	// JainOver says what the parties were: "keys" or "groups".
+	// JainOver says what the parties were: "keys", "groups" or "tiers".
 	JainOver string `json:"jain_over"`
 	// LongestWait is the job that waited longest between its arrival and
 	// its start — with aging on, of the jobs below the aging ceiling,
@@ -283,18 +283,20 @@ func (r Report) jainOver() string {
 }
 
 // JainExplained says in one sentence what Report.Jain measures.
-const JainExplained = "fairness is Jain's index of the service each client (or group, where groups have weights) got while all had work, divided by its configured weight: 1.00 means each got exactly its share, 1/n that one got everything"
+const JainExplained = "fairness: Jain's index of the service each party (client, or weighted group, or priority tier with a reserved share) got while all had work, each divided by its configured weight or share; 1.00 means each got exactly its configured share, 1/n that one got everything"
 
 // weightedJain measures how close the scenario came to the shares it
 // configured. The parties are the groups when the scenario gives group
-// weights, else the fairness keys (background work, key "", is not a
+// weights; else the priority tiers when it reserves shares for two or more
+// (WithTier MinShare: the tiers without one, and their jobs, do not
+// count); else the fairness keys (background work, key "", is not a
 // tenant). Fairness only means something while parties compete, so the
 // service counted is the job-seconds each ran within the window in which
 // every party had work: from the last party's first arrival to the first
 // party's last completion. Each party's service is divided by its weight
-// (key weight, or group weight; 1 by default), so a correct 3:1 split
-// scores 1. With fewer than two parties, or no common window, nothing
-// competed: 1.
+// (group weight, tier MinShare, or key weight; 1 by default), so a correct
+// 3:1 split scores 1. With fewer than two parties, or no common window,
+// nothing competed: 1.
 func weightedJain(sc scenario.Scenario, runs []Run) (float64, string) {
 	over, party, weight := "keys", func(r Run) string { return r.Key }, func(name string) float64 {
 		if w, ok := sc.KeyWeights[name]; ok {
@@ -302,13 +304,31 @@ func weightedJain(sc scenario.Scenario, runs []Run) (float64, string) {
 		}
 		return 1
 	}
-	if len(sc.GroupWeights) > 0 || sc.DefaultGroupWeight > 0 {
+	shares := map[string]float64{} // tier name → MinShare, of the tiers that reserve one
+	for p, t := range sc.Tiers {
+		if t.MinShare > 0 {
+			shares[tierName(p)] = t.MinShare
+		}
+	}
+	switch {
+	case len(sc.GroupWeights) > 0 || sc.DefaultGroupWeight > 0:
 		over, party, weight = "groups", func(r Run) string { return r.Group }, func(name string) float64 {
 			if w, ok := sc.GroupWeights[name]; ok {
 				return float64(w)
 			}
 			return float64(max(sc.DefaultGroupWeight, 1))
 		}
+	case len(shares) >= 2:
+		priority := map[string]fairsched.Priority{}
+		for _, t := range sc.Types {
+			priority[string(t.Name)] = t.Config.Priority
+		}
+		over, party, weight = "tiers", func(r Run) string {
+			if name := tierName(priority[r.Type]); shares[name] > 0 {
+				return name
+			}
+			return "" // a tier without a reserved share is no party
+		}, func(name string) float64 { return shares[name] }
 	}
 	first, last := map[string]int{}, map[string]int{}
 	for _, r := range runs {
@@ -351,6 +371,9 @@ func weightedJain(sc scenario.Scenario, runs []Run) (float64, string) {
 	}
 	return jain(xs), over
 }
+
+// tierName names the tier of priority p as a party of the fairness index.
+func tierName(p fairsched.Priority) string { return fmt.Sprintf("priority %d", p) }
 
 // jain is Jain's fairness index (Σx)² / (n·Σx²); 1 for at most one value.
 func jain(xs []float64) float64 {

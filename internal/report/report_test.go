@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -192,7 +193,8 @@ func TestPercentile(t *testing.T) {
 // TestWeightedJain: the index is taken over the window in which every
 // party had work, each party's service divided by its weight: a 3:1 split
 // of groups weighted 3:1 scores 1, an equal split of unweighted keys 1, a
-// key starved in the window less; what a party runs alone after the others
+// key starved in the window less; tiers reserving 40/40/20 % and running
+// 4:4:2 score 1 over tiers; what a party runs alone after the others
 // drained does not count.
 func TestWeightedJain(t *testing.T) {
 	runs := func(party func(i int) (key, group string), n, slots int) []Run {
@@ -216,6 +218,24 @@ func TestWeightedJain(t *testing.T) {
 		groups = append(groups, Run{Key: "ka", Group: "A", Start: 4 + i/4, End: 5 + i/4})
 	}
 	even := runs(func(i int) (string, string) { return []string{"x", "y"}[i%2], "" }, 8, 2)
+	// Tiers of priorities 3, 2 and 1 reserving 40/40/20 % of 10 slots run
+	// 4, 4 and 2 a second for 3 s; background work of priority 9, a tier
+	// without a reserved share, runs beside them and does not count.
+	var tiers []Run
+	for i := range 30 {
+		tiers = append(tiers, Run{Type: []string{"p3", "p3", "p3", "p3", "p2", "p2", "p2", "p2", "p1", "p1"}[i%10], Start: i / 10, End: i/10 + 1})
+	}
+	tiers = append(tiers, Run{Type: "p9", Start: 0, End: 3})
+	tierScenario := func(reserved ...float64) scenario.Scenario {
+		sc := scenario.Scenario{Tiers: map[fairsched.Priority]fairsched.TierConfig{9: {MaxRunning: 1}}}
+		for i, p := range []fairsched.Priority{3, 2, 1, 9} {
+			sc.Types = append(sc.Types, scenario.Type{Name: fairsched.JobType(fmt.Sprintf("p%d", p)), Config: fairsched.JobTypeConfig{Priority: p}})
+			if i < len(reserved) {
+				sc.Tiers[p] = fairsched.TierConfig{MinShare: reserved[i], BurstShare: 1}
+			}
+		}
+		return sc
+	}
 	starved := append(runs(func(int) (string, string) { return "x", "" }, 8, 2), Run{Key: "y", Arrival: 0, Start: 4, End: 5})
 	for _, c := range []struct {
 		name string
@@ -229,6 +249,9 @@ func TestWeightedJain(t *testing.T) {
 		{"keys 1:1", scenario.Scenario{}, even, 1, "keys"},
 		{"keys 3:1 weighted 3:1", scenario.Scenario{KeyWeights: map[string]float64{"ka": 3}}, groups, 1, "keys"},
 		{"a key starved while both waited", scenario.Scenario{}, starved, 0.5, "keys"},
+		{"tiers 4:4:2 reserving 40/40/20 %", tierScenario(0.4, 0.4, 0.2), tiers, 1, "tiers"},
+		{"tiers 4:4:2 reserving a third each", tierScenario(0.3, 0.3, 0.3), tiers, 100.0 / 108, "tiers"}, // (12+12+6)²/(3·(144+144+36))
+		{"one tier reserving a share: no tiers to compare", tierScenario(0.4), tiers, 1, "keys"},
 	} {
 		got, over := weightedJain(c.sc, c.runs)
 		if math.Abs(got-c.want) > 1e-9 || over != c.over {

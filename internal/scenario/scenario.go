@@ -106,7 +106,8 @@ type Scenario struct {
 	// Scoring, when not nil, turns linear scoring on (WithScoring).
 	Scoring *fairsched.ScoreConfig
 	// Tiers and OrderOnly, as given to WithTier and WithPriorityMode among
-	// Options, tell the checks each tier's cap.
+	// Options, tell the checks each tier's cap, and the report's fairness
+	// index each tier's reserved share (MinShare).
 	Tiers     map[fairsched.Priority]fairsched.TierConfig
 	OrderOnly bool
 	Jobs      []Job

@@ -67,11 +67,14 @@ func TierShares() Scenario {
 			{Copilot, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 20}},
 			{Backfill, fairsched.JobTypeConfig{DefaultCost: 3 * time.Second, Priority: 10}},
 		},
-		Options: []fairsched.Option{
-			fairsched.WithTier(30, fairsched.TierConfig{MinShare: 0.4, BurstShare: 0.7}),
-			fairsched.WithTier(20, fairsched.TierConfig{MinShare: 0.4, BurstShare: 0.6, LendIdle: true}),
-			fairsched.WithTier(10, fairsched.TierConfig{MinShare: 0.2, BurstShare: 0.3}),
+		Tiers: map[fairsched.Priority]fairsched.TierConfig{
+			30: {MinShare: 0.4, BurstShare: 0.7},
+			20: {MinShare: 0.4, BurstShare: 0.6, LendIdle: true},
+			10: {MinShare: 0.2, BurstShare: 0.3},
 		}}
+	for _, p := range []fairsched.Priority{30, 20, 10} {
+		sc.Options = append(sc.Options, fairsched.WithTier(p, sc.Tiers[p]))
+	}
 	for i := range 40 {
 		sc.Jobs = append(sc.Jobs, Job{Type: Incident, ID: fmt.Sprintf("i%02d", i+1), Arrival: i / 5, Duration: 1})
 		if i < 20 {
