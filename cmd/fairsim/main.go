@@ -11,7 +11,9 @@
 // over keys, the longest wait against the aging bound, and the checks: no
 // cap exceeded, no conflict or slot overlap, and the claims the file makes
 // (expect). -json prints the same as JSON; -svg draws a Gantt chart (a row
-// per slot, a colour per key) and the cumulative service per key. With
+// per slot, a colour per key, each job's arrival and wait above its run, a
+// cross for each job refused or expired), the jobs waiting and the
+// cumulative service per key. With
 // -summary each scenario gets one verdict line, and -svgdir a chart each;
 // -builtin adds the library's feature scenarios (aging, groups, tenancy,
 // rate limits, expiry: internal/scenario.Features), written in Go; they

@@ -3,8 +3,10 @@
 // received, a weighted fairness index (Jain's), and the longest wait
 // against the aging bound. A Report prints as text (Text), as JSON (its
 // fields carry json tags, so json.MarshalIndent of a Report is the machine
-// readable form) and as a standalone SVG image (SVG): a Gantt chart of the
-// runs and the cumulative service of each key over time.
+// readable form) and as a standalone SVG image (SVG): the arrivals (and
+// the jobs refused or expired), a Gantt chart of the runs with each job's
+// arrival and wait above its bar, the jobs waiting per key and the
+// cumulative service of each key over time.
 //
 // Everything a Report holds is derived deterministically from the scenario
 // and its result: no map iteration order reaches the output.
