@@ -276,7 +276,7 @@ func (r Report) subtitle() string {
 	if r.Expired > 0 {
 		parts = append(parts, fmt.Sprintf("%d expired", r.Expired))
 	}
-	parts = append(parts, fmt.Sprintf("fairness %.2f over %s", r.Jain, r.jainOver()), r.LongestWait.text(len(r.Runs) > 0, r.Aging))
+	parts = append(parts, r.fairness(), r.LongestWait.text(len(r.Runs) > 0, r.Aging))
 	return strings.Join(parts, " · ")
 }
 
