@@ -16,8 +16,8 @@ import (
 )
 
 // TestScenarioFiles plays every scenario file of testdata/scenarios — the
-// spec's five, spec 2's profiles and aging, spec 3's slot choice, rare
-// type and crossovers — in virtual time through the simulator's own code
+// git proxy's basics, aging, weighted profiles, tiers, slot choice, the
+// rare type, crossovers and shared clones — in virtual time through the simulator's own code
 // (report.Play, as cmd/fairsim runs it) and compares its whole report with
 // the reviewed golden file NAME.golden: the timeline, the waits and shares
 // per key and group, Jain's index, the longest wait against the aging
@@ -63,7 +63,7 @@ func TestScenarioFiles(t *testing.T) {
 	}
 }
 
-// TestSpecFilesMatchGoScenarios: the scenario files of spec 1 describe the
+// TestSpecFilesMatchGoScenarios: the scenario files 01-05 describe the
 // very workloads of the Go scenarios the library's golden tests pin down
 // (internal/scenario.Spec): played, they give the same timelines, line for
 // line — the file format says what the Go code says.

@@ -59,7 +59,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// TestSpecScenarios plays the spec's five scenarios in virtual time and
+// TestSpecScenarios plays the built-in scenarios (scenario.All: the git
+// proxy's five written in Go, then the features') in virtual time and
 // compares the whole timeline, final accumulated costs and estimates with
 // the reviewed golden file, then checks caps, conflicts and the property
 // each scenario exists to show.

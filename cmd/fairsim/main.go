@@ -11,10 +11,13 @@
 // over keys, the longest wait against the aging bound, and the checks: no
 // cap exceeded, no conflict or slot overlap, and the claims the file makes
 // (expect). -json prints the same as JSON; -svg draws a Gantt chart (a row
-// per slot, a colour per key) and the cumulative service per key. With
+// per slot, a colour per key, each job's arrival and wait above its run, a
+// cross for each job refused or expired), the jobs waiting and the
+// cumulative service per key. With
 // -summary each scenario gets one verdict line, and -svgdir a chart each;
 // -builtin adds the library's feature scenarios (aging, groups, tenancy,
-// rate limits, expiry: internal/scenario.Features), written in Go.
+// rate limits, expiry: internal/scenario.Features), written in Go; they
+// share the files' numbering, and all play in the order of their names.
 // A long run reports its progress on stderr. The exit status is 1 when a
 // check fails, 2 on a bad file or flag.
 package main
@@ -27,6 +30,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/fairsched/fairsched/internal/report"
 	"github.com/fairsched/fairsched/internal/scenario"
@@ -68,7 +73,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		scenarios = append(scenarios, sc)
 	}
 	if *builtin {
+		// The built-ins share the files' numbering (NN-name): merged by
+		// name, they all print in reading order.
 		scenarios = append(scenarios, scenario.Features()...)
+		slices.SortStableFunc(scenarios, func(a, b scenario.Scenario) int { return strings.Compare(a.Name, b.Name) })
 	}
 	switch {
 	case *builtin && !*summary:

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func scenarioFile(name string) string {
 // scheduling (polled snapshots), prints exactly the report the synctest
 // golden test of the root package pins down.
 func TestTextMatchesGolden(t *testing.T) {
-	for _, name := range []string{"12-crossover-priority", "10-specialist-slots", "02-two-client-burst"} {
+	for _, name := range []string{"22-crossover-priority", "20-specialist-slots", "02-two-client-burst"} {
 		var stdout, stderr bytes.Buffer
 		if code := run([]string{scenarioFile(name + ".yaml")}, &stdout, &stderr); code != 0 {
 			t.Fatalf("%s: exit %d: %s", name, code, stderr.String())
@@ -47,7 +48,7 @@ func TestTextMatchesGolden(t *testing.T) {
 func TestJSONAndSVG(t *testing.T) {
 	svg := filepath.Join(t.TempDir(), "chart.svg")
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"-json", "-svg", svg, scenarioFile("10-specialist-slots.yaml")}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"-json", "-svg", svg, scenarioFile("20-specialist-slots.yaml")}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	var out struct {
@@ -65,7 +66,7 @@ func TestJSONAndSVG(t *testing.T) {
 	}
 	want := map[string]string{"pdf(report)": "specialist/0", "excel(budget)": "mixed/0", "index(search)": "versatile/0",
 		"pdf(invoice)": "specialist/0", "pdf(memo)": "mixed/0"}
-	if out.Name != "10-specialist-slots" || len(out.Checks) != 4 || !cmp.Equal(want, slots) {
+	if out.Name != "20-specialist-slots" || len(out.Checks) != 4 || !cmp.Equal(want, slots) {
 		t.Errorf("JSON: name %q, checks %v, slots %v", out.Name, out.Checks, slots)
 	}
 	data, err := os.ReadFile(svg)
@@ -99,17 +100,17 @@ func TestJSONAndSVG(t *testing.T) {
 func TestSummaryAndErrors(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	files := []string{scenarioFile("01-conflict-exclusion.yaml"), scenarioFile("13-crossover-on-demand.yaml")}
+	files := []string{scenarioFile("04-conflict-exclusion.yaml"), scenarioFile("23-crossover-on-demand.yaml")}
 	if code := run(append([]string{"-summary", "-svgdir", dir}, files...), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	out := stdout.String()
-	if !strings.Contains(out, "\nok   01-conflict-exclusion: Conflict group keeps clone and repack of one repo apart — held: 1 of 1 checks passed\n") ||
+	if !strings.Contains(out, "\nok   04-conflict-exclusion: A clone and a repack of one repository never run at the same time; work on different repositories runs side by side — held: 1 of 1 checks passed\n") ||
 		!strings.Contains(out, "longest wait 256s (batch(nightly))") || strings.Count(out, "\nok   ") != 2 ||
 		!strings.HasSuffix(out, "("+report.JainExplained+".)\n") {
 		t.Errorf("summary:\n%s", out)
 	}
-	for _, name := range []string{"01-conflict-exclusion.svg", "13-crossover-on-demand.svg"} {
+	for _, name := range []string{"04-conflict-exclusion.svg", "23-crossover-on-demand.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
 		}
@@ -152,5 +153,24 @@ func TestRestartDemo(t *testing.T) {
 `
 	if diff := cmp.Diff(want, stdout.String()); diff != "" {
 		t.Errorf("restart demo (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuiltinInReadingOrder: -builtin merges the built-in scenarios with
+// the files by name, so that the summary follows the shared numbering.
+func TestBuiltinInReadingOrder(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	files := []string{scenarioFile("10-weighted-profiles.yaml"), scenarioFile("07-aging.yaml")}
+	if code := run(append([]string{"-summary", "-builtin"}, files...), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var names []string
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && (f[0] == "ok" || f[0] == "FAIL") {
+			names = append(names, strings.TrimSuffix(f[1], ":"))
+		}
+	}
+	if len(names) != 12 || !slices.IsSorted(names) || names[0] != "07-aging" || names[3] != "10-weighted-profiles" {
+		t.Errorf("scenarios in the order %q; want 07-aging, the built-ins and 10-weighted-profiles by name", names)
 	}
 }

@@ -80,8 +80,8 @@ func (o Outcome) Verdict() string {
 	if o.Aging {
 		wait += fmt.Sprintf(" against an aging bound of %ds", o.LongestWait.Bound)
 	}
-	line := fmt.Sprintf("%s %s: %s — %s\n       %d jobs in %ds; fairness %.2f over %s; %s",
-		verdict, o.Name, o.Title, held, o.Jobs, o.Makespan, o.Jain, o.jainOver(), wait)
+	line := fmt.Sprintf("%s %s: %s — %s\n       %d jobs in %ds; %s; %s",
+		verdict, o.Name, o.Title, held, o.Jobs, o.Makespan, o.fairness(), wait)
 	for _, c := range o.Checks {
 		if !strings.HasPrefix(c, "ok") {
 			line += "\n       first failure: " + c

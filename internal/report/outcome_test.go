@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,21 +41,37 @@ func TestPlayShowsProgress(t *testing.T) {
 }
 
 // TestVerdict: the line says in words what the scenario shows and whether
-// it held, then the figures; a failure names its first failed check.
+// it held, then the figures; a failure names its first failed check; the
+// fairness figure says between how many parties, or that none competed.
 func TestVerdict(t *testing.T) {
-	o := Outcome{Report: Report{Name: "02-burst", Title: "Two clients burst", Jobs: 16, Makespan: 12, Jain: 1, JainOver: "keys",
+	o := Outcome{Report: Report{Name: "02-burst", Title: "Two clients burst", Jobs: 16, Makespan: 12, Jain: 0.76, JainOver: "keys", JainParties: 2, JainFrom: 2, JainTo: 7,
 		LongestWait: Wait{Job: "clone(a9)", Wait: 6}}, Checks: []string{"ok b1 starts at 4", "ok b2 starts at 4"}}
 	want := "ok   02-burst: Two clients burst — held: 2 of 2 checks passed\n" +
-		"       16 jobs in 12s; fairness 1.00 over keys; longest wait 6s (clone(a9))"
+		"       16 jobs in 12s; fairness 0.76 between 2 clients; longest wait 6s (clone(a9))"
 	if got := o.Verdict(); got != want {
 		t.Errorf("verdict:\n%s\nwant:\n%s", got, want)
 	}
 	o.Checks[1] = "FAIL b2 started at 9, want 4"
 	o.Aging, o.LongestWait.Bound = true, 7
+	o.Jain, o.JainOver, o.JainParties = 1, "groups", 1
 	want = "FAIL 02-burst: Two clients burst — DID NOT HOLD: 1 of 2 checks failed\n" +
-		"       16 jobs in 12s; fairness 1.00 over keys; longest wait 6s (clone(a9)) against an aging bound of 7s\n" +
+		"       16 jobs in 12s; fairness n/a (one group only); longest wait 6s (clone(a9)) against an aging bound of 7s\n" +
 		"       first failure: FAIL b2 started at 9, want 4"
 	if got := o.Verdict(); got != want {
 		t.Errorf("verdict:\n%s\nwant:\n%s", got, want)
+	}
+	for _, c := range []struct {
+		over              string
+		parties, from, to int
+		want              string
+	}{
+		{"tiers", 3, 0, 5, "; fairness 1.00 between 3 priority tiers; "},
+		{"keys", 0, 0, 0, "; fairness n/a (no clients: background work only); "},
+		{"keys", 6, 0, 0, "; fairness n/a (the 6 clients never all had work at once); "},
+	} {
+		o.JainOver, o.JainParties, o.JainFrom, o.JainTo = c.over, c.parties, c.from, c.to
+		if got := o.Verdict(); !strings.Contains(got, c.want) {
+			t.Errorf("verdict:\n%s\nwant it to contain %q", got, c.want)
+		}
 	}
 }

@@ -3,8 +3,10 @@
 // received, a weighted fairness index (Jain's), and the longest wait
 // against the aging bound. A Report prints as text (Text), as JSON (its
 // fields carry json tags, so json.MarshalIndent of a Report is the machine
-// readable form) and as a standalone SVG image (SVG): a Gantt chart of the
-// runs and the cumulative service of each key over time.
+// readable form) and as a standalone SVG image (SVG): the arrivals (and
+// the jobs refused or expired), a Gantt chart of the runs with each job's
+// arrival and wait above its bar, the jobs waiting per key and the
+// cumulative service of each key over time.
 //
 // Everything a Report holds is derived deterministically from the scenario
 // and its result: no map iteration order reaches the output.
@@ -48,8 +50,15 @@ type Report struct {
 	// by its configured weight: 1 means every party got exactly its
 	// configured share, 1/n that one got everything (see weightedJain).
 	Jain float64 `json:"jain"`
-	// JainOver says what the parties were: "keys" or "groups".
+	// JainOver says what the parties were: "keys", "groups" or "tiers".
 	JainOver string `json:"jain_over"`
+	// JainParties is how many parties had work; JainFrom and JainTo the
+	// window in which all of them had work, over which Jain compares them.
+	// With fewer than two parties, or no such window (JainFrom = JainTo),
+	// nothing competed and Jain is 1 by convention.
+	JainParties int `json:"jain_parties"`
+	JainFrom    int `json:"jain_from"`
+	JainTo      int `json:"jain_to"`
 	// LongestWait is the job that waited longest between its arrival and
 	// its start — with aging on, of the jobs below the aging ceiling,
 	// whose wait the bound covers; the zero Wait when no such job ran.
@@ -73,7 +82,9 @@ type Report struct {
 // after waiting since its arrival.
 type Unrun struct {
 	Job     string `json:"job"`
+	Type    string `json:"type"`
 	Key     string `json:"key"`
+	Group   string `json:"group,omitempty"`
 	Arrival int    `json:"arrival"`
 	At      int    `json:"at"`
 	Refused bool   `json:"refused"`
@@ -163,11 +174,11 @@ func Build(sc scenario.Scenario, res scenario.Result) Report {
 		switch {
 		case !started && ended && j.Refused:
 			r.Refused++
-			r.Unrun = append(r.Unrun, Unrun{Job: name, Key: j.Key, Arrival: j.Arrival, At: end, Refused: true})
+			r.Unrun = append(r.Unrun, Unrun{Job: name, Type: string(j.Type), Key: j.Key, Group: j.Group, Arrival: j.Arrival, At: end, Refused: true})
 			continue
 		case !started && ended:
 			r.Expired++
-			r.Unrun = append(r.Unrun, Unrun{Job: name, Key: j.Key, Arrival: j.Arrival, At: end})
+			r.Unrun = append(r.Unrun, Unrun{Job: name, Type: string(j.Type), Key: j.Key, Group: j.Group, Arrival: j.Arrival, At: end})
 			continue
 		case !started || !ended:
 			continue // the run did not finish: nothing to report
@@ -201,7 +212,8 @@ func Build(sc scenario.Scenario, res scenario.Result) Report {
 	r.Keys = stats(sortedKeys(keyed), r.Runs, total, func(run Run) string { return run.Key }, KeyName)
 	r.Groups = stats(sortedKeys(grouped), r.Runs, total, func(run Run) string { return run.Group }, func(g string) string { return g })
 
-	r.Jain, r.JainOver = weightedJain(sc, r.Runs)
+	f := weightedJain(sc, r.Runs, r.Unrun)
+	r.Jain, r.JainOver, r.JainParties, r.JainFrom, r.JainTo = f.index, f.over, f.parties, f.from, f.to
 
 	if longest != nil {
 		w := longest.run
@@ -274,6 +286,22 @@ func percentile(sorted []int, p int) int {
 	return sorted[max(rank, 1)-1]
 }
 
+// fairness is the fairness figure in a few words: Jain's index between the
+// parties, or that no two of them had work at once.
+func (r Report) fairness() string {
+	names := map[string][2]string{"keys": {"client", "clients"}, "groups": {"group", "groups"}, "tiers": {"priority tier", "priority tiers"}}
+	one, many := names[r.jainOver()][0], names[r.jainOver()][1]
+	switch {
+	case r.JainParties == 0:
+		return fmt.Sprintf("fairness n/a (no %s: background work only)", many)
+	case r.JainParties == 1:
+		return fmt.Sprintf("fairness n/a (one %s only)", one)
+	case r.JainTo <= r.JainFrom:
+		return fmt.Sprintf("fairness n/a (the %d %s never all had work at once)", r.JainParties, many)
+	}
+	return fmt.Sprintf("fairness %.2f between %d %s", r.Jain, r.JainParties, many)
+}
+
 // jainOver is JainOver, "keys" when unset.
 func (r Report) jainOver() string {
 	if r.JainOver == "" {
@@ -283,53 +311,89 @@ func (r Report) jainOver() string {
 }
 
 // JainExplained says in one sentence what Report.Jain measures.
-const JainExplained = "fairness is Jain's index of the service each client (or group, where groups have weights) got while all had work, divided by its configured weight: 1.00 means each got exactly its share, 1/n that one got everything"
+const JainExplained = "fairness: Jain's index of the service each party (client, or weighted group, or priority tier with a reserved share) got while all had work, each divided by its configured weight or share; 1.00 means each got exactly its configured share, 1/n that one got everything"
+
+// fairnessIndex is weightedJain's answer: the index, what the parties
+// are ("keys", "groups" or "tiers"), how many had work, and the window
+// [from, to) in which all had work (empty when they never did).
+type fairnessIndex struct {
+	index    float64
+	over     string
+	parties  int
+	from, to int
+}
 
 // weightedJain measures how close the scenario came to the shares it
 // configured. The parties are the groups when the scenario gives group
-// weights, else the fairness keys (background work, key "", is not a
+// weights; else the priority tiers when it reserves shares for two or more
+// (WithTier MinShare: the tiers without one, and their jobs, do not
+// count); else the fairness keys (background work, key "", is not a
 // tenant). Fairness only means something while parties compete, so the
 // service counted is the job-seconds each ran within the window in which
 // every party had work: from the last party's first arrival to the first
-// party's last completion. Each party's service is divided by its weight
-// (key weight, or group weight; 1 by default), so a correct 3:1 split
-// scores 1. With fewer than two parties, or no common window, nothing
-// competed: 1.
-func weightedJain(sc scenario.Scenario, runs []Run) (float64, string) {
+// party's last completion, refusal or expiry — a party whose jobs expired
+// unserved had work, and counts with what it got. Each party's service is divided by its weight
+// (group weight, tier MinShare, or key weight; 1 by default), so a correct
+// 3:1 split scores 1. With fewer than two parties, or no common window,
+// nothing competed: 1.
+func weightedJain(sc scenario.Scenario, runs []Run, unrun []Unrun) fairnessIndex {
 	over, party, weight := "keys", func(r Run) string { return r.Key }, func(name string) float64 {
 		if w, ok := sc.KeyWeights[name]; ok {
 			return w
 		}
 		return 1
 	}
-	if len(sc.GroupWeights) > 0 || sc.DefaultGroupWeight > 0 {
+	shares := map[string]float64{} // tier name → MinShare, of the tiers that reserve one
+	for p, t := range sc.Tiers {
+		if t.MinShare > 0 {
+			shares[tierName(p)] = t.MinShare
+		}
+	}
+	switch {
+	case len(sc.GroupWeights) > 0 || sc.DefaultGroupWeight > 0:
 		over, party, weight = "groups", func(r Run) string { return r.Group }, func(name string) float64 {
 			if w, ok := sc.GroupWeights[name]; ok {
 				return float64(w)
 			}
 			return float64(max(sc.DefaultGroupWeight, 1))
 		}
+	case len(shares) >= 2:
+		priority := map[string]fairsched.Priority{}
+		for _, t := range sc.Types {
+			priority[string(t.Name)] = t.Config.Priority
+		}
+		over, party, weight = "tiers", func(r Run) string {
+			if name := tierName(priority[r.Type]); shares[name] > 0 {
+				return name
+			}
+			return "" // a tier without a reserved share is no party
+		}, func(name string) float64 { return shares[name] }
 	}
 	first, last := map[string]int{}, map[string]int{}
-	for _, r := range runs {
-		p := party(r)
+	hadWork := func(p string, from, to int) {
 		if p == "" {
-			continue
+			return
 		}
-		if a, ok := first[p]; !ok || r.Arrival < a {
-			first[p] = r.Arrival
+		if a, ok := first[p]; !ok || from < a {
+			first[p] = from
 		}
-		last[p] = max(last[p], r.End)
+		last[p] = max(last[p], to)
+	}
+	for _, r := range runs {
+		hadWork(party(r), r.Arrival, r.End)
+	}
+	for _, u := range unrun {
+		hadWork(party(Run{Type: u.Type, Key: u.Key, Group: u.Group}), u.Arrival, u.At)
 	}
 	if len(first) < 2 {
-		return 1, over
+		return fairnessIndex{1, over, len(first), 0, 0}
 	}
 	lo, hi := math.MinInt, math.MaxInt
 	for p := range first {
 		lo, hi = max(lo, first[p]), min(hi, last[p])
 	}
 	if hi <= lo {
-		return 1, over
+		return fairnessIndex{1, over, len(first), 0, 0}
 	}
 	served := map[string]float64{}
 	for p := range first {
@@ -349,8 +413,11 @@ func weightedJain(sc scenario.Scenario, runs []Run) (float64, string) {
 	for _, p := range names {
 		xs = append(xs, served[p]/weight(p))
 	}
-	return jain(xs), over
+	return fairnessIndex{jain(xs), over, len(xs), lo, hi}
 }
+
+// tierName names the tier of priority p as a party of the fairness index.
+func tierName(p fairsched.Priority) string { return fmt.Sprintf("priority %d", p) }
 
 // jain is Jain's fairness index (Σx)² / (n·Σx²); 1 for at most one value.
 func jain(xs []float64) float64 {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -70,7 +71,7 @@ func TestBuild(t *testing.T) {
 		},
 		// While both keys had work, [1, 5]: A ran 2+3 job-seconds, B 1+0;
 		// background work is not a tenant. (5+1)² / (2·(5²+1²)).
-		Jain: 36.0 / 52, JainOver: "keys",
+		Jain: 36.0 / 52, JainOver: "keys", JainParties: 2, JainFrom: 1, JainTo: 5,
 		LongestWait: Wait{Job: "repack(r1)", Key: "", Wait: 5, Bound: 5, Within: true},
 		Aging:       true,
 		Timeline:    res.Timeline,
@@ -83,8 +84,8 @@ func TestBuild(t *testing.T) {
 		},
 		Refused: 1, Expired: 1,
 		Unrun: []Unrun{
-			{Job: "sync-clone(x)", Key: "B", Arrival: 1, At: 1, Refused: true},
-			{Job: "repack(e1)", Arrival: 2, At: 7},
+			{Job: "sync-clone(x)", Type: "sync-clone", Key: "B", Arrival: 1, At: 1, Refused: true},
+			{Job: "repack(e1)", Type: "repack", Arrival: 2, At: 7},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -192,8 +193,9 @@ func TestPercentile(t *testing.T) {
 // TestWeightedJain: the index is taken over the window in which every
 // party had work, each party's service divided by its weight: a 3:1 split
 // of groups weighted 3:1 scores 1, an equal split of unweighted keys 1, a
-// key starved in the window less; what a party runs alone after the others
-// drained does not count.
+// key starved in the window less; tiers reserving 40/40/20 % and running
+// 4:4:2 score 1 over tiers; a key whose jobs expired unserved counts with
+// 0; what a party runs alone after the others drained does not count.
 func TestWeightedJain(t *testing.T) {
 	runs := func(party func(i int) (key, group string), n, slots int) []Run {
 		var out []Run
@@ -216,23 +218,51 @@ func TestWeightedJain(t *testing.T) {
 		groups = append(groups, Run{Key: "ka", Group: "A", Start: 4 + i/4, End: 5 + i/4})
 	}
 	even := runs(func(i int) (string, string) { return []string{"x", "y"}[i%2], "" }, 8, 2)
+	// Tiers of priorities 3, 2 and 1 reserving 40/40/20 % of 10 slots run
+	// 4, 4 and 2 a second for 3 s; background work of priority 9, a tier
+	// without a reserved share, runs beside them and does not count.
+	var tiers []Run
+	for i := range 30 {
+		tiers = append(tiers, Run{Type: []string{"p3", "p3", "p3", "p3", "p2", "p2", "p2", "p2", "p1", "p1"}[i%10], Start: i / 10, End: i/10 + 1})
+	}
+	tiers = append(tiers, Run{Type: "p9", Start: 0, End: 3})
+	tierScenario := func(reserved ...float64) scenario.Scenario {
+		sc := scenario.Scenario{Tiers: map[fairsched.Priority]fairsched.TierConfig{9: {MaxRunning: 1}}}
+		for i, p := range []fairsched.Priority{3, 2, 1, 9} {
+			sc.Types = append(sc.Types, scenario.Type{Name: fairsched.JobType(fmt.Sprintf("p%d", p)), Config: fairsched.JobTypeConfig{Priority: p}})
+			if i < len(reserved) {
+				sc.Tiers[p] = fairsched.TierConfig{MinShare: reserved[i], BurstShare: 1}
+			}
+		}
+		return sc
+	}
 	starved := append(runs(func(int) (string, string) { return "x", "" }, 8, 2), Run{Key: "y", Arrival: 0, Start: 4, End: 5})
 	for _, c := range []struct {
-		name string
-		sc   scenario.Scenario
-		runs []Run
-		want float64
-		over string
+		name    string
+		sc      scenario.Scenario
+		runs    []Run
+		unrun   []Unrun
+		want    float64
+		over    string
+		parties int
+		window  [2]int
 	}{
-		{"groups 3:1 weighted 3:1", scenario.Scenario{GroupWeights: map[string]int{"A": 3, "B": 1}}, groups, 1, "groups"},
-		{"groups 3:1 unweighted keys", scenario.Scenario{}, groups, 0.8, "keys"}, // 12:4 unweighted: (12+4)²/(2·(144+16))
-		{"keys 1:1", scenario.Scenario{}, even, 1, "keys"},
-		{"keys 3:1 weighted 3:1", scenario.Scenario{KeyWeights: map[string]float64{"ka": 3}}, groups, 1, "keys"},
-		{"a key starved while both waited", scenario.Scenario{}, starved, 0.5, "keys"},
+		{"groups 3:1 weighted 3:1", scenario.Scenario{GroupWeights: map[string]int{"A": 3, "B": 1}}, groups, nil, 1, "groups", 2, [2]int{0, 4}},
+		{"groups 3:1 unweighted keys", scenario.Scenario{}, groups, nil, 0.8, "keys", 2, [2]int{0, 4}}, // 12:4 unweighted: (12+4)²/(2·(144+16))
+		{"keys 1:1", scenario.Scenario{}, even, nil, 1, "keys", 2, [2]int{0, 4}},
+		{"keys 3:1 weighted 3:1", scenario.Scenario{KeyWeights: map[string]float64{"ka": 3}}, groups, nil, 1, "keys", 2, [2]int{0, 4}},
+		{"a key starved while both waited", scenario.Scenario{}, starved, nil, 0.5, "keys", 2, [2]int{0, 4}},
+		{"tiers 4:4:2 reserving 40/40/20 %", tierScenario(0.4, 0.4, 0.2), tiers, nil, 1, "tiers", 3, [2]int{0, 3}},
+		{"tiers 4:4:2 reserving a third each", tierScenario(0.3, 0.3, 0.3), tiers, nil, 100.0 / 108, "tiers", 3, [2]int{0, 3}}, // (12+12+6)²/(3·(144+144+36))
+		{"one tier reserving a share, background keys: nothing to compare", tierScenario(0.4), tiers, nil, 1, "keys", 0, [2]int{}},
+		{"one key", scenario.Scenario{}, starved[:8], nil, 1, "keys", 1, [2]int{}},
+		{"two keys never at once", scenario.Scenario{}, []Run{{Key: "x", End: 2}, {Key: "y", Arrival: 2, Start: 2, End: 3}}, nil, 1, "keys", 2, [2]int{}},
+		{"a key whose jobs expired unserved while the other ran", scenario.Scenario{}, starved[:8], []Unrun{{Key: "y", Arrival: 0, At: 4}}, 0.5, "keys", 2, [2]int{0, 4}},
 	} {
-		got, over := weightedJain(c.sc, c.runs)
-		if math.Abs(got-c.want) > 1e-9 || over != c.over {
-			t.Errorf("%s: %v over %s; want %v over %s", c.name, got, over, c.want, c.over)
+		got := weightedJain(c.sc, c.runs, c.unrun)
+		if math.Abs(got.index-c.want) > 1e-9 || got.over != c.over || got.parties != c.parties || [2]int{got.from, got.to} != c.window {
+			t.Errorf("%s: %v over %d %s in [%d, %d); want %v over %d %s in %v",
+				c.name, got.index, got.parties, got.over, got.from, got.to, c.want, c.parties, c.over, c.window)
 		}
 	}
 }

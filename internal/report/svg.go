@@ -19,14 +19,19 @@ const (
 	plotLeft   = 110 // room for the row labels and the service axis
 	plotRight  = 30
 	plotWidth  = svgWidth - plotLeft - plotRight
-	rowHeight  = 22
+	rowHeight  = 26 // a lane for the wait, then the bar
 	barHeight  = 16
+	waitLane   = 4   // the wait line's height in its row: above the bar
+	barTop     = 8   // the bar's top in its row
 	chartTall  = 200 // the service chart's plot area
 	fontSize   = 11  // bar labels, axis labels, legend
 	charWidth  = 6.5 // estimated advance of one character at fontSize
 	legendSwat = 12  // legend swatch size
 	timeTicks  = 12  // at most this many time ticks
 	valueTicks = 5   // at most this many service ticks
+	titleChars = 90  // the title wraps after this many characters (18px bold)
+	laneGap    = 9   // between the arrivals line and each lane of expired waits
+	maxLanes   = 6   // lanes of expired waits at most
 )
 
 // palette colours the fairness keys in their sorted order, cycling when
@@ -39,10 +44,13 @@ const backgroundColour = "#a0a0a0"
 
 // SVG writes a standalone SVG image of the run: the scenario's title, a
 // legend of the fairness keys, a strip of arrivals (a dot per job in its
-// key's colour, a red cross per refused job, a dark cross where a job
-// expired), a Gantt chart with one row per slot and a bar per run coloured
-// by key, the jobs waiting per key over time, and the cumulative service
-// (job-seconds run) per key over time. The output depends only on r.
+// key's colour, a red cross per job refused at its arrival, a dark cross
+// where a job expired, after a thin line for its wait), a Gantt chart
+// with one row per slot and a bar per run coloured by key — above each
+// bar, in the bar's row, a tick at the job's arrival and a thin line for
+// its wait from arrival to start —, the jobs waiting per key over time,
+// and the cumulative service (job-seconds run) per key over time. The
+// output depends only on r.
 func (r Report) SVG(w io.Writer) error {
 	colours := r.colours()
 
@@ -52,7 +60,12 @@ func (r Report) SVG(w io.Writer) error {
 	}
 	y := 30
 	body := &strings.Builder{}
-	fmt.Fprintf(body, `<text x="20" y="%d" font-size="18" font-weight="bold" fill="#222">%s</text>`+"\n", y, esc(title))
+	for i, line := range wrap(title, titleChars) {
+		if i > 0 {
+			y += 22
+		}
+		fmt.Fprintf(body, `<text class="title" x="20" y="%d" font-size="18" font-weight="bold" fill="#222">%s</text>`+"\n", y, esc(line))
+	}
 	y += 20
 	fmt.Fprintf(body, `<text x="20" y="%d" font-size="12" fill="#555">%s</text>`+"\n", y, esc(r.subtitle()))
 	y += 16
@@ -76,31 +89,51 @@ func (r Report) SVG(w io.Writer) error {
 	}
 	y += 20 + 24
 
-	// Arrivals: a dot per job that ran, a cross per job that did not.
+	// Arrivals: a dot per job that ran; a red cross at its arrival per job
+	// refused; per job that expired, a line in its key's colour for its
+	// wait, on a lane of its own below the dots, ending in a dark cross.
 	domain, step := timeScale(r.Runs, r.Unrun)
 	xOf := func(t int) float64 { return plotLeft + float64(t)*plotWidth/float64(domain) }
 	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Arrivals</text>`+"\n", y+4)
-	fmt.Fprintf(body, `<text x="%d" y="%d" font-size="%d" fill="#555">dot: arrived · red cross: refused · dark cross: expired</text>`+"\n", plotLeft+plotWidth-330, y+4, fontSize)
+	fmt.Fprintf(body, `<text x="%d" y="%d" font-size="%d" fill="#555">dot: arrived · red cross: refused · line to a dark cross: waited, then expired</text>`+"\n", plotLeft+plotWidth-490, y+4, fontSize)
 	ay := y + 16
 	fmt.Fprintf(body, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#d8d8d8"/>`+"\n", plotLeft, ay, plotLeft+plotWidth, ay)
 	for _, run := range r.Runs {
 		fmt.Fprintf(body, "<circle class=\"arrival\" cx=\"%s\" cy=\"%d\" r=\"3\" fill=\"%s\" fill-opacity=\"0.6\"><title>%s</title></circle>\n",
 			num(xOf(run.Arrival)), ay, colours[KeyName(run.Key)], esc(fmt.Sprintf("%s arrived at %d (key %s)", run.Job, run.Arrival, KeyName(run.Key))))
 	}
-	for _, u := range r.Unrun {
-		class, colour, tip, at := "refused", "#d62728", fmt.Sprintf("%s refused at %d (key %s)", u.Job, u.At, KeyName(u.Key)), u.At
-		if !u.Refused {
-			class, colour, tip = "expired", "#333", fmt.Sprintf("%s expired at %d after waiting %ds (key %s)", u.Job, u.At, u.At-u.Arrival, KeyName(u.Key))
-		}
-		cx := xOf(at)
+	cross := func(class string, t, cy int, colour, tip string) {
+		cx := xOf(t)
 		fmt.Fprintf(body, "<path class=\"%s\" d=\"M%s %dL%s %dM%s %dL%s %d\" stroke=\"%s\" stroke-width=\"2\"><title>%s</title></path>\n",
-			class, num(cx-4), ay-4, num(cx+4), ay+4, num(cx-4), ay+4, num(cx+4), ay-4, colour, esc(tip))
+			class, num(cx-4), cy-4, num(cx+4), cy+4, num(cx-4), cy+4, num(cx+4), cy-4, colour, esc(tip))
 	}
-	y = ay + 34
+	lanes := expiryLanes(r.Unrun)
+	for i, u := range r.Unrun {
+		key := KeyName(u.Key)
+		if u.Refused {
+			cross("refused", u.Arrival, ay, "#d62728", fmt.Sprintf("%s refused at its arrival at %d (key %s)", u.Job, u.Arrival, key))
+			continue
+		}
+		tip := fmt.Sprintf("%s arrived at %d, waited %ds and expired at %d (key %s)", u.Job, u.Arrival, u.At-u.Arrival, u.At, key)
+		ly := ay + laneGap*(lanes[i]+1)
+		fmt.Fprintf(body, "<g>\n<title>%s</title>\n", esc(tip))
+		fmt.Fprintf(body, `<line class="wait" x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s" stroke-width="2" stroke-opacity="0.8"/>`+"\n",
+			num(xOf(u.Arrival)), ly, num(xOf(u.At)), ly, colours[key])
+		fmt.Fprintf(body, `<line class="arrival" x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s" stroke-width="1.5"/>`+"\n",
+			num(xOf(u.Arrival)), ly-3, num(xOf(u.Arrival)), ly+3, colours[key])
+		body.WriteString("</g>\n")
+		cross("expired", u.At, ly, "#333", tip)
+	}
+	used := 0
+	for _, l := range lanes {
+		used = max(used, l+1)
+	}
+	y = ay + 34 + laneGap*used
 
 	// The Gantt chart.
 	labels, rowOf := rows(r.Runs)
 	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Runs by slot</text>`+"\n", y-10)
+	fmt.Fprintf(body, `<text x="%d" y="%d" font-size="%d" fill="#555">above each run: a tick at its arrival, a thin line while it waited</text>`+"\n", plotLeft+plotWidth-390, y-10, fontSize)
 	top := y
 	bottom := top + len(labels)*rowHeight
 	for i, label := range labels {
@@ -108,14 +141,25 @@ func (r Report) SVG(w io.Writer) error {
 		if i%2 == 0 {
 			fmt.Fprintf(body, `<rect class="row" x="%d" y="%d" width="%d" height="%d" fill="#f3f3f3"/>`+"\n", plotLeft, ry, plotWidth, rowHeight)
 		}
-		fmt.Fprintf(body, `<text x="%d" y="%d" font-size="%d" text-anchor="end" fill="#222">%s</text>`+"\n", plotLeft-8, ry+rowHeight/2+4, fontSize, esc(label))
+		fmt.Fprintf(body, `<text x="%d" y="%d" font-size="%d" text-anchor="end" fill="#222">%s</text>`+"\n", plotLeft-8, ry+barTop+barHeight/2+4, fontSize, esc(label))
 	}
 	timeAxis(body, xOf, domain, step, top, bottom)
 	for i, run := range r.Runs {
 		key := KeyName(run.Key)
 		x0, x1 := xOf(run.Start), xOf(run.End)
 		width := math.Max(x1-x0, 1) // a run of no time still shows
-		by := top + rowOf[i]*rowHeight + (rowHeight-barHeight)/2
+		ry := top + rowOf[i]*rowHeight
+		by := ry + barTop
+		// Its arrival and wait, in the lane above the bars of its row.
+		wy, ax := ry+waitLane, xOf(run.Arrival)
+		fmt.Fprintf(body, "<g>\n<title>%s</title>\n", esc(fmt.Sprintf("%s arrived at %d, waited %ds", run.Job, run.Arrival, run.Wait())))
+		if run.Wait() > 0 {
+			fmt.Fprintf(body, `<line class="wait" x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s" stroke-width="2" stroke-opacity="0.8"/>`+"\n",
+				num(ax), wy, num(x0), wy, colours[key])
+		}
+		fmt.Fprintf(body, `<line class="arrival" x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s" stroke-width="1.5"/>`+"\n",
+			num(ax), wy-3, num(ax), by, colours[key])
+		body.WriteString("</g>\n")
 		tip := fmt.Sprintf("%s: key %s, T=%d–%d, arrived %d, waited %ds", run.Job, key, run.Start, run.End, run.Arrival, run.Wait())
 		if run.Group != "" {
 			tip += ", group " + run.Group
@@ -232,7 +276,7 @@ func (r Report) subtitle() string {
 	if r.Expired > 0 {
 		parts = append(parts, fmt.Sprintf("%d expired", r.Expired))
 	}
-	parts = append(parts, fmt.Sprintf("fairness %.2f over %s", r.Jain, r.jainOver()), r.LongestWait.text(len(r.Runs) > 0, r.Aging))
+	parts = append(parts, r.fairness(), r.LongestWait.text(len(r.Runs) > 0, r.Aging))
 	return strings.Join(parts, " · ")
 }
 
@@ -350,6 +394,31 @@ func timeAxis(b *strings.Builder, xOf func(int) float64, domain, step, top, bott
 	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="%d" text-anchor="middle" fill="#444">time (s)</text>`+"\n", plotLeft+plotWidth/2, bottom+33, fontSize)
 }
 
+// expiryLanes gives each expired job of unrun a lane below the arrivals
+// line: the lowest whose last wait ended by the job's arrival, at most
+// maxLanes of them (the last is shared past that). Refused jobs get none
+// (-1): their cross is on the arrivals line.
+func expiryLanes(unrun []Unrun) []int {
+	lanes := make([]int, len(unrun))
+	var free []int // the end of the last wait on each lane
+	for i, u := range unrun {
+		if u.Refused {
+			lanes[i] = -1
+			continue
+		}
+		lane := slices.IndexFunc(free, func(end int) bool { return end <= u.Arrival })
+		if lane < 0 {
+			lane = min(len(free), maxLanes-1)
+			if lane == len(free) {
+				free = append(free, 0)
+			}
+		}
+		free[lane] = max(free[lane], u.At)
+		lanes[i] = lane
+	}
+	return lanes
+}
+
 // waitLine is one key's number of waiting jobs, changing at each point.
 type waitLine struct {
 	key    string
@@ -421,6 +490,28 @@ func served(runs []Run, t int) int {
 		sum += min(max(t-run.Start, 0), run.Served())
 	}
 	return sum
+}
+
+// wrap breaks s into lines of at most width characters at spaces (a word
+// longer than width gets a line of its own).
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" || len(lines) == 0 {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // textWidth estimates the width in pixels of s at fontSize.

@@ -205,6 +205,87 @@ func TestSVGBars(t *testing.T) {
 	}
 }
 
+// TestSVGWaits: above each run's bar, in its row, a tick at the job's
+// arrival and, when it waited, a line from its arrival to its start in its
+// key's colour; a refused job is a red cross at its arrival; an expired
+// one a line from its arrival to its expiry, below the arrivals line,
+// ending in a dark cross.
+func TestSVGWaits(t *testing.T) {
+	sc, res := handMade() // waits: a2 0→2, b1 1→4, r1 0→5, b2 1→5; x refused at 1; e1 expired 2→7
+	r := Build(sc, res)
+	els := parse(t, render(t, r))
+	scale := float64(plotWidth) / 9
+	sec := func(e *element, attr string) string {
+		return fmt.Sprintf("%.2f", (attrFloat(t, e, attr)-plotLeft)/scale)
+	}
+	var waits, ticks []string
+	var bars []float64 // each bar's y, in order
+	var arrivalsY float64
+	var crosses []*element
+	for _, e := range els {
+		switch c := e.attrs["class"]; {
+		case e.name == "line" && c == "wait":
+			waits = append(waits, fmt.Sprintf("%s→%s %s y%.0f", sec(e, "x1"), sec(e, "x2"), e.attrs["stroke"], attrFloat(t, e, "y1")))
+		case e.name == "line" && c == "arrival":
+			if e.attrs["x1"] != e.attrs["x2"] {
+				t.Errorf("arrival tick %v is not vertical", e.attrs)
+			}
+			ticks = append(ticks, fmt.Sprintf("%s %s y%.0f-%.0f", sec(e, "x1"), e.attrs["stroke"], attrFloat(t, e, "y1"), attrFloat(t, e, "y2")))
+		case e.name == "rect" && c == "bar":
+			bars = append(bars, attrFloat(t, e, "y"))
+		case e.name == "circle" && c == "arrival":
+			arrivalsY = attrFloat(t, e, "cy")
+		case e.name == "path" && (c == "refused" || c == "expired"):
+			crosses = append(crosses, e)
+		}
+	}
+	if len(bars) != len(r.Runs) {
+		t.Fatalf("%d bars for %d runs", len(bars), len(r.Runs))
+	}
+	colour := map[string]string{"": backgroundColour, "A": palette[0], "B": palette[1]}
+	lane := arrivalsY + laneGap // the expired job's lane
+	want := []string{fmt.Sprintf("2.00→7.00 %s y%.0f", backgroundColour, lane)}
+	var wantTicks []string
+	for i, run := range r.Runs {
+		wy := bars[i] - barTop + waitLane // the lane above the run's bar
+		if run.Wait() > 0 {
+			want = append(want, fmt.Sprintf("%d.00→%d.00 %s y%.0f", run.Arrival, run.Start, colour[run.Key], wy))
+		}
+		wantTicks = append(wantTicks, fmt.Sprintf("%d.00 %s y%.0f-%.0f", run.Arrival, colour[run.Key], wy-3, bars[i]))
+	}
+	if diff := cmp.Diff(want, waits); diff != "" {
+		t.Errorf("wait lines (-want +got):\n%s", diff)
+	}
+	// The expired job's tick on its lane, then one per run in its row.
+	wantTicks = append([]string{fmt.Sprintf("2.00 %s y%.0f-%.0f", backgroundColour, lane-3, lane+3)}, wantTicks...)
+	if diff := cmp.Diff(wantTicks, ticks); diff != "" {
+		t.Errorf("arrival ticks (-want +got):\n%s", diff)
+	}
+	var marks []string
+	for _, e := range crosses {
+		var x0, y0 float64
+		fmt.Sscanf(e.attrs["d"], "M%g %g", &x0, &y0)
+		marks = append(marks, fmt.Sprintf("%s at %.2f y%.0f %s", e.attrs["class"], (x0+4-plotLeft)/scale, y0+4, e.attrs["stroke"]))
+	}
+	wantMarks := []string{fmt.Sprintf("refused at 1.00 y%.0f #d62728", arrivalsY), fmt.Sprintf("expired at 7.00 y%.0f #333", lane)}
+	if diff := cmp.Diff(wantMarks, marks); diff != "" {
+		t.Errorf("refused and expired marks (-want +got):\n%s", diff)
+	}
+}
+
+// TestExpiryLanes: an expired job's wait takes the lowest lane free at its
+// arrival, up to maxLanes; refused jobs take none.
+func TestExpiryLanes(t *testing.T) {
+	unrun := []Unrun{{Arrival: 0, At: 5}, {Arrival: 1, At: 1, Refused: true}, {Arrival: 2, At: 4}, {Arrival: 5, At: 6}, {Arrival: 4, At: 9}}
+	for range maxLanes + 1 {
+		unrun = append(unrun, Unrun{Arrival: 0, At: 20})
+	}
+	want := []int{0, -1, 1, 0, 1, 2, 3, 4, 5, 5, 5, 5}
+	if got := expiryLanes(unrun); !cmp.Equal(want, got) {
+		t.Errorf("lanes %v, want %v", got, want)
+	}
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -344,7 +425,7 @@ func TestSVGConverts(t *testing.T) {
 	}
 }
 
-// TestRealRun reports a run of the real scheduler: scenario 6, in which
+// TestRealRun reports a run of the real scheduler: 08-aging-under-stream, in which
 // aging lifts repack(big) past a foreground stream within its bound
 // MaxWait(1) = 7s.
 func TestRealRun(t *testing.T) {
@@ -404,5 +485,30 @@ func TestRenderScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestSVGTitleWraps: a title longer than a line of the image wraps at
+// spaces onto more lines, none longer than titleChars, no word lost.
+func TestSVGTitleWraps(t *testing.T) {
+	title := strings.Repeat("a fairly long title word ", 8) + "end"
+	r := Report{Name: "w", Title: title, Keys: []Stats{{Name: "k"}}, Runs: []Run{{Job: "a", Key: "k", End: 1}}}
+	var lines []string
+	for _, e := range parse(t, render(t, r)) {
+		if e.name == "text" && e.attrs["class"] == "title" {
+			lines = append(lines, e.text)
+			if len(e.text) > titleChars {
+				t.Errorf("title line of %d characters: %q", len(e.text), e.text)
+			}
+		}
+	}
+	if len(lines) < 2 || strings.Join(lines, " ") != strings.TrimSpace(title) {
+		t.Errorf("title lines %q", lines)
+	}
+	if got := wrap("", 10); !cmp.Equal(got, []string{""}) {
+		t.Errorf("wrap of nothing: %q", got)
+	}
+	if got := wrap("short averyveryverylongword x", 10); !cmp.Equal(got, []string{"short", "averyveryverylongword", "x"}) {
+		t.Errorf("wrap: %q", got)
 	}
 }

@@ -21,25 +21,25 @@ func Check(sc Scenario, res Result) []string {
 		out = append(out, e.check(sc, res))
 	}
 	switch sc.Name {
-	case "go-04-background-saturated":
+	case "go-01-background-saturated":
 		out = append(out, startsAtArrival(sc, res, "sync-clone(r99)"))
 	case "go-02-two-client-burst":
 		out = append(out, clientNotStarved(sc, res))
 	case "go-03-expensive-vs-cheap":
 		out = append(out, cheapOvertakes(res, ""), cheapOvertakes(res, "#2"),
 			startsAtArrival(sc, res, "sync-clone(med1)"), startsAtArrival(sc, res, "sync-clone(med2)"))
-	case "go-01-conflict-exclusion":
+	case "go-04-conflict-exclusion":
 		out = append(out, after(res, "repack(repo1)", "sync-clone(repo1)"), after(res, "repack(repo2)", "sync-clone(repo2)"),
 			overlap(res, "sync-clone(repo1)", "sync-clone(repo2)"), overlap(res, "repack(repo1)", "repack(repo2)"))
-	case "15-aging-under-stream":
+	case "08-aging-under-stream":
 		j := find(sc, "repack(big)")
 		bound := int(sc.Aging.MaxWait(1) / time.Second)
 		out = append(out, verdict(res.Start[j.Name()] <= j.Arrival+bound,
 			"repack(big) arrived at T=%d and started at T=%d, within MaxWait(1) = %ds under a stream that never paused",
 			j.Arrival, res.Start[j.Name()], bound))
-	case "16-weighted-groups":
+	case "09-weighted-groups":
 		out = append(out, split(sc, res, 2, -1, "A", 12, "B", 4))
-	case "17-paused-group":
+	case "11-paused-group":
 		started := 0
 		for _, j := range sc.Jobs {
 			if t := res.Start[j.Name()]; j.Group == "B" && t >= 2 && t < 6 {
@@ -49,14 +49,14 @@ func Check(sc Scenario, res Result) []string {
 		out = append(out, verdict(started == 0, "no job of paused group B started in [2,6) (%d did)", started),
 			verdict(running(sc, res, "A", 4) == 16, "A ran all 16 slots while B was paused (T=4: %d)", running(sc, res, "A", 4)),
 			verdict(running(sc, res, "B", 6) == 4, "B had its 4 slots back at T=6 (%d)", running(sc, res, "B", 6)))
-	case "18-urgent-borrow":
+	case "13-urgent-borrow":
 		old := "repack(old)"
 		bound := int(sc.Aging.MaxWait(1) / time.Second)
 		out = append(out, verdict(res.Start[old] == bound, "repack(old) became urgent and started at T=%d = MaxWait(1)", res.Start[old]),
 			verdict(running(sc, res, "B", res.Start[old]) == 3, "group B ran %d jobs, one past its allocation of 2", running(sc, res, "B", res.Start[old])))
-	case "19-weight-change":
+	case "12-weight-change":
 		out = append(out, split(sc, res, 3, 3, "A", 4, "B", 4), split(sc, res, 6, -1, "A", 6, "B", 2))
-	case "24-expiry":
+	case "19-expiry":
 		expired := map[string]int{}
 		for _, e := range res.Timeline {
 			if e.Kind == "expire" {
@@ -66,7 +66,7 @@ func Check(sc Scenario, res Result) []string {
 		out = append(out, verdict(len(expired) == 2 && expired["pull(repo)"] == 3 && expired["snapshot(nightly)"] == 5,
 			"the pull expired at T=3 and the snapshot at T=5, pending (%v)", expired),
 			verdict(res.Start["sync-clone(repo)"] == 6, "the clone without a timeout ran when the slot freed, at T=%d", res.Start["sync-clone(repo)"]))
-	case "23-rate-limited":
+	case "18-rate-limited":
 		starts := []int{}
 		for i := 1; i <= 4; i++ {
 			starts = append(starts, res.Start[fmt.Sprintf("repack(repo%d)", i)])
@@ -79,13 +79,13 @@ func Check(sc Scenario, res Result) []string {
 		}
 		out = append(out, verdict(fmt.Sprint(starts) == "[0 2 4 6]", "the repacks started one token apart, at T=%v", starts),
 			verdict(idle == 0, "no slot stood idle while clones waited (%d idle steps)", idle))
-	case "22-tier-shares":
+	case "16-tier-shares":
 		out = append(out, tierFloor(sc, res, Backfill, 2),
 			verdict(typeRunning(sc, res, Incident, 2) == 4 && typeRunning(sc, res, Copilot, 2) == 4,
 				"T=2, all three busy: P0 and P1 each run their 4 reserved slots (%d, %d)", typeRunning(sc, res, Incident, 2), typeRunning(sc, res, Copilot, 2)),
 			verdict(typeRunning(sc, res, Incident, 5) == 7 && typeRunning(sc, res, Backfill, 5) == 3,
 				"T=5, P1 idle and lending: P0 bursts to 7 and P2 to 3 (%d, %d)", typeRunning(sc, res, Incident, 5), typeRunning(sc, res, Backfill, 5)))
-	case "21-noisy-tenant":
+	case "15-noisy-tenant":
 		for _, name := range []string{"sync-clone(quiet-1)", "sync-clone(quiet-2)"} {
 			j := find(sc, name)
 			out = append(out, verdict(res.Start[name] <= j.Arrival+j.Duration,
@@ -98,7 +98,7 @@ func Check(sc Scenario, res Result) []string {
 			}
 		}
 		out = append(out, verdict(refused == 1, "the noisy tenant's 45th job was refused at once (tenant_limit): %d refusal(s) at T=0", refused))
-	case "20-weighted-keys":
+	case "14-weighted-keys":
 		out = append(out, serviceRatio(sc, res, "gold", "free", 2))
 	case "go-05-many-background-types":
 

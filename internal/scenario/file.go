@@ -30,8 +30,9 @@ import (
 // Durations of the scheduler and of types are Go duration strings ("10s");
 // the arrival (at, start) and run time (duration) of jobs are whole seconds.
 //
-//	name: 10-specialist-slots            # default: the file's base name
-//	title: Specialist slots take common work
+//	name: 20-specialist-slots     # default: the file's base name; NN- orders the demo
+//	title: Each job takes the most specialised free slot   # one plain sentence:
+//	                              # what the scenario shows (the demo's line)
 //	scheduler:
 //	  max_concurrency: 8              # 0 or absent: unlimited
 //	  aging: {grace: 3s, interval: 1s, step: 2, max_priority: 8, urgent_threshold: 0}

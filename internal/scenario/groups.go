@@ -24,11 +24,11 @@ func groupJobs(g string, n, at, duration int) []Job {
 	return jobs
 }
 
-// WeightedGroups is the spec's motivation: profile A (weight 3, plenty of
+// WeightedGroups is why groups exist: profile A (weight 3, plenty of
 // work) and profile B (weight 1, 20 jobs) on 16 slots progress 12:4 while
 // both have work; when B runs dry its slots go to A.
 func WeightedGroups() Scenario {
-	sc := Scenario{Name: "16-weighted-groups", Title: "Groups A (weight 3) and B (weight 1) share 16 slots 12:4",
+	sc := Scenario{Name: "09-weighted-groups", Title: "Two groups weighted 3 and 1 share 16 slots 12 to 4 while both have work",
 		MaxConcurrency: 16, Types: []Type{syncType(16)},
 		Options:      []fairsched.Option{fairsched.WithGroupWeight("A", 3), fairsched.WithGroupWeight("B", 1)},
 		GroupWeights: map[string]int{"A": 3, "B": 1}}
@@ -41,7 +41,7 @@ func WeightedGroups() Scenario {
 // resume B gets its share back as slots free.
 func PausedGroup() Scenario {
 	sc := WeightedGroups()
-	sc.Name, sc.Title = "17-paused-group", "A paused group waits; its slots go to the other group until it resumes"
+	sc.Name, sc.Title = "11-paused-group", "A paused group's jobs wait and its slots go to the other group; on resume it gets its share back"
 	sc.Script = map[int]func(*fairsched.Scheduler) error{
 		2: func(s *fairsched.Scheduler) error { return s.PauseGroup("B") },
 		6: func(s *fairsched.Scheduler) error { return s.ResumeGroup("B") },
@@ -53,7 +53,7 @@ func PausedGroup() Scenario {
 // its share; its old low-priority job ages to the urgent threshold at T=5
 // and borrows the next slot A frees, running B past its allocation.
 func UrgentBorrow() Scenario {
-	sc := Scenario{Name: "18-urgent-borrow", Title: "An urgent aged job borrows a slot past its group's allocation",
+	sc := Scenario{Name: "13-urgent-borrow", Title: "A job that has waited long enough to become urgent borrows a slot beyond its group's share",
 		MaxConcurrency: 4,
 		Aging:          &fairsched.AgingConfig{GracePeriod: 2 * time.Second, Interval: time.Second, Step: 3, MaxEffectivePriority: 10, UrgentThreshold: 10},
 		Types: []Type{syncType(10),
@@ -75,7 +75,7 @@ func UrgentBorrow() Scenario {
 // WeightChange: A and B share 8 slots 4:4 until A's weight becomes 3 at
 // T=4; the new split 6:2 takes effect as slots free.
 func WeightChange() Scenario {
-	sc := Scenario{Name: "19-weight-change", Title: "A runtime weight change takes effect at the next free slots",
+	sc := Scenario{Name: "12-weight-change", Title: "A group's weight changed at run time changes the split as soon as slots free",
 		MaxConcurrency: 8, Types: []Type{syncType(8)},
 		Options:      []fairsched.Option{fairsched.WithGroupWeight("A", 1), fairsched.WithGroupWeight("B", 1)},
 		GroupWeights: map[string]int{"A": 1, "B": 1},

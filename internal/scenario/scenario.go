@@ -1,5 +1,5 @@
 // Package scenario plays scripted workloads through the real scheduler in
-// virtual time and records what it decided. The spec's five scenarios live
+// virtual time and records what it decided. The built-in scenarios live
 // here so that the tests and the demo play exactly the same thing.
 //
 // Time is a mock clock advanced one second per step. A job's function blocks
@@ -83,7 +83,9 @@ type Type struct {
 
 // Scenario is a workload and the scheduler it runs on.
 type Scenario struct {
-	Name           string
+	Name string
+	// Title says in one plain sentence what the scenario shows, for
+	// someone who has not read it: the demo's line and the chart's title.
 	Title          string
 	MaxConcurrency int
 	Aging          *fairsched.AgingConfig // nil: no aging
@@ -104,7 +106,8 @@ type Scenario struct {
 	// Scoring, when not nil, turns linear scoring on (WithScoring).
 	Scoring *fairsched.ScoreConfig
 	// Tiers and OrderOnly, as given to WithTier and WithPriorityMode among
-	// Options, tell the checks each tier's cap.
+	// Options, tell the checks each tier's cap, and the report's fairness
+	// index each tier's reserved share (MinShare).
 	Tiers     map[fairsched.Priority]fairsched.TierConfig
 	OrderOnly bool
 	Jobs      []Job

@@ -7,7 +7,7 @@ import (
 	"github.com/fairsched/fairsched"
 )
 
-// The job types and costs of the spec's simulation. Costs are wall time: a
+// The job types and costs of the git-proxy scenarios (01-05). Costs are wall time: a
 // (type, id) seen for the first time is charged its type's DefaultCost.
 const (
 	SyncClone fairsched.JobType = "sync-clone"
@@ -15,8 +15,8 @@ const (
 	Pull      fairsched.JobType = "pull"
 )
 
-// standardTypes is the spec's make_scheduler: global 8, foreground tier 8,
-// background tier 4, all in the "git" conflict group.
+// standardTypes is the git proxy's scheduler of scenarios 01-05: global 8,
+// foreground tier 8, background tier 4, all in the "git" conflict group.
 func standardTypes() []Type {
 	return []Type{
 		{SyncClone, fairsched.JobTypeConfig{DefaultCost: 10 * time.Second, MaxConcurrency: 8, ConflictGroup: "git", Priority: 8}},
@@ -25,18 +25,23 @@ func standardTypes() []Type {
 	}
 }
 
-// Spec returns the five scenarios of the spec, in order.
+// Spec returns the five git-proxy scenarios written in Go, in reading
+// order; each has a twin scenario file (testdata/scenarios/01-05) that
+// must play the same timeline.
 func Spec() []Scenario {
 	return []Scenario{BackgroundSaturated(), TwoClientBurst(), ExpensiveVsCheap(), ConflictExclusion(), ManyBackgroundTypes()}
 }
 
-// All returns every scenario: the spec's five, then the features'.
+// All returns every scenario written in Go: the git proxy's five, then the
+// features'.
 func All() []Scenario { return append(Spec(), Features()...) }
 
-// Features returns the scenarios of the features after spec 1: aging,
-// groups, key weights, tenancy, tier shares, rate limits, expiry.
+// Features returns the built-in scenarios of the features beyond the git
+// proxy's basics — aging, groups, key weights, tenancy, tier shares, rate
+// limits, expiry — in the order of their names: they share the numbering
+// of the scenario files, which is the order they are meant to be read in.
 func Features() []Scenario {
-	return []Scenario{AgingUnderStream(), WeightedGroups(), PausedGroup(), UrgentBorrow(), WeightChange(), WeightedKeys(), NoisyTenant(), TierShares(), RateLimited(), Expiry()}
+	return []Scenario{AgingUnderStream(), WeightedGroups(), PausedGroup(), WeightChange(), UrgentBorrow(), WeightedKeys(), NoisyTenant(), TierShares(), RateLimited(), Expiry()}
 }
 
 // AgingUnderStream: two slots, a foreground stream that always has two
@@ -46,7 +51,7 @@ func Features() []Scenario {
 // MaxWait(1) = 3s + ⌈7/2⌉·1s = 7s and, its key having consumed less, takes
 // the next slot that frees.
 func AgingUnderStream() Scenario {
-	sc := Scenario{Name: "15-aging-under-stream", Title: "Aging lifts a background job past a continuous foreground stream",
+	sc := Scenario{Name: "08-aging-under-stream", Title: "Aging lifts a background repack past a never-ending stream of user clones within its 7 s bound",
 		MaxConcurrency: 2,
 		Aging:          &fairsched.AgingConfig{GracePeriod: 3 * time.Second, Interval: time.Second, Step: 2, MaxEffectivePriority: 8},
 		Types: []Type{
@@ -64,10 +69,10 @@ func AgingUnderStream() Scenario {
 	return sc
 }
 
-// BackgroundSaturated is scenario 1: background work fills its tier, then a
+// BackgroundSaturated (01): background work fills its tier, then a
 // foreground clone arrives and must start at once.
 func BackgroundSaturated() Scenario {
-	sc := Scenario{Name: "go-04-background-saturated", Title: "Background saturated, foreground arrives late (global 8, background tier 4)",
+	sc := Scenario{Name: "go-01-background-saturated", Title: "Background work fills its share of the slots; a user's clone arriving later still starts at once",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for i := 1; i <= 6; i++ {
 		sc.Jobs = append(sc.Jobs, Job{Type: Repack, ID: fmt.Sprintf("r%d", i), Arrival: 0, Duration: 8})
@@ -79,10 +84,10 @@ func BackgroundSaturated() Scenario {
 	return sc
 }
 
-// TwoClientBurst is scenario 2: client A bursts ten clones, client B then
+// TwoClientBurst (02): client A bursts ten clones, client B then
 // asks for two, with background repacks running.
 func TwoClientBurst() Scenario {
-	sc := Scenario{Name: "go-02-two-client-burst", Title: "Two clients burst, with background work and conflicts",
+	sc := Scenario{Name: "go-02-two-client-burst", Title: "One client bursts ten clones; another client's two clones take the next free slots instead of waiting behind all ten",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for i := 1; i <= 4; i++ {
 		sc.Jobs = append(sc.Jobs, Job{Type: Repack, ID: fmt.Sprintf("repo%d", i), Arrival: 0, Duration: 6})
@@ -94,13 +99,13 @@ func TwoClientBurst() Scenario {
 	return sc
 }
 
-// ExpensiveVsCheap is scenario 3: one huge clone from A, eight small ones
+// ExpensiveVsCheap (03): one huge clone from A, eight small ones
 // from B, two medium ones from C later. The workload is played twice: the
 // first round is charged at DefaultCost (nothing is known yet), the second
 // at the costs learned from the first, so the expensive clone now advances
 // A's accumulated cost more than a small clone advances B's.
 func ExpensiveVsCheap() Scenario {
-	sc := Scenario{Name: "go-03-expensive-vs-cheap", Title: "Expensive and cheap clones: from the second round on, each is charged its learned cost",
+	sc := Scenario{Name: "go-03-expensive-vs-cheap", Title: "Huge and small clones share the slots, a late client starts at once, and from the second round each clone is charged its learned cost",
 		MaxConcurrency: 8, Types: standardTypes()}
 	for _, start := range []int{0, 30} {
 		tag := ""
@@ -117,10 +122,10 @@ func ExpensiveVsCheap() Scenario {
 	return sc
 }
 
-// ConflictExclusion is scenario 4: a clone and a repack of the same repo
+// ConflictExclusion (04): a clone and a repack of the same repo
 // must not overlap; work on different repos runs side by side.
 func ConflictExclusion() Scenario {
-	return Scenario{Name: "go-01-conflict-exclusion", Title: "Conflict group keeps clone and repack of one repo apart",
+	return Scenario{Name: "go-04-conflict-exclusion", Title: "A clone and a repack of one repository never run at the same time; work on different repositories runs side by side",
 		MaxConcurrency: 8, Types: standardTypes(), Jobs: []Job{
 			{Type: SyncClone, ID: "repo1", Key: "dev1", Duration: 3},
 			{Type: Repack, ID: "repo1", Duration: 4},
@@ -129,10 +134,10 @@ func ConflictExclusion() Scenario {
 		}}
 }
 
-// ManyBackgroundTypes is scenario 5: four background types each wanting four
+// ManyBackgroundTypes (05): four background types each wanting four
 // slots cannot delay a foreground burst.
 func ManyBackgroundTypes() Scenario {
-	sc := Scenario{Name: "go-05-many-background-types", Title: "Many background types do not starve foreground",
+	sc := Scenario{Name: "go-05-many-background-types", Title: "Four kinds of background work cannot take more than half the slots: a user's clones start the moment they arrive",
 		MaxConcurrency: 8}
 	bg := []fairsched.JobType{"repack", "pull", "gc", "verify"}
 	for _, t := range bg {

@@ -12,7 +12,7 @@ import (
 // each admission charges gold 0.5s and free 1s of virtual time: while both
 // have work, gold receives twice free's service.
 func WeightedKeys() Scenario {
-	sc := Scenario{Name: "20-weighted-keys", Title: "Fairness keys of weights 2 and 1 receive service 2:1",
+	sc := Scenario{Name: "14-weighted-keys", Title: "A client of weight 2 gets twice the service of a client of weight 1",
 		MaxConcurrency: 3,
 		Types:          []Type{{SyncClone, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}}},
 		Options:        []fairsched.Option{fairsched.WithKeyWeight("gold", 2)},
@@ -30,7 +30,7 @@ func WeightedKeys() Scenario {
 // is refused at once. Tenant "quiet" sends 2 clones at T=2: having consumed
 // less, they start as soon as slots free, within one job's duration.
 func NoisyTenant() Scenario {
-	sc := Scenario{Name: "21-noisy-tenant", Title: "A noisy tenant is capped at 40 pending; a quiet one is served at once",
+	sc := Scenario{Name: "15-noisy-tenant", Title: "A noisy client is held to 40 waiting jobs (its 45th is refused); a quiet client is still served at once",
 		MaxConcurrency: 4,
 		Types:          []Type{{SyncClone, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}}},
 		Options: []fairsched.Option{fairsched.WithTenantLimits(fairsched.TenantLimits{MaxPending: 10}),
@@ -44,7 +44,7 @@ func NoisyTenant() Scenario {
 	return sc
 }
 
-// The tier scenario's job types: one per tier of the spec's model; and a
+// The tier scenario's job types: one per tier (P0, P1, P2); and a
 // background snapshot for the expiry scenario.
 const (
 	Snapshot fairsched.JobType = "snapshot"
@@ -53,25 +53,28 @@ const (
 	Backfill fairsched.JobType = "p2-backfill"
 )
 
-// TierShares is the spec's controlled load test: tiers P0, P1 and P2 with
+// TierShares is a controlled load test: tiers P0, P1 and P2 with
 // 40/40/20 % of 10 slots reserved and bursts to 70/60/30 %, under P0 and
 // P1 pressure (5 new jobs a second each, more than 4 slots run). While all
 // three have work each runs its reservation, P2 included; once P1 (which
 // lends its reservation while idle) runs dry after T=4, P0 bursts to its 7
 // and P2 takes the tenth slot, up to its burst of 3.
 func TierShares() Scenario {
-	sc := Scenario{Name: "22-tier-shares", Title: "Three tiers with 40/40/20 % of the slots reserved: the lowest keeps its floor under pressure",
+	sc := Scenario{Name: "16-tier-shares", Title: "Three priority tiers reserve 40/40/20 % of the slots: the lowest keeps its reserved slots under pressure",
 		MaxConcurrency: 10,
 		Types: []Type{
 			{Incident, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 30}},
 			{Copilot, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 20}},
 			{Backfill, fairsched.JobTypeConfig{DefaultCost: 3 * time.Second, Priority: 10}},
 		},
-		Options: []fairsched.Option{
-			fairsched.WithTier(30, fairsched.TierConfig{MinShare: 0.4, BurstShare: 0.7}),
-			fairsched.WithTier(20, fairsched.TierConfig{MinShare: 0.4, BurstShare: 0.6, LendIdle: true}),
-			fairsched.WithTier(10, fairsched.TierConfig{MinShare: 0.2, BurstShare: 0.3}),
+		Tiers: map[fairsched.Priority]fairsched.TierConfig{
+			30: {MinShare: 0.4, BurstShare: 0.7},
+			20: {MinShare: 0.4, BurstShare: 0.6, LendIdle: true},
+			10: {MinShare: 0.2, BurstShare: 0.3},
 		}}
+	for _, p := range []fairsched.Priority{30, 20, 10} {
+		sc.Options = append(sc.Options, fairsched.WithTier(p, sc.Tiers[p]))
+	}
 	for i := range 40 {
 		sc.Jobs = append(sc.Jobs, Job{Type: Incident, ID: fmt.Sprintf("i%02d", i+1), Arrival: i / 5, Duration: 1})
 		if i < 20 {
@@ -119,7 +122,7 @@ func tierFloor(sc Scenario, res Result, t fairsched.JobType, n int) string {
 // use, and each repack starts when its token arrives, on the scheduler's
 // timer.
 func RateLimited() Scenario {
-	sc := Scenario{Name: "23-rate-limited", Title: "A rate-limited type waits for tokens; its slots go to other work",
+	sc := Scenario{Name: "18-rate-limited", Title: "A rate-limited job type waits for its tokens without holding slots; other work uses them meanwhile",
 		MaxConcurrency: 3,
 		Types: []Type{{SyncClone, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}},
 			{Repack, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}}},
@@ -141,7 +144,7 @@ func RateLimited() Scenario {
 // while pending — the pull's caller gets ErrExpired at T=3, the snapshot is
 // reported at T=5 — and the clone runs when the slot frees.
 func Expiry() Scenario {
-	sc := Scenario{Name: "24-expiry", Title: "Pending jobs expire at their queue timeout; the rest run",
+	sc := Scenario{Name: "19-expiry", Title: "Jobs that wait longer than their queue timeout expire; the others run",
 		MaxConcurrency: 1,
 		Types: []Type{
 			{Repack, fairsched.JobTypeConfig{DefaultCost: 6 * time.Second, Priority: 4}},
