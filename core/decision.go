@@ -7,7 +7,7 @@ import (
 )
 
 // Decision records. With SetDecisionLog on, the core records each
-// scheduling decision about a job, in the shape of spec 5's audit record,
+// scheduling decision about a job, in the shape of an audit record,
 // for its owner to log (TakeDecisions):
 //
 //   - admit: Dispatch admitted the job;
@@ -49,7 +49,7 @@ const (
 	CodeCancelled  = "cancelled"  // Cancel removed it
 )
 
-// Decision is one decision record: spec 5's fields, and the job and time.
+// Decision is one decision record: tenant, tier, queue depth, in flight, decision, reason, delay, attempt, and the job and time.
 type Decision struct {
 	Time time.Time
 	Job  *Job
