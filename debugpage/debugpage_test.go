@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -358,28 +359,29 @@ func TestTruncation(t *testing.T) {
 	}
 }
 
-// TestJSONDurationsAsText: every duration of the JSON has a "_text"
-// sibling that writes it as Go does, maps of durations included, and every
-// "_text" field has its number beside it.
+// TestJSONDurationsAsText: every duration of the JSON — each duration
+// field of the Snapshot's types, the pending jobs' waits and the running
+// jobs' times — has a "_text" sibling right after it that writes it as Go
+// does (time.Duration.String), maps of durations included, and every
+// "_text" field has its number before it.
 func TestJSONDurationsAsText(t *testing.T) {
-	f := newFixture(t)
-	_, body := get(t, debugpage.Handler(f.s), http.MethodGet, "/snapshot.json")
-	var doc any
-	if err := json.Unmarshal([]byte(body), &doc); err != nil {
-		t.Fatal(err)
-	}
+	s := newRichScheduler(t)
+	_, body := get(t, debugpage.Handler(s), http.MethodGet, "/snapshot.json")
+	doc := decodeOrdered(t, body)
 	texts := map[string]int{}
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
 		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				base, isText := strings.CutSuffix(k, "_text")
-				if isText && base != "" {
+		case *ordered:
+			for i, k := range v.Keys {
+				if base, isText := strings.CutSuffix(k, "_text"); isText && base != "" {
 					texts[base]++
-					checkText(t, path+"."+k, v[base], x)
+					if i == 0 || v.Keys[i-1] != base {
+						t.Errorf("%s.%s does not follow %s (keys %q)", path, k, base, v.Keys)
+					}
+					checkText(t, path+"."+k, v.Vals[base], v.Vals[k])
 				}
-				walk(path+"."+k, x)
+				walk(path+"."+k, v.Vals[k])
 			}
 		case []any:
 			for i, x := range v {
@@ -388,29 +390,192 @@ func TestJSONDurationsAsText(t *testing.T) {
 		}
 	}
 	walk("", doc)
-	for _, name := range []string{"default_cost", "accumulated_cost", "estimated_cost", "MinBackoff"} {
+	names := append(durationFields(reflect.TypeFor[fairsched.Snapshot]()), "waited", "running_for")
+	for _, name := range names {
 		if texts[name] == 0 {
 			t.Errorf("no %s_text in the JSON (have %v)", name, texts)
 		}
 	}
+	// The additions: a pending job's wait and a running job's time, from the
+	// snapshot's time (70 s after the start).
+	pending := doc.(*ordered).Vals["pending"].([]any)
+	running := doc.(*ordered).Vals["running"].([]any)
+	for _, c := range []struct {
+		row       any
+		id, field string
+		want      string
+	}{
+		{pending[0], "fetch-2", "waited", "1m0s"},
+		{running[0], "fetch-1", "running_for", "1m0s"},
+	} {
+		row := c.row.(*ordered)
+		if row.Vals["id"] != c.id || row.Vals[c.field+"_text"] != c.want {
+			t.Errorf("%s %v: %s_text = %v, want %s", row.Vals["type"], row.Vals["id"], c.field, row.Vals[c.field+"_text"], c.want)
+		}
+	}
+	if !strings.Contains(body, `"waited": 60000000000,`+"\n"+`      "waited_text": "1m0s",`) {
+		t.Errorf("the JSON lacks a pending job's wait as the package doc shows it:\n%s", body)
+	}
+}
+
+// durationFields returns the JSON names of the time.Duration fields (and
+// maps of them) among t's fields and those of the types it holds.
+func durationFields(t reflect.Type) []string {
+	var names []string
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			walk(t.Elem())
+		case reflect.Struct:
+			if t.PkgPath() == "time" {
+				return
+			}
+			for i := range t.NumField() {
+				f := t.Field(i)
+				if !f.IsExported() {
+					continue
+				}
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if name == "" {
+					name = f.Name
+				}
+				if f.Type == reflect.TypeFor[time.Duration]() ||
+					f.Type.Kind() == reflect.Map && f.Type.Elem() == reflect.TypeFor[time.Duration]() {
+					names = append(names, name)
+				}
+				walk(f.Type)
+			}
+		}
+	}
+	walk(t)
+	return names
 }
 
 // checkText: text is the duration of ns (a number), or a map of them.
 func checkText(t *testing.T, path string, ns, text any) {
 	t.Helper()
 	switch ns := ns.(type) {
-	case float64:
-		if want := time.Duration(ns).String(); text != want {
+	case json.Number:
+		n, err := ns.Int64()
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+		} else if want := time.Duration(n).String(); text != want {
 			t.Errorf("%s = %v; want %q", path, text, want)
 		}
-	case map[string]any:
-		m, _ := text.(map[string]any)
-		for k, v := range ns {
-			checkText(t, path+"."+k, v, m[k])
+	case *ordered:
+		m, _ := text.(*ordered)
+		if m == nil || len(m.Keys) != len(ns.Keys) {
+			t.Errorf("%s = %v; want a string for each of %q", path, text, ns.Keys)
+			return
+		}
+		for _, k := range ns.Keys {
+			checkText(t, path+"."+k, ns.Vals[k], m.Vals[k])
 		}
 	default:
-		t.Errorf("%s has no number beside it (%T)", path, ns)
+		t.Errorf("%s has no number before it (%T)", path, ns)
 	}
+}
+
+// TestJSONIsTheSnapshotsJSON: without its additions (the "_text"
+// siblings, waited, running_for, pending_listed and pending_more), the
+// page's JSON is byte for byte what encoding/json writes for the Snapshot:
+// the same fields in the same order, the same omissions (omitempty,
+// omitzero), the same values.
+func TestJSONIsTheSnapshotsJSON(t *testing.T) {
+	for name, s := range map[string]*fairsched.Scheduler{
+		"fixture": newFixture(t).s,
+		"rich":    newRichScheduler(t),
+	} {
+		snap, err := s.Snapshot(context.Background(), fairsched.SnapshotRows(debugpage.DefaultMaxRows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := decodeOrdered(t, string(b))
+		_, body := get(t, debugpage.Handler(s), http.MethodGet, "/snapshot.json")
+		got := decodeOrdered(t, body)
+		strip(got, 0)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the JSON without its additions differs from the Snapshot's (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// strip removes the page's additions from a decoded JSON document.
+func strip(v any, depth int) {
+	switch v := v.(type) {
+	case *ordered:
+		keys := v.Keys[:0]
+		for _, k := range v.Keys {
+			switch {
+			case strings.HasSuffix(k, "_text"),
+				depth == 0 && (k == "pending_listed" || k == "pending_more"),
+				depth == 2 && (k == "waited" || k == "running_for"): // in pending[i] and running[i]
+				delete(v.Vals, k)
+				continue
+			}
+			keys = append(keys, k)
+			strip(v.Vals[k], depth+1)
+		}
+		v.Keys = keys
+	case []any:
+		for _, x := range v {
+			strip(x, depth+1)
+		}
+	}
+}
+
+// ordered is a decoded JSON object that keeps the order of its keys.
+type ordered struct {
+	Keys []string
+	Vals map[string]any
+}
+
+// decodeOrdered decodes a JSON document into *ordered objects, []any
+// arrays, json.Number numbers, strings, booleans and nils.
+func decodeOrdered(t *testing.T, body string) any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var value func() any
+	value = func() any {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("decoding the JSON: %v\n%s", err, body)
+		}
+		switch tok {
+		case json.Delim('{'):
+			o := &ordered{Vals: map[string]any{}}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					t.Fatalf("decoding the JSON: %v", err)
+				}
+				o.Keys = append(o.Keys, k.(string))
+				o.Vals[k.(string)] = value()
+			}
+			_, _ = dec.Token() // }
+			return o
+		case json.Delim('['):
+			a := []any{}
+			for dec.More() {
+				a = append(a, value())
+			}
+			_, _ = dec.Token() // ]
+			return a
+		}
+		return tok
+	}
+	return value()
 }
 
 // TestScoringTiersAdaptive: the page shows scores with WithScoring, tier
