@@ -74,7 +74,9 @@ const DefaultRefresh = 2 * time.Second
 // rows changes it; a "+N more" line counts the rest. The scheduler copies
 // only the pending jobs shown (Snapshot with SnapshotRows), and the JSON
 // lists the same ones, with pending_total, pending_listed and
-// pending_more.
+// pending_more. When they are not all, the page's summary of reasons and
+// the pending counts of its tiers, types and keys count the listed ones,
+// and say so.
 const DefaultMaxRows = 100
 
 // Option configures Handler.

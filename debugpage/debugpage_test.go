@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -299,8 +300,12 @@ func TestRefresh(t *testing.T) {
 
 // TestTruncation: a long pending list shows its first rows (100 by
 // default, WithMaxRows, ?rows=) and counts the others, in the page and in
-// the JSON.
+// the JSON; the scheduler copies only those (the JSON lists what the
+// snapshot holds, and the Snapshot's own default is 1000 rows). The
+// summary of reasons and the pending counts of tiers, types and keys say
+// they count the listed jobs, and the keys left out are counted too.
 func TestTruncation(t *testing.T) {
+	const total, keys = 1503, 1200
 	s, _, block := newScheduler(t)
 	if err := s.RegisterType("sync", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
 		t.Fatal(err)
@@ -308,23 +313,27 @@ func TestTruncation(t *testing.T) {
 	if err := s.PauseGroup("held"); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 503 {
-		if err := s.Submit("sync", fmt.Sprintf("job-%03d", i), block, fairsched.InGroup("held")); err != nil {
+	for i := range total {
+		if err := s.Submit("sync", fmt.Sprintf("job-%04d", i), block, fairsched.InGroup("held"), fairsched.WithFairnessKey(fmt.Sprintf("k%04d", i%keys))); err != nil {
 			t.Fatal(err)
 		}
 	}
+	const nbsp = "\u202f" // between groups of digits
 	for _, c := range []struct {
 		opts  []debugpage.Option
 		query string
 		rows  int
-		more  string
+		more  string // the +N line under the pending jobs, "" for none
+		keys  string // the +N line under the keys
 	}{
-		{nil, "", 100, "+403 more pending jobs not shown"},
-		{[]debugpage.Option{debugpage.WithMaxRows(2)}, "", 2, "+501 more pending jobs not shown"},
-		{[]debugpage.Option{debugpage.WithMaxRows(0)}, "", 503, ""},
-		{nil, "?rows=all", 503, ""},
-		{[]debugpage.Option{debugpage.WithMaxRows(2)}, "?rows=5", 5, "+498 more pending jobs not shown"},
+		{nil, "", 100, "+1" + nbsp + "403 more pending jobs not shown", "+1" + nbsp + "100 more keys not shown"},
+		{[]debugpage.Option{debugpage.WithMaxRows(2)}, "", 2, "+1" + nbsp + "501 more pending jobs not shown", "+1" + nbsp + "198 more keys not shown"},
+		{[]debugpage.Option{debugpage.WithMaxRows(0)}, "", total, "", ""},
+		{nil, "?rows=all", total, "", ""},
+		{nil, "?rows=1200", 1200, "+303 more pending jobs not shown", ""},
+		{[]debugpage.Option{debugpage.WithMaxRows(2)}, "?rows=5", 5, "+1" + nbsp + "498 more pending jobs not shown", "+1" + nbsp + "195 more keys not shown"},
 	} {
+		name := fmt.Sprintf("%d option(s), %q", len(c.opts), c.query)
 		h := debugpage.Handler(s, c.opts...)
 		_, page := get(t, h, http.MethodGet, "/"+c.query)
 		var doc struct {
@@ -338,18 +347,38 @@ func TestTruncation(t *testing.T) {
 			sep = "&"
 		}
 		if _, body := get(t, h, http.MethodGet, "/"+c.query+sep+"format=json"); json.Unmarshal([]byte(body), &doc) != nil ||
-			doc.Total != 503 || doc.Listed != c.rows || len(doc.Rows) != c.rows || doc.More != 503-c.rows {
-			t.Errorf("%v %s: JSON lists %d of %d (%d rows), %d more; want %d of 503, %d more", c.opts, c.query, doc.Listed, doc.Total, len(doc.Rows), doc.More, c.rows, 503-c.rows)
+			doc.Total != total || doc.Listed != c.rows || len(doc.Rows) != c.rows || doc.More != total-c.rows {
+			t.Errorf("%s: JSON lists %d of %d (%d rows), %d more; want %d of %d, %d more", name, doc.Listed, doc.Total, len(doc.Rows), doc.More, c.rows, total, total-c.rows)
 		}
 		rows := rowText(t, page, "pending")
 		if len(rows) != c.rows {
-			t.Errorf("%d rows, want %d", len(rows), c.rows)
+			t.Errorf("%s: %d rows, want %d", name, len(rows), c.rows)
 		}
-		if len(rows) > 0 && !strings.HasPrefix(rows[0], "1 sync job-000 paused its group is paused") {
-			t.Errorf("first row %q", rows[0])
+		if len(rows) > 0 && !strings.HasPrefix(rows[0], "1 sync job-0000 paused its group is paused") {
+			t.Errorf("%s: first row %q", name, rows[0])
 		}
-		if got := strings.Contains(page, "more pending jobs not shown"); got != (c.more != "") || c.more != "" && !strings.Contains(page, c.more) {
-			t.Errorf("want the line %q in the page (found a +N line: %v)", c.more, got)
+		for _, l := range []struct{ line, want string }{{"more pending jobs not shown", c.more}, {"more keys not shown", c.keys}} {
+			got := regexp.MustCompile(`\+[^<>]* ` + l.line).FindString(page)
+			if got != l.want {
+				t.Errorf("%s: the line %q, want %q", name, got, l.want)
+			}
+		}
+		header := visible(page[strings.Index(page, "<header>"):strings.Index(page, "</header>")])
+		if !strings.Contains(header, "1"+nbsp+"503 pending") {
+			t.Errorf("%s: header %q lacks 1 503 pending", name, header)
+		}
+
+		// What counts the listed jobs says so when they are not all.
+		partial := c.rows < total
+		why := visible(page[strings.Index(page, `<section id="why">`):strings.Index(page, `<section id="pending-jobs">`)])
+		note := fmt.Sprintf("among the first %s pending jobs, of 1%s503", grouped(c.rows), nbsp)
+		if strings.Contains(why, note) != partial || !strings.Contains(why, grouped(c.rows)+"× paused") {
+			t.Errorf("%s: the summary reads %q; want %d× paused, with the note %q: %v", name, why, c.rows, note, partial)
+		}
+		types := visible(page[strings.Index(page, `<table id="types"`):strings.Index(page, `<section id="keys-section">`)])
+		head := "Pending of the first " + grouped(c.rows)
+		if strings.Contains(types, head) != partial || !strings.Contains(types, " sync 1 0 — "+grouped(c.rows)+" ") {
+			t.Errorf("%s: the types table reads %q; want sync with %d pending, the header %q: %v", name, types, c.rows, head, partial)
 		}
 	}
 	for _, bad := range []string{"?rows=0", "?rows=-1", "?rows=many"} {
@@ -357,6 +386,15 @@ func TestTruncation(t *testing.T) {
 			t.Errorf("GET /%s: %s; want 400", bad, res.Status)
 		}
 	}
+}
+
+// grouped writes n as the page does: 1 503, with a narrow no-break space.
+func grouped(n int) string {
+	s := strconv.Itoa(n)
+	if len(s) > 3 {
+		s = s[:len(s)-3] + "\u202f" + s[len(s)-3:]
+	}
+	return s
 }
 
 // TestJSONDurationsAsText: every duration of the JSON — each duration
