@@ -54,6 +54,8 @@ DEMO_SVG ?= demo-output
 ## scenarios: a verdict line each, an SVG chart each in $(DEMO_SVG)/
 demo:
 	@$(GO) run ./cmd/fairsim -summary -svgdir $(DEMO_SVG) -builtin testdata/scenarios/*.yaml
+	@echo
+	@$(GO) run ./cmd/fairsim -restart
 	@echo "charts: $(DEMO_SVG)/<scenario>.svg; a full report: go run ./cmd/fairsim testdata/scenarios/<name>.yaml"
 
 ## bench: every benchmark BENCH_COUNT (≥ 6) times, then a benchstat table

@@ -160,7 +160,9 @@ func (s *Scheduler) RegisterHandler(t JobType, h Handler) error {
 // (nil: one run serves both) or Supersede is given and the first is still
 // pending (its payload and options are replaced). A payload over
 // WithMaxPayload is ErrInvalidJob; a store failure is ErrStore, and then
-// nothing was written.
+// nothing was written. A job the limits refuse once committed (a tenant's
+// MaxPending, WithMaxPending) gets the *RefusalError, and its record is
+// deleted.
 func (s *Scheduler) Enqueue(ctx context.Context, t JobType, id string, payload []byte, opts ...JobOption) error {
 	if err := s.checkCtx(ctx, ErrInvalidJob, "Enqueue"); err != nil {
 		return err

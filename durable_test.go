@@ -376,3 +376,137 @@ func TestDurableDuplicatesSupersedeCoalesce(t *testing.T) {
 		check(plain.Enqueue(ctx, "mail", "a", nil), fairsched.ErrNoJobStore)
 	})
 }
+
+// TestKeyCostsSurviveARestart: accumulated costs are saved with the
+// estimates, so a restart does not hand every key a clean slate: the key
+// that consumed most is still behind the others after it, and a new key
+// joins level with the least served one, not at zero.
+func TestKeyCostsSurviveARestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	ctx := context.Background()
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		s := durableEnv(t, env, path)
+		for _, c := range []struct {
+			key    string
+			tokens time.Duration
+		}{{"heavy", time.Hour}, {"light", time.Minute}} {
+			if err := s.RunSync(ctx, "mail", "x-"+c.key, c.key, func(context.Context) error { return nil }, fairsched.WithTokens(c.tokens)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(ctx); err != nil { // the final save
+			t.Fatal(err)
+		}
+	})
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		s := durableEnv(t, env, path)
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]time.Duration{"heavy": snap.AccumulatedCost["heavy"], "light": snap.AccumulatedCost["light"]}
+		// light joined at heavy's hour: 1h + 1m.
+		if diff := cmp.Diff(map[string]time.Duration{"heavy": time.Hour, "light": time.Hour + time.Minute}, got); diff != "" {
+			t.Errorf("restored costs (-want +got):\n%s", diff)
+		}
+		if err := s.RunSync(ctx, "mail", "y", "newcomer", func(context.Context) error { return nil }, fairsched.WithTokens(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		snap, _ = s.Snapshot(ctx)
+		if c := snap.AccumulatedCost["newcomer"]; c != time.Hour+time.Second {
+			t.Errorf("a new key after the restart: %v; want level with the least served (1h) plus its 1s", c)
+		}
+	})
+}
+
+// failingStore fails its commits while failing is set.
+type failingStore struct {
+	*boltstore.Store
+	failing bool
+}
+
+func (f *failingStore) ApplyJobs(ops []fairsched.JobOp) error {
+	if f.failing {
+		return errors.New("disk full")
+	}
+	return f.Store.ApplyJobs(ops)
+}
+
+// TestEnqueueStoreFailure: a commit that fails is Enqueue's ErrStore; the
+// job was not queued, did not run, and its id is free; once the store
+// works again the same Enqueue succeeds and runs.
+func TestEnqueueStoreFailure(t *testing.T) {
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		st := durableStore(t, filepath.Join(t.TempDir(), "jobs.db"))
+		defer st.Close()
+		fs := &failingStore{Store: st, failing: true}
+		s := fairschedtest.New(t, fairsched.WithClock(env.Clock), fairsched.WithStore(fs))
+		if err := s.RegisterType("mail", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
+			t.Fatal(err)
+		}
+		ran := 0
+		if err := s.RegisterHandler("mail", func(context.Context, fairsched.Job) error { ran++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Enqueue(context.Background(), "mail", "a", nil); !errors.Is(err, fairsched.ErrStore) {
+			t.Fatalf("Enqueue on a failing store: %v; want ErrStore", err)
+		}
+		fairschedtest.WaitIdle(t, s)
+		if ran != 0 {
+			t.Fatalf("the job ran %d times; its Enqueue failed", ran)
+		}
+		fs.failing = false // the owner reads it only through the writer, after this
+		if err := s.Enqueue(context.Background(), "mail", "a", nil); err != nil {
+			t.Fatalf("Enqueue once the store works: %v", err)
+		}
+		fairschedtest.WaitIdle(t, s)
+		if ran != 1 {
+			t.Errorf("the job ran %d times; want 1", ran)
+		}
+	})
+}
+
+// TestRetention: with WithRetention a success keeps its record (state
+// succeeded) until the retention has passed, then the eviction tick
+// deletes it.
+func TestRetention(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		st := durableStore(t, path)
+		defer st.Close()
+		s := fairschedtest.New(t, fairsched.WithClock(env.Clock), fairsched.WithStore(st), fairsched.WithRetention(time.Hour))
+		if err := s.RegisterType("mail", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterHandler("mail", func(context.Context, fairsched.Job) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Enqueue(context.Background(), "mail", "a", []byte("kept")); err != nil {
+			t.Fatal(err)
+		}
+		fairschedtest.WaitIdle(t, s)
+		records := func() []string {
+			var out []string
+			s.Snapshot(context.Background()) // a round trip: the writer has committed what came before
+			env.Settle()
+			if err := st.LoadJobs(func(r fairsched.JobRecord) error {
+				out = append(out, fmt.Sprintf("%s %d %s", r.ID, r.State, r.Payload))
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		if diff := cmp.Diff([]string{"a 2 kept"}, records()); diff != "" {
+			t.Errorf("after the success (-want +got):\n%s", diff)
+		}
+		env.Advance(50 * time.Minute)
+		if n := len(records()); n != 1 {
+			t.Errorf("%d records after 50 minutes; want the kept one", n)
+		}
+		env.Advance(20 * time.Minute)
+		if diff := cmp.Diff([]string(nil), records()); diff != "" {
+			t.Errorf("after the retention (-want +got):\n%s", diff)
+		}
+	})
+}

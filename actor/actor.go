@@ -578,6 +578,17 @@ func (a *Actor) finish(d messages.Done) {
 	}
 	done := a.core.Finish(now, &j.Job)
 	j.Runs++
+	if j.Record != nil && a.aborted && !j.Cancelled && d.Err != nil && errors.Is(d.Err, context.Canceled) {
+		// Interrupted by a Close that gave up: it goes back to pending in
+		// the store, its attempt counted, and runs after the restart.
+		a.unindex(j)
+		a.interruptedDurable(j)
+		if len(a.subs) > 0 {
+			a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key,
+				Elapsed: done.Elapsed, Estimate: done.Estimate, Err: d.Err})
+		}
+		return
+	}
 	if d.Err != nil && j.Retry.Retries() {
 		if a.retry(now, j, d) {
 			return
@@ -851,7 +862,10 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	// Its waiter has left (a RunSync caller's context, or a coalesced
 	// run's, cancelled once no waiter and no Submit wants it), Cancel
 	// cancelled it, or Close gave up: nobody wants another attempt.
-	unwanted := a.aborted || j.Cancelled || j.Ctx != nil && j.Ctx.Err() != nil
+	unwanted := j.Cancelled || j.Ctx != nil && j.Ctx.Err() != nil
+	if j.Record == nil {
+		unwanted = unwanted || a.aborted // a durable job wants its retry: after the restart
+	}
 	step, delay := core.NextStep(core.AttemptEnd{Err: d.Err, Panicked: d.Panicked, Runs: j.Runs, Retry: j.Retry,
 		Unwanted: unwanted, Draw: a.rand.Float64})
 	if step != core.StepRetry {

@@ -409,14 +409,23 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 		d.retained = append(d.retained, rec)
 	case err == nil:
 		d.delete(rec.Seq)
-	case errors.Is(err, ErrClosed) || a.aborted:
-		// Close: it runs again after the restart, its attempt counted.
-	case errors.Is(err, ErrCancelled):
-		d.delete(rec.Seq)
+	case errors.Is(err, ErrClosed):
+		// Dropped by Close unrun: it runs after the restart.
+	case errors.Is(err, ErrCancelled) || j.Cancelled:
+		d.delete(rec.Seq) // Cancel: however its last attempt ended, it is over
 	default:
 		rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, err.Error(), now
 		d.put(rec)
 		d.dead[rec.Seq] = rec
+	}
+	j.Record = nil
+}
+
+// interruptedDurable forgets durable job j, whose attempt a Close that
+// gave up interrupted: its record stays pending, its attempt counted.
+func (a *Actor) interruptedDurable(j *messages.Job) {
+	if a.dur.jobs[jobRef{j.Type, j.ID}] == j {
+		delete(a.dur.jobs, jobRef{j.Type, j.ID})
 	}
 	j.Record = nil
 }

@@ -31,7 +31,8 @@
 // with a "_text" suffix. A map of durations has a sibling map of strings.
 // Each pending job also has waited, the time since it was submitted, and
 // each running job running_for, the time since it started, both at the
-// snapshot's time; pending_listed and pending_more follow pending_total:
+// snapshot's time; pending_listed and pending_more follow pending_total;
+// and dead_jobs, at the end, lists the dead durable jobs if there are any:
 //
 //	"pending": [
 //	  {
@@ -184,17 +185,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, http.StatusServiceUnavailable)
 		return
 	}
+	// Dead durable jobs, when the scheduler keeps any (no JobStore: none).
+	dead, derr := h.s.DeadJobs(r.Context(), cfg.maxRows)
+	if derr != nil {
+		dead = nil
+	}
 	var (
 		body []byte
 		ct   string
 	)
 	if asJSON {
-		body, err = json.MarshalIndent(jsonView(snap), "", "  ")
+		body, err = json.MarshalIndent(jsonView(snap, dead), "", "  ")
 		body = append(body, '\n')
 		ct = "application/json"
 	} else {
 		var buf bytes.Buffer
-		err = page.Execute(&buf, newView(snap, cfg))
+		v := newView(snap, cfg)
+		v.addDead(dead, cfg)
+		err = page.Execute(&buf, v)
 		body, ct = buf.Bytes(), "text/html; charset=utf-8"
 	}
 	if err != nil {

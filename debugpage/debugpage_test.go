@@ -3,11 +3,13 @@ package debugpage_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -18,7 +20,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/boltstore"
 	"github.com/fairsched/fairsched/debugpage"
+	"github.com/fairsched/fairsched/fairschedtest"
 )
 
 // get serves one request and returns the response and its body.
@@ -556,7 +560,7 @@ func strip(v any, depth int) {
 		for _, k := range v.Keys {
 			switch {
 			case strings.HasSuffix(k, "_text"),
-				depth == 0 && (k == "pending_listed" || k == "pending_more"),
+				depth == 0 && (k == "pending_listed" || k == "pending_more" || k == "dead_jobs"),
 				depth == 2 && (k == "waited" || k == "running_for"): // in pending[i] and running[i]
 				delete(v.Vals, k)
 				continue
@@ -652,5 +656,43 @@ func TestScoringTiersAdaptive(t *testing.T) {
 	}
 	if tiers := rowText(t, page, "tiers"); !containsRow(tiers, "2 2 1 2 (50% of 4) 1 (25%) yes batch") {
 		t.Errorf("tiers:\n%s", strings.Join(tiers, "\n"))
+	}
+}
+
+// TestDeadJobsShown: a durable job that failed for good is listed with its
+// attempts and last error, in the page and in the JSON.
+func TestDeadJobsShown(t *testing.T) {
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "jobs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := fairschedtest.New(t, fairsched.WithStore(st))
+	if err := s.RegisterType("mail", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterHandler("mail", func(context.Context, fairsched.Job) error {
+		return fairsched.Permanent(errors.New("no such mailbox"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Enqueue(context.Background(), "mail", "welcome/ada", nil); err != nil {
+		t.Fatal(err)
+	}
+	fairschedtest.WaitIdle(t, s)
+	_, page := get(t, debugpage.Handler(s), http.MethodGet, "/")
+	rows := rowText(t, page, "dead")
+	if len(rows) != 1 || !strings.HasPrefix(rows[0], "mail welcome/ada 1 ") || !strings.HasSuffix(rows[0], "no such mailbox") {
+		t.Errorf("dead rows %q", rows)
+	}
+	_, body := get(t, debugpage.Handler(s), http.MethodGet, "/snapshot.json")
+	var doc struct {
+		Dead []struct {
+			ID        string `json:"ID"`
+			LastError string `json:"LastError"`
+		} `json:"dead_jobs"`
+	}
+	if err := json.Unmarshal([]byte(body), &doc); err != nil || len(doc.Dead) != 1 || doc.Dead[0].ID != "welcome/ada" {
+		t.Errorf("JSON dead_jobs %+v (%v)", doc.Dead, err)
 	}
 }

@@ -23,7 +23,8 @@ import (
 //     and each running job running_for (the snapshot's time less its
 //     start), durations with their "_text" too;
 //   - after pending_total, pending_listed and pending_more say how many
-//     pending jobs the list holds and how many it leaves out.
+//     pending jobs the list holds and how many it leaves out;
+//   - at the end, dead_jobs lists the dead durable jobs, if any.
 
 var (
 	durationType  = reflect.TypeFor[time.Duration]()
@@ -32,8 +33,8 @@ var (
 	zeroer        = reflect.TypeFor[interface{ IsZero() bool }]()
 )
 
-// jsonView returns snap as the page's JSON document.
-func jsonView(snap fairsched.Snapshot) object {
+// jsonView returns snap and the dead jobs as the page's JSON document.
+func jsonView(snap fairsched.Snapshot, dead []fairsched.DeadJob) object {
 	doc := withText(reflect.ValueOf(snap)).(object)
 	doc = doc.insertAfter("pending_total",
 		member{"pending_listed", len(snap.Pending)},
@@ -47,6 +48,9 @@ func jsonView(snap fairsched.Snapshot) object {
 		for i, r := range snap.Running {
 			rows[i] = rows[i].(object).insertAfter("started", duration("running_for", snap.Time.Sub(r.Started))...)
 		}
+	}
+	if len(dead) > 0 {
+		doc = append(doc, member{"dead_jobs", withText(reflect.ValueOf(dead))})
 	}
 	return doc
 }

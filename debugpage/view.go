@@ -47,6 +47,23 @@ type view struct {
 	Keys    []keyRow
 	KeyMore int
 	Slots   []slotRow
+
+	Dead     []deadRow
+	DeadMore bool // the list stops at the page's rows: there may be more
+}
+
+type deadRow struct {
+	Type, ID, Failed, Error string
+	Attempts                int
+}
+
+// addDead lists dead jobs on the page.
+func (v *view) addDead(dead []fairsched.DeadJob, c config) {
+	for _, d := range dead {
+		v.Dead = append(v.Dead, deadRow{Type: string(d.Type), ID: d.ID, Attempts: d.Attempt,
+			Failed: d.FailedAt.UTC().Format(time.RFC3339), Error: d.LastError})
+	}
+	v.DeadMore = c.maxRows > 0 && len(dead) >= c.maxRows
 }
 
 // badge is one reason as a coloured label, its explanation as a tooltip.

@@ -42,12 +42,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	summary := fs.Bool("summary", false, "print one verdict line per scenario instead of the report")
 	svgDir := fs.String("svgdir", "", "write a chart per scenario to `DIR`/NAME.svg")
 	builtin := fs.Bool("builtin", false, "with -summary: also play the library's built-in feature scenarios")
+	restart := fs.Bool("restart", false, "show durable jobs surviving a restart, on a real scheduler and bbolt file")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: fairsim [-json] [-svg FILE] SCENARIO.yaml\n       fairsim -summary [-svgdir DIR] SCENARIO.yaml...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *restart {
+		if err := restartDemo(stdout); err != nil {
+			fmt.Fprintln(stderr, "fairsim: restart:", err)
+			return 1
+		}
+		return 0
 	}
 	files := fs.Args()
 	var scenarios []scenario.Scenario
