@@ -34,15 +34,20 @@ var (
 // ignored.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// chromium returns the browser to drive, or skips the test.
+// browsers are the names the browser test looks for on PATH.
+var browsers = []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"}
+
+// chromium returns the browser to drive, or skips the test saying why and
+// how to run it.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+	for _, name := range browsers {
 		if path, err := exec.LookPath(name); err == nil {
 			return path
 		}
 	}
-	t.Skip("no Chromium on PATH: install it (apt-get install chromium) to run the browser test")
+	t.Skipf("chromium not found on PATH (looked for %s): install it (apt-get install chromium) to run the browser test; skipping it",
+		strings.Join(browsers, ", "))
 	return ""
 }
 

@@ -10,15 +10,49 @@
 // GET /debug/fairsched/ is then the HTML page and
 // GET /debug/fairsched/snapshot.json (or /debug/fairsched/?format=json) the
 // scheduler's Snapshot as JSON, every duration both in nanoseconds and as
-// text (a "_text" sibling: "waited": 1500000000, "waited_text": "1.5s").
-// Both list the first 100 pending jobs (?rows=N, ?rows=all, WithMaxRows)
-// and count the rest. The page is one self-contained document —
-// embedded CSS, no script, no external asset — that refreshes itself every
-// two seconds and reads on a phone as well as on a desktop.
+// text (see The JSON below). Both list the first 100 pending jobs
+// (?rows=N, ?rows=all, WithMaxRows) and count the rest. The page is one
+// self-contained document — embedded CSS, no script, no external asset —
+// that refreshes itself every two seconds and reads on a phone as well as
+// on a desktop.
 //
 // The page shows what the scheduler's state says, including job ids and
 // fairness keys (client addresses, tenants): mount it where only operators
 // reach it, as one would pprof.
+//
+// # The JSON
+//
+// The JSON is the Snapshot's own encoding — its fields, names, order and
+// omissions, so that it decodes into a fairsched.Snapshot — with additions
+// for the people who read it. Every duration is there twice: as a number
+// of nanoseconds (a time.Duration, under the Snapshot's field name:
+// default_cost, estimated_cost, grace_period, MinBackoff, …) and right
+// after it as Go writes it (time.Duration.String), under the same name
+// with a "_text" suffix. A map of durations has a sibling map of strings.
+// Each pending job also has waited, the time since it was submitted, and
+// each running job running_for, the time since it started, both at the
+// snapshot's time; pending_listed and pending_more follow pending_total;
+// and dead_jobs, at the end, lists the dead durable jobs if there are any:
+//
+//	"pending": [
+//	  {
+//	    "type": "clone",
+//	    "id": "git.git",
+//	    …
+//	    "submitted": "2026-11-22T09:00:30Z",
+//	    "waited": 1500000000,
+//	    "waited_text": "1.5s",
+//	    "reasons": ["type_limit"],
+//	    "reason": "type_limit"
+//	  },
+//	  …
+//	],
+//	"accumulated_cost": {"10.0.0.7": 10000000000, "10.0.0.9": 90000000000},
+//	"accumulated_cost_text": {"10.0.0.7": "10s", "10.0.0.9": "1m30s"},
+//	…
+//	"pending_total": 12445,
+//	"pending_listed": 100,
+//	"pending_more": 12345,
 package debugpage
 
 import (
@@ -26,7 +60,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"reflect"
 	"strconv"
 	"time"
 
@@ -42,7 +75,9 @@ const DefaultRefresh = 2 * time.Second
 // rows changes it; a "+N more" line counts the rest. The scheduler copies
 // only the pending jobs shown (Snapshot with SnapshotRows), and the JSON
 // lists the same ones, with pending_total, pending_listed and
-// pending_more.
+// pending_more. When they are not all, the page's summary of reasons and
+// the pending counts of its tiers, types and keys count the listed ones,
+// and say so.
 const DefaultMaxRows = 100
 
 // Option configures Handler.
@@ -160,13 +195,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ct   string
 	)
 	if asJSON {
-		doc := withText(reflect.ValueOf(snap)).(map[string]any)
-		doc["pending_listed"] = len(snap.Pending)
-		doc["pending_more"] = max(snap.PendingTotal-len(snap.Pending), 0)
-		if len(dead) > 0 {
-			doc["dead_jobs"] = withText(reflect.ValueOf(dead))
-		}
-		body, err = json.MarshalIndent(doc, "", "  ")
+		body, err = json.MarshalIndent(jsonView(snap, dead), "", "  ")
 		body = append(body, '\n')
 		ct = "application/json"
 	} else {

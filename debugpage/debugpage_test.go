@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -302,8 +304,12 @@ func TestRefresh(t *testing.T) {
 
 // TestTruncation: a long pending list shows its first rows (100 by
 // default, WithMaxRows, ?rows=) and counts the others, in the page and in
-// the JSON.
+// the JSON; the scheduler copies only those (the JSON lists what the
+// snapshot holds, and the Snapshot's own default is 1000 rows). The
+// summary of reasons and the pending counts of tiers, types and keys say
+// they count the listed jobs, and the keys left out are counted too.
 func TestTruncation(t *testing.T) {
+	const total, keys = 1503, 1200
 	s, _, block := newScheduler(t)
 	if err := s.RegisterType("sync", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
 		t.Fatal(err)
@@ -311,23 +317,27 @@ func TestTruncation(t *testing.T) {
 	if err := s.PauseGroup("held"); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 503 {
-		if err := s.Submit("sync", fmt.Sprintf("job-%03d", i), block, fairsched.InGroup("held")); err != nil {
+	for i := range total {
+		if err := s.Submit("sync", fmt.Sprintf("job-%04d", i), block, fairsched.InGroup("held"), fairsched.WithFairnessKey(fmt.Sprintf("k%04d", i%keys))); err != nil {
 			t.Fatal(err)
 		}
 	}
+	const nbsp = "\u202f" // between groups of digits
 	for _, c := range []struct {
 		opts  []debugpage.Option
 		query string
 		rows  int
-		more  string
+		more  string // the +N line under the pending jobs, "" for none
+		keys  string // the +N line under the keys
 	}{
-		{nil, "", 100, "+403 more pending jobs not shown"},
-		{[]debugpage.Option{debugpage.WithMaxRows(2)}, "", 2, "+501 more pending jobs not shown"},
-		{[]debugpage.Option{debugpage.WithMaxRows(0)}, "", 503, ""},
-		{nil, "?rows=all", 503, ""},
-		{[]debugpage.Option{debugpage.WithMaxRows(2)}, "?rows=5", 5, "+498 more pending jobs not shown"},
+		{nil, "", 100, "+1" + nbsp + "403 more pending jobs not shown", "+1" + nbsp + "100 more keys not shown"},
+		{[]debugpage.Option{debugpage.WithMaxRows(2)}, "", 2, "+1" + nbsp + "501 more pending jobs not shown", "+1" + nbsp + "198 more keys not shown"},
+		{[]debugpage.Option{debugpage.WithMaxRows(0)}, "", total, "", ""},
+		{nil, "?rows=all", total, "", ""},
+		{nil, "?rows=1200", 1200, "+303 more pending jobs not shown", ""},
+		{[]debugpage.Option{debugpage.WithMaxRows(2)}, "?rows=5", 5, "+1" + nbsp + "498 more pending jobs not shown", "+1" + nbsp + "195 more keys not shown"},
 	} {
+		name := fmt.Sprintf("%d option(s), %q", len(c.opts), c.query)
 		h := debugpage.Handler(s, c.opts...)
 		_, page := get(t, h, http.MethodGet, "/"+c.query)
 		var doc struct {
@@ -341,18 +351,38 @@ func TestTruncation(t *testing.T) {
 			sep = "&"
 		}
 		if _, body := get(t, h, http.MethodGet, "/"+c.query+sep+"format=json"); json.Unmarshal([]byte(body), &doc) != nil ||
-			doc.Total != 503 || doc.Listed != c.rows || len(doc.Rows) != c.rows || doc.More != 503-c.rows {
-			t.Errorf("%v %s: JSON lists %d of %d (%d rows), %d more; want %d of 503, %d more", c.opts, c.query, doc.Listed, doc.Total, len(doc.Rows), doc.More, c.rows, 503-c.rows)
+			doc.Total != total || doc.Listed != c.rows || len(doc.Rows) != c.rows || doc.More != total-c.rows {
+			t.Errorf("%s: JSON lists %d of %d (%d rows), %d more; want %d of %d, %d more", name, doc.Listed, doc.Total, len(doc.Rows), doc.More, c.rows, total, total-c.rows)
 		}
 		rows := rowText(t, page, "pending")
 		if len(rows) != c.rows {
-			t.Errorf("%d rows, want %d", len(rows), c.rows)
+			t.Errorf("%s: %d rows, want %d", name, len(rows), c.rows)
 		}
-		if len(rows) > 0 && !strings.HasPrefix(rows[0], "1 sync job-000 paused its group is paused") {
-			t.Errorf("first row %q", rows[0])
+		if len(rows) > 0 && !strings.HasPrefix(rows[0], "1 sync job-0000 paused its group is paused") {
+			t.Errorf("%s: first row %q", name, rows[0])
 		}
-		if got := strings.Contains(page, "more pending jobs not shown"); got != (c.more != "") || c.more != "" && !strings.Contains(page, c.more) {
-			t.Errorf("want the line %q in the page (found a +N line: %v)", c.more, got)
+		for _, l := range []struct{ line, want string }{{"more pending jobs not shown", c.more}, {"more keys not shown", c.keys}} {
+			got := regexp.MustCompile(`\+[^<>]* ` + l.line).FindString(page)
+			if got != l.want {
+				t.Errorf("%s: the line %q, want %q", name, got, l.want)
+			}
+		}
+		header := visible(page[strings.Index(page, "<header>"):strings.Index(page, "</header>")])
+		if !strings.Contains(header, "1"+nbsp+"503 pending") {
+			t.Errorf("%s: header %q lacks 1 503 pending", name, header)
+		}
+
+		// What counts the listed jobs says so when they are not all.
+		partial := c.rows < total
+		why := visible(page[strings.Index(page, `<section id="why">`):strings.Index(page, `<section id="pending-jobs">`)])
+		note := fmt.Sprintf("among the first %s pending jobs, of 1%s503", grouped(c.rows), nbsp)
+		if strings.Contains(why, note) != partial || !strings.Contains(why, grouped(c.rows)+"× paused") {
+			t.Errorf("%s: the summary reads %q; want %d× paused, with the note %q: %v", name, why, c.rows, note, partial)
+		}
+		types := visible(page[strings.Index(page, `<table id="types"`):strings.Index(page, `<section id="keys-section">`)])
+		head := "Pending of the first " + grouped(c.rows)
+		if strings.Contains(types, head) != partial || !strings.Contains(types, " sync 1 0 — "+grouped(c.rows)+" ") {
+			t.Errorf("%s: the types table reads %q; want sync with %d pending, the header %q: %v", name, types, c.rows, head, partial)
 		}
 	}
 	for _, bad := range []string{"?rows=0", "?rows=-1", "?rows=many"} {
@@ -362,28 +392,38 @@ func TestTruncation(t *testing.T) {
 	}
 }
 
-// TestJSONDurationsAsText: every duration of the JSON has a "_text"
-// sibling that writes it as Go does, maps of durations included, and every
-// "_text" field has its number beside it.
-func TestJSONDurationsAsText(t *testing.T) {
-	f := newFixture(t)
-	_, body := get(t, debugpage.Handler(f.s), http.MethodGet, "/snapshot.json")
-	var doc any
-	if err := json.Unmarshal([]byte(body), &doc); err != nil {
-		t.Fatal(err)
+// grouped writes n as the page does: 1 503, with a narrow no-break space.
+func grouped(n int) string {
+	s := strconv.Itoa(n)
+	if len(s) > 3 {
+		s = s[:len(s)-3] + "\u202f" + s[len(s)-3:]
 	}
+	return s
+}
+
+// TestJSONDurationsAsText: every duration of the JSON — each duration
+// field of the Snapshot's types, the pending jobs' waits and the running
+// jobs' times — has a "_text" sibling right after it that writes it as Go
+// does (time.Duration.String), maps of durations included, and every
+// "_text" field has its number before it.
+func TestJSONDurationsAsText(t *testing.T) {
+	s := newRichScheduler(t)
+	_, body := get(t, debugpage.Handler(s), http.MethodGet, "/snapshot.json")
+	doc := decodeOrdered(t, body)
 	texts := map[string]int{}
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
 		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				base, isText := strings.CutSuffix(k, "_text")
-				if isText && base != "" {
+		case *ordered:
+			for i, k := range v.Keys {
+				if base, isText := strings.CutSuffix(k, "_text"); isText && base != "" {
 					texts[base]++
-					checkText(t, path+"."+k, v[base], x)
+					if i == 0 || v.Keys[i-1] != base {
+						t.Errorf("%s.%s does not follow %s (keys %q)", path, k, base, v.Keys)
+					}
+					checkText(t, path+"."+k, v.Vals[base], v.Vals[k])
 				}
-				walk(path+"."+k, x)
+				walk(path+"."+k, v.Vals[k])
 			}
 		case []any:
 			for i, x := range v {
@@ -392,29 +432,192 @@ func TestJSONDurationsAsText(t *testing.T) {
 		}
 	}
 	walk("", doc)
-	for _, name := range []string{"default_cost", "accumulated_cost", "estimated_cost", "MinBackoff"} {
+	names := append(durationFields(reflect.TypeFor[fairsched.Snapshot]()), "waited", "running_for")
+	for _, name := range names {
 		if texts[name] == 0 {
 			t.Errorf("no %s_text in the JSON (have %v)", name, texts)
 		}
 	}
+	// The additions: a pending job's wait and a running job's time, from the
+	// snapshot's time (70 s after the start).
+	pending := doc.(*ordered).Vals["pending"].([]any)
+	running := doc.(*ordered).Vals["running"].([]any)
+	for _, c := range []struct {
+		row       any
+		id, field string
+		want      string
+	}{
+		{pending[0], "fetch-2", "waited", "1m0s"},
+		{running[0], "fetch-1", "running_for", "1m0s"},
+	} {
+		row := c.row.(*ordered)
+		if row.Vals["id"] != c.id || row.Vals[c.field+"_text"] != c.want {
+			t.Errorf("%s %v: %s_text = %v, want %s", row.Vals["type"], row.Vals["id"], c.field, row.Vals[c.field+"_text"], c.want)
+		}
+	}
+	if !strings.Contains(body, `"waited": 60000000000,`+"\n"+`      "waited_text": "1m0s",`) {
+		t.Errorf("the JSON lacks a pending job's wait as the package doc shows it:\n%s", body)
+	}
+}
+
+// durationFields returns the JSON names of the time.Duration fields (and
+// maps of them) among t's fields and those of the types it holds.
+func durationFields(t reflect.Type) []string {
+	var names []string
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			walk(t.Elem())
+		case reflect.Struct:
+			if t.PkgPath() == "time" {
+				return
+			}
+			for i := range t.NumField() {
+				f := t.Field(i)
+				if !f.IsExported() {
+					continue
+				}
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if name == "" {
+					name = f.Name
+				}
+				if f.Type == reflect.TypeFor[time.Duration]() ||
+					f.Type.Kind() == reflect.Map && f.Type.Elem() == reflect.TypeFor[time.Duration]() {
+					names = append(names, name)
+				}
+				walk(f.Type)
+			}
+		}
+	}
+	walk(t)
+	return names
 }
 
 // checkText: text is the duration of ns (a number), or a map of them.
 func checkText(t *testing.T, path string, ns, text any) {
 	t.Helper()
 	switch ns := ns.(type) {
-	case float64:
-		if want := time.Duration(ns).String(); text != want {
+	case json.Number:
+		n, err := ns.Int64()
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+		} else if want := time.Duration(n).String(); text != want {
 			t.Errorf("%s = %v; want %q", path, text, want)
 		}
-	case map[string]any:
-		m, _ := text.(map[string]any)
-		for k, v := range ns {
-			checkText(t, path+"."+k, v, m[k])
+	case *ordered:
+		m, _ := text.(*ordered)
+		if m == nil || len(m.Keys) != len(ns.Keys) {
+			t.Errorf("%s = %v; want a string for each of %q", path, text, ns.Keys)
+			return
+		}
+		for _, k := range ns.Keys {
+			checkText(t, path+"."+k, ns.Vals[k], m.Vals[k])
 		}
 	default:
-		t.Errorf("%s has no number beside it (%T)", path, ns)
+		t.Errorf("%s has no number before it (%T)", path, ns)
 	}
+}
+
+// TestJSONIsTheSnapshotsJSON: without its additions (the "_text"
+// siblings, waited, running_for, pending_listed and pending_more), the
+// page's JSON is byte for byte what encoding/json writes for the Snapshot:
+// the same fields in the same order, the same omissions (omitempty,
+// omitzero), the same values.
+func TestJSONIsTheSnapshotsJSON(t *testing.T) {
+	for name, s := range map[string]*fairsched.Scheduler{
+		"fixture": newFixture(t).s,
+		"rich":    newRichScheduler(t),
+	} {
+		snap, err := s.Snapshot(context.Background(), fairsched.SnapshotRows(debugpage.DefaultMaxRows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := decodeOrdered(t, string(b))
+		_, body := get(t, debugpage.Handler(s), http.MethodGet, "/snapshot.json")
+		got := decodeOrdered(t, body)
+		strip(got, 0)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the JSON without its additions differs from the Snapshot's (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// strip removes the page's additions from a decoded JSON document.
+func strip(v any, depth int) {
+	switch v := v.(type) {
+	case *ordered:
+		keys := v.Keys[:0]
+		for _, k := range v.Keys {
+			switch {
+			case strings.HasSuffix(k, "_text"),
+				depth == 0 && (k == "pending_listed" || k == "pending_more" || k == "dead_jobs"),
+				depth == 2 && (k == "waited" || k == "running_for"): // in pending[i] and running[i]
+				delete(v.Vals, k)
+				continue
+			}
+			keys = append(keys, k)
+			strip(v.Vals[k], depth+1)
+		}
+		v.Keys = keys
+	case []any:
+		for _, x := range v {
+			strip(x, depth+1)
+		}
+	}
+}
+
+// ordered is a decoded JSON object that keeps the order of its keys.
+type ordered struct {
+	Keys []string
+	Vals map[string]any
+}
+
+// decodeOrdered decodes a JSON document into *ordered objects, []any
+// arrays, json.Number numbers, strings, booleans and nils.
+func decodeOrdered(t *testing.T, body string) any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var value func() any
+	value = func() any {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("decoding the JSON: %v\n%s", err, body)
+		}
+		switch tok {
+		case json.Delim('{'):
+			o := &ordered{Vals: map[string]any{}}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					t.Fatalf("decoding the JSON: %v", err)
+				}
+				o.Keys = append(o.Keys, k.(string))
+				o.Vals[k.(string)] = value()
+			}
+			_, _ = dec.Token() // }
+			return o
+		case json.Delim('['):
+			a := []any{}
+			for dec.More() {
+				a = append(a, value())
+			}
+			_, _ = dec.Token() // ]
+			return a
+		}
+		return tok
+	}
+	return value()
 }
 
 // TestScoringTiersAdaptive: the page shows scores with WithScoring, tier

@@ -163,3 +163,54 @@ func checkFixture(t *testing.T, snap fairsched.Snapshot) {
 		t.Errorf("fixture: running = %+v, want clone linux and render report-1 on render-1", snap.Running)
 	}
 }
+
+// newRichScheduler starts a scheduler whose snapshot sets every duration a
+// Snapshot has — a type's default cost, queue timeout and retry backoffs,
+// aging's grace period and interval, accumulated and estimated costs, a
+// learned cost estimate — and the optional parts that the JSON omits when
+// unset: tiers, an adaptive limit, aging, key weights, a paused group and
+// a worker. Its
+// snapshot is taken 70 s after the start: "fetch-1" runs since 0:10 and
+// "fetch-2" waits since 0:10 for the type's cap.
+func newRichScheduler(t *testing.T) *fairsched.Scheduler {
+	t.Helper()
+	s, mock, block := newScheduler(t,
+		fairsched.WithMaxConcurrency(4),
+		fairsched.WithAdaptiveLimit(fairsched.AdaptiveLimitConfig{Min: 1, Max: 4}),
+		fairsched.WithTier(2, fairsched.TierConfig{MinShare: 0.25, BurstShare: 0.5}),
+		fairsched.WithAging(fairsched.AgingConfig{GracePeriod: 30 * time.Second, Interval: 1500 * time.Millisecond, MaxEffectivePriority: 9}),
+		fairsched.WithKeyWeight("tenant-a", 2),
+	)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.RegisterType("fetch", fairsched.JobTypeConfig{
+		DefaultCost: 2 * time.Second, MaxConcurrency: 1, Priority: 2, QueueTimeout: time.Hour,
+		Retry: fairsched.RetryPolicy{MaxAttempts: 3, MinBackoff: 250 * time.Millisecond, MaxBackoff: 90 * time.Second, Jitter: 0.5},
+	}))
+	must(s.RegisterType(render, fairsched.JobTypeConfig{DefaultCost: 5 * time.Second, Priority: 1, RequiresWorker: true, ConflictGroup: "pages", ConflictMode: fairsched.ConflictShared}))
+	must(s.RegisterWorker(fairsched.WorkerSpec{ID: "render-1", Slots: []fairsched.SlotSpec{{Types: []fairsched.JobType{render}}}}))
+	must(s.PauseGroup("held"))
+
+	// A job that runs for 3 s and ends: its cost is learned.
+	done := make(chan struct{})
+	must(s.Submit("fetch", "warm-up", func(ctx context.Context) error {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+		return nil
+	}, fairsched.WithFairnessKey("tenant-a")))
+	mock.Add(3 * time.Second)
+	close(done)
+	mock.Add(7 * time.Second)
+
+	must(s.Submit("fetch", "fetch-1", block, fairsched.WithFairnessKey("tenant-a")))
+	must(s.Submit("fetch", "fetch-2", block, fairsched.WithFairnessKey("tenant-b")))
+	must(s.Submit(render, "page-1", block, fairsched.InGroup("held")))
+	mock.Add(time.Minute)
+	return s
+}

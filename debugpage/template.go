@@ -9,4 +9,5 @@ import (
 var pageHTML string
 
 // page renders a view. html/template escapes every value from the snapshot.
-var page = template.Must(template.New("page").Parse(pageHTML))
+// n groups a count's digits (12 345).
+var page = template.Must(template.New("page").Funcs(template.FuncMap{"n": grouped}).Parse(pageHTML))

@@ -32,6 +32,11 @@ type view struct {
 	PendingRows []pendingRow
 	PendingMore int
 	Scored      bool
+	// Counted is how many pending jobs the snapshot lists; Partial is set
+	// when that is fewer than pending: the reasons' summary and the pending
+	// counts of tiers, types and keys count the listed jobs only.
+	Counted int
+	Partial bool
 
 	RunningRows []runningRow
 	RunningMore int
@@ -184,6 +189,7 @@ func newView(s fairsched.Snapshot, c config) view {
 	slices.SortFunc(v.Reasons, func(a, b reasonRow) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Label, b.Label))
 	})
+	v.Counted, v.Partial = len(s.Pending), s.PendingTotal > len(s.Pending)
 	n := rows(len(s.Pending))
 	v.PendingMore = max(s.PendingTotal, len(s.Pending)) - n // beyond the page's rows and the snapshot's
 	v.PendingRows = make([]pendingRow, 0, n)
@@ -300,7 +306,9 @@ func newView(s fairsched.Snapshot, c config) view {
 		return cmp.Or(cmp.Compare(s.AccumulatedCost[a], s.AccumulatedCost[b]), cmp.Compare(a, b))
 	})
 	n = rows(len(sortedKeys))
-	v.KeyMore = len(sortedKeys) - n
+	// Beyond the page's rows, and the keys a bounded snapshot leaves out (it
+	// lists those of the listed and running jobs).
+	v.KeyMore = len(sortedKeys) - n + max(s.KeysTotal-len(s.AccumulatedCost), 0)
 	for _, k := range sortedKeys[:n] {
 		w, ok := s.KeyWeights[k]
 		if !ok {
@@ -401,4 +409,23 @@ func also(p fairsched.PendingJob) []badge {
 		}
 	}
 	return out
+}
+
+// grouped writes n with its digits in groups of three, set apart by a
+// narrow no-break space: 12 345.
+func grouped(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, d := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteString("\u202f")
+		}
+		b.WriteRune(d)
+	}
+	return b.String()
 }
