@@ -666,8 +666,24 @@ func TestDeadJobsShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	// The store closes last, once the scheduler's writer is done with it:
+	// cleanups run last registered first, and the scheduler's Close, with a
+	// context that lets it wait for the final save, comes before
+	// fairschedtest's (whose ended context does not wait: the store closed
+	// under the writer, a data race under -race).
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	s := fairschedtest.New(t, fairsched.WithStore(st))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
 	if err := s.RegisterType("mail", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
 		t.Fatal(err)
 	}
