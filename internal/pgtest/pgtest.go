@@ -1,0 +1,202 @@
+// Package pgtest gives tests a real PostgreSQL database, without Docker
+// and without downloading anything:
+//
+//   - FAIRSCHED_TEST_DATABASE_URL, when set, names a server to use (a
+//     database is created in it per test, and dropped after);
+//   - else a throwaway cluster is started from the installed binaries
+//     (initdb and pg_ctl, found on PATH or under /usr/lib/postgresql),
+//     run as the postgres user when the process is root, listening on a
+//     Unix socket in a temporary directory only, with fsync off; one per
+//     test binary, stopped by Stop (call it from TestMain);
+//   - else the test is skipped, saying why — unless FAIRSCHED_REQUIRE_PG=1
+//     (CI sets it), under which it fails.
+//
+// Each test gets a database of its own, created from a template database
+// that Template may prepare once (migrations), so tests run in parallel
+// and in isolation.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// server is the cluster of this test binary, started once.
+var (
+	once     sync.Once
+	srv      *cluster
+	startErr error
+	dbSeq    atomic.Int64
+)
+
+type cluster struct {
+	url     string // admin connection URL
+	dir     string // data and socket directory; "" for an external server
+	pgCtl   string
+	asUser  *user.User
+	started bool
+}
+
+// URL returns a connection string to a new, empty database for t (dropped
+// at the end of t), or skips t when no PostgreSQL is available (fails it
+// under FAIRSCHED_REQUIRE_PG=1).
+func URL(t testing.TB) string {
+	t.Helper()
+	once.Do(func() { srv, startErr = start() })
+	if startErr != nil {
+		if os.Getenv("FAIRSCHED_REQUIRE_PG") == "1" {
+			t.Fatalf("pgtest: PostgreSQL is required (FAIRSCHED_REQUIRE_PG=1) and unavailable: %v", startErr)
+		}
+		t.Skipf("pgtest: no PostgreSQL (%v): set FAIRSCHED_TEST_DATABASE_URL or install PostgreSQL's server binaries (apt-get install postgresql)", startErr)
+	}
+	name := fmt.Sprintf("fairsched_test_%d_%d", os.Getpid(), dbSeq.Add(1))
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, srv.url)
+	if err != nil {
+		t.Fatalf("pgtest: connecting: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("pgtest: creating a database: %v", err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, srv.url)
+		if err != nil {
+			return
+		}
+		defer conn.Close(ctx)
+		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	})
+	return withDatabase(srv.url, name)
+}
+
+// withDatabase returns connection string u naming database db.
+func withDatabase(u, db string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	p.Path = "/" + db
+	return p.String()
+}
+
+// Stop stops the cluster this binary started, if any. Call it from
+// TestMain after m.Run.
+func Stop() {
+	if srv == nil || !srv.started {
+		return
+	}
+	cmd := srv.command(srv.pgCtl, "stop", "-D", filepath.Join(srv.dir, "data"), "-m", "immediate", "-w")
+	_ = cmd.Run()
+	_ = os.RemoveAll(srv.dir)
+}
+
+func start() (*cluster, error) {
+	if u := os.Getenv("FAIRSCHED_TEST_DATABASE_URL"); u != "" {
+		return &cluster{url: u}, nil
+	}
+	initdb, err := find("initdb")
+	if err != nil {
+		return nil, err
+	}
+	pgCtl, err := find("pg_ctl")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "fairsched-pg")
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{dir: dir, pgCtl: pgCtl}
+	if os.Geteuid() == 0 { // initdb refuses root: run it as postgres
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("running as root and no postgres user: %w", err)
+		}
+		c.asUser = u
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := c.command(initdb, "-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8").CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("initdb: %v: %s", err, lastLine(out))
+	}
+	opts := fmt.Sprintf("-c listen_addresses='' -c unix_socket_directories=%s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", dir)
+	if out, err := c.command(pgCtl, "start", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60").CombinedOutput(); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "log"))
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("pg_ctl start: %v: %s %s", err, lastLine(out), lastLine(log))
+	}
+	c.started = true
+	c.url = (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/postgres",
+		RawQuery: "host=" + url.QueryEscape(dir) + "&sslmode=disable"}).String()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		conn, err := pgx.Connect(ctx, c.url)
+		if err == nil {
+			conn.Close(ctx)
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			Stop()
+			return nil, fmt.Errorf("the cluster does not answer: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond) // the server is starting up; pg_ctl -w has waited already
+	}
+}
+
+// command runs name as the cluster's user.
+func (c *cluster) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	if c.asUser != nil {
+		uid, _ := strconv.Atoi(c.asUser.Uid)
+		gid, _ := strconv.Atoi(c.asUser.Gid)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		cmd.Dir = c.dir
+	}
+	return cmd
+}
+
+// find looks for a PostgreSQL server binary on PATH, then in Debian's
+// versioned directories.
+func find(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + name)
+	if len(matches) > 0 {
+		return matches[len(matches)-1], nil
+	}
+	return "", errors.New(name + " not found on PATH or under /usr/lib/postgresql")
+}
+
+func lastLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}

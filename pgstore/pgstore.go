@@ -1,0 +1,252 @@
+// Package pgstore keeps a fairsched scheduler's state and its durable jobs
+// (fairsched.JobStore) in PostgreSQL, through github.com/jackc/pgx/v5. It is
+// the second implementation of the store durable jobs use (boltstore is the
+// embedded one), and the ground cluster mode stands on. It lives in its own
+// package so that programs without PostgreSQL do not build pgx.
+//
+// Open applies the schema's migrations, versioned and embedded (Migrations
+// gives their SQL for those who migrate by hand): a table of the state
+// document and a table of job records, one row per job under its sequence
+// number. A commit (ApplyJobs) is one transaction that writes only the
+// rows that changed — the last write of each sequence in the batch, puts
+// as one multi-row upsert, deletes as one statement — and returns once
+// PostgreSQL has committed it (with synchronous_commit on, durably). A
+// database whose schema is newer than this package's is refused, never
+// misread.
+package pgstore
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fairsched/fairsched"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is a fairsched.JobStore in PostgreSQL. Close it after the
+// scheduler.
+type Store struct {
+	pool *pgxpool.Pool
+	// timeout bounds each call: a stalled database makes the call fail
+	// (ErrStore) instead of holding the scheduler's writer for ever.
+	timeout time.Duration
+}
+
+var _ fairsched.JobStore = (*Store)(nil)
+
+// Migration is one step of the schema: its version and SQL.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations returns the schema's migrations in order.
+func Migrations() []Migration {
+	entries, _ := fs.ReadDir(migrations, "migrations")
+	var out []Migration
+	for _, e := range entries {
+		v, err := strconv.Atoi(strings.SplitN(e.Name(), "_", 2)[0])
+		if err != nil {
+			continue
+		}
+		sql, _ := migrations.ReadFile("migrations/" + e.Name())
+		out = append(out, Migration{Version: v, Name: e.Name(), SQL: string(sql)})
+	}
+	slices.SortFunc(out, func(a, b Migration) int { return a.Version - b.Version })
+	return out
+}
+
+// Layout is the newest schema version this package knows.
+func Layout() int { m := Migrations(); return m[len(m)-1].Version }
+
+// Open connects to the database connString names (a pgx connection
+// string or URL), applies the migrations it lacks and returns the store.
+// A schema newer than this package's is an error wrapping
+// fairsched.ErrStore.
+func Open(ctx context.Context, connString string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, connString)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)
+	}
+	s := &Store{pool: pool, timeout: 30 * time.Second}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)
+	}
+	return s, nil
+}
+
+// migrate applies the missing migrations in one transaction, holding an
+// advisory lock so that instances opening together apply them once.
+func (s *Store) migrate(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7265640123)`); err != nil { // "fairsched" as a number
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS fairsched_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+			return err
+		}
+		var have int
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM fairsched_migrations`).Scan(&have); err != nil {
+			return err
+		}
+		if have > Layout() {
+			return fmt.Errorf("the database's schema is version %d, newer than this version's %d: upgrade fairsched to use it", have, Layout())
+		}
+		for _, m := range Migrations() {
+			if m.Version <= have {
+				continue
+			}
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO fairsched_migrations (version) VALUES ($1)`, m.Version); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+// Load returns the saved state; none before the first Save.
+func (s *Store) Load() (fairsched.StoreState, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	var st fairsched.StoreState
+	var doc []byte
+	err := s.pool.QueryRow(ctx, `SELECT doc FROM fairsched_state WHERE id = 1`).Scan(&doc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("pgstore: loading the state: %w", err)
+	}
+	if err := json.Unmarshal(doc, &st); err != nil {
+		return st, fmt.Errorf("pgstore: the saved state does not decode: %w", err)
+	}
+	return st, nil
+}
+
+// Save replaces the saved state.
+func (s *Store) Save(st fairsched.StoreState) error {
+	doc, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("pgstore: %w", err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	_, err = s.pool.Exec(ctx, `INSERT INTO fairsched_state (id, doc) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`, doc)
+	if err != nil {
+		return fmt.Errorf("pgstore: saving the state: %w", err)
+	}
+	return nil
+}
+
+// LoadJobs calls fn with every job record, in sequence order. A record
+// that does not decode, or that no scheduler could have written, is an
+// error.
+func (s *Store) LoadJobs(fn func(fairsched.JobRecord) error) error {
+	ctx, cancel := context.WithCancel(context.Background()) // a million rows may take longer than one call's bound
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT seq, record FROM fairsched_jobs ORDER BY seq`)
+	if err != nil {
+		return fmt.Errorf("pgstore: loading jobs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var data []byte
+		if err := rows.Scan(&seq, &data); err != nil {
+			return fmt.Errorf("pgstore: loading jobs: %w", err)
+		}
+		var rec fairsched.JobRecord
+		if err := json.Unmarshal(data, &rec); err != nil {
+			return fmt.Errorf("pgstore: job record %d does not decode: %w", seq, err)
+		}
+		if uint64(seq) != rec.Seq || !rec.Valid() {
+			return fmt.Errorf("pgstore: job record %d holds values no scheduler writes", seq)
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("pgstore: loading jobs: %w", err)
+	}
+	return nil
+}
+
+// ApplyJobs commits ops in one transaction. Of several writes of one
+// sequence in ops the last counts, as if they were applied in order.
+func (s *Store) ApplyJobs(ops []fairsched.JobOp) error {
+	final := map[uint64]*fairsched.JobRecord{} // nil: deleted
+	order := make([]uint64, 0, len(ops))
+	for _, op := range ops {
+		seq := op.Delete
+		if op.Put != nil {
+			seq = op.Put.Seq
+		}
+		if _, seen := final[seq]; !seen {
+			order = append(order, seq)
+		}
+		final[seq] = op.Put
+	}
+	var (
+		seqs, dels []int64
+		types, ids []string
+		states     []int16
+		records    [][]byte
+	)
+	for _, seq := range order {
+		rec := final[seq]
+		if rec == nil {
+			dels = append(dels, int64(seq))
+			continue
+		}
+		data, err := json.Marshal(rec)
+		if err != nil {
+			return fmt.Errorf("pgstore: encoding job %s/%s: %w", rec.Type, rec.ID, err)
+		}
+		seqs, types, ids, states, records = append(seqs, int64(seq)), append(types, string(rec.Type)), append(ids, rec.ID),
+			append(states, int16(rec.State)), append(records, data)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if len(dels) > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM fairsched_jobs WHERE seq = ANY($1)`, dels); err != nil {
+				return fmt.Errorf("pgstore: deleting jobs: %w", err)
+			}
+		}
+		if len(seqs) > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO fairsched_jobs (seq, type, id, state, record)
+				SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::smallint[], $5::jsonb[])
+				ON CONFLICT (seq) DO UPDATE SET type = excluded.type, id = excluded.id, state = excluded.state, record = excluded.record`,
+				seqs, types, ids, states, records); err != nil {
+				return fmt.Errorf("pgstore: writing jobs: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
