@@ -25,6 +25,7 @@ func durableStore(t *testing.T, path string) *boltstore.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { st.Close() }) // after the scheduler's, registered later
 	return st
 }
 
@@ -438,7 +439,6 @@ func (f *failingStore) ApplyJobs(ops []fairsched.JobOp) error {
 func TestEnqueueStoreFailure(t *testing.T) {
 	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
 		st := durableStore(t, filepath.Join(t.TempDir(), "jobs.db"))
-		defer st.Close()
 		fs := &failingStore{Store: st, failing: true}
 		s := fairschedtest.New(t, fairsched.WithClock(env.Clock), fairsched.WithStore(fs))
 		if err := s.RegisterType("mail", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
@@ -473,7 +473,6 @@ func TestRetention(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobs.db")
 	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
 		st := durableStore(t, path)
-		defer st.Close()
 		s := fairschedtest.New(t, fairsched.WithClock(env.Clock), fairsched.WithStore(st), fairsched.WithRetention(time.Hour))
 		if err := s.RegisterType("mail", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
 			t.Fatal(err)

@@ -149,7 +149,7 @@ func TestMirrorSurvivesARestart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer st.Close()
+			t.Cleanup(func() { st.Close() }) // after the scheduler's (cleanups run in reverse)
 			s := fairschedtest.New(t, fairsched.WithStore(st))
 			if round == 0 { // no handler yet: it stays pending, in the store
 				if err := s.RegisterType("mirror", fairsched.JobTypeConfig{Priority: 1, DefaultCost: time.Minute}); err != nil {

@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -57,7 +58,10 @@ const recordVersion = 1
 
 // Store is a fairsched.JobStore in a bbolt file. Close it after the
 // scheduler.
-type Store struct{ db *bolt.DB }
+type Store struct {
+	db     *bolt.DB
+	closed atomic.Bool
+}
 
 var _ fairsched.JobStore = (*Store)(nil)
 
@@ -287,13 +291,16 @@ func DecodeRecord(data []byte) (fairsched.JobRecord, error) {
 }
 
 // Close closes the file.
+//
+// Close may race a scheduler still writing (closed before the scheduler
+// had stopped): bbolt waits for the transaction under way, and the writes
+// after it fail with an error wrapping fairsched.ErrStore, which the
+// scheduler logs. Close the scheduler first to keep its last writes.
 func (s *Store) Close() error {
-	if s.db == nil {
+	if s.closed.Swap(true) {
 		return errors.New("boltstore: closed twice")
 	}
-	err := s.db.Close()
-	s.db = nil
-	return err
+	return s.db.Close()
 }
 
 // The layout of a bbolt meta page: a 16-byte page header, then the meta

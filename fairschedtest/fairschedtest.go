@@ -126,8 +126,10 @@ func (b *Blocker) Cause() error {
 
 // New returns a scheduler made with opts, which t's cleanup closes at
 // once: running jobs' contexts are cancelled (a Blocker returns), pending
-// jobs are dropped, and the cleanup waits for the jobs to return. Types
-// are registered by the test.
+// jobs are dropped, and the cleanup waits for the jobs to return and the
+// scheduler's last writes to its store. Types are registered by the test.
+// Close a store the scheduler uses in a t.Cleanup registered before New
+// (cleanups run last in, first out), not with defer, which runs before.
 func New(t testing.TB, opts ...fairsched.Option) *fairsched.Scheduler {
 	t.Helper()
 	s, err := fairsched.New(opts...)
@@ -146,6 +148,7 @@ func closeNow(t testing.TB, s *fairsched.Scheduler) {
 	if err := s.Close(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, fairsched.ErrClosed) {
 		t.Errorf("fairschedtest: Close: %v", err)
 	}
+	_ = s.Close(context.Background()) // returns once the scheduler has stopped and saved
 }
 
 // Env is what Run hands its body: the scheduler, its mock clock, and the
