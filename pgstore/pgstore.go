@@ -197,6 +197,20 @@ func (s *Store) LoadJobs(fn func(fairsched.JobRecord) error) error {
 // ApplyJobs commits ops in one transaction. Of several writes of one
 // sequence in ops the last counts, as if they were applied in order.
 func (s *Store) ApplyJobs(ops []fairsched.JobOp) error {
+	seqs, dels, types, ids, states, records, err := rows(ops)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return write(ctx, tx, seqs, dels, types, ids, states, records)
+	})
+}
+
+// rows turns ops into the columns of one delete and one multi-row upsert:
+// the last write of each sequence.
+func rows(ops []fairsched.JobOp) (seqs, dels []int64, types, ids []string, states []int16, records [][]byte, err error) {
 	final := map[uint64]*fairsched.JobRecord{} // nil: deleted
 	order := make([]uint64, 0, len(ops))
 	for _, op := range ops {
@@ -209,12 +223,6 @@ func (s *Store) ApplyJobs(ops []fairsched.JobOp) error {
 		}
 		final[seq] = op.Put
 	}
-	var (
-		seqs, dels []int64
-		types, ids []string
-		states     []int16
-		records    [][]byte
-	)
 	for _, seq := range order {
 		rec := final[seq]
 		if rec == nil {
@@ -223,29 +231,30 @@ func (s *Store) ApplyJobs(ops []fairsched.JobOp) error {
 		}
 		data, err := json.Marshal(rec)
 		if err != nil {
-			return fmt.Errorf("pgstore: encoding job %s/%s: %w", rec.Type, rec.ID, err)
+			return nil, nil, nil, nil, nil, nil, fmt.Errorf("pgstore: encoding job %s/%s: %w", rec.Type, rec.ID, err)
 		}
 		seqs, types, ids, states, records = append(seqs, int64(seq)), append(types, string(rec.Type)), append(ids, rec.ID),
 			append(states, int16(rec.State)), append(records, data)
 	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if len(dels) > 0 {
-			if _, err := tx.Exec(ctx, `DELETE FROM fairsched_jobs WHERE seq = ANY($1)`, dels); err != nil {
-				return fmt.Errorf("pgstore: deleting jobs: %w", err)
-			}
+	return seqs, dels, types, ids, states, records, nil
+}
+
+// write applies the deletes, then the upserts, in tx.
+func write(ctx context.Context, tx pgx.Tx, seqs, dels []int64, types, ids []string, states []int16, records [][]byte) error {
+	if len(dels) > 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM fairsched_jobs WHERE seq = ANY($1)`, dels); err != nil {
+			return fmt.Errorf("pgstore: deleting jobs: %w", err)
 		}
-		if len(seqs) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO fairsched_jobs (seq, type, id, state, record)
-				SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::smallint[], $5::jsonb[])
-				ON CONFLICT (seq) DO UPDATE SET type = excluded.type, id = excluded.id, state = excluded.state, record = excluded.record`,
-				seqs, types, ids, states, records); err != nil {
-				return fmt.Errorf("pgstore: writing jobs: %w", err)
-			}
+	}
+	if len(seqs) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO fairsched_jobs (seq, type, id, state, record)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::smallint[], $5::jsonb[])
+			ON CONFLICT (seq) DO UPDATE SET type = excluded.type, id = excluded.id, state = excluded.state, record = excluded.record`,
+			seqs, types, ids, states, records); err != nil {
+			return fmt.Errorf("pgstore: writing jobs: %w", err)
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // Close closes the pool.
