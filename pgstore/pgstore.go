@@ -249,7 +249,8 @@ func write(ctx context.Context, tx pgx.Tx, seqs, dels []int64, types, ids []stri
 	if len(seqs) > 0 {
 		if _, err := tx.Exec(ctx, `INSERT INTO fairsched_jobs (seq, type, id, state, record)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::smallint[], $5::jsonb[])
-			ON CONFLICT (seq) DO UPDATE SET type = excluded.type, id = excluded.id, state = excluded.state, record = excluded.record`,
+			ON CONFLICT (seq) DO UPDATE SET type = excluded.type, id = excluded.id, state = excluded.state, record = excluded.record,
+				xid = pg_current_xact_id()`,
 			seqs, types, ids, states, records); err != nil {
 			return fmt.Errorf("pgstore: writing jobs: %w", err)
 		}
