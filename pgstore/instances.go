@@ -1,0 +1,94 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fairsched/fairsched"
+)
+
+// Instance is one instance of a cluster as its heartbeats describe it.
+type Instance struct {
+	ID    string
+	Slots int
+	Types []string
+	// Silent is how long ago, by the database's clock, it last beat.
+	Silent time.Duration
+}
+
+// Heartbeat records that instance of domain is alive, runs slots jobs at
+// once and has handlers for types; its first beat registers it.
+func (s *Store) Heartbeat(ctx context.Context, domain, instance string, slots int, types []string) error {
+	if types == nil {
+		types = []string{}
+	}
+	_, err := s.pool.Exec(ctx, `
+		INSERT INTO fairsched_instances (domain, instance, slots, types) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (domain, instance) DO UPDATE SET heartbeat_at = now(), slots = excluded.slots, types = excluded.types`,
+		domain, instance, slots, types)
+	if err != nil {
+		return fmt.Errorf("%w: pgstore: heartbeat of %q: %w", fairsched.ErrStore, instance, err)
+	}
+	return nil
+}
+
+// Instances returns domain's instances, by id.
+func (s *Store) Instances(ctx context.Context, domain string) ([]Instance, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT instance, slots, types, extract(epoch FROM now() - heartbeat_at)
+		FROM fairsched_instances WHERE domain = $1 ORDER BY instance`, domain)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pgstore: reading instances: %w", fairsched.ErrStore, err)
+	}
+	defer rows.Close()
+	var out []Instance
+	for rows.Next() {
+		var in Instance
+		var silent float64
+		if err := rows.Scan(&in.ID, &in.Slots, &in.Types, &silent); err != nil {
+			return nil, fmt.Errorf("%w: pgstore: reading instances: %w", fairsched.ErrStore, err)
+		}
+		in.Silent = time.Duration(silent * float64(time.Second))
+		out = append(out, in)
+	}
+	return out, rows.Err()
+}
+
+// Lost removes and returns the instances of domain silent for longer than
+// deadline: the leader then ends their running jobs as lost. Written
+// under epoch's lease (ErrFenced otherwise), so a deposed leader declares
+// nobody lost.
+func (s *Store) Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)
+	}
+	defer tx.Rollback(ctx)
+	var ok bool
+	if err := tx.QueryRow(ctx, `SELECT epoch = $2 AND expires_at > now() FROM fairsched_leader WHERE domain = $1 FOR SHARE`,
+		domain, epoch).Scan(&ok); err != nil || !ok {
+		return nil, ErrFenced
+	}
+	rows, err := tx.Query(ctx, `
+		DELETE FROM fairsched_instances WHERE domain = $1 AND heartbeat_at < now() - $2::interval
+		RETURNING instance`, domain, deadline)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pgstore: declaring instances lost: %w", fairsched.ErrStore, err)
+	}
+	var lost []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)
+		}
+		lost = append(lost, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)
+	}
+	return lost, nil
+}

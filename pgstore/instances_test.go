@@ -1,0 +1,72 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fairsched/fairsched/internal/pgtest"
+	"github.com/fairsched/fairsched/pgstore"
+)
+
+// TestHeartbeatsAndLostInstances: instances register by beating; one
+// silent past the deadline is declared lost by the leader, once; a
+// deposed leader declares nobody lost.
+func TestHeartbeatsAndLostInstances(t *testing.T) {
+	url := pgtest.URL(t)
+	st := open(t, url)
+	defer st.Close()
+	ctx := context.Background()
+	for _, id := range []string{"i1", "i2", "i3"} {
+		if err := st.Heartbeat(ctx, "d", id, 4, []string{"mail", "index"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// i2 went silent a minute ago: the test moves its last beat back.
+	if _, err := conn.Exec(ctx, `UPDATE fairsched_instances SET heartbeat_at = now() - interval '1 minute' WHERE instance = 'i2'`); err != nil {
+		t.Fatal(err)
+	}
+	epoch, ok, err := st.Acquire(ctx, "d", "i1", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	if _, err := st.Lost(ctx, "d", epoch+1, 30*time.Second); !errors.Is(err, pgstore.ErrFenced) {
+		t.Errorf("Lost under a wrong epoch: %v; want ErrFenced", err)
+	}
+	var got []string
+	for range 2 {
+		lost, err := st.Lost(ctx, "d", epoch, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprint(lost))
+	}
+	if diff := cmp.Diff([]string{"[i2]", "[]"}, got); diff != "" {
+		t.Errorf("lost (-want +got):\n%s", diff)
+	}
+	ins, err := st.Instances(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, in := range ins {
+		ids = append(ids, in.ID)
+		if in.Slots != 4 || !slices.Equal(in.Types, []string{"mail", "index"}) || in.Silent > 30*time.Second {
+			t.Errorf("instance %+v", in)
+		}
+	}
+	if diff := cmp.Diff([]string{"i1", "i3"}, ids); diff != "" {
+		t.Errorf("instances (-want +got):\n%s", diff)
+	}
+}
