@@ -13,6 +13,11 @@
 // PostgreSQL has committed it (with synchronous_commit on, durably). A
 // database whose schema is newer than this package's is refused, never
 // misread.
+//
+// The pieces cluster mode will stand on are here and tested, not yet
+// wired into a scheduler: the leader lease with its epoch fencing
+// (Acquire, Renew, Release, ApplyJobsFenced), the change feed by
+// transaction id (Changes), and instance heartbeats (Heartbeat, Lost).
 package pgstore
 
 import (
