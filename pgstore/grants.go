@@ -1,0 +1,160 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/fairsched/fairsched"
+)
+
+// Grants: the leader's admissions in cluster mode, written in batches
+// under its lease (fenced), and the executors' reports of their ends,
+// guarded by (instance, attempt) so that a zombie's late report — an
+// instance declared lost, whose job was granted again — matches nothing.
+
+// Grant admits job Seq's attempt Attempt on Instance. ConflictKey, for a
+// job that runs alone on its resource, is "group/id"; "" otherwise.
+type Grant struct {
+	Seq         uint64
+	Instance    string
+	Attempt     int
+	ConflictKey string
+}
+
+// ErrDoubleAdmission: a grant would run a second job on an exclusive
+// conflict key that a running grant holds; the database refused the batch.
+var ErrDoubleAdmission = errors.New("pgstore: double admission on an exclusive conflict key refused")
+
+// GrantJobs writes grants in one transaction under epoch's lease of
+// domain: each pending, not running job becomes running on its instance.
+// A deposed leader's batch changes nothing (ErrFenced); a batch that would
+// run two jobs on one exclusive conflict key changes nothing
+// (ErrDoubleAdmission). It returns how many grants took (a job already
+// running, or gone, is skipped).
+func (s *Store) GrantJobs(ctx context.Context, domain string, epoch int64, grants []Grant) (int, error) {
+	seqs := make([]int64, len(grants))
+	instances := make([]string, len(grants))
+	attempts := make([]int32, len(grants))
+	keys := make([]*string, len(grants))
+	for i, g := range grants {
+		seqs[i], instances[i], attempts[i] = int64(g.Seq), g.Instance, int32(g.Attempt)
+		if g.ConflictKey != "" {
+			k := g.ConflictKey
+			keys[i] = &k
+		}
+	}
+	var n int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var ok bool
+		if err := tx.QueryRow(ctx, `SELECT epoch = $2 AND expires_at > now() FROM fairsched_leader WHERE domain = $1 FOR SHARE`,
+			domain, epoch).Scan(&ok); errors.Is(err, pgx.ErrNoRows) || err == nil && !ok {
+			return ErrFenced
+		} else if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `
+			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key
+			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[]) AS g(seq, instance, attempt, key)
+			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0`, seqs, instances, attempts, keys)
+		if err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
+				return ErrDoubleAdmission
+			}
+			return err
+		}
+		n = int(tag.RowsAffected())
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrFenced) && !errors.Is(err, ErrDoubleAdmission) {
+		return 0, fmt.Errorf("%w: pgstore: granting jobs: %w", fairsched.ErrStore, err)
+	}
+	return n, err
+}
+
+// Granted returns the jobs running on instance and the attempt each was
+// granted for: what an executor runs.
+func (s *Store) Granted(ctx context.Context, instance string) ([]Grant, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seq, attempt, coalesce(conflict_key, '') FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq`, instance)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
+	}
+	defer rows.Close()
+	var out []Grant
+	for rows.Next() {
+		g := Grant{Instance: instance}
+		var seq int64
+		if err := rows.Scan(&seq, &g.Attempt, &g.ConflictKey); err != nil {
+			return nil, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
+		}
+		g.Seq = uint64(seq)
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// End is an executor's report that its grant ended.
+type End struct {
+	Seq      uint64
+	Instance string
+	Attempt  int
+}
+
+// ReportEnds ends the grants reported, in one statement: each that still
+// matches — running, on that instance, for that attempt — stops running
+// (the leader then reads the outcome from the record). A late report of a
+// grant that was taken back matches nothing. It returns how many matched.
+func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
+	seqs := make([]int64, len(ends))
+	instances := make([]string, len(ends))
+	attempts := make([]int32, len(ends))
+	for i, e := range ends {
+		seqs[i], instances[i], attempts[i] = int64(e.Seq), e.Instance, int32(e.Attempt)
+	}
+	tag, err := s.pool.Exec(ctx, `
+		UPDATE fairsched_jobs j SET running = false, conflict_key = NULL
+		FROM unnest($1::bigint[], $2::text[], $3::int[]) AS e(seq, instance, attempt)
+		WHERE j.seq = e.seq AND j.running AND j.instance = e.instance AND j.attempt = e.attempt`, seqs, instances, attempts)
+	if err != nil {
+		return 0, fmt.Errorf("%w: pgstore: reporting ends: %w", fairsched.ErrStore, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// Revoke takes back the grants of instance (declared lost) under epoch's
+// lease: its jobs stop running, to be granted again; its late reports will
+// match nothing. It returns the sequences taken back.
+func (s *Store) Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error) {
+	var out []uint64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var ok bool
+		if err := tx.QueryRow(ctx, `SELECT epoch = $2 AND expires_at > now() FROM fairsched_leader WHERE domain = $1 FOR SHARE`,
+			domain, epoch).Scan(&ok); errors.Is(err, pgx.ErrNoRows) || err == nil && !ok {
+			return ErrFenced
+		} else if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `UPDATE fairsched_jobs SET running = false, conflict_key = NULL, instance = NULL
+			WHERE running AND instance = $1 RETURNING seq`, instance)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var seq int64
+			if err := rows.Scan(&seq); err != nil {
+				return err
+			}
+			out = append(out, uint64(seq))
+		}
+		return rows.Err()
+	})
+	if err != nil && !errors.Is(err, ErrFenced) {
+		return nil, fmt.Errorf("%w: pgstore: revoking the grants of %q: %w", fairsched.ErrStore, instance, err)
+	}
+	return out, err
+}

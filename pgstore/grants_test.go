@@ -1,0 +1,94 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/pgtest"
+	"github.com/fairsched/fairsched/pgstore"
+)
+
+// TestGrantsAreFencedAndGuarded: grants are written under the leader's
+// epoch alone; the database refuses two running grants on one exclusive
+// conflict key, in one batch or across batches; a lost instance's grants
+// are revoked, and its late report matches nothing, while the new
+// grant's report ends it.
+func TestGrantsAreFencedAndGuarded(t *testing.T) {
+	st := open(t, pgtest.URL(t))
+	defer st.Close()
+	ctx := context.Background()
+	var ops []fairsched.JobOp
+	for seq := uint64(1); seq <= 3; seq++ {
+		ops = append(ops, fairsched.JobOp{Put: &fairsched.JobRecord{Seq: seq, Type: "repack", ID: fmt.Sprint("j", seq), EnqueuedAt: time.Unix(0, 0).UTC()}})
+	}
+	if err := st.ApplyJobs(ops); err != nil {
+		t.Fatal(err)
+	}
+	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	var log []string
+	grant := func(e int64, gs ...pgstore.Grant) {
+		n, err := st.GrantJobs(ctx, "d", e, gs)
+		switch {
+		case errors.Is(err, pgstore.ErrFenced):
+			log = append(log, "fenced")
+		case errors.Is(err, pgstore.ErrDoubleAdmission):
+			log = append(log, "double admission")
+		case err != nil:
+			t.Fatal(err)
+		default:
+			log = append(log, fmt.Sprintf("granted %d", n))
+		}
+	}
+	linux := "repo/linux"
+	grant(epoch+1, pgstore.Grant{Seq: 3, Instance: "i1", Attempt: 1})
+	grant(epoch, pgstore.Grant{Seq: 1, Instance: "i1", Attempt: 1, ConflictKey: linux}, pgstore.Grant{Seq: 2, Instance: "i2", Attempt: 1, ConflictKey: linux})
+	grant(epoch, pgstore.Grant{Seq: 1, Instance: "i1", Attempt: 1, ConflictKey: linux}, pgstore.Grant{Seq: 3, Instance: "i2", Attempt: 1})
+	grant(epoch, pgstore.Grant{Seq: 2, Instance: "i2", Attempt: 1, ConflictKey: linux})
+	grant(epoch, pgstore.Grant{Seq: 1, Instance: "i2", Attempt: 1}) // running already: skipped
+	g, err := st.Granted(ctx, "i1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log = append(log, fmt.Sprintf("i1 runs %+v", g))
+	revoked, err := st.Revoke(ctx, "d", epoch, "i1") // i1 is lost
+	if err != nil {
+		t.Fatal(err)
+	}
+	log = append(log, fmt.Sprintf("revoked %v", revoked))
+	report := func(e pgstore.End) {
+		n, err := st.ReportEnds(ctx, []pgstore.End{e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, fmt.Sprintf("report %s attempt %d matched %d", e.Instance, e.Attempt, n))
+	}
+	report(pgstore.End{Seq: 1, Instance: "i1", Attempt: 1}) // the zombie's late report
+	grant(epoch, pgstore.Grant{Seq: 1, Instance: "i2", Attempt: 2, ConflictKey: linux})
+	report(pgstore.End{Seq: 1, Instance: "i2", Attempt: 2})
+	grant(epoch, pgstore.Grant{Seq: 2, Instance: "i2", Attempt: 1, ConflictKey: linux}) // the key is free again
+	want := []string{
+		"fenced",
+		"double admission",
+		"granted 2",
+		"double admission",
+		"granted 0",
+		"i1 runs [{Seq:1 Instance:i1 Attempt:1 ConflictKey:repo/linux}]",
+		"revoked [1]",
+		"report i1 attempt 1 matched 0",
+		"granted 1",
+		"report i2 attempt 2 matched 1",
+		"granted 1",
+	}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Errorf("grants (-want +got):\n%s", diff)
+	}
+}
