@@ -49,11 +49,7 @@ func (s *Store) GrantJobs(ctx context.Context, domain string, epoch int64, grant
 	}
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var ok bool
-		if err := tx.QueryRow(ctx, `SELECT epoch = $2 AND expires_at > now() FROM fairsched_leader WHERE domain = $1 FOR SHARE`,
-			domain, epoch).Scan(&ok); errors.Is(err, pgx.ErrNoRows) || err == nil && !ok {
-			return ErrFenced
-		} else if err != nil {
+		if err := fence(ctx, tx, domain, epoch); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `
@@ -131,11 +127,7 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 func (s *Store) Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error) {
 	var out []uint64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var ok bool
-		if err := tx.QueryRow(ctx, `SELECT epoch = $2 AND expires_at > now() FROM fairsched_leader WHERE domain = $1 FOR SHARE`,
-			domain, epoch).Scan(&ok); errors.Is(err, pgx.ErrNoRows) || err == nil && !ok {
-			return ErrFenced
-		} else if err != nil {
+		if err := fence(ctx, tx, domain, epoch); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `UPDATE fairsched_jobs SET running = false, conflict_key = NULL, instance = NULL

@@ -65,10 +65,8 @@ func (s *Store) Lost(ctx context.Context, domain string, epoch int64, deadline t
 		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)
 	}
 	defer tx.Rollback(ctx)
-	var ok bool
-	if err := tx.QueryRow(ctx, `SELECT epoch = $2 AND expires_at > now() FROM fairsched_leader WHERE domain = $1 FOR SHARE`,
-		domain, epoch).Scan(&ok); err != nil || !ok {
-		return nil, ErrFenced
+	if err := fence(ctx, tx, domain, epoch); err != nil {
+		return nil, err
 	}
 	rows, err := tx.Query(ctx, `
 		DELETE FROM fairsched_instances WHERE domain = $1 AND heartbeat_at < now() - $2::interval

@@ -87,6 +87,22 @@ func (s *Store) Leader(ctx context.Context, domain string) (holder string, epoch
 	return holder, epoch, live, nil
 }
 
+// fence checks, in tx, that epoch is domain's current, unexpired lease,
+// holding the lease row against a concurrent take-over until tx ends:
+// ErrFenced otherwise.
+func fence(ctx context.Context, tx pgx.Tx, domain string, epoch int64) error {
+	var ok bool
+	err := tx.QueryRow(ctx, `SELECT epoch = $2 AND expires_at > now() FROM fairsched_leader WHERE domain = $1 FOR SHARE`,
+		domain, epoch).Scan(&ok)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) || err == nil && !ok:
+		return ErrFenced
+	case err != nil:
+		return fmt.Errorf("%w: pgstore: checking the lease of %q: %w", fairsched.ErrStore, domain, err)
+	}
+	return nil
+}
+
 // ApplyJobsFenced commits ops as ApplyJobs does, in a transaction that
 // first checks, holding the lease row against a concurrent take-over,
 // that epoch is domain's current epoch and its lease unexpired; otherwise
@@ -97,14 +113,8 @@ func (s *Store) ApplyJobsFenced(ctx context.Context, domain string, epoch int64,
 		return err
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var ok bool
-		err := tx.QueryRow(ctx, `SELECT epoch = $2 AND expires_at > now() FROM fairsched_leader WHERE domain = $1 FOR SHARE`,
-			domain, epoch).Scan(&ok)
-		if errors.Is(err, pgx.ErrNoRows) || err == nil && !ok {
-			return ErrFenced
-		}
-		if err != nil {
-			return fmt.Errorf("%w: pgstore: checking the lease of %q: %w", fairsched.ErrStore, domain, err)
+		if err := fence(ctx, tx, domain, epoch); err != nil {
+			return err
 		}
 		return write(ctx, tx, seqs, dels, types, ids, states, records)
 	})
