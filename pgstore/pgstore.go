@@ -15,9 +15,11 @@
 // misread.
 //
 // The pieces cluster mode will stand on are here and tested, not yet
-// wired into a scheduler: the leader lease with its epoch fencing
-// (Acquire, Renew, Release, ApplyJobsFenced), the change feed by
-// transaction id (Changes), and instance heartbeats (Heartbeat, Lost).
+// wired into a scheduler (docs/cluster.md): the leader lease with its
+// epoch fencing (Acquire, Renew, Release, ApplyJobsFenced), the change
+// feed by transaction id (Changes) and its wake-ups (Listen), instance
+// heartbeats (Heartbeat, Lost), and fenced, guarded grants (GrantJobs,
+// Granted, ReportEnds, Revoke).
 package pgstore
 
 import (
@@ -244,8 +246,14 @@ func rows(ops []fairsched.JobOp) (seqs, dels []int64, types, ids []string, state
 	return seqs, dels, types, ids, states, records, nil
 }
 
-// write applies the deletes, then the upserts, in tx.
+// write applies the deletes, then the upserts, in tx, and notifies the
+// listeners (delivered on commit only).
 func write(ctx context.Context, tx pgx.Tx, seqs, dels []int64, types, ids []string, states []int16, records [][]byte) error {
+	if len(seqs)+len(dels) > 0 {
+		if _, err := tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', '')`); err != nil {
+			return fmt.Errorf("pgstore: notifying: %w", err)
+		}
+	}
 	if len(dels) > 0 {
 		if _, err := tx.Exec(ctx, `DELETE FROM fairsched_jobs WHERE seq = ANY($1)`, dels); err != nil {
 			return fmt.Errorf("pgstore: deleting jobs: %w", err)

@@ -1,0 +1,71 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fairsched/fairsched"
+)
+
+// Wake-ups. Every commit of job rows notifies channel fairsched_jobs, in
+// its own transaction, so the notification arrives only if the rows were
+// committed. A listener turns notifications into wake-ups — "read the
+// change feed now" — which carry no data: the feed (Changes) is the truth,
+// and a reader behind a pooler in transaction mode, where LISTEN does not
+// work, polls it instead.
+
+const notifyChannel = "fairsched_jobs"
+
+// Listener delivers a wake-up after commits of job rows.
+type Listener struct {
+	C      <-chan struct{} // a wake-up; several commits may share one
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Listen holds a connection listening for commits of job rows until Stop.
+// Each wake-up means at least one commit since the previous one was taken;
+// the channel has room for one, so a slow reader loses nothing but
+// repeats.
+func (s *Store) Listen(ctx context.Context) (*Listener, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pgstore: listening: %w", fairsched.ErrStore, err)
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("%w: pgstore: listening: %w", fairsched.ErrStore, err)
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	c := make(chan struct{}, 1)
+	l := &Listener{C: c, cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		defer conn.Release()
+		for {
+			_, err := conn.Conn().WaitForNotification(lctx)
+			if err != nil {
+				if lctx.Err() != nil {
+					err = nil // stopped
+					// The connection was interrupted mid-wait: do not
+					// hand it back to the pool in that state.
+					_ = conn.Conn().Close(context.Background())
+				}
+				l.done <- err
+				close(c)
+				return
+			}
+			select {
+			case c <- struct{}{}:
+			default: // one is pending already
+			}
+		}
+	}()
+	return l, nil
+}
+
+// Stop ends the listener and returns why it had stopped, if it had (the
+// connection was lost: the caller polls or listens again).
+func (l *Listener) Stop() error {
+	l.cancel()
+	return <-l.done // WaitForNotification returns at once on cancellation
+}
