@@ -28,14 +28,15 @@ type Cancelled struct {
 // None reports whether Cancel found nothing to cancel.
 func (c Cancelled) None() bool { return c.Pending == 0 && c.Running == 0 }
 
-// Cancel cancels the background jobs of (t, id) — those queued by Submit,
-// Submit with Supersede, and a coalescing type's pending run — and says
+// Cancel cancels the background jobs of (t, id) — those queued by Submit
+// or Enqueue, a periodic occurrence (the schedule goes on), and a
+// coalescing type's pending run — and says
 // what it did: the pending ones leave the queue at once, unrun and
 // uncharged (a JobCancelled event and a "cancelled" decision record each);
 // the running ones have their context cancelled. Cancelled.None means no
 // such job was pending or running. RunSync calls are cancelled through
-// their own context, and periodic schedules through the stop function
-// SubmitPeriodic returned; Cancel touches neither.
+// their own context, and periodic schedules stopped by the function
+// SubmitPeriodic returned.
 //
 // It returns ctx's error if ctx ends before the scheduler answers (then
 // nothing was cancelled), ErrClosed after Close, ErrUnknownJobType for a

@@ -109,18 +109,17 @@ const (
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
 	core          *core.Core
-	refuses       bool                                      // the core may refuse a submission: Submit waits for the verdict
-	rand          *rand.Rand                                // draws retry jitter
-	schedules     timeheap.Heap[*schedule]                  // periodic jobs, by next occurrence
-	pendingBG     map[jobRef]*pendingSet                    // the pending background jobs of each (type, id), for Supersede
-	joinable      map[jobRef]*messages.Job                  // pending coalesced runs, by (type, id)
-	peaks         struct{ pendingBG, joinable shrink.Peak } // for compact
-	coalescing    map[policy.JobType]bool                   // the types with JobTypeConfig.Coalesce
-	store         Store                                     // nil: nothing persisted
-	dropped       int                                       // jobs refused with ErrClosed, for Close's error
-	dropsReported atomic.Bool                               // the first Close reports them
-	lastRuns      map[string]time.Time                      // periodic jobs' last occurrences, by "type/id"
-	lastRunEnds   map[string]time.Time                      // stopped schedules': when their last run stops mattering
+	refuses       bool                           // the core may refuse a submission: Submit waits for the verdict
+	rand          *rand.Rand                     // draws retry jitter
+	schedules     timeheap.Heap[*schedule]       // periodic jobs, by next occurrence
+	joinable      map[jobRef]*messages.Job       // pending coalesced runs, by (type, id)
+	peaks         struct{ joinable shrink.Peak } // for compact
+	coalescing    map[policy.JobType]bool        // the types with JobTypeConfig.Coalesce
+	store         Store                          // nil: nothing persisted
+	dropped       int                            // jobs refused with ErrClosed, for Close's error
+	dropsReported atomic.Bool                    // the first Close reports them
+	lastRuns      map[string]time.Time           // periodic jobs' last occurrences, by "type/id"
+	lastRunEnds   map[string]time.Time           // stopped schedules': when their last run stops mattering
 	byID          map[uint64]*schedule
 	lastSchedule  uint64
 	clock         clock.Clock
@@ -186,7 +185,6 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.refuses = c.Refuses() // settled by the limits, which do not change
 	c.SetDecisionLog(a.log.Core().Enabled(zap.InfoLevel))
 	a.byID = map[uint64]*schedule{}
-	a.pendingBG = map[jobRef]*pendingSet{}
 	a.joinable = map[jobRef]*messages.Job{}
 	a.coalescing = map[policy.JobType]bool{}
 	a.store, a.lastRuns = cfg.Store, map[string]time.Time{}
@@ -441,9 +439,7 @@ func (a *Actor) submit(m messages.Submit) {
 		m.Reply <- nil
 	}
 	a.queued(now, j)
-	if !j.Foreground() {
-		a.index(j)
-	} else if j.Parent != nil {
+	if j.Foreground() && j.Parent != nil {
 		if len(a.nested) == cap(a.nested) {
 			a.nested = a.pendingNested() // amortised: what left is dropped before the slice grows
 		}
@@ -517,7 +513,6 @@ func (a *Actor) dispatch(now time.Time) {
 		if j := messages.Of(cj); j.Foreground() {
 			j.Admit <- nil // its caller runs it
 		} else {
-			a.unindex(j)
 			if a.joinable[jobRef{j.Type, j.ID}] == j {
 				delete(a.joinable, jobRef{j.Type, j.ID}) // running: never joined
 			}
@@ -581,7 +576,6 @@ func (a *Actor) finish(d messages.Done) {
 	if j.Record != nil && a.aborted && !j.Cancelled && d.Err != nil && errors.Is(d.Err, context.Canceled) {
 		// Interrupted by a Close that gave up: it goes back to pending in
 		// the store, its attempt counted, and runs after the restart.
-		a.unindex(j)
 		a.interruptedDurable(j)
 		if len(a.subs) > 0 {
 			a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key,
@@ -874,16 +868,12 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	if j.Record != nil {
 		a.retryingDurable(j, d.Err)
 		if a.closing { // durable work does not start again before Close: it waits in the store
-			a.unindex(j)
 			delete(a.dur.jobs, jobRef{j.Type, j.ID})
 			j.Record = nil
 			return true
 		}
 	}
 	j.LastErr = d.Err
-	if !j.Foreground() {
-		a.index(j) // pending again: a Supersede of its (type, id) replaces it
-	}
 	a.core.Retry(now, &j.Job, delay)
 	a.logDecisions(zap.Int("runs", j.Runs), zap.Error(d.Err))
 	if len(a.subs) > 0 {

@@ -43,12 +43,10 @@ func (a *Actor) cancel(m messages.Cancel) {
 		a.removed(now, run)
 		res.Pending++
 	}
-	if set := a.pendingBG[ref]; set != nil {
-		for _, j := range set.jobs { // ended unindexes, never reorders
-			if j.Indexed && a.core.Withdraw(now, &j.Job) {
-				a.removed(now, j)
-				res.Pending++
-			}
+	for _, cj := range a.core.PendingBackground(m.Type, m.ID) { // the coalesced run has left already
+		if a.core.Withdraw(now, cj) {
+			a.removed(now, messages.Of(cj))
+			res.Pending++
 		}
 	}
 	for _, cj := range a.core.Running() {

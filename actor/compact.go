@@ -7,7 +7,6 @@ import "github.com/fairsched/fairsched/internal/shrink"
 // background jobs must not keep its map buckets for ever. Run on the
 // eviction tick.
 func (a *Actor) compact() {
-	a.pendingBG = shrink.Map(a.pendingBG, &a.peaks.pendingBG)
 	a.joinable = shrink.Map(a.joinable, &a.peaks.joinable)
 }
 

@@ -305,7 +305,6 @@ func (a *Actor) supersedeDurable(now time.Time, old *messages.Job) {
 		a.emit(messages.JobSuperseded{Time: now, Type: old.Type, ID: old.ID, FairnessKey: old.Key})
 	}
 	old.Record = nil // its record is gone: nothing more to write
-	a.unindex(old)
 }
 
 // queueDurable puts committed job j in the core, or with the jobs waiting
@@ -328,7 +327,6 @@ func (a *Actor) queueDurable(now time.Time, j *messages.Job) error {
 		delete(d.jobs, jobRef{j.Type, j.ID})
 		return err
 	}
-	a.index(j) // Cancel finds it
 	a.queued(now, j)
 	return nil
 }
@@ -442,7 +440,6 @@ func (a *Actor) withdrawDurable(now time.Time) {
 			continue // answered when its batch commits
 		}
 		if a.core.Withdraw(now, &j.Job) || slices.Contains(d.waiting[j.Type], j) {
-			a.unindex(j)
 			delete(d.jobs, ref)
 		}
 	}

@@ -155,7 +155,6 @@ func (a *Actor) nextSchedule() (time.Time, bool) {
 // ended tells whoever waits that j left the scheduler for good (ran, was
 // dropped, superseded, expired or denied).
 func (a *Actor) ended(j *messages.Job, err error) {
-	a.unindex(j)
 	if j.Record != nil {
 		a.durableEnded(j, err)
 	}

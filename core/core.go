@@ -93,6 +93,7 @@ type Job struct {
 	agePrev, ageNext *Job
 
 	widx     int          // position in its key's writers; -1 when not there (conflict.go)
+	refIdx   int          // position in its (type, id)'s pending background jobs; -1 when not there (supersede.go)
 	slot     *policy.Slot // the type's counters and registration
 	grp      *group
 	runIdx   int    // position in Core.running, -1 when not running
@@ -153,6 +154,9 @@ type Core struct {
 	// risen counts, by type, the aging rises of jobs that have left the
 	// queue (see AgingRises).
 	risen map[policy.JobType]uint64
+	// byRef are the pending background jobs by (type, id) (supersede.go).
+	byRef   map[jobRef][]*Job
+	refPeak shrink.Peak
 	// aging lists the pending jobs, with aging on, for the rises sweep;
 	// sweep is where the next one starts (nil: at aging.head).
 	aging agingList
@@ -247,7 +251,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if !j.Arrived.IsZero() && j.Arrived.Before(now) {
 		since = j.Arrived
 	}
-	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, since, slot.Config.Priority, slot, -1
+	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx, j.refIdx = c.seq, since, slot.Config.Priority, slot, -1, -1
 	g := c.groupOf(j.Group)
 	j.grp = g
 	if c.buckets != nil {
@@ -273,6 +277,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	}
 	j.riseFrom = 0
 	c.enters(j)
+	c.listBackground(j)
 	c.addWriter(j)
 	before := g.demand()
 	g.pending++
@@ -341,6 +346,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 
 func (c *Core) admit(now time.Time, j *Job) {
 	c.leaves(j)
+	c.unlistBackground(j)
 	c.removeWriter(j, true)
 	c.countWaiting(j, -1) // the tiers are synced below
 	tr := c.usage.Start(j.slot, j.ID)
@@ -460,6 +466,7 @@ func (c *Core) Withdraw(now time.Time, j *Job) bool {
 // drop takes pending job j out of the queue and out of every count.
 func (c *Core) drop(now time.Time, j *Job) {
 	c.leaves(j)
+	c.unlistBackground(j)
 	c.queue.Remove(&j.q)
 	c.removeWriter(j, false)
 	c.ledger.Leave(j.Key, now)
@@ -526,6 +533,7 @@ func (c *Core) Evict(now time.Time) (keys, estimates int) {
 	c.groups = shrink.Map(c.groups, &c.gpeak)
 	c.busy = shrink.Map(c.busy, &c.bpeak)
 	c.keyRunning = shrink.Map(c.keyRunning, &c.kpeak)
+	c.byRef = shrink.Map(c.byRef, &c.refPeak)
 	return keys, estimates
 }
 
@@ -806,6 +814,7 @@ func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	c.addWriter(j)
 	j.riseFrom = c.queue.Waited(&j.q) // it waits on with its first clock
 	c.enters(j)
+	c.listBackground(j)
 	c.waiting(j, 1)
 	j.waitingOn = policy.ReasonBackoff
 	c.record(now, j, DecisionDefer, string(policy.ReasonBackoff), delay)

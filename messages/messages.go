@@ -95,9 +95,6 @@ type Job struct {
 	// the same scheduler (or one derived from it), that job: a graceful
 	// Close drops the nested call when its parent can only wait for it.
 	Parent *Job
-	// Indexed (owner only): the job is in the owner's index of pending
-	// background jobs by (type, id), which Supersede looks up.
-	Indexed bool
 	// OnEnd, when set, is called by the owner once the job has left for
 	// good: it ran (its last attempt), or was dropped, expired or denied.
 	OnEnd func()
