@@ -29,7 +29,6 @@ import (
 
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/internal/shrink"
-	"github.com/fairsched/fairsched/internal/timeheap"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -111,17 +110,12 @@ type Actor struct {
 	core          *core.Core
 	refuses       bool                           // the core may refuse a submission: Submit waits for the verdict
 	rand          *rand.Rand                     // draws retry jitter
-	schedules     timeheap.Heap[*schedule]       // periodic jobs, by next occurrence
 	joinable      map[jobRef]*messages.Job       // pending coalesced runs, by (type, id)
 	peaks         struct{ joinable shrink.Peak } // for compact
 	coalescing    map[policy.JobType]bool        // the types with JobTypeConfig.Coalesce
 	store         Store                          // nil: nothing persisted
 	dropped       int                            // jobs refused with ErrClosed, for Close's error
 	dropsReported atomic.Bool                    // the first Close reports them
-	lastRuns      map[string]time.Time           // periodic jobs' last occurrences, by "type/id"
-	lastRunEnds   map[string]time.Time           // stopped schedules': when their last run stops mattering
-	byID          map[uint64]*schedule
-	lastSchedule  uint64
 	clock         clock.Clock
 	log           *zap.Logger
 	tick          time.Duration
@@ -184,13 +178,10 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.base, a.cancelBase = context.WithCancel(context.Background())
 	a.refuses = c.Refuses() // settled by the limits, which do not change
 	c.SetDecisionLog(a.log.Core().Enabled(zap.InfoLevel))
-	a.byID = map[uint64]*schedule{}
 	a.joinable = map[jobRef]*messages.Job{}
 	a.coalescing = map[policy.JobType]bool{}
-	a.store, a.lastRuns = cfg.Store, map[string]time.Time{}
-	for k, v := range cfg.State.LastRuns {
-		a.lastRuns[k] = v
-	}
+	a.store = cfg.Store
+	c.RestoreLastRuns(cfg.State.LastRuns)
 	a.rand = cfg.Rand
 	if a.rand == nil {
 		seed := uint64(cfg.Clock.Now().UnixNano())
@@ -262,7 +253,7 @@ func (a *Actor) run() {
 			a.pruneRetained(a.clock.Now())
 			keys, ests := a.core.Evict(a.clock.Now())
 			a.compact()
-			a.pruneLastRuns(a.clock.Now(), 4*max(a.tick, time.Millisecond)) // the key TTL
+			a.core.PruneLastRuns(a.clock.Now(), 4*max(a.tick, time.Millisecond)) // the key TTL
 			if keys+ests > 0 {
 				a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
 			}
@@ -721,7 +712,7 @@ func (a *Actor) abort() {
 // arm sets the one timer for the earliest deferred job, if it changed.
 func (a *Actor) arm() {
 	at, ok := a.core.NextWake()
-	if next, ok2 := a.nextSchedule(); ok2 && (!ok || next.Before(at)) {
+	if next, ok2 := a.core.NextOccurrence(); ok2 && (!ok || next.Before(at)) {
 		at, ok = next, true
 	}
 	switch {

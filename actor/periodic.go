@@ -2,34 +2,17 @@ package actor
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 )
 
-// Periodic jobs. The owner keeps every schedule in one heap by next
-// occurrence, on the same one timer as deferrals and expiry. An occurrence
-// is a fresh background job (a fresh aging clock); it is not submitted
-// while the schedule's previous occurrence is still pending or running, so
-// a slow job never piles up behind itself.
-
-type schedule struct {
-	id     uint64
-	tmpl   *messages.Job // what each occurrence copies
-	every  time.Duration
-	jitter time.Duration
-	next   time.Time // the next occurrence, jitter included
-	base   time.Time // the next occurrence's slot, before jitter
-	idx    int
-	busy   bool // an occurrence is pending or running
-}
-
-// When and SetIndex make a schedule a timeheap.Item, by next occurrence.
-func (s *schedule) When() time.Time { return s.next }
-func (s *schedule) SetIndex(i int)  { s.idx = i }
+// Periodic jobs. The schedules, and which occurrences are due, are the
+// core's (core/periodic.go); the owner makes each occurrence's job, a fresh
+// background job copied from the schedule's template, and submits it.
 
 // AddPeriodic starts a schedule; it returns its id for StopPeriodic.
 func (a *Actor) AddPeriodic(tmpl *messages.Job, every, jitter time.Duration) (uint64, error) {
@@ -61,95 +44,46 @@ func (a *Actor) addPeriodic(m messages.AddPeriodic) {
 		m.Reply <- 0
 		return
 	}
-	a.lastSchedule++
 	now := a.clock.Now()
-	s := &schedule{id: a.lastSchedule, tmpl: m.Job, every: m.Every, jitter: m.Jitter, base: now}
-	// After a restart, a job that ran recently waits out the rest of its
-	// interval instead of running at once with every other schedule.
-	if last, ok := a.lastRuns[runKey(m.Job)]; ok {
-		// A last run in the future (the clock stepped back) counts as now:
-		// the job waits one interval, not that much more.
-		if last.After(now) {
-			last = now
-		}
-		if now.Before(last.Add(m.Every)) {
-			s.base = last.Add(m.Every)
-		}
-	}
-	s.next = s.base.Add(a.jitterOf(s))
-	a.schedules.Push(s)
-	a.byID[s.id] = s
-	m.Reply <- s.id
+	sc := a.core.AddSchedule(now, runKey(m.Job), m.Job, m.Every, m.Jitter, a.rand.Int64N)
+	m.Reply <- sc.ID
 	a.runSchedules(now)
 }
 
 func (a *Actor) stopPeriodic(m messages.StopPeriodic) {
-	if s := a.byID[m.ID]; s != nil {
-		a.schedules.Remove(s.idx)
-		delete(a.byID, m.ID)
-		// Its last run matters for one interval more (a restart within it
-		// waits out the rest), then pruneLastRuns forgets it.
-		if last, ok := a.lastRuns[runKey(s.tmpl)]; ok {
-			if a.lastRunEnds == nil {
-				a.lastRunEnds = map[string]time.Time{}
-			}
-			a.lastRunEnds[runKey(s.tmpl)] = last.Add(s.every)
-		}
-	}
+	a.core.StopSchedule(m.ID)
 	m.Reply <- struct{}{}
 }
 
 // stopSchedules ends every schedule: Close stops new occurrences.
-func (a *Actor) stopSchedules() {
-	clear(a.byID)
-	a.schedules.Clear()
-}
+func (a *Actor) stopSchedules() { a.core.StopSchedules() }
 
-func (a *Actor) jitterOf(s *schedule) time.Duration {
-	if s.jitter <= 0 {
-		return 0
-	}
-	return time.Duration(a.rand.Int64N(int64(s.jitter)))
-}
-
-// runSchedules submits the occurrences due at now, skipping a schedule
-// whose previous occurrence is still pending or running.
+// runSchedules submits the occurrences due at now; the core skips a
+// schedule whose previous occurrence is still pending or running.
 func (a *Actor) runSchedules(now time.Time) {
-	for a.schedules.Len() > 0 && !a.schedules.Top().next.After(now) {
-		s := a.schedules.Top()
-		s.base = nextSlot(s.base, s.every, now)
-		if s.busy {
-			a.log.Info("periodic occurrence skipped", zap.String("type", string(s.tmpl.Type)), zap.String("id", s.tmpl.ID),
-				zap.String("reason", "previous occurrence still pending or running"))
-		} else {
-			a.occur(now, s)
-		}
-		s.next = s.base.Add(a.jitterOf(s))
-		a.schedules.Fix(s.idx)
+	due, skipped := a.core.DueOccurrences(now, a.rand.Int64N)
+	for _, sc := range skipped {
+		tmpl := sc.Template.(*messages.Job)
+		a.log.Info("periodic occurrence skipped", zap.String("type", string(tmpl.Type)), zap.String("id", tmpl.ID),
+			zap.String("reason", "previous occurrence still pending or running"))
+	}
+	for _, sc := range due {
+		a.occur(now, sc)
 	}
 }
 
-// occur submits one occurrence of schedule s.
-func (a *Actor) occur(now time.Time, s *schedule) {
-	j := s.tmpl.Fresh()
-	j.OnEnd = func() { s.busy = false }
+// occur submits one occurrence of schedule sc.
+func (a *Actor) occur(now time.Time, sc *core.Schedule) {
+	j := sc.Template.(*messages.Job).Fresh()
+	j.OnEnd = func() { a.core.OccurrenceEnded(sc) }
 	if err := a.core.Submit(now, &j.Job); err != nil {
 		a.logDecisions()
 		a.log.Error("periodic occurrence refused", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(err))
 		return
 	}
-	s.busy = true
-	a.lastRuns[runKey(j)] = now
+	a.core.Occurred(sc, now)
 	a.queued(now, j)
 	a.dispatch(now)
-}
-
-// nextSchedule returns the next occurrence time, if any schedule runs.
-func (a *Actor) nextSchedule() (time.Time, bool) {
-	if a.schedules.Len() == 0 {
-		return time.Time{}, false
-	}
-	return a.schedules.Top().next, true
 }
 
 // ended tells whoever waits that j left the scheduler for good (ran, was
@@ -168,44 +102,3 @@ func (a *Actor) ended(j *messages.Job, err error) {
 
 // runKey names a periodic job in the store: "type/id".
 func runKey(j *messages.Job) string { return string(j.Type) + "/" + j.ID }
-
-// nextSlot returns the first base + k·every after now (k ≥ 0): the slots
-// that passed, a missed one included, are skipped in O(1) however small the
-// interval. It saturates far in the future.
-func nextSlot(base time.Time, every time.Duration, now time.Time) time.Time {
-	if base.After(now) {
-		return base
-	}
-	k := now.Sub(base)/every + 1 // now.Sub saturates; k·every ≤ now−base+every
-	if k > math.MaxInt64/every {
-		return base.Add(math.MaxInt64)
-	}
-	return base.Add(k * every)
-}
-
-// pruneLastRuns forgets the last runs no schedule needs: a stopped
-// schedule's once its interval has passed, and one loaded from the store
-// for a schedule not added again within the key TTL. On the eviction tick.
-func (a *Actor) pruneLastRuns(now time.Time, ttl time.Duration) {
-	if len(a.lastRuns) == len(a.byID) && len(a.lastRunEnds) == 0 {
-		return // one per schedule: nothing to prune
-	}
-	active := make(map[string]bool, len(a.byID))
-	for _, s := range a.byID {
-		active[runKey(s.tmpl)] = true
-	}
-	for k, last := range a.lastRuns {
-		if active[k] {
-			delete(a.lastRunEnds, k)
-			continue
-		}
-		end, stopped := a.lastRunEnds[k]
-		if !stopped {
-			end = last.Add(ttl)
-		}
-		if !now.Before(end) {
-			delete(a.lastRuns, k)
-			delete(a.lastRunEnds, k)
-		}
-	}
-}

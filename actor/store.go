@@ -3,7 +3,6 @@ package actor
 import (
 	"errors"
 	"fmt"
-	"maps"
 
 	"go.uber.org/zap"
 
@@ -67,7 +66,7 @@ func (a *Actor) save() {
 	if a.store == nil {
 		return
 	}
-	st := core.State{Estimates: a.core.Estimates(), LastRuns: maps.Clone(a.lastRuns), KeyCosts: a.core.KeyCosts()}
+	st := core.State{Estimates: a.core.Estimates(), LastRuns: a.core.LastRuns(), KeyCosts: a.core.KeyCosts()}
 	select {
 	case <-a.saves: // superseded
 	default:

@@ -154,6 +154,8 @@ type Core struct {
 	// risen counts, by type, the aging rises of jobs that have left the
 	// queue (see AgingRises).
 	risen map[policy.JobType]uint64
+	// per holds the periodic schedules (periodic.go).
+	per periodic
 	// byRef are the pending background jobs by (type, id) (supersede.go).
 	byRef   map[jobRef][]*Job
 	refPeak shrink.Peak
