@@ -509,3 +509,49 @@ func TestRetention(t *testing.T) {
 		}
 	})
 }
+
+// TestInheritedPrioritySurvivesARestart: a durable job enqueued from a
+// running job with InheritPriority keeps the inherited floor in its
+// record: after a restart it still competes at the parent's priority.
+func TestInheritedPrioritySurvivesARestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	ctx := context.Background()
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		s := durableEnv(t, env, path, fairsched.WithMaxConcurrency(2))
+		if err := s.RegisterType("urgent", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RunSync(ctx, "urgent", "parent", "k", func(jctx context.Context) error {
+			return s.Enqueue(jctx, "mail", "child", nil, fairsched.InheritPriority(jctx))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		s := durableEnv(t, env, path)
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Pending) != 1 {
+			t.Fatalf("pending %+v; want the child", snap.Pending)
+		}
+		hold := fairschedtest.NewBlocker()
+		if err := s.Submit("mail", "hold", hold.Run); err != nil { // one slot: the child waits, ranked
+			t.Fatal(err)
+		}
+		if err := s.RegisterHandler("mail", func(context.Context, fairsched.Job) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		fairschedtest.WaitPending(t, s, 1)
+		snap, err = s.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := snap.Pending[0]
+		if p.ID != "child" || p.InheritedPriority == nil || *p.InheritedPriority != 8 || p.EffectivePriority != 8 {
+			t.Errorf("the child after the restart: %+v; want it at the parent's priority 8", p)
+		}
+		hold.Release(nil)
+	})
+}
