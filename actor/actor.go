@@ -28,7 +28,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/core"
-	"github.com/fairsched/fairsched/internal/shrink"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -108,14 +107,12 @@ const (
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
 	core          *core.Core
-	refuses       bool                           // the core may refuse a submission: Submit waits for the verdict
-	rand          *rand.Rand                     // draws retry jitter
-	joinable      map[jobRef]*messages.Job       // pending coalesced runs, by (type, id)
-	peaks         struct{ joinable shrink.Peak } // for compact
-	coalescing    map[policy.JobType]bool        // the types with JobTypeConfig.Coalesce
-	store         Store                          // nil: nothing persisted
-	dropped       int                            // jobs refused with ErrClosed, for Close's error
-	dropsReported atomic.Bool                    // the first Close reports them
+	refuses       bool                    // the core may refuse a submission: Submit waits for the verdict
+	rand          *rand.Rand              // draws retry jitter
+	coalescing    map[policy.JobType]bool // the types with JobTypeConfig.Coalesce
+	store         Store                   // nil: nothing persisted
+	dropped       int                     // jobs refused with ErrClosed, for Close's error
+	dropsReported atomic.Bool             // the first Close reports them
 	clock         clock.Clock
 	log           *zap.Logger
 	tick          time.Duration
@@ -178,7 +175,6 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.base, a.cancelBase = context.WithCancel(context.Background())
 	a.refuses = c.Refuses() // settled by the limits, which do not change
 	c.SetDecisionLog(a.log.Core().Enabled(zap.InfoLevel))
-	a.joinable = map[jobRef]*messages.Job{}
 	a.coalescing = map[policy.JobType]bool{}
 	a.store = cfg.Store
 	c.RestoreLastRuns(cfg.State.LastRuns)
@@ -252,7 +248,6 @@ func (a *Actor) run() {
 			a.save()
 			a.pruneRetained(a.clock.Now())
 			keys, ests := a.core.Evict(a.clock.Now())
-			a.compact()
 			a.core.PruneLastRuns(a.clock.Now(), 4*max(a.tick, time.Millisecond)) // the key TTL
 			if keys+ests > 0 {
 				a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
@@ -504,12 +499,6 @@ func (a *Actor) dispatch(now time.Time) {
 		if j := messages.Of(cj); j.Foreground() {
 			j.Admit <- nil // its caller runs it
 		} else {
-			if a.joinable[jobRef{j.Type, j.ID}] == j {
-				delete(a.joinable, jobRef{j.Type, j.ID}) // running: never joined
-			}
-			for _, w := range j.Waiters { // started: they wait for its result
-				a.core.Unwatch(&w.Job)
-			}
 			if j.Record != nil {
 				a.startingDurable(j)
 			}
@@ -665,7 +654,7 @@ func (a *Actor) closeSubscribers() {
 }
 
 func (a *Actor) withdraw(m messages.Withdraw) {
-	if m.Job.Leader != nil { // a waiter of a coalesced run
+	if a.core.Leader(&m.Job.Job) != nil { // a waiter of a coalesced run
 		a.leave(a.clock.Now(), m.Job, m.Err)
 		return
 	}

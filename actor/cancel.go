@@ -37,10 +37,8 @@ func (a *Actor) cancel(m messages.Cancel) {
 	}
 	now := a.clock.Now()
 	var res messages.CancelResult
-	ref := jobRef{m.Type, m.ID}
-	if run := a.joinable[ref]; run != nil && a.core.Withdraw(now, &run.Job) {
-		delete(a.joinable, ref)
-		a.removed(now, run)
+	if cr := a.core.Joinable(m.Type, m.ID); cr != nil && a.core.Withdraw(now, cr) {
+		a.removed(now, messages.Of(cr)) // its waiters get ErrCancelled
 		res.Pending++
 	}
 	for _, cj := range a.core.PendingBackground(m.Type, m.ID) { // the coalesced run has left already

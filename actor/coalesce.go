@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/internal/shrink"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -25,13 +24,11 @@ import (
 // of their own, after it.
 
 // coalesce handles request j of a coalescing type: it joins the pending run
-// of its (type, id) or starts one. It reports false when the run could not
-// be queued (the error is answered).
+// of its (type, id) or starts one (the rules are the core's: coalesce.go).
 func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
-	ref := jobRef{j.Type, j.ID}
-	run := a.joinable[ref]
-	if run == nil {
-		run = j.Fresh() // with the first request's queue timeout: later ones extend it
+	cr := a.core.Joinable(j.Type, j.ID)
+	if cr == nil {
+		run := j.Fresh() // with the first request's queue timeout: later ones extend it
 		run.Ctx, run.Cancel = context.WithCancel(a.base)
 		run.Coalescing = true
 		if err := a.core.Submit(now, &run.Job); err != nil {
@@ -44,13 +41,10 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 			}
 			return
 		}
-		a.joinable[ref] = run
+		a.core.StartRun(&run.Job)
 		a.queued(now, run)
-		shrink.Note(a.joinable, &a.peaks.joinable)
+		cr = &run.Job
 	} else {
-		// The run waits as long as the request that allows the longest
-		// wait; a RunSync waiter still leaves at its own (core.Watch).
-		a.core.Extend(now, &run.Job, j.TTL)
 		if ce := a.log.Check(zap.DebugLevel, "coalesced"); ce != nil {
 			ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key))
 		}
@@ -59,13 +53,9 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 		}
 	}
 	if j.Foreground() {
-		j.Leader = run
-		run.Waiters = append(run.Waiters, j)
-		if j.TTL > 0 { // its own time to live, frozen while the run's group is paused
-			a.core.Watch(now, &j.Job, &run.Job, j.TTL)
-		}
+		a.core.Join(now, cr, &j.Job)
 	} else {
-		run.Wanted = true
+		a.core.Want(now, cr, j.TTL)
 	}
 	if reply != nil {
 		reply <- nil
@@ -84,20 +74,12 @@ func (a *Actor) leave(now time.Time, w *messages.Job, err error) {
 // detach is leave without the dispatch that follows a withdrawn run: it
 // reports whether the run left unrun.
 func (a *Actor) detach(now time.Time, w *messages.Job, err error) bool {
-	run := w.Leader
-	for i, x := range run.Waiters {
-		if x == w {
-			run.Waiters = append(run.Waiters[:i], run.Waiters[i+1:]...)
-			break
-		}
-	}
-	w.Leader = nil
-	a.core.Unwatch(&w.Job)
+	cr, withdrawn, unwanted := a.core.Leave(now, &w.Job)
 	w.Admit <- err
-	if len(run.Waiters) > 0 || run.Wanted {
+	if cr == nil || !unwanted {
 		return false
 	}
-	withdrawn := a.core.Withdraw(now, &run.Job)
+	run := messages.Of(cr)
 	if withdrawn { // still pending: it leaves unrun
 		a.withdrawn(now, run, err)
 		a.ended(run, err)
@@ -120,7 +102,7 @@ func (a *Actor) expireWaiters(now time.Time) {
 	withdrawn := false
 	for _, cj := range ws {
 		w := messages.Of(cj)
-		if w.Leader == nil || !a.core.IsPending(&w.Leader.Job) {
+		if cr := a.core.Leader(cj); cr == nil || !a.core.IsPending(cr) {
 			continue
 		}
 		err := fmt.Errorf("%w: %s/%s waited %v, its time to live (its group's pauses not counted)", policy.ErrExpired, w.Type, w.ID, w.TTL)
@@ -133,15 +115,9 @@ func (a *Actor) expireWaiters(now time.Time) {
 
 // answerWaiters gives the waiters of run its result.
 func (a *Actor) answerWaiters(run *messages.Job, err error) {
-	if ref := (jobRef{run.Type, run.ID}); a.joinable[ref] == run {
-		delete(a.joinable, ref)
+	for _, cw := range a.core.EndRun(&run.Job) {
+		messages.Of(cw).Admit <- &messages.Joined{Err: err}
 	}
-	for _, w := range run.Waiters {
-		w.Leader = nil
-		a.core.Unwatch(&w.Job)
-		w.Admit <- &messages.Joined{Err: err}
-	}
-	run.Waiters = nil
 	if run.Cancel != nil && run.Coalescing {
 		run.Cancel()
 	}

@@ -92,8 +92,15 @@ type Job struct {
 	counted          uint64
 	agePrev, ageNext *Job
 
-	widx     int          // position in its key's writers; -1 when not there (conflict.go)
-	refIdx   int          // position in its (type, id)'s pending background jobs; -1 when not there (supersede.go)
+	widx   int // position in its key's writers; -1 when not there (conflict.go)
+	refIdx int // position in its (type, id)'s pending background jobs; -1 when not there (supersede.go)
+	// isRun: the shared run of a coalescing type's requests; waiters are
+	// the requests waiting for its result, wanted says a background request
+	// wants it too; leader is, for a waiter, its run (coalesce.go).
+	isRun    bool
+	waiters  []*Job
+	wanted   bool
+	leader   *Job
 	slot     *policy.Slot // the type's counters and registration
 	grp      *group
 	runIdx   int    // position in Core.running, -1 when not running
@@ -156,6 +163,9 @@ type Core struct {
 	risen map[policy.JobType]uint64
 	// per holds the periodic schedules (periodic.go).
 	per periodic
+	// joinable are the pending coalesced runs by (type, id) (coalesce.go).
+	joinable map[jobRef]*Job
+	joinPeak shrink.Peak
 	// byRef are the pending background jobs by (type, id) (supersede.go).
 	byRef   map[jobRef][]*Job
 	refPeak shrink.Peak
@@ -349,6 +359,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 func (c *Core) admit(now time.Time, j *Job) {
 	c.leaves(j)
 	c.unlistBackground(j)
+	c.started(j)
 	c.removeWriter(j, true)
 	c.countWaiting(j, -1) // the tiers are synced below
 	tr := c.usage.Start(j.slot, j.ID)
@@ -536,6 +547,7 @@ func (c *Core) Evict(now time.Time) (keys, estimates int) {
 	c.busy = shrink.Map(c.busy, &c.bpeak)
 	c.keyRunning = shrink.Map(c.keyRunning, &c.kpeak)
 	c.byRef = shrink.Map(c.byRef, &c.refPeak)
+	c.joinable = shrink.Map(c.joinable, &c.joinPeak)
 	return keys, estimates
 }
 

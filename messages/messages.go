@@ -119,13 +119,8 @@ type Job struct {
 	Delay                time.Duration
 	Committing, Replaced bool
 	// Coalescing: the job is the shared run of a coalescing type's
-	// requests; Waiters are the RunSync requests waiting for its result,
-	// Wanted says a background request wants it too. Leader is, for a
-	// waiter, the run it waits for.
+	// requests (the core keeps its waiters: core/coalesce.go).
 	Coalescing bool
-	Waiters    []*Job
-	Wanted     bool
-	Leader     *Job
 }
 
 // NewJob returns a job of type t on id for fairness key key.
