@@ -260,6 +260,12 @@ func write(ctx context.Context, tx pgx.Tx, seqs, dels []int64, types, ids []stri
 		}
 	}
 	if len(seqs) > 0 {
+		// Keep the database's sequence (Insert) past the numbers a
+		// scheduler allocated itself.
+		if _, err := tx.Exec(ctx, `SELECT setval('fairsched_jobs_seq', m) FROM (SELECT max(s) AS m FROM unnest($1::bigint[]) s) x
+			WHERE m > (SELECT last_value FROM fairsched_jobs_seq)`, seqs); err != nil {
+			return fmt.Errorf("pgstore: advancing the sequence: %w", err)
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO fairsched_jobs (seq, type, id, state, record)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::smallint[], $5::jsonb[])
 			ON CONFLICT (seq) DO UPDATE SET type = excluded.type, id = excluded.id, state = excluded.state, record = excluded.record,
