@@ -52,7 +52,7 @@ type ConflictMode = policy.ConflictMode
 // The conflict modes. A git proxy makes clones shared — clones of one
 // repository run together — and repacks exclusive. Once an exclusive job
 // waits for a (group, id), shared jobs that arrive after it wait behind it,
-// as writers go first in a sync.RWMutex (see the policy package's docs for
+// as writers go first in a writer-preferring readers–writer lock (see the policy package's docs for
 // the exact rule).
 const (
 	ConflictExclusive = policy.ConflictExclusive // the zero value: alone on its (group, id)

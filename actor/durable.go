@@ -106,11 +106,9 @@ type batchDone struct {
 
 // startDurable sets up durable jobs over st with the records it held.
 func (a *Actor) startDurable(st JobStore, records []core.JobRecord, retention time.Duration) {
-	d := &durable{
-		store: st, jobs: map[jobRef]*messages.Job{}, waiting: map[policy.JobType][]*messages.Job{},
-		handlers: map[policy.JobType]messages.Handler{}, dead: map[uint64]*core.JobRecord{},
-		batches: make(chan *jobBatch, 1), committed: make(chan batchDone, 1), retention: retention,
-	}
+	d := newDurable()
+	d.store, d.retention = st, retention
+	d.batches, d.committed = make(chan *jobBatch, 1), make(chan batchDone, 1)
 	a.dur = d
 	for i := range records {
 		rec := records[i]
@@ -131,6 +129,12 @@ func (a *Actor) startDurable(st JobStore, records []core.JobRecord, retention ti
 		}
 	}
 	slices.SortFunc(d.retained, func(x, y *core.JobRecord) int { return x.FinishedAt.Compare(y.FinishedAt) })
+}
+
+// newDurable returns an empty state of durable jobs, without a store.
+func newDurable() *durable {
+	return &durable{jobs: map[jobRef]*messages.Job{}, waiting: map[policy.JobType][]*messages.Job{},
+		handlers: map[policy.JobType]messages.Handler{}, dead: map[uint64]*core.JobRecord{}}
 }
 
 // fromRecord returns the job rec describes, not yet queued; its attempts
@@ -340,8 +344,7 @@ func (a *Actor) registerHandler(m messages.RegisterHandler) {
 	}
 	d := a.dur
 	if d == nil {
-		d = &durable{jobs: map[jobRef]*messages.Job{}, waiting: map[policy.JobType][]*messages.Job{},
-			handlers: map[policy.JobType]messages.Handler{}, dead: map[uint64]*core.JobRecord{}}
+		d = newDurable()
 		a.dur = d // no store: handlers are kept, Enqueue says why it cannot
 	}
 	d.handlers[m.Type] = m.Handler

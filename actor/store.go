@@ -85,66 +85,54 @@ func (a *Actor) stopWriter() {
 	}
 }
 
-// safeApply calls s.ApplyJobs, turning an error or a panic into one
-// wrapping ErrStore.
-func safeApply(s JobStore, ops []JobOp) (err error) {
+// guarded calls f, one call to a Store, turning its error or its panic
+// into one wrapping ErrStore that names what: no Store can take the
+// process down.
+func guarded(what string, f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("%w: committing jobs panicked: %v", ErrStore, v)
+			err = fmt.Errorf("%w: %s panicked: %v", ErrStore, what, v)
 		}
 	}()
-	if err := s.ApplyJobs(ops); err != nil {
-		return fmt.Errorf("%w: committing jobs: %w", ErrStore, err)
+	if err := f(); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStore, what, err)
 	}
 	return nil
 }
 
-// safeSave calls s.Save, turning an error or a panic into one wrapping
-// ErrStore.
-func safeSave(s Store, st core.State) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("%w: save panicked: %v", ErrStore, v)
-		}
-	}()
-	if err := s.Save(st); err != nil {
-		return fmt.Errorf("%w: save: %w", ErrStore, err)
-	}
-	return nil
+// safeApply calls s.ApplyJobs under guarded.
+func safeApply(s JobStore, ops []JobOp) error {
+	return guarded("committing jobs", func() error { return s.ApplyJobs(ops) })
 }
 
-// SafeLoadJobs reads every job record of s, turning an error or a panic
-// into one wrapping ErrStore; a record that is not valid is refused, never
-// misread.
+// safeSave calls s.Save under guarded.
+func safeSave(s Store, st core.State) error {
+	return guarded("save", func() error { return s.Save(st) })
+}
+
+// SafeLoadJobs reads every job record of s under guarded; a record that is
+// not valid is refused, never misread.
 func SafeLoadJobs(s JobStore) (recs []core.JobRecord, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			recs, err = nil, fmt.Errorf("%w: loading jobs panicked: %v", ErrStore, v)
-		}
-	}()
-	err = s.LoadJobs(func(r core.JobRecord) error {
-		if !r.Valid() {
-			return fmt.Errorf("record %d (%s/%s) is not valid", r.Seq, r.Type, r.ID)
-		}
-		recs = append(recs, r)
-		return nil
+	err = guarded("loading jobs", func() error {
+		return s.LoadJobs(func(r core.JobRecord) error {
+			if !r.Valid() {
+				return fmt.Errorf("record %d (%s/%s) is not valid", r.Seq, r.Type, r.ID)
+			}
+			recs = append(recs, r)
+			return nil
+		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: loading jobs: %w", ErrStore, err)
+		return nil, err
 	}
 	return recs, nil
 }
 
-// SafeLoad calls s.Load, turning an error or a panic into one wrapping
-// ErrStore.
+// SafeLoad calls s.Load under guarded.
 func SafeLoad(s Store) (st core.State, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			st, err = core.State{}, fmt.Errorf("%w: load panicked: %v", ErrStore, v)
-		}
-	}()
-	if st, err = s.Load(); err != nil {
-		return core.State{}, fmt.Errorf("%w: loading: %w", ErrStore, err)
+	err = guarded("load", func() (err error) { st, err = s.Load(); return err })
+	if err != nil {
+		return core.State{}, err
 	}
 	return st, nil
 }

@@ -15,7 +15,7 @@ import (
 // returns to dispatch when that can have changed, so dispatch never looks at
 // it in between.
 //
-// Writer preference, as in sync.RWMutex: a shared job waits while an
+// Writer preference, as in a writer-preferring readers–writer lock: a shared job waits while an
 // exclusive job of its (group, id) that arrived before it is pending —
 // unless that job waits for something of its own (its group is paused, it
 // waits out a deferral or a backoff, no worker slot takes its type), which

@@ -108,7 +108,7 @@ func fence(ctx context.Context, tx pgx.Tx, domain string, epoch int64) error {
 // that epoch is domain's current epoch and its lease unexpired; otherwise
 // it writes nothing and returns ErrFenced.
 func (s *Store) ApplyJobsFenced(ctx context.Context, domain string, epoch int64, ops []fairsched.JobOp) error {
-	seqs, dels, types, ids, states, records, err := rows(ops)
+	cols, err := columns(ops)
 	if err != nil {
 		return err
 	}
@@ -116,6 +116,6 @@ func (s *Store) ApplyJobsFenced(ctx context.Context, domain string, epoch int64,
 		if err := fence(ctx, tx, domain, epoch); err != nil {
 			return err
 		}
-		return write(ctx, tx, seqs, dels, types, ids, states, records)
+		return cols.write(ctx, tx)
 	})
 }

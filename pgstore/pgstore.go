@@ -204,20 +204,25 @@ func (s *Store) LoadJobs(fn func(fairsched.JobRecord) error) error {
 // ApplyJobs commits ops in one transaction. Of several writes of one
 // sequence in ops the last counts, as if they were applied in order.
 func (s *Store) ApplyJobs(ops []fairsched.JobOp) error {
-	seqs, dels, types, ids, states, records, err := rows(ops)
+	cols, err := columns(ops)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return write(ctx, tx, seqs, dels, types, ids, states, records)
-	})
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return cols.write(ctx, tx) })
 }
 
-// rows turns ops into the columns of one delete and one multi-row upsert:
-// the last write of each sequence.
-func rows(ops []fairsched.JobOp) (seqs, dels []int64, types, ids []string, states []int16, records [][]byte, err error) {
+// jobColumns are a batch as one delete and one multi-row upsert: the last
+// write of each sequence, column by column.
+type jobColumns struct {
+	seqs, dels []int64
+	types, ids []string
+	states     []int16
+	records    [][]byte
+}
+
+func columns(ops []fairsched.JobOp) (*jobColumns, error) {
 	final := map[uint64]*fairsched.JobRecord{} // nil: deleted
 	order := make([]uint64, 0, len(ops))
 	for _, op := range ops {
@@ -230,47 +235,48 @@ func rows(ops []fairsched.JobOp) (seqs, dels []int64, types, ids []string, state
 		}
 		final[seq] = op.Put
 	}
+	c := &jobColumns{}
 	for _, seq := range order {
 		rec := final[seq]
 		if rec == nil {
-			dels = append(dels, int64(seq))
+			c.dels = append(c.dels, int64(seq))
 			continue
 		}
 		data, err := json.Marshal(rec)
 		if err != nil {
-			return nil, nil, nil, nil, nil, nil, fmt.Errorf("pgstore: encoding job %s/%s: %w", rec.Type, rec.ID, err)
+			return nil, fmt.Errorf("pgstore: encoding job %s/%s: %w", rec.Type, rec.ID, err)
 		}
-		seqs, types, ids, states, records = append(seqs, int64(seq)), append(types, string(rec.Type)), append(ids, rec.ID),
-			append(states, int16(rec.State)), append(records, data)
+		c.seqs, c.types, c.ids = append(c.seqs, int64(seq)), append(c.types, string(rec.Type)), append(c.ids, rec.ID)
+		c.states, c.records = append(c.states, int16(rec.State)), append(c.records, data)
 	}
-	return seqs, dels, types, ids, states, records, nil
+	return c, nil
 }
 
 // write applies the deletes, then the upserts, in tx, and notifies the
 // listeners (delivered on commit only).
-func write(ctx context.Context, tx pgx.Tx, seqs, dels []int64, types, ids []string, states []int16, records [][]byte) error {
-	if len(seqs)+len(dels) > 0 {
+func (c *jobColumns) write(ctx context.Context, tx pgx.Tx) error {
+	if len(c.seqs)+len(c.dels) > 0 {
 		if _, err := tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', '')`); err != nil {
 			return fmt.Errorf("pgstore: notifying: %w", err)
 		}
 	}
-	if len(dels) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM fairsched_jobs WHERE seq = ANY($1)`, dels); err != nil {
+	if len(c.dels) > 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM fairsched_jobs WHERE seq = ANY($1)`, c.dels); err != nil {
 			return fmt.Errorf("pgstore: deleting jobs: %w", err)
 		}
 	}
-	if len(seqs) > 0 {
+	if len(c.seqs) > 0 {
 		// Keep the database's sequence (Insert) past the numbers a
 		// scheduler allocated itself.
 		if _, err := tx.Exec(ctx, `SELECT setval('fairsched_jobs_seq', m) FROM (SELECT max(s) AS m FROM unnest($1::bigint[]) s) x
-			WHERE m > (SELECT last_value FROM fairsched_jobs_seq)`, seqs); err != nil {
+			WHERE m > (SELECT last_value FROM fairsched_jobs_seq)`, c.seqs); err != nil {
 			return fmt.Errorf("pgstore: advancing the sequence: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO fairsched_jobs (seq, type, id, state, record)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::smallint[], $5::jsonb[])
 			ON CONFLICT (seq) DO UPDATE SET type = excluded.type, id = excluded.id, state = excluded.state, record = excluded.record,
 				xid = pg_current_xact_id()`,
-			seqs, types, ids, states, records); err != nil {
+			c.seqs, c.types, c.ids, c.states, c.records); err != nil {
 			return fmt.Errorf("pgstore: writing jobs: %w", err)
 		}
 	}

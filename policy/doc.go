@@ -139,7 +139,7 @@
 //	                                      on its own
 //
 // The second clause of the shared rule is writer preference, as in
-// sync.RWMutex: an exclusive job waiting for (g, i) is passed only by shared
+// a readers–writer lock: an exclusive job waiting for (g, i) is passed only by shared
 // jobs that arrived before it, so it starts at the latest when those end and
 // a slot is free for it. A pending exclusive job that waits on its own — its
 // group is paused, it waits out a deferral or a retry backoff, no registered

@@ -24,7 +24,7 @@ type Priority int
 type ConflictGroup string
 
 // ConflictMode says how a job holds its (conflict group, id) while it runs,
-// like the two sides of a sync.RWMutex.
+// like the two sides of a readers–writer lock.
 type ConflictMode uint8
 
 const (
