@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
@@ -482,7 +483,9 @@ var (
 // done: until then that goroutine runs.
 type Scheduler struct {
 	a          *actor.Actor
-	maxPayload int // WithMaxPayload
+	maxPayload int           // WithMaxPayload
+	node       *cluster.Node // cluster mode (WithCluster); nil otherwise
+	clock      clock.Clock
 }
 
 // New starts a scheduler.
@@ -512,6 +515,13 @@ func New(opts ...Option) (*Scheduler, error) {
 
 		return nil, err
 	}
+	var node *cluster.Node
+	if o.cluster != nil {
+		var err error
+		if node, err = startCluster(&o); err != nil {
+			return nil, err
+		}
+	}
 	c := core.New(o.limits)
 	var state core.State
 	var jobs []core.JobRecord
@@ -539,7 +549,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		Jobs:      jobs,
 		Retention: o.retention,
 	})
-	return &Scheduler{a: a, maxPayload: o.maxPayload}, nil
+	return &Scheduler{a: a, maxPayload: o.maxPayload, node: node, clock: o.clock}, nil
 }
 
 // RegisterType adds a job type. Types can be added at any time; a type is
@@ -549,7 +559,13 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	return s.a.Register(t, cfg)
+	if err := s.a.Register(t, cfg); err != nil {
+		return err
+	}
+	if s.node != nil {
+		s.node.RegisterType(t, cfg)
+	}
+	return nil
 }
 
 // RunSync runs fn as a foreground job and returns its error once it has run.
@@ -577,6 +593,9 @@ func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey s
 	if err != nil {
 		return err
 	}
+	if s.node != nil {
+		return s.node.RunSync(ctx, s.clusterRecord(j), fn)
+	}
 	return s.a.RunSync(ctx, j)
 }
 
@@ -594,6 +613,9 @@ func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) err
 	j, err := newJob(t, jobID, "", fn, opts)
 	if err != nil {
 		return err
+	}
+	if s.node != nil {
+		return s.node.Submit(context.Background(), s.clusterRecord(j), fn)
 	}
 	return s.a.Submit(context.Background(), j)
 }
@@ -658,6 +680,9 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 	fn func(context.Context) error, opts ...JobOption) (stop func(), err error) {
 	if err := s.check(); err != nil {
 		return nil, err
+	}
+	if s.node != nil {
+		return nil, notInCluster("SubmitPeriodic")
 	}
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
 		return nil, err
@@ -833,6 +858,9 @@ func InheritPriority(ctx context.Context) JobOption {
 // fails with ErrInvalidConfig, changing nothing, for a negative or infinite
 // weight.
 func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
+	if s.node != nil {
+		return notInCluster("SetKeyWeight")
+	}
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -844,6 +872,9 @@ func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
 // default weight. It fails with ErrInvalidConfig, changing nothing, for a
 // negative weight or when group weights are not configured.
 func (s *Scheduler) SetGroupWeight(group string, weight int) error {
+	if s.node != nil {
+		return notInCluster("SetGroupWeight")
+	}
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -853,6 +884,9 @@ func (s *Scheduler) SetGroupWeight(group string, weight int) error {
 // ResetGroupWeights gives every group the default weight (minimums and
 // limits stay).
 func (s *Scheduler) ResetGroupWeights() error {
+	if s.node != nil {
+		return notInCluster("ResetGroupWeights")
+	}
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -863,6 +897,9 @@ func (s *Scheduler) ResetGroupWeights() error {
 // their aging clocks; running jobs finish. The group's allocation goes to
 // the other groups until ResumeGroup. Pausing a paused group does nothing.
 func (s *Scheduler) PauseGroup(group string) error {
+	if s.node != nil {
+		return notInCluster("PauseGroup")
+	}
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -872,6 +909,9 @@ func (s *Scheduler) PauseGroup(group string) error {
 // ResumeGroup returns a paused group's jobs to dispatch; their aging clocks
 // go on from where they stopped.
 func (s *Scheduler) ResumeGroup(group string) error {
+	if s.node != nil {
+		return notInCluster("ResumeGroup")
+	}
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -905,6 +945,9 @@ func (s *Scheduler) Snapshot(ctx context.Context, opts ...SnapshotOption) (Snaps
 		if o != nil {
 			rows = o.rows(rows)
 		}
+	}
+	if s.node != nil {
+		return s.node.Snapshot(ctx, rows)
 	}
 	return s.a.Snapshot(ctx, rows)
 }
@@ -976,6 +1019,11 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "Close"); err != nil {
 		return err
 	}
+	if s.node != nil {
+		if err := s.node.Close(ctx); err != nil {
+			return err
+		}
+	}
 	return s.a.Close(ctx)
 }
 
@@ -988,6 +1036,8 @@ type options struct {
 	limits     policy.Limits
 	rand       *rand.Rand
 	store      Store
+	cluster    cluster.Backend
+	clusterCfg cluster.Config
 	maxPayload int
 	retention  time.Duration
 	err        error
@@ -1441,6 +1491,9 @@ type WorkerSpec struct {
 // unregistered type, and ErrInvalidConfig for an empty ID, no slot, a slot
 // with no type or a type that does not require a worker.
 func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
+	if s.node != nil {
+		return notInCluster("RegisterWorker")
+	}
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -1458,6 +1511,9 @@ func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
 // returns nil succeeded all the same). Its slots free nothing when their
 // jobs end. It fails with ErrUnknownWorker for an ID not registered.
 func (s *Scheduler) UnregisterWorker(id string) error {
+	if s.node != nil {
+		return notInCluster("UnregisterWorker")
+	}
 	if err := s.check(); err != nil {
 		return err
 	}

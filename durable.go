@@ -141,6 +141,12 @@ func (s *Scheduler) RegisterHandler(t JobType, h Handler) error {
 	if h == nil {
 		return fmt.Errorf("%w: RegisterHandler(%q): nil handler", ErrInvalidConfig, t)
 	}
+	if s.node != nil {
+		if err := s.a.Check(t, "handler", true); err != nil {
+			return err
+		}
+		return s.node.RegisterHandler(t, h)
+	}
 	return s.a.RegisterHandler(t, h)
 }
 
@@ -180,6 +186,9 @@ func (s *Scheduler) Enqueue(ctx context.Context, t JobType, id string, payload [
 	j.Data = payload
 	if !j.RunAt.IsZero() && j.RunAt.Before(time.Unix(0, 0)) {
 		return fmt.Errorf("%w: %s/%s: RunAt before 1970", ErrInvalidJob, t, id)
+	}
+	if s.node != nil {
+		return s.node.Enqueue(ctx, s.clusterRecord(j))
 	}
 	return s.a.Enqueue(ctx, j)
 }
@@ -257,6 +266,9 @@ type DeadJob struct {
 // DeadJobs lists the dead jobs, oldest first; at most limit of them (0:
 // all).
 func (s *Scheduler) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
+	if s.node != nil {
+		return nil, notInCluster("DeadJobs")
+	}
 	if err := s.checkCtx(ctx, ErrInvalidJob, "DeadJobs"); err != nil {
 		return nil, err
 	}
@@ -291,6 +303,9 @@ func (s *Scheduler) DeleteDead(ctx context.Context, t JobType, id string) (int, 
 }
 
 func (s *Scheduler) deadOp(ctx context.Context, op messages.DeadOpKind, t JobType, id string) (int, error) {
+	if s.node != nil {
+		return 0, notInCluster("RequeueDead and DeleteDead")
+	}
 	if err := s.checkCtx(ctx, ErrInvalidJob, "dead jobs"); err != nil {
 		return 0, err
 	}

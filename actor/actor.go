@@ -343,6 +343,8 @@ func (a *Actor) handle(r messages.Request) {
 		a.cancel(m)
 	case messages.Enqueue:
 		a.enqueue(m)
+	case messages.Adopt:
+		a.adopt(m)
 	case messages.RegisterHandler:
 		a.registerHandler(m)
 	case messages.DeadOp:

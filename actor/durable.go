@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
@@ -148,6 +150,15 @@ func fromRecord(rec *core.JobRecord) *messages.Job {
 	j.Runs = rec.Attempt
 	j.Record = rec
 	return j
+}
+
+// NewRecord returns the record of job j, made now, without a sequence:
+// cluster mode's instances insert it, the database numbering it.
+func NewRecord(j *messages.Job, now time.Time) *core.JobRecord {
+	if j.Delay > 0 {
+		j.RunAt = now.Add(j.Delay)
+	}
+	return record(j, 0, now)
 }
 
 // record returns the record of durable job j, enqueued now as seq.
@@ -322,6 +333,10 @@ func (a *Actor) queueDurable(now time.Time, j *messages.Job) error {
 		return nil
 	}
 	j.Arrived, j.NotBefore = j.Record.EnqueuedAt, j.Record.RunAt
+	granted := j.Record.Granted != ""
+	if granted {
+		j.NotBefore = time.Time{} // it runs already
+	}
 	if err := a.core.Submit(now, &j.Job); err != nil {
 		var re *policy.RefusalError
 		if errors.As(err, &re) {
@@ -332,7 +347,63 @@ func (a *Actor) queueDurable(now time.Time, j *messages.Job) error {
 		return err
 	}
 	a.queued(now, j)
+	if granted {
+		a.resume(now, j)
+	}
 	return nil
+}
+
+// resume starts durable job j, which a previous leader granted and which
+// still runs on an instance (cluster mode): it counts against every limit
+// at once, and its handler waits for the end of the attempt under way.
+func (a *Actor) resume(now time.Time, j *messages.Job) {
+	if !a.core.Resume(now, &j.Job) {
+		return // queued: its handler finds it running, and waits for that end
+	}
+	a.reportDecisions(now)
+	if j.Worker != nil {
+		a.onSlot(j)
+	} else {
+		a.runContext(j)
+	}
+	a.startingDurable(j)
+	go a.Execute(j)
+}
+
+// adopt queues the durable jobs another instance committed.
+func (a *Actor) adopt(m messages.Adopt) {
+	d, n := a.dur, 0
+	if d == nil || a.aborted || a.closing {
+		m.Reply <- 0
+		return
+	}
+	now := a.clock.Now()
+	for i := range m.Records {
+		rec := m.Records[i]
+		ref := jobRef{rec.Type, rec.ID}
+		if rec.State != core.RecordPending || d.jobs[ref] != nil {
+			continue
+		}
+		d.seq = max(d.seq, rec.Seq)
+		j := fromRecord(&rec)
+		d.jobs[ref] = j
+		if err := a.queueDurable(now, j); err != nil {
+			a.log.Warn("an adopted durable job was refused: its record is deleted", zap.Error(err))
+			continue
+		}
+		n++
+	}
+	m.Reply <- n
+	a.dispatch(now)
+}
+
+// Adopt queues durable jobs another instance committed (messages.Adopt).
+func (a *Actor) Adopt(ctx context.Context, recs []core.JobRecord) (int, error) {
+	m := messages.Adopt{Records: recs, Reply: make(chan int, 1)}
+	if err := a.send(ctx, m); err != nil {
+		return 0, err
+	}
+	return <-m.Reply, nil
 }
 
 // registerHandler runs t's durable jobs with h from now on; those waiting
@@ -375,11 +446,14 @@ func (a *Actor) registerHandler(m messages.RegisterHandler) {
 func (a *Actor) startingDurable(j *messages.Job) {
 	d := a.dur
 	rec := j.Record
-	rec.Attempt++
-	d.put(rec)
+	if rec.Granted == "" {
+		rec.Attempt++ // a resumed attempt was counted by the leader that granted it
+		d.put(rec)
+	}
 	h := d.handlers[j.Type]
 	view := messages.DurableJob{Type: j.Type, ID: j.ID, Payload: rec.Payload, Attempt: rec.Attempt,
-		FairnessKey: j.Key, Group: j.Group, EnqueuedAt: rec.EnqueuedAt}
+		FairnessKey: j.Key, Group: j.Group, EnqueuedAt: rec.EnqueuedAt, Seq: rec.Seq, Owner: rec.Owner, Granted: rec.Granted}
+	rec.Granted = ""
 	j.Fn = func(ctx context.Context) error { return h(ctx, view) }
 }
 
@@ -404,6 +478,15 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 	}
 	now := a.clock.Now()
 	switch {
+	case rec.Owner != "":
+		// A RunSync's or Submit's job in cluster mode: its instance reads
+		// how it ended (deleted: success) and deletes the record.
+		if err == nil || errors.Is(err, ErrCancelled) || j.Cancelled {
+			d.delete(rec.Seq)
+		} else if !errors.Is(err, ErrClosed) {
+			rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, err.Error(), now
+			d.put(rec)
+		}
 	case err == nil && d.retention > 0:
 		rec.State, rec.FinishedAt = core.RecordSucceeded, now
 		d.put(rec)

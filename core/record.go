@@ -37,6 +37,15 @@ type JobRecord struct {
 	// job became dead or succeeded.
 	LastError  string    `json:"last_error,omitempty"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// Owner, in cluster mode, is the instance whose RunSync or Submit made
+	// the job: only it holds the function, so only it is granted the job,
+	// and the job ends with it. "" for a durable job any instance runs.
+	Owner string `json:"owner,omitempty"`
+	// Granted, in cluster mode, is the instance a previous leader granted
+	// the job to and that still runs it, as the store read it: the new
+	// leader counts it as running until it ends (core.Resume). Never
+	// written: the store keeps grants in columns of their own.
+	Granted string `json:"-"`
 }
 
 // RecordState is where a durable job is in its life.

@@ -54,6 +54,8 @@ type Snapshot struct {
 	AgingRises map[policy.JobType]uint64 `json:"aging_rises,omitempty"`
 	// Groups lists the groups with jobs, paused or holding slots, by name.
 	Groups []GroupSnapshot `json:"groups,omitempty"`
+	// Cluster, in cluster mode, is the instance's view of its cluster.
+	Cluster *ClusterSnapshot `json:"cluster,omitempty"`
 	// EventsLost counts the events dropped since the start because a
 	// subscriber's channel was full, once per subscriber that missed one.
 	// The core has no subscribers: its owner fills this in.
@@ -91,6 +93,32 @@ type RunningJob struct {
 	// RequiresWorker); Worker is empty otherwise.
 	Worker string `json:"worker,omitempty"`
 	Slot   int    `json:"slot,omitempty"`
+	// Instance, in cluster mode, is the instance the job was granted to.
+	Instance string `json:"instance,omitempty"`
+}
+
+// ClusterSnapshot is an instance's view of its cluster (cluster mode).
+type ClusterSnapshot struct {
+	Domain   string `json:"domain"`
+	Instance string `json:"instance"`
+	// Leader holds the domain's lease under Epoch ("" when unknown);
+	// Leading says whether it is this instance. Only the leader's
+	// snapshot lists jobs and Instances: it is the one that decides.
+	Leader  string `json:"leader"`
+	Epoch   int64  `json:"epoch"`
+	Leading bool   `json:"leading"`
+	// Instances are the instances the leader counts, by id.
+	Instances []InstanceSnapshot `json:"instances,omitempty"`
+}
+
+// InstanceSnapshot is one instance of a cluster as its leader counts it.
+type InstanceSnapshot struct {
+	ID string `json:"id"`
+	// Slots is how many durable jobs it runs at once, Types the types it
+	// has handlers for, Running the durable jobs granted to it running.
+	Slots   int      `json:"slots"`
+	Types   []string `json:"types"`
+	Running int      `json:"running"`
 }
 
 // PendingJob is one waiting job in a Snapshot.

@@ -185,10 +185,27 @@ type DurableJob struct {
 	// EnqueuedAt is when Enqueue accepted the job: its aging clock and
 	// queue timeout run from there, across restarts.
 	EnqueuedAt time.Time
+	// Seq is the job's sequence number in its store; Owner, in cluster
+	// mode, the instance whose RunSync or Submit made it ("" for a job any
+	// instance runs). Granted is the instance a previous leader granted
+	// this attempt to, when the job was already running as the scheduler
+	// started (its handler finds it running there).
+	Seq     uint64
+	Owner   string
+	Granted string
 }
 
 // Handler runs the durable jobs of a type.
 type Handler func(ctx context.Context, job DurableJob) error
+
+// Adopt hands the owner durable jobs another instance committed (cluster
+// mode's leader reads them from the change feed): they are queued as a
+// restart queues its records, a running one (Granted) counted as running
+// at once. Reply gets how many were new.
+type Adopt struct {
+	Records []core.JobRecord
+	Reply   chan int
+}
 
 // Enqueue asks the owner to make Job durable and queue it; Reply gets nil
 // once its record is committed, or why not.
@@ -341,6 +358,7 @@ func (Submit) request()          {}
 func (Withdraw) request()        {}
 func (Cancel) request()          {}
 func (Enqueue) request()         {}
+func (Adopt) request()           {}
 func (RegisterHandler) request() {}
 func (DeadOp) request()          {}
 func (Register) request()        {}

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster"
 )
 
 // Grants: the leader's admissions in cluster mode, written in batches
@@ -16,14 +18,8 @@ import (
 // guarded by (instance, attempt) so that a zombie's late report — an
 // instance declared lost, whose job was granted again — matches nothing.
 
-// Grant admits job Seq's attempt Attempt on Instance. ConflictKey, for a
-// job that runs alone on its resource, is "group/id"; "" otherwise.
-type Grant struct {
-	Seq         uint64
-	Instance    string
-	Attempt     int
-	ConflictKey string
-}
+// Grant admits job Seq's attempt Attempt on Instance (cluster.Grant).
+type Grant = cluster.Grant
 
 // ErrDoubleAdmission: a grant would run a second job on an exclusive
 // conflict key that a running grant holds; the database refused the batch.
@@ -36,6 +32,13 @@ var ErrDoubleAdmission = errors.New("pgstore: double admission on an exclusive c
 // (ErrDoubleAdmission). It returns how many grants took (a job already
 // running, or gone, is skipped).
 func (s *Store) GrantJobs(ctx context.Context, domain string, epoch int64, grants []Grant) (int, error) {
+	took, err := s.Grant(ctx, domain, epoch, grants)
+	return len(took), err
+}
+
+// Grant writes grants as GrantJobs does and returns the sequences that
+// took (cluster.Backend).
+func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []Grant) ([]uint64, error) {
 	seqs := make([]int64, len(grants))
 	instances := make([]string, len(grants))
 	attempts := make([]int32, len(grants))
@@ -47,35 +50,52 @@ func (s *Store) GrantJobs(ctx context.Context, domain string, epoch int64, grant
 			keys[i] = &k
 		}
 	}
-	var n int
+	var took []uint64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := fence(ctx, tx, domain, epoch); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `
+		rows, err := tx.Query(ctx, `
 			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[]) AS g(seq, instance, attempt, key)
-			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0`, seqs, instances, attempts, keys)
+			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
+			RETURNING j.seq`, seqs, instances, attempts, keys)
 		if err != nil {
+			return err
+		}
+		took = took[:0]
+		for rows.Next() {
+			var seq int64
+			if err := rows.Scan(&seq); err != nil {
+				return err
+			}
+			took = append(took, uint64(seq))
+		}
+		if err := rows.Err(); err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 				return ErrDoubleAdmission
 			}
 			return err
 		}
-		n = int(tag.RowsAffected())
-		return nil
+		if len(took) > 0 {
+			_, err = tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', '')`)
+		}
+		return err
 	})
 	if err != nil && !errors.Is(err, ErrFenced) && !errors.Is(err, ErrDoubleAdmission) {
-		return 0, fmt.Errorf("%w: pgstore: granting jobs: %w", fairsched.ErrStore, err)
+		return nil, fmt.Errorf("%w: pgstore: granting jobs: %w", fairsched.ErrStore, err)
 	}
-	return n, err
+	if err != nil {
+		return nil, err
+	}
+	return took, nil
 }
 
 // Granted returns the jobs running on instance and the attempt each was
 // granted for: what an executor runs.
 func (s *Store) Granted(ctx context.Context, instance string) ([]Grant, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, attempt, coalesce(conflict_key, '') FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq`, instance)
+	rows, err := s.pool.Query(ctx, `SELECT seq, attempt, coalesce(conflict_key, ''), record FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq`, instance)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
 	}
@@ -84,21 +104,22 @@ func (s *Store) Granted(ctx context.Context, instance string) ([]Grant, error) {
 	for rows.Next() {
 		g := Grant{Instance: instance}
 		var seq int64
-		if err := rows.Scan(&seq, &g.Attempt, &g.ConflictKey); err != nil {
+		var data []byte
+		if err := rows.Scan(&seq, &g.Attempt, &g.ConflictKey, &data); err != nil {
 			return nil, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
 		}
 		g.Seq = uint64(seq)
+		g.Record = new(fairsched.JobRecord)
+		if err := json.Unmarshal(data, g.Record); err != nil || !g.Record.Valid() {
+			return nil, fmt.Errorf("%w: pgstore: job record %d does not decode", fairsched.ErrStore, seq)
+		}
 		out = append(out, g)
 	}
 	return out, rows.Err()
 }
 
-// End is an executor's report that its grant ended.
-type End struct {
-	Seq      uint64
-	Instance string
-	Attempt  int
-}
+// End is an executor's report that its grant ended (cluster.End).
+type End = cluster.End
 
 // ReportEnds ends the grants reported, in one statement: each that still
 // matches — running, on that instance, for that attempt — stops running
@@ -108,17 +129,27 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 	seqs := make([]int64, len(ends))
 	instances := make([]string, len(ends))
 	attempts := make([]int32, len(ends))
+	kinds := make([]int16, len(ends))
+	errs := make([]string, len(ends))
 	for i, e := range ends {
 		seqs[i], instances[i], attempts[i] = int64(e.Seq), e.Instance, int32(e.Attempt)
+		kinds[i], errs[i] = int16(e.Kind), e.Error
 	}
-	tag, err := s.pool.Exec(ctx, `
-		UPDATE fairsched_jobs j SET running = false, conflict_key = NULL
-		FROM unnest($1::bigint[], $2::text[], $3::int[]) AS e(seq, instance, attempt)
-		WHERE j.seq = e.seq AND j.running AND j.instance = e.instance AND j.attempt = e.attempt`, seqs, instances, attempts)
+	// The notification is in the statement's own transaction: the leader
+	// is woken once the ends are committed.
+	var n int
+	err := s.pool.QueryRow(ctx, `
+		WITH ended AS (
+			UPDATE fairsched_jobs j SET running = false, conflict_key = NULL,
+				end_instance = e.instance, end_attempt = e.attempt, end_kind = e.kind, end_error = e.err
+			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::smallint[], $5::text[]) AS e(seq, instance, attempt, kind, err)
+			WHERE j.seq = e.seq AND j.running AND j.instance = e.instance AND j.attempt = e.attempt
+			RETURNING 1)
+		SELECT count(*), pg_notify('`+notifyChannel+`', '') FROM ended`, seqs, instances, attempts, kinds, errs).Scan(&n, nil)
 	if err != nil {
 		return 0, fmt.Errorf("%w: pgstore: reporting ends: %w", fairsched.ErrStore, err)
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }
 
 // Revoke takes back the grants of instance (declared lost) under epoch's

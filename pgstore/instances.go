@@ -6,16 +6,11 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster"
 )
 
 // Instance is one instance of a cluster as its heartbeats describe it.
-type Instance struct {
-	ID    string
-	Slots int
-	Types []string
-	// Silent is how long ago, by the database's clock, it last beat.
-	Silent time.Duration
-}
+type Instance = cluster.Instance
 
 // Heartbeat records that instance of domain is alive, runs slots jobs at
 // once and has handlers for types; its first beat registers it.

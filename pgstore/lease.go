@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster"
 )
 
 // The leader lease. In cluster mode one instance per domain decides: the
@@ -22,7 +23,7 @@ import (
 
 // ErrFenced: a write made under an epoch that is no longer the domain's
 // current lease (another instance leads), or under an expired lease.
-var ErrFenced = errors.New("pgstore: fenced: the lease is held by another epoch or expired")
+var ErrFenced = cluster.ErrFenced
 
 // Acquire takes the lease of domain for holder, for ttl, if nobody holds it
 // or its holder's lease has expired (or holder held it: a restarted

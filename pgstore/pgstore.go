@@ -274,8 +274,7 @@ func (c *jobColumns) write(ctx context.Context, tx pgx.Tx) error {
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO fairsched_jobs (seq, type, id, state, record)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::smallint[], $5::jsonb[])
-			ON CONFLICT (seq) DO UPDATE SET type = excluded.type, id = excluded.id, state = excluded.state, record = excluded.record,
-				xid = pg_current_xact_id()`,
+			ON CONFLICT (seq) DO UPDATE SET type = excluded.type, id = excluded.id, state = excluded.state, record = excluded.record`,
 			c.seqs, c.types, c.ids, c.states, c.records); err != nil {
 			return fmt.Errorf("pgstore: writing jobs: %w", err)
 		}

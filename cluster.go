@@ -1,0 +1,117 @@
+package fairsched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/messages"
+)
+
+// Cluster mode: several instances of a service share one scheduler over
+// one database (package pgstore's Store is the Backend). See package
+// cluster and docs/cluster.md.
+
+// ClusterConfig is one instance's part in a cluster: its domain, its name,
+// how many durable jobs it runs at once, and the lease's timings.
+//
+// Fields, from cluster.Config:
+//
+//	// Domain names the cluster: instances of one domain share its jobs
+//	// and one leader.
+//	Domain string
+//
+//	// Instance names this instance, unique in the domain and per process
+//	// incarnation (a restarted process takes a new name: its old one's
+//	// grants are declared lost).
+//	Instance string
+//
+//	// Slots is how many durable jobs this instance runs at once (RunSync
+//	// and Submit functions run on their own instance and take none).
+//	Slots int
+//
+//	// LeaseTTL is how long a lease lasts unrenewed (default 10 s);
+//	// Heartbeat how often instances beat and the leader renews (default
+//	// LeaseTTL/3); LostAfter how long an instance may stay silent before
+//	// the leader declares it lost (default LeaseTTL).
+//	LeaseTTL, Heartbeat, LostAfter time.Duration
+//
+//	// Poll is how often the loops read the database without a wake-up
+//	// (default 200 ms; LISTEN wakes them at once when it works);
+//	// ReportEvery how long an executor gathers ends into one report
+//	// (default 25 ms).
+//	Poll, ReportEvery time.Duration
+//
+//	Logger *zap.Logger
+type ClusterConfig = cluster.Config
+
+// ClusterBackend is the database a cluster stands on; *pgstore.Store is
+// one.
+type ClusterBackend = cluster.Backend
+
+// ClusterSnapshot is an instance's view of its cluster in a Snapshot.
+type ClusterSnapshot = core.ClusterSnapshot
+
+// InstanceSnapshot is one instance as the leader counts it.
+type InstanceSnapshot = core.InstanceSnapshot
+
+// ErrNotInCluster: the method is not available in cluster mode yet (it
+// would have to reach the leader's scheduler).
+var ErrNotInCluster = errors.New("fairsched: not available in cluster mode")
+
+// WithCluster makes the scheduler one instance of a cluster over b: the
+// instance holding the domain's lease decides for every instance with the
+// limits this scheduler is given (give every instance the same options and
+// types); every instance runs the durable jobs it is granted, and the
+// RunSync and Submit functions it made. Enqueue, RunSync and Submit work
+// as in one process; caps, conflicts, tenant limits, rate limits and
+// fairness hold across the cluster. WithStore does not combine with it:
+// the cluster's database keeps everything.
+func WithCluster(b ClusterBackend, cfg ClusterConfig) Option {
+	return optionFunc(func(o *options) {
+		if b == nil {
+			o.fail(fmt.Errorf("%w: WithCluster: nil backend", ErrInvalidConfig))
+			return
+		}
+		o.cluster, o.clusterCfg = b, cfg
+	})
+}
+
+// startCluster joins the cluster for s: the leader's scheduler, whenever
+// this instance leads, is built from o.
+func startCluster(o *options) (*cluster.Node, error) {
+	if o.store != nil {
+		return nil, fmt.Errorf("%w: WithCluster and WithStore: the cluster's database is the store", ErrInvalidConfig)
+	}
+	cfg := o.clusterCfg
+	if cfg.Logger == nil {
+		cfg.Logger = o.logger
+	}
+	n, err := cluster.Start(o.cluster, cfg, func(st actor.JobStore, recs []core.JobRecord) (*actor.Actor, error) {
+		c := core.New(o.limits)
+		state, err := actor.SafeLoad(st)
+		if err != nil {
+			return nil, err
+		}
+		c.RestoreEstimates(o.clock.Now(), state.Estimates)
+		c.RestoreKeyCosts(o.clock.Now(), state.KeyCosts)
+		return actor.Start(c, actor.Config{Clock: o.clock, Logger: o.logger, Tick: o.limits.KeyTTL / 4, Rand: o.rand,
+			Store: st, State: state, Jobs: recs, Retention: o.retention}), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: WithCluster: %w", ErrInvalidConfig, err)
+	}
+	return n, nil
+}
+
+// clusterRecord is job j's record, for a cluster's database.
+func (s *Scheduler) clusterRecord(j *messages.Job) *core.JobRecord {
+	return actor.NewRecord(j, s.clock.Now())
+}
+
+func notInCluster(method string) error { return fmt.Errorf("%w: %s", ErrNotInCluster, method) }
+
+var _ = context.Background

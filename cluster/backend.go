@@ -1,0 +1,124 @@
+package cluster
+
+import (
+	"context"
+	"time"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core"
+)
+
+// Backend is the database a cluster stands on: package pgstore's Store is
+// one. Every write the leader makes is fenced by its epoch: a deposed
+// leader's write changes nothing and returns an error.
+type Backend interface {
+	// Insert writes a new pending job, its sequence from the database
+	// (rec.Seq is set), and returns once committed; a second unfinished
+	// job of one (type, id) is actor.ErrDuplicateJob.
+	Insert(ctx context.Context, rec *core.JobRecord) error
+
+	// Acquire takes domain's lease for holder when it is free or
+	// expired, and returns the new, higher epoch; Renew extends it (false:
+	// it is lost); Release ends it at once.
+	Acquire(ctx context.Context, domain, holder string, ttl time.Duration) (int64, bool, error)
+	Renew(ctx context.Context, domain, holder string, epoch int64, ttl time.Duration) (bool, error)
+	Release(ctx context.Context, domain, holder string, epoch int64) error
+
+	// Heartbeat says instance is alive and runs slots jobs of types at
+	// once; Instances lists domain's instances; Lost (fenced) removes and
+	// returns those silent past deadline, and Revoke (fenced) takes back
+	// the grants of one.
+	Heartbeat(ctx context.Context, domain, instance string, slots int, types []string) error
+	Instances(ctx context.Context, domain string) ([]Instance, error)
+	Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error)
+	Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error)
+
+	// Domain opens the leader's view under epoch: a JobStore whose writes
+	// are fenced, the pending records as they stand (running ones with
+	// Granted set), and the feed of the jobs inserted after them.
+	Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, Feed, error)
+	// Grant writes grants (fenced) in one transaction and returns the
+	// sequences that took: a job already running is not granted again.
+	Grant(ctx context.Context, domain string, epoch int64, grants []Grant) ([]uint64, error)
+	// Rows returns the grant state of the jobs of seqs that exist.
+	Rows(ctx context.Context, seqs []uint64) ([]Row, error)
+
+	// Granted returns the jobs running on instance with their records;
+	// ReportEnds ends those still granted as reported; Finals returns the
+	// jobs of seqs that are finished (dead or succeeded) or gone, and
+	// Forget deletes the finished ones.
+	Granted(ctx context.Context, instance string) ([]Grant, error)
+	ReportEnds(ctx context.Context, ends []End) (int, error)
+	Finals(ctx context.Context, seqs []uint64) ([]Final, error)
+	Forget(ctx context.Context, seqs []uint64) error
+
+	// Wake returns a channel that receives after commits of job rows,
+	// grants and ends (a hint: every loop polls as well), and a function
+	// that stops it. A backend that cannot listen returns nil.
+	Wake(ctx context.Context) (<-chan struct{}, func())
+}
+
+// Feed returns the jobs inserted since its last call, each once.
+type Feed interface {
+	Next(ctx context.Context) ([]core.JobRecord, error)
+}
+
+// Instance is one instance of a cluster as its heartbeats describe it.
+type Instance struct {
+	ID    string
+	Slots int
+	Types []string
+	// Silent is how long ago, by the database's clock, it last beat.
+	Silent time.Duration
+}
+
+// Grant admits job Seq's attempt Attempt on Instance. ConflictKey, for a
+// job that runs alone on its resource, is "group/id": the database refuses
+// a second running grant of one. Record, read by Granted, is the job's.
+type Grant struct {
+	Seq         uint64
+	Instance    string
+	Attempt     int
+	ConflictKey string
+	Record      *core.JobRecord
+}
+
+// EndKind is how an attempt ended on its executor.
+type EndKind int8
+
+const (
+	EndOK        EndKind = iota // returned nil
+	EndError                    // returned an error: retried by policy
+	EndPermanent                // Permanent(err), or its caller left: never retried
+	EndPanic                    // panicked: never retried
+)
+
+// End is an executor's report that an attempt ended.
+type End struct {
+	Seq      uint64
+	Instance string
+	Attempt  int
+	Kind     EndKind
+	Error    string
+}
+
+// Row is a job's grant state as the leader reads it.
+type Row struct {
+	Seq      uint64
+	Running  bool
+	Instance string // running on
+	Attempt  int
+	// Ended, when set, is the last attempt reported ended: by whom, which,
+	// how.
+	Ended bool
+	End   End
+}
+
+// Final is a finished job of a RunSync or Submit: Gone (succeeded and
+// deleted), or its record's state and last error.
+type Final struct {
+	Seq       uint64
+	Gone      bool
+	State     core.RecordState
+	LastError string
+}

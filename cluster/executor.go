@@ -1,0 +1,363 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/workers"
+)
+
+// The executor runs what the leader grants this instance and reports the
+// ends. It is the only owner of its state: the handlers, the functions of
+// this instance's RunSync and Submit jobs, the attempts running.
+
+type executor struct {
+	n *Node
+
+	handlers     chan handlerReg
+	closures     chan *closure
+	ended        chan ended
+	fenceC       chan struct{}
+	stopC        chan closeReq
+	typesChanged chan struct{} // to the lease loop: beat now
+	names        chan chan []string
+	done         chan struct{}
+}
+
+type handlerReg struct {
+	t     policy.JobType
+	h     messages.Handler
+	reply chan struct{}
+}
+
+// closure is a RunSync's or Submit's function, waiting here for its grants
+// and its end.
+type closure struct {
+	seq     uint64
+	fn      func(context.Context) error
+	ctx     context.Context
+	done    chan error // the RunSync caller's; nil for Submit
+	lastErr error      // of its last attempt here
+	running bool
+}
+
+// attempt is one grant running here.
+type attempt struct {
+	seq     uint64
+	attempt int
+	cancel  context.CancelCauseFunc
+}
+
+type ended struct {
+	seq     uint64
+	attempt int
+	err     error
+	panic   bool
+}
+
+func newExecutor(n *Node) *executor {
+	return &executor{n: n, handlers: make(chan handlerReg), closures: make(chan *closure),
+		ended: make(chan ended, 64), fenceC: make(chan struct{}, 1), stopC: make(chan closeReq),
+		typesChanged: make(chan struct{}, 1), names: make(chan chan []string), done: make(chan struct{})}
+}
+
+// typeNames returns the types this instance has handlers for.
+func (x *executor) typeNames() []string {
+	reply := make(chan []string, 1)
+	select {
+	case x.names <- reply:
+		return <-reply
+	case <-x.done:
+		return nil
+	}
+}
+
+// fence stops the attempts running here: this instance could not beat
+// its heartbeat and will be declared lost.
+func (x *executor) fence() {
+	select {
+	case x.fenceC <- struct{}{}:
+	default:
+	}
+}
+
+func (x *executor) stop(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case x.stopC <- closeReq{ctx, reply}:
+		return <-reply
+	case <-x.done:
+		return nil
+	}
+}
+
+func (x *executor) run() {
+	defer close(x.done)
+	cfg := x.n.cfg
+	handlers := map[policy.JobType]messages.Handler{}
+	closures := map[uint64]*closure{}
+	running := map[uint64]*attempt{}
+	var ends []End
+	early := map[uint64]Grant{} // granted before its function arrived
+	wake, stopWake := x.n.b.Wake(context.Background())
+	defer func() { stopWake() }()
+	poll := time.NewTicker(cfg.Poll)
+	defer poll.Stop()
+	report := time.NewTicker(cfg.ReportEvery)
+	defer report.Stop()
+	var closing *closeReq
+	killed := false
+
+	flush := func() {
+		if len(ends) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+		defer cancel()
+		if _, err := x.n.b.ReportEnds(ctx, ends); err != nil {
+			x.n.log.Warn("reporting ends failed; retrying", zap.Error(err))
+			return
+		}
+		ends = ends[:0]
+	}
+	start := func(g Grant) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		a := &attempt{seq: g.Seq, attempt: g.Attempt, cancel: cancel}
+		rec := g.Record
+		var fn func(context.Context) error
+		if rec.Owner != "" {
+			c := closures[g.Seq]
+			if c == nil {
+				// Its caller inserted it and is handing the function over:
+				// it starts when the function arrives. (A restarted process
+				// has a new instance name, so no grant waits here for a
+				// function that will never come.)
+				cancel(nil)
+				early[g.Seq] = g
+				return
+			}
+			if c.ctx.Err() != nil {
+				cancel(nil)
+				ends = append(ends, End{Seq: g.Seq, Instance: cfg.Instance, Attempt: g.Attempt, Kind: EndPermanent,
+					Error: ErrFunctionGone.Error()})
+				return
+			}
+			c.running = true
+			parent := c.ctx
+			stopAfter := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
+			fn = func(ctx context.Context) error { defer stopAfter(); return c.fn(ctx) }
+		} else {
+			h := handlers[rec.Type]
+			if h == nil {
+				cancel(nil)
+				ends = append(ends, End{Seq: g.Seq, Instance: cfg.Instance, Attempt: g.Attempt, Kind: EndError,
+					Error: fmt.Sprintf("fairsched/cluster: no handler for %q on %s", rec.Type, cfg.Instance)})
+				return
+			}
+			view := messages.DurableJob{Type: rec.Type, ID: rec.ID, Payload: rec.Payload, Attempt: g.Attempt,
+				FairnessKey: rec.Key, Group: rec.Group, EnqueuedAt: rec.EnqueuedAt, Seq: rec.Seq}
+			fn = func(ctx context.Context) error { return h(ctx, view) }
+		}
+		running[g.Seq] = a
+		go func() {
+			panicked, err := call(ctx, fn)
+			cancel(nil)
+			x.ended <- ended{seq: g.Seq, attempt: g.Attempt, err: err, panic: panicked}
+		}()
+	}
+	check := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+		defer cancel()
+		if closing == nil {
+			grants, err := x.n.b.Granted(ctx, cfg.Instance)
+			if err != nil {
+				x.n.log.Warn("reading grants failed", zap.Error(err))
+				return
+			}
+			granted := map[uint64]bool{}
+			clear(early)
+			for _, g := range grants {
+				granted[g.Seq] = true
+				if a := running[g.Seq]; a != nil && a.attempt == g.Attempt {
+					continue
+				}
+				if slices.ContainsFunc(ends, func(e End) bool { return e.Seq == g.Seq && e.Attempt == g.Attempt }) {
+					continue // ended here, report under way
+				}
+				start(g)
+			}
+			for seq, a := range running {
+				if !granted[seq] { // taken back: this instance was declared lost
+					a.cancel(fmt.Errorf("%w: the grant was revoked", workers.ErrWorkerLost))
+				}
+			}
+		}
+		var waiting []uint64
+		for seq, c := range closures {
+			if !c.running {
+				waiting = append(waiting, seq)
+			}
+		}
+		if len(waiting) == 0 {
+			return
+		}
+		finals, err := x.n.b.Finals(ctx, waiting)
+		if err != nil {
+			x.n.log.Warn("reading finished jobs failed", zap.Error(err))
+			return
+		}
+		var forget []uint64
+		for _, f := range finals {
+			c := closures[f.Seq]
+			delete(closures, f.Seq)
+			if !f.Gone {
+				forget = append(forget, f.Seq)
+			}
+			if c.done == nil {
+				if err := outcome(c, f); err != nil {
+					x.n.log.Error("background job failed", zap.Uint64("seq", f.Seq), zap.Error(err))
+				}
+				continue
+			}
+			c.done <- outcome(c, f)
+		}
+		if len(forget) > 0 {
+			if err := x.n.b.Forget(ctx, forget); err != nil {
+				x.n.log.Warn("deleting finished jobs failed", zap.Error(err))
+			}
+		}
+	}
+
+	for {
+		select {
+		case r := <-x.handlers:
+			handlers[r.t] = r.h
+			r.reply <- struct{}{}
+			select {
+			case x.typesChanged <- struct{}{}:
+			default:
+			}
+		case reply := <-x.names:
+			names := make([]string, 0, len(handlers))
+			for t := range handlers {
+				names = append(names, string(t))
+			}
+			slices.Sort(names)
+			reply <- names
+		case c := <-x.closures:
+			if closing != nil {
+				if c.done != nil {
+					c.done <- actor.ErrClosed
+				}
+				continue
+			}
+			closures[c.seq] = c
+			if g, ok := early[c.seq]; ok {
+				delete(early, c.seq)
+				start(g)
+			}
+		case e := <-x.ended:
+			a := running[e.seq]
+			delete(running, e.seq)
+			if a == nil || a.attempt != e.attempt {
+				continue
+			}
+			kind, text := EndOK, ""
+			switch {
+			case e.panic:
+				kind, text = EndPanic, e.err.Error()
+			case e.err != nil && policy.IsPermanent(e.err):
+				kind, text = EndPermanent, e.err.Error()
+			case e.err != nil:
+				kind, text = EndError, e.err.Error()
+			}
+			if c := closures[e.seq]; c != nil {
+				c.running, c.lastErr = false, e.err
+				if c.done != nil && c.ctx.Err() != nil && e.err != nil {
+					kind = EndPermanent // its caller left: no retry
+				}
+			}
+			if !killed {
+				ends = append(ends, End{Seq: e.seq, Instance: cfg.Instance, Attempt: e.attempt, Kind: kind, Error: text})
+			}
+		case <-report.C:
+			flush()
+		case <-wake:
+			check()
+		case <-poll.C:
+			check()
+		case <-x.fenceC:
+			for _, a := range running {
+				a.cancel(fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, cfg.Instance))
+			}
+		case r := <-x.stopC:
+			closing = &r
+			if r.ctx.Err() != nil { // a kill, or a Close out of time
+				killed = true
+				for _, a := range running {
+					a.cancel(actor.ErrClosed)
+				}
+			} else {
+				stop := context.AfterFunc(r.ctx, func() {
+					select {
+					case x.fenceC <- struct{}{}:
+					default:
+					}
+				})
+				defer stop()
+			}
+		}
+		if closing != nil && len(running) == 0 {
+			if !killed {
+				flush()
+			}
+			for _, c := range closures {
+				if c.done != nil {
+					c.done <- actor.ErrClosed
+				}
+			}
+			closing.reply <- nil
+			return
+		}
+	}
+}
+
+// outcome is how a RunSync or Submit job ended, as its caller sees it: its
+// last attempt's own error when the record's matches it, so errors.Is and
+// errors.As see the function's error.
+func outcome(c *closure, f Final) error {
+	switch {
+	case f.Gone:
+		return nil
+	case c.lastErr != nil && c.lastErr.Error() == f.LastError:
+		return c.lastErr
+	case strings.HasPrefix(f.LastError, policy.ErrExpired.Error()):
+		return fmt.Errorf("%w%s", policy.ErrExpired, strings.TrimPrefix(f.LastError, policy.ErrExpired.Error()))
+	case f.LastError == ErrFunctionGone.Error():
+		return ErrFunctionGone
+	}
+	return errors.New(f.LastError)
+}
+
+// call runs fn, turning a panic into an error.
+func call(ctx context.Context, fn func(context.Context) error) (panicked bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			panicked, err = true, &actor.PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return false, fn(ctx)
+}
+
+var _ = core.RecordPending

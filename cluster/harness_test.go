@@ -1,0 +1,157 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/pgtest"
+	"github.com/fairsched/fairsched/pgstore"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(childMain())
+	}
+	code := m.Run()
+	pgtest.Stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// fast are the timings of the tests' clusters: a lease of 2 s renewed
+// every 200 ms, instances lost after 1 s of silence.
+func fast(domain, instance string, slots int) fairsched.ClusterConfig {
+	return fairsched.ClusterConfig{Domain: domain, Instance: instance, Slots: slots,
+		LeaseTTL: 2 * time.Second, Heartbeat: 200 * time.Millisecond, LostAfter: time.Second,
+		Poll: 20 * time.Millisecond, ReportEvery: 5 * time.Millisecond}
+}
+
+// recorder is the executors' shared log: which job ran where, and how many
+// ran at once, cluster-wide and per conflict id.
+type recorder struct {
+	mu      sync.Mutex
+	running int
+	peak    int
+	byID    map[string]int
+	overlap []string
+	starts  map[string]int
+	order   []string
+	ends    int
+	endC    chan struct{}
+}
+
+func newRecorder() *recorder {
+	return &recorder{byID: map[string]int{}, starts: map[string]int{}, endC: make(chan struct{}, 1<<16)}
+}
+
+func (r *recorder) start(id, conflict string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.running++
+	r.peak = max(r.peak, r.running)
+	r.starts[id]++
+	r.order = append(r.order, id)
+	if conflict != "" {
+		r.byID[conflict]++
+		if r.byID[conflict] > 1 {
+			r.overlap = append(r.overlap, conflict)
+		}
+	}
+}
+
+func (r *recorder) end(conflict string) {
+	r.mu.Lock()
+	r.running--
+	if conflict != "" {
+		r.byID[conflict]--
+	}
+	r.ends++
+	r.mu.Unlock()
+	r.endC <- struct{}{}
+}
+
+// waitEnds waits for n ends in all, failing t after a minute.
+func (r *recorder) waitEnds(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		r.mu.Lock()
+		got := r.ends
+		r.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-r.endC:
+		case <-deadline:
+			t.Fatalf("%d of %d jobs ended in a minute", got, n)
+		}
+	}
+}
+
+// member is one instance of a test cluster.
+type member struct {
+	s  *fairsched.Scheduler
+	st *pgstore.Store
+}
+
+// join starts an instance over url with the given options after the
+// cluster's own.
+func join(t *testing.T, url string, cfg fairsched.ClusterConfig, opts ...fairsched.Option) *member {
+	t.Helper()
+	st, err := pgstore.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithCluster(st, cfg)}, opts...)...)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	m := &member{s: s, st: st}
+	t.Cleanup(m.close)
+	return m
+}
+
+func (m *member) close() {
+	if m.s == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = m.s.Close(ctx)
+	m.st.Close()
+	m.s = nil
+}
+
+// leaderOf waits until some instance of ms leads and returns it.
+func leaderOf(t *testing.T, ms ...*member) *member {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range ms {
+			if m.s == nil {
+				continue
+			}
+			snap, err := m.s.Snapshot(context.Background())
+			if err == nil && snap.Cluster != nil && snap.Cluster.Leading {
+				return m
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // polling the cluster's own state, not a timing assertion
+	}
+	t.Fatal("no leader in 30 s")
+	return nil
+}

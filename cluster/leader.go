@@ -1,0 +1,434 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/workers"
+)
+
+// The leader: an ordinary scheduler (actor and core) over the domain's
+// jobs, whose handler for every type is "grant it to an instance and wait
+// for the end". The leader loop owns the grants: where each goes, the
+// batches it writes, the ends it reads back, the instances it knows.
+
+type leader struct {
+	n     *Node
+	epoch int64
+	a     *actor.Actor
+	feed  Feed
+
+	requests chan *wait
+	types    chan typeReg
+	infoC    chan chan leaderInfo
+	stopC    chan struct{}
+	done     chan struct{}
+	failed   chan<- int64
+}
+
+// wait is an admitted job's attempt, from its grant to its end.
+type wait struct {
+	seq      uint64
+	typ      policy.JobType
+	id       string
+	owner    string // a RunSync or Submit's instance
+	attempt  int    // -1: whatever attempt runs on instance (resumed)
+	instance string
+	conflict string
+	done     chan error
+}
+
+type leaderInfo struct {
+	instances []InstanceInfo
+	running   map[string]string
+}
+
+// instance is one instance as the leader counts it.
+type instance struct {
+	Instance
+	types   map[string]bool
+	running int // durable jobs granted to it and not ended
+}
+
+func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*leader, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.LeaseTTL)
+	defer cancel()
+	st, recs, feed, err := n.b.Domain(ctx, n.cfg.Domain, epoch)
+	if err != nil {
+		return nil, err
+	}
+	a, err := n.factory(st, recs)
+	if err != nil {
+		return nil, err
+	}
+	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), types: make(chan typeReg),
+		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed}
+	go l.run()
+	for _, r := range types {
+		l.register(r)
+	}
+	return l, nil
+}
+
+// register adds type r to the leader's scheduler with the remote handler.
+func (l *leader) register(r typeReg) {
+	if err := l.a.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
+		l.n.log.Error("registering a type in the leader failed", zap.String("type", string(r.t)), zap.Error(err))
+		return
+	}
+	conflict := ""
+	if r.cfg.ConflictGroup != "" && r.cfg.ConflictMode == policy.ConflictExclusive {
+		conflict = string(r.cfg.ConflictGroup)
+	}
+	_ = l.a.RegisterHandler(r.t, func(ctx context.Context, job messages.DurableJob) error {
+		w := &wait{seq: job.Seq, typ: job.Type, id: job.ID, owner: job.Owner, attempt: job.Attempt, done: make(chan error, 1)}
+		if conflict != "" {
+			w.conflict = conflict + "/" + job.ID
+		}
+		if job.Granted != "" {
+			w.instance, w.attempt = job.Granted, -1
+		}
+		select {
+		case l.requests <- w:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-l.done:
+			return ErrLeaderLost
+		}
+		select {
+		case err := <-w.done:
+			return err
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	})
+}
+
+func (l *leader) registerType(r typeReg) {
+	select {
+	case l.types <- r:
+	case <-l.done:
+	}
+}
+
+func (l *leader) info() ([]InstanceInfo, map[string]string) {
+	reply := make(chan leaderInfo, 1)
+	select {
+	case l.infoC <- reply:
+		in := <-reply
+		return in.instances, in.running
+	case <-l.done:
+		return nil, nil
+	}
+}
+
+// stop ends leading: the scheduler is aborted (its writes would be
+// fenced anyway), the jobs granted run on, and the next leader waits for
+// their ends.
+func (l *leader) stop() {
+	close(l.stopC)
+	<-l.done
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = l.a.Close(ctx)
+}
+
+func (l *leader) run() {
+	defer close(l.done)
+	cfg := l.n.cfg
+	instances := map[string]*instance{}
+	outstanding := map[uint64]*wait{}
+	var batch, queued []*wait // to grant; waiting for a free slot
+	var orphans []uint64      // RunSync and Submit jobs of lost instances, finished
+	wake, stopWake := l.n.b.Wake(context.Background())
+	defer stopWake()
+	poll := time.NewTicker(cfg.Poll)
+	defer poll.Stop()
+	beat := time.NewTicker(cfg.Heartbeat)
+	defer beat.Stop()
+	fenced := func(err error) bool {
+		if err == nil || !isFenced(err) {
+			return false
+		}
+		select {
+		case l.failed <- l.epoch:
+		default:
+		}
+		return true
+	}
+	answer := func(w *wait, err error) {
+		delete(outstanding, w.seq)
+		if in := instances[w.instance]; in != nil && w.owner == "" {
+			in.running--
+		}
+		w.done <- err
+	}
+	var place func(w *wait)
+	place = func(w *wait) {
+		switch {
+		case w.attempt == -1: // resumed: it runs already
+			outstanding[w.seq] = w
+			if in := instances[w.instance]; in != nil && w.owner == "" {
+				in.running++
+			}
+			return
+		case w.owner != "":
+			if instances[w.owner] == nil {
+				orphans = append(orphans, w.seq)
+				w.done <- policy.Permanent(fmt.Errorf("%w: instance %s, which made the job, is gone", workers.ErrWorkerLost, w.owner))
+				return
+			}
+			w.instance = w.owner
+		default:
+			var best *instance
+			for _, in := range instances {
+				if in.types[string(w.typ)] && in.running < in.Slots &&
+					(best == nil || in.Slots-in.running > best.Slots-best.running || in.Slots-in.running == best.Slots-best.running && in.ID < best.ID) {
+					best = in
+				}
+			}
+			if best == nil {
+				queued = append(queued, w)
+				return
+			}
+			w.instance = best.ID
+			best.running++
+		}
+		outstanding[w.seq] = w
+		batch = append(batch, w)
+	}
+	replace := func() {
+		q := queued
+		queued = nil
+		for _, w := range q {
+			place(w)
+		}
+	}
+	grant := func() {
+		if len(batch) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+		defer cancel()
+		gs := make([]Grant, len(batch))
+		for i, w := range batch {
+			gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict}
+		}
+		took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, gs)
+		if fenced(err) {
+			return
+		}
+		if err != nil {
+			l.n.log.Error("granting failed; the attempts end as lost", zap.Error(err))
+			for _, w := range batch {
+				answer(w, fmt.Errorf("%w: %w", workers.ErrWorkerLost, err))
+			}
+			batch = batch[:0]
+			return
+		}
+		ok := make(map[uint64]bool, len(took))
+		for _, s := range took {
+			ok[s] = true
+		}
+		for _, w := range batch {
+			if !ok[w.seq] { // running already (a previous leader's grant): wait for that end
+				if in := instances[w.instance]; in != nil && w.owner == "" {
+					in.running--
+				}
+				w.attempt, w.instance = -1, ""
+			}
+		}
+		batch = batch[:0]
+	}
+	readEnds := func(ctx context.Context) {
+		if len(outstanding) == 0 {
+			return
+		}
+		seqs := make([]uint64, 0, len(outstanding))
+		for s := range outstanding {
+			seqs = append(seqs, s)
+		}
+		rows, err := l.n.b.Rows(ctx, seqs)
+		if err != nil {
+			l.n.log.Warn("reading ends failed", zap.Error(err))
+			return
+		}
+		there := map[uint64]bool{}
+		for _, r := range rows {
+			there[r.Seq] = true
+			w := outstanding[r.Seq]
+			if w.attempt == -1 {
+				switch {
+				case r.Running:
+					w.instance, w.attempt = r.Instance, r.Attempt
+					if in := instances[w.instance]; in != nil && w.owner == "" {
+						in.running++
+					}
+					continue
+				case r.Ended:
+					answer(w, endError(r.End))
+				default:
+					answer(w, fmt.Errorf("%w: its grant was taken back", workers.ErrWorkerLost))
+				}
+				continue
+			}
+			switch {
+			case r.Running && r.Instance == w.instance && r.Attempt == w.attempt:
+				// runs on
+			case r.Ended && r.End.Instance == w.instance && r.End.Attempt == w.attempt:
+				answer(w, endError(r.End))
+			default:
+				answer(w, fmt.Errorf("%w: instance %s lost the grant", workers.ErrWorkerLost, w.instance))
+			}
+		}
+		for _, s := range seqs {
+			if !there[s] {
+				answer(outstanding[s], fmt.Errorf("%w: the job's row is gone", workers.ErrWorkerLost))
+			}
+		}
+	}
+	readInstances := func(ctx context.Context) {
+		lost, err := l.n.b.Lost(ctx, cfg.Domain, l.epoch, cfg.LostAfter)
+		if fenced(err) {
+			return
+		}
+		for _, id := range lost {
+			l.n.log.Warn("instance lost", zap.String("lost", id))
+			if _, err := l.n.b.Revoke(ctx, cfg.Domain, l.epoch, id); fenced(err) {
+				return
+			}
+			for _, w := range outstanding {
+				if w.instance == id {
+					err := fmt.Errorf("%w: instance %s went silent", workers.ErrWorkerLost, id)
+					if w.owner != "" {
+						err = policy.Permanent(err) // its function went with it
+						orphans = append(orphans, w.seq)
+					}
+					answer(w, err)
+				}
+			}
+		}
+		ins, err := l.n.b.Instances(ctx, cfg.Domain)
+		if err != nil {
+			return
+		}
+		next := map[string]*instance{}
+		for _, in := range ins {
+			c := &instance{Instance: in, types: map[string]bool{}}
+			for _, t := range in.Types {
+				c.types[t] = true
+			}
+			next[in.ID] = c
+		}
+		for _, w := range outstanding {
+			if in := next[w.instance]; in != nil && w.owner == "" && w.attempt != -1 {
+				in.running++
+			}
+		}
+		instances = next
+		if len(orphans) > 0 {
+			fs, err := l.n.b.Finals(ctx, orphans)
+			if err == nil {
+				var del []uint64
+				for _, f := range fs {
+					if !f.Gone {
+						del = append(del, f.Seq)
+					}
+				}
+				if l.n.b.Forget(ctx, del) == nil {
+					orphans = orphans[:0]
+				}
+			}
+		}
+	}
+	read := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+		defer cancel()
+		recs, err := l.feed.Next(ctx)
+		if err != nil {
+			l.n.log.Warn("reading new jobs failed", zap.Error(err))
+		} else if len(recs) > 0 {
+			// The owner never waits on this loop, so waiting on it is safe.
+			if _, err := l.a.Adopt(ctx, recs); err != nil {
+				l.n.log.Warn("adopting new jobs failed", zap.Error(err))
+			}
+		}
+		readEnds(ctx)
+	}
+
+	func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+		defer cancel()
+		readInstances(ctx)
+	}()
+	for {
+		select {
+		case w := <-l.requests:
+			place(w)
+		drain:
+			for {
+				select {
+				case w := <-l.requests:
+					place(w)
+				default:
+					break drain
+				}
+			}
+		case r := <-l.types:
+			l.register(r)
+		case reply := <-l.infoC:
+			in := leaderInfo{running: map[string]string{}}
+			for _, id := range sortedKeys(instances) {
+				c := instances[id]
+				in.instances = append(in.instances, InstanceInfo{ID: c.ID, Slots: c.Slots, Types: c.Types, Running: c.running})
+			}
+			for _, w := range outstanding {
+				in.running[string(w.typ)+"/"+w.id] = w.instance
+			}
+			reply <- in
+		case <-wake:
+			read()
+			replace()
+		case <-poll.C:
+			read()
+			replace()
+		case <-beat.C:
+			func() {
+				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+				defer cancel()
+				readInstances(ctx)
+			}()
+			replace()
+		case <-l.stopC:
+			for _, w := range outstanding {
+				w.done <- ErrLeaderLost
+			}
+			return
+		}
+		grant()
+	}
+}
+
+// endError is the error an attempt's report stands for in the leader.
+func endError(e End) error {
+	switch e.Kind {
+	case EndOK:
+		return nil
+	case EndPermanent:
+		return policy.Permanent(errors.New(e.Error))
+	case EndPanic:
+		return policy.Permanent(errors.New(e.Error))
+	}
+	return errors.New(e.Error)
+}
+
+// isFenced reports whether err is the backend's refusal of a deposed
+// leader's write.
+func isFenced(err error) bool { return errors.Is(err, ErrFenced) }

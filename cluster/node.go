@@ -1,0 +1,449 @@
+// Package cluster runs a fairsched scheduler as one instance of several
+// over one database (cluster mode), keeping the single owner: the instance
+// that holds the domain's lease runs an ordinary scheduler — the same
+// actor and core — over the whole domain's jobs, and "running" a job there
+// means granting it to an instance and waiting for that instance's report
+// of its end. Every instance executes what it is granted.
+//
+// Three loops per instance, each the only owner of its state:
+//
+//   - the lease loop beats the instance's heartbeat, takes the lease when
+//     it is free and renews it every beat; it starts the leader when it
+//     wins the lease and stops it when a renewal fails or the lease would
+//     expire before the next one could succeed;
+//   - the leader (while leading) feeds the jobs other instances insert
+//     into its scheduler, places each admitted job on an instance (the
+//     owner of a RunSync or Submit; else the instance with a handler and
+//     the most free slots), writes the grants in batches fenced by its
+//     epoch, and reads the ends back, declaring silent instances lost;
+//   - the executor runs the grants it finds for its instance — a durable
+//     job's handler, or the function of its own RunSync or Submit — and
+//     reports their ends in batches.
+//
+// The database (a Backend: package pgstore's) holds every job as a row
+// and fences a stale leader: its grants and writes change nothing once
+// another epoch holds the lease. Decisions are the core's, so caps,
+// conflicts, tenant limits, rate limits and fairness hold across the
+// cluster as they hold in one process, exact at decision time.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
+)
+
+// Config is one instance's part in a cluster.
+type Config struct {
+	// Domain names the cluster: instances of one domain share its jobs
+	// and one leader.
+	Domain string
+	// Instance names this instance, unique in the domain and per process
+	// incarnation (a restarted process takes a new name: its old one's
+	// grants are declared lost).
+	Instance string
+	// Slots is how many durable jobs this instance runs at once (RunSync
+	// and Submit functions run on their own instance and take none).
+	Slots int
+	// LeaseTTL is how long a lease lasts unrenewed (default 10 s);
+	// Heartbeat how often instances beat and the leader renews (default
+	// LeaseTTL/3); LostAfter how long an instance may stay silent before
+	// the leader declares it lost (default LeaseTTL).
+	LeaseTTL, Heartbeat, LostAfter time.Duration
+	// Poll is how often the loops read the database without a wake-up
+	// (default 200 ms; LISTEN wakes them at once when it works);
+	// ReportEvery how long an executor gathers ends into one report
+	// (default 25 ms).
+	Poll, ReportEvery time.Duration
+	Logger            *zap.Logger
+}
+
+// Errors of cluster mode.
+var (
+	// ErrInvalidConfig: a Config field is out of range.
+	ErrInvalidConfig = errors.New("fairsched/cluster: invalid config")
+	// ErrLeaderLost: the leader that granted an attempt lost its lease
+	// while waiting for the end; the next leader waits for it instead.
+	ErrLeaderLost = errors.New("fairsched/cluster: the leader lost its lease")
+	// ErrFunctionGone: an instance was granted a RunSync or Submit job
+	// whose function it no longer holds (its caller left, or it restarted).
+	ErrFunctionGone = errors.New("fairsched/cluster: the job's function is gone")
+	// ErrFenced: a write made under an epoch that is no longer the
+	// domain's current lease, or under an expired lease; it changed
+	// nothing.
+	ErrFenced = errors.New("fairsched/cluster: fenced: the lease is held by another epoch or expired")
+)
+
+func (c *Config) defaults() error {
+	if c.Domain == "" || c.Instance == "" {
+		return fmt.Errorf("%w: Domain and Instance are required", ErrInvalidConfig)
+	}
+	if c.Slots < 0 {
+		return fmt.Errorf("%w: Slots %d is negative", ErrInvalidConfig, c.Slots)
+	}
+	if c.Slots == 0 {
+		c.Slots = 16
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = 10 * time.Second
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = c.LeaseTTL / 3
+	}
+	if c.LostAfter == 0 {
+		c.LostAfter = c.LeaseTTL
+	}
+	if c.Poll == 0 {
+		c.Poll = 200 * time.Millisecond
+	}
+	if c.ReportEvery == 0 {
+		c.ReportEvery = 25 * time.Millisecond
+	}
+	if c.LeaseTTL < 0 || c.Heartbeat <= 0 || c.Heartbeat >= c.LeaseTTL || c.LostAfter < c.Heartbeat || c.Poll < 0 || c.ReportEvery < 0 {
+		return fmt.Errorf("%w: need 0 < Heartbeat < LeaseTTL and LostAfter >= Heartbeat (got %v, %v, %v)",
+			ErrInvalidConfig, c.Heartbeat, c.LeaseTTL, c.LostAfter)
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	return nil
+}
+
+// Factory builds the leader's scheduler over the domain's store and
+// records, with the options every instance was given.
+type Factory func(st actor.JobStore, recs []core.JobRecord) (*actor.Actor, error)
+
+// Node is this instance's part in a cluster: its loops and their channels.
+type Node struct {
+	cfg     Config
+	b       Backend
+	factory Factory
+	log     *zap.Logger
+
+	// To the lease loop.
+	types   chan typeReg
+	info    chan chan Info
+	closing chan closeReq
+	// To the executor.
+	x *executor
+
+	stopped chan struct{} // closed when every loop has returned
+}
+
+type typeReg struct {
+	t   policy.JobType
+	cfg policy.JobTypeConfig
+}
+
+type closeReq struct {
+	ctx   context.Context
+	reply chan error
+}
+
+// Info is what an instance knows of its cluster (a Snapshot's part).
+type Info struct {
+	Domain, Instance string
+	// Leader is the instance that holds the lease as this one last read
+	// it ("" when it does not know), Epoch its epoch; Leading whether it
+	// is this one.
+	Leader  string
+	Epoch   int64
+	Leading bool
+	// Instances, as the leader sees them (only the leader fills them):
+	// each with its slots, types and the jobs it runs.
+	Instances []InstanceInfo
+	// Running maps "type/id" of each running job to its instance (leader
+	// only).
+	Running map[string]string
+	a       *actor.Actor // the leader's scheduler
+}
+
+// InstanceInfo is one instance as the leader sees it.
+type InstanceInfo struct {
+	ID      string   `json:"id"`
+	Slots   int      `json:"slots"`
+	Types   []string `json:"types"`
+	Running int      `json:"running"`
+}
+
+// Start joins the cluster: the loops start, and this instance runs for
+// the lease at once.
+func Start(b Backend, cfg Config, f Factory) (*Node, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, b: b, factory: f, log: cfg.Logger.With(zap.String("instance", cfg.Instance)),
+		types: make(chan typeReg), info: make(chan chan Info), closing: make(chan closeReq),
+		stopped: make(chan struct{})}
+	n.x = newExecutor(n)
+	go n.x.run()
+	go n.run()
+	return n, nil
+}
+
+// RegisterType records t for the leader's scheduler (every instance
+// registers the same types, as the leader registers them in its own).
+func (n *Node) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) {
+	select {
+	case n.types <- typeReg{t, cfg}:
+	case <-n.stopped:
+	}
+}
+
+// RegisterHandler makes this instance run t's durable jobs with h: its
+// heartbeat says so, and the leader grants it t's jobs.
+func (n *Node) RegisterHandler(t policy.JobType, h messages.Handler) error {
+	reply := make(chan struct{}, 1)
+	select {
+	case n.x.handlers <- handlerReg{t, h, reply}:
+		<-reply
+		return nil
+	case <-n.stopped:
+		return actor.ErrClosed
+	}
+}
+
+// Enqueue inserts durable job rec; any instance with a handler runs it.
+func (n *Node) Enqueue(ctx context.Context, rec *core.JobRecord) error {
+	return n.b.Insert(ctx, rec)
+}
+
+// RunSync inserts rec as a job of this instance and runs fn when the
+// leader grants it here; it returns fn's error once the job has ended
+// (after its retries), or ctx's if ctx ends first.
+func (n *Node) RunSync(ctx context.Context, rec *core.JobRecord, fn func(context.Context) error) error {
+	done := make(chan error, 1)
+	if err := n.own(ctx, rec, fn, done); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err() // the job runs, if granted, with this ended context: it ends at once
+	}
+}
+
+// Submit inserts rec as a background job of this instance, run with fn.
+func (n *Node) Submit(ctx context.Context, rec *core.JobRecord, fn func(context.Context) error) error {
+	return n.own(ctx, rec, fn, nil)
+}
+
+func (n *Node) own(ctx context.Context, rec *core.JobRecord, fn func(context.Context) error, done chan error) error {
+	rec.Owner = n.cfg.Instance
+	if err := n.b.Insert(ctx, rec); err != nil {
+		return err
+	}
+	c := &closure{seq: rec.Seq, fn: fn, ctx: ctx, done: done}
+	if done == nil {
+		c.ctx = context.Background()
+	}
+	select {
+	case n.x.closures <- c:
+		return nil
+	case <-n.stopped:
+		return actor.ErrClosed
+	}
+}
+
+// Info returns what this instance knows of its cluster.
+func (n *Node) Info(ctx context.Context) (Info, error) {
+	reply := make(chan Info, 1)
+	select {
+	case n.info <- reply:
+	case <-ctx.Done():
+		return Info{}, ctx.Err()
+	case <-n.stopped:
+		return Info{}, actor.ErrClosed
+	}
+	select {
+	case in := <-reply:
+		return in, nil
+	case <-ctx.Done():
+		return Info{}, ctx.Err()
+	}
+}
+
+// Snapshot returns the leader's snapshot of the domain with the cluster's
+// state, or, on another instance, only the cluster's state as it knows it.
+func (n *Node) Snapshot(ctx context.Context, rows int) (core.Snapshot, error) {
+	in, err := n.Info(ctx)
+	if err != nil {
+		return core.Snapshot{}, err
+	}
+	var s core.Snapshot
+	if in.a != nil {
+		if s, err = in.a.Snapshot(ctx, rows); err != nil && !errors.Is(err, actor.ErrClosed) {
+			return core.Snapshot{}, err
+		}
+		for i := range s.Running {
+			s.Running[i].Instance = in.Running[string(s.Running[i].Type)+"/"+s.Running[i].ID]
+		}
+	}
+	cs := &core.ClusterSnapshot{Domain: in.Domain, Instance: in.Instance, Leader: in.Leader, Epoch: in.Epoch, Leading: in.Leading}
+	for _, i := range in.Instances {
+		cs.Instances = append(cs.Instances, core.InstanceSnapshot{ID: i.ID, Slots: i.Slots, Types: i.Types, Running: i.Running})
+	}
+	s.Cluster = cs
+	return s, nil
+}
+
+// Close leaves the cluster: a leader hands its lease over at once (its
+// granted jobs run on, and the next leader waits for their ends); the
+// executor waits for its running jobs within ctx (after that their
+// contexts are cancelled), reports their ends, and the loops stop.
+func (n *Node) Close(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case n.closing <- closeReq{ctx, reply}:
+		return <-reply
+	case <-n.stopped:
+		return nil
+	}
+}
+
+// Kill stops every loop at once as a crash would: no release, no report,
+// no heartbeat; the running jobs' contexts are cancelled. For tests of
+// failures in one process.
+func (n *Node) Kill() {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	select {
+	case n.closing <- closeReq{ctx: ctx, reply: make(chan error, 1)}:
+		<-n.stopped
+	case <-n.stopped:
+	}
+}
+
+// run is the lease loop.
+func (n *Node) run() {
+	defer close(n.stopped)
+	var (
+		types     []typeReg
+		l         *leader
+		epoch     int64
+		leaderID  string
+		lastBeat  = time.Now()
+		lastRenew time.Time
+		failed    = make(chan int64, 1) // a leader whose write was fenced
+	)
+	tick := time.NewTicker(n.cfg.Heartbeat)
+	defer tick.Stop()
+	stopLeading := func(release bool) {
+		if l == nil {
+			return
+		}
+		l.stop()
+		if release {
+			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+			_ = n.b.Release(ctx, n.cfg.Domain, n.cfg.Instance, epoch)
+			cancel()
+		}
+		n.log.Info("stopped leading", zap.Int64("epoch", epoch))
+		l, leaderID = nil, ""
+	}
+	beat := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+		defer cancel()
+		now := time.Now()
+		if err := n.b.Heartbeat(ctx, n.cfg.Domain, n.cfg.Instance, n.cfg.Slots, n.x.typeNames()); err == nil {
+			lastBeat = now
+		} else if now.Sub(lastBeat) > n.cfg.LostAfter-n.cfg.Heartbeat {
+			// The leader will declare this instance lost and grant its
+			// jobs again: stop them first.
+			n.x.fence()
+		}
+		if l != nil {
+			ok, err := n.b.Renew(ctx, n.cfg.Domain, n.cfg.Instance, epoch, n.cfg.LeaseTTL)
+			switch {
+			case err == nil && ok:
+				lastRenew = now
+			case err == nil || now.Sub(lastRenew) > n.cfg.LeaseTTL-2*n.cfg.Heartbeat:
+				// Lost, or it might expire before the next beat renews it.
+				stopLeading(false)
+			}
+			return
+		}
+		e, ok, err := n.b.Acquire(ctx, n.cfg.Domain, n.cfg.Instance, n.cfg.LeaseTTL)
+		if err != nil || !ok {
+			return
+		}
+		epoch, lastRenew = e, now
+		var lerr error
+		if l, lerr = startLeader(n, e, types, failed); lerr != nil {
+			n.log.Error("could not start leading", zap.Error(lerr))
+			l = nil
+			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+			_ = n.b.Release(ctx, n.cfg.Domain, n.cfg.Instance, e)
+			cancel()
+			return
+		}
+		leaderID = n.cfg.Instance
+		n.log.Info("leading", zap.Int64("epoch", e))
+	}
+	beat()
+	for {
+		select {
+		case <-tick.C:
+			beat()
+		case <-n.x.typesChanged:
+			beat()
+		case e := <-failed:
+			if l != nil && e == epoch {
+				stopLeading(false)
+			}
+		case r := <-n.types:
+			types = append(types, r)
+			if l != nil {
+				l.registerType(r)
+			}
+		case reply := <-n.info:
+			in := Info{Domain: n.cfg.Domain, Instance: n.cfg.Instance, Leader: leaderID, Leading: l != nil}
+			if l != nil {
+				in.Epoch, in.a = epoch, l.a
+				in.Instances, in.Running = l.info()
+			} else {
+				ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+				holder, e, live, err := n.leaderOf(ctx)
+				cancel()
+				if err == nil && live {
+					in.Leader, in.Epoch = holder, e
+				}
+			}
+			reply <- in
+		case r := <-n.closing:
+			graceful := r.ctx.Err() == nil
+			stopLeading(graceful)
+			r.reply <- n.x.stop(r.ctx)
+			return
+		}
+	}
+}
+
+// leaderOf reads the lease, when the backend can say.
+func (n *Node) leaderOf(ctx context.Context) (string, int64, bool, error) {
+	if lb, ok := n.b.(interface {
+		Leader(ctx context.Context, domain string) (string, int64, bool, error)
+	}); ok {
+		return lb.Leader(ctx, n.cfg.Domain)
+	}
+	return "", 0, false, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
