@@ -1,7 +1,120 @@
 package cluster_test
 
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/pgstore"
+)
+
 // childEnv, when set, makes the test binary a cluster instance of the
-// multi-process tests instead of running tests.
+// multi-process tests instead of running tests: its value is the
+// instance's name. The other variables say where and how it runs.
 const childEnv = "FAIRSCHED_CLUSTER_CHILD"
 
-func childMain() int { return 2 }
+const (
+	childURLEnv   = "FAIRSCHED_CLUSTER_URL"   // the database
+	childLogEnv   = "FAIRSCHED_CLUSTER_LOG"   // the start/end log, appended to
+	childSlotsEnv = "FAIRSCHED_CLUSTER_SLOTS" // Slots
+	childCapEnv   = "FAIRSCHED_CLUSTER_CAP"   // WithMaxConcurrency
+	childWorkEnv  = "FAIRSCHED_CLUSTER_WORK"  // how long each job sleeps
+	childDomain   = "failover"                // the children's domain
+	childGroup    = fairsched.ConflictGroup("repo")
+)
+
+// childTypes are the types every child registers: two types in one
+// exclusive conflict group, so that build/x and deploy/x never run at
+// once; both retry the attempts a killed instance interrupted.
+func childTypes() map[fairsched.JobType]fairsched.JobTypeConfig {
+	cfg := fairsched.JobTypeConfig{ConflictGroup: childGroup, Priority: 8, DefaultCost: 20 * time.Millisecond,
+		Retry: fairsched.RetryPolicy{MaxAttempts: 10, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}}
+	return map[fairsched.JobType]fairsched.JobTypeConfig{"build": cfg, "deploy": cfg}
+}
+
+// childMain runs this process as one instance of the children's cluster
+// until it is killed or its stdin closes (then it leaves gracefully). Its
+// handler appends "start <type/id> <instance> <unix-nanos>" when a job
+// starts and "end …" when it returns, one write per line, to the log.
+func childMain() int {
+	name := os.Getenv(childEnv)
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "child %s: %v\n", name, err)
+		return 1
+	}
+	slots, err := strconv.Atoi(os.Getenv(childSlotsEnv))
+	if err != nil {
+		return fail(err)
+	}
+	maxConc, err := strconv.Atoi(os.Getenv(childCapEnv))
+	if err != nil {
+		return fail(err)
+	}
+	work, err := time.ParseDuration(os.Getenv(childWorkEnv))
+	if err != nil {
+		return fail(err)
+	}
+	logf, err := os.OpenFile(os.Getenv(childLogEnv), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fail(err)
+	}
+	defer logf.Close()
+	line := func(kind, id string) {
+		// One write per line: with O_APPEND, lines of several processes
+		// never interleave.
+		if _, err := logf.WriteString(fmt.Sprintf("%s %s %s %d\n", kind, id, name, time.Now().UnixNano())); err != nil {
+			fmt.Fprintf(os.Stderr, "child %s: writing the log: %v\n", name, err)
+		}
+	}
+	logger, err := zap.NewDevelopment(zap.IncreaseLevel(zap.InfoLevel))
+	if err != nil {
+		return fail(err)
+	}
+	defer func() { _ = logger.Sync() }()
+
+	ctx := context.Background()
+	st, err := pgstore.Open(ctx, os.Getenv(childURLEnv))
+	if err != nil {
+		return fail(err)
+	}
+	defer st.Close()
+	cfg := fast(childDomain, name, slots)
+	cfg.Logger = logger
+	s, err := fairsched.New(fairsched.WithCluster(st, cfg), fairsched.WithMaxConcurrency(maxConc))
+	if err != nil {
+		return fail(err)
+	}
+	for t, c := range childTypes() {
+		if err := s.RegisterType(t, c); err != nil {
+			return fail(err)
+		}
+		if err := s.RegisterHandler(t, func(ctx context.Context, j fairsched.Job) error {
+			id := string(j.Type) + "/" + j.ID
+			line("start", id)
+			defer line("end", id)
+			select {
+			case <-time.After(work): // the job's work
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}); err != nil {
+			return fail(err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "child %s: joined\n", name)
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes stdin (or dies)
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.Close(cctx); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "child %s: left\n", name)
+	return 0
+}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -42,6 +44,7 @@ type wait struct {
 	attempt  int    // -1: whatever attempt runs on instance (resumed)
 	instance string
 	conflict string
+	granting bool // in the batch to grant, not yet granted
 	done     chan error
 }
 
@@ -64,6 +67,9 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	if err != nil {
 		return nil, err
 	}
+	if err := endedUnread(ctx, n.b, recs); err != nil {
+		return nil, err
+	}
 	a, err := n.factory(st, recs)
 	if err != nil {
 		return nil, err
@@ -75,6 +81,47 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 		l.register(r)
 	}
 	return l, nil
+}
+
+// endedUnread marks, as granted to the instance that ran it, each pending
+// record whose last attempt ended — its instance reported the end — after
+// the previous leader last read the ends (it died or lost its lease in
+// between): the scheduler resumes it as running and the leader reads that
+// end at once, instead of running a job that ended again. An end the
+// previous leader applied is older than the record's attempt, or is the
+// failure its LastError holds, its retry waiting; an end of the attempt
+// the record counts (or of the next, its count not yet written) is not.
+// (A failure with the same text as the one before it is taken as applied:
+// the job runs again, its failed attempt counted, without its backoff.)
+func endedUnread(ctx context.Context, b Backend, recs []core.JobRecord) error {
+	var seqs []uint64
+	at := map[uint64]int{}
+	for i, r := range recs {
+		if r.State == core.RecordPending && r.Granted == "" {
+			seqs = append(seqs, r.Seq)
+			at[r.Seq] = i
+		}
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	rows, err := b.Rows(ctx, seqs) // stable: only a leader grants them, and only a leader writes their records
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		i, ok := at[row.Seq]
+		if !ok || row.Running || !row.Ended || row.End.Instance == "" {
+			continue
+		}
+		rec := &recs[i]
+		applied := row.End.Attempt < rec.Attempt ||
+			row.End.Attempt == rec.Attempt && row.End.Kind == EndError && row.End.Error == rec.LastError
+		if !applied {
+			rec.Granted = row.End.Instance
+		}
+	}
+	return nil
 }
 
 // register adds type r to the leader's scheduler with the remote handler.
@@ -165,6 +212,10 @@ func (l *leader) run() {
 	}
 	answer := func(w *wait, err error) {
 		delete(outstanding, w.seq)
+		if w.granting { // never granted: it must not be now
+			w.granting = false
+			batch = slices.DeleteFunc(batch, func(x *wait) bool { return x == w })
+		}
 		if in := instances[w.instance]; in != nil && w.owner == "" {
 			in.running--
 		}
@@ -202,6 +253,7 @@ func (l *leader) run() {
 			best.running++
 		}
 		outstanding[w.seq] = w
+		w.granting = true
 		batch = append(batch, w)
 	}
 	replace := func() {
@@ -225,8 +277,19 @@ func (l *leader) run() {
 		if fenced(err) {
 			return
 		}
+		if errors.Is(err, actor.ErrStore) {
+			// The database failed (a timeout, a deadlock, a lost
+			// connection): the batch committed entirely or not at all.
+			// Grant it again next turn; a grant that took already is
+			// skipped then and waited for as running.
+			l.n.log.Warn("granting failed; retrying", zap.Int("grants", len(batch)), zap.Error(err))
+			return
+		}
 		if err != nil {
 			l.n.log.Error("granting failed; the attempts end as lost", zap.Error(err))
+			for _, w := range batch {
+				w.granting = false
+			}
 			for _, w := range batch {
 				answer(w, fmt.Errorf("%w: %w", workers.ErrWorkerLost, err))
 			}
@@ -238,7 +301,8 @@ func (l *leader) run() {
 			ok[s] = true
 		}
 		for _, w := range batch {
-			if !ok[w.seq] { // running already (a previous leader's grant): wait for that end
+			w.granting = false
+			if !ok[w.seq] { // running already (a previous leader's grant, or this one's that failed to answer): wait for that end
 				if in := instances[w.instance]; in != nil && w.owner == "" {
 					in.running--
 				}
@@ -252,8 +316,13 @@ func (l *leader) run() {
 			return
 		}
 		seqs := make([]uint64, 0, len(outstanding))
-		for s := range outstanding {
-			seqs = append(seqs, s)
+		for s, w := range outstanding {
+			if !w.granting {
+				seqs = append(seqs, s)
+			}
+		}
+		if len(seqs) == 0 {
+			return
 		}
 		rows, err := l.n.b.Rows(ctx, seqs)
 		if err != nil {
