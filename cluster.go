@@ -36,7 +36,10 @@ import (
 //	// LeaseTTL is how long a lease lasts unrenewed (default 10 s);
 //	// Heartbeat how often instances beat and the leader renews (default
 //	// LeaseTTL/3); LostAfter how long an instance may stay silent before
-//	// the leader declares it lost (default LeaseTTL).
+//	// the leader declares it lost (default LeaseTTL + 2 Heartbeats, at
+//	// least 3 Heartbeats). An instance whose beats fail for LostAfter
+//	// less 2 Heartbeats stops its jobs and starts none until a beat
+//	// succeeds, so that none runs on beside its retry.
 //	LeaseTTL, Heartbeat, LostAfter time.Duration
 //
 //	// Poll is how often the loops read the database without a wake-up

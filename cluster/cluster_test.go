@@ -12,9 +12,10 @@ import (
 )
 
 // TestEveryJobRunsOnceWithinTheCap: three instances, one global cap of 3
-// and an exclusive conflict group over 5 ids; 60 durable jobs enqueued
-// from all three run once each, never more than 3 at once cluster-wide
-// and never two on one id, spread over the instances.
+// and two types in one exclusive conflict group over 5 repositories (the
+// job's id); 60 durable jobs enqueued from all three run once each, never
+// more than 3 at once cluster-wide and never two on one repository,
+// spread over the instances.
 func TestEveryJobRunsOnceWithinTheCap(t *testing.T) {
 	url := pgtest.URL(t)
 	rec := newRecorder()
@@ -24,25 +25,35 @@ func TestEveryJobRunsOnceWithinTheCap(t *testing.T) {
 	for i := range 3 {
 		id := fmt.Sprint("i", i+1)
 		m := join(t, url, fast("d", id, 2), fairsched.WithMaxConcurrency(3))
-		if err := m.s.RegisterType("build", fairsched.JobTypeConfig{ConflictGroup: "repo", Priority: 8, DefaultCost: time.Millisecond}); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.s.RegisterHandler("build", func(ctx context.Context, j fairsched.Job) error {
-			rec.start(j.ID, string(j.Payload))
-			defer rec.end(string(j.Payload))
-			whereC <- [2]string{j.ID, id}
-			time.Sleep(5 * time.Millisecond) // the job's work
-			return nil
-		}); err != nil {
-			t.Fatal(err)
+		for _, typ := range []fairsched.JobType{"build", "gc"} {
+			if err := m.s.RegisterType(typ, fairsched.JobTypeConfig{ConflictGroup: "repo", Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.s.RegisterHandler(typ, func(ctx context.Context, j fairsched.Job) error {
+				token := string(j.Payload)
+				rec.start(token, j.ID)
+				defer rec.end(j.ID)
+				whereC <- [2]string{token, id}
+				time.Sleep(5 * time.Millisecond) // the job's work
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		ms = append(ms, m)
 	}
 	ctx := context.Background()
-	for i := range 60 {
-		m := ms[i%3]
-		// The id is the conflict key: jobs j0, j5, j10… share repo r0.
-		if err := m.s.Enqueue(ctx, "build", fmt.Sprint("r", i%5, "-", i), []byte(fmt.Sprint("r", i%5))); err != nil {
+	// The id is the repository, the conflict key: a build and a gc of one
+	// repository never run at once. The payload names the enqueue.
+	enqueued := 0
+	for i := 0; enqueued < 60; i++ {
+		err := ms[i%3].s.Enqueue(ctx, []fairsched.JobType{"build", "gc"}[i%2], fmt.Sprint("r", i%5), []byte(fmt.Sprint("job-", i)))
+		switch {
+		case err == nil:
+			enqueued++
+		case errors.Is(err, fairsched.ErrDuplicateJob): // pending already
+			time.Sleep(time.Millisecond)
+		default:
 			t.Fatal(err)
 		}
 	}
@@ -55,6 +66,9 @@ func TestEveryJobRunsOnceWithinTheCap(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s ran %d times", id, n)
 		}
+	}
+	if len(rec.overlap) > 0 {
+		t.Errorf("two jobs ran at once on %v", rec.overlap)
 	}
 	if len(rec.starts) != 60 {
 		t.Errorf("%d distinct jobs ran, want 60", len(rec.starts))

@@ -43,6 +43,7 @@ type wait struct {
 	instance string
 	conflict string
 	done     chan error
+	queued   time.Time // when it first waited for its instance
 }
 
 type leaderInfo struct {
@@ -133,11 +134,15 @@ func (l *leader) info() ([]InstanceInfo, map[string]string) {
 // fenced anyway), the jobs granted run on, and the next leader waits for
 // their ends.
 func (l *leader) stop() {
-	close(l.stopC)
-	<-l.done
+	// The scheduler first: aborted, it writes nothing of the attempts it
+	// interrupts (they stay pending), whereas a handler answered by a
+	// stopped loop would fail its attempt — and the lease may not have
+	// expired yet, so that write might not be fenced.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = l.a.Close(ctx)
+	close(l.stopC)
+	<-l.done
 }
 
 func (l *leader) run() {
@@ -147,6 +152,8 @@ func (l *leader) run() {
 	outstanding := map[uint64]*wait{}
 	var batch, queued []*wait // to grant; waiting for a free slot
 	var orphans []uint64      // RunSync and Submit jobs of lost instances, finished
+	lost := map[string]bool{} // instances this leader declared lost
+	refresh := false          // an owner unknown yet: read the instances
 	wake, stopWake := l.n.b.Wake(context.Background())
 	defer stopWake()
 	poll := time.NewTicker(cfg.Poll)
@@ -181,6 +188,17 @@ func (l *leader) run() {
 			return
 		case w.owner != "":
 			if instances[w.owner] == nil {
+				// Unknown: just joined (the next read of the instances
+				// shows it), or gone — declared lost, or silent for as
+				// long as that takes.
+				if w.queued.IsZero() {
+					w.queued = time.Now()
+				}
+				if !lost[w.owner] && time.Since(w.queued) < cfg.LostAfter {
+					refresh = true
+					queued = append(queued, w)
+					return
+				}
 				orphans = append(orphans, w.seq)
 				w.done <- policy.Permanent(fmt.Errorf("%w: instance %s, which made the job, is gone", workers.ErrWorkerLost, w.owner))
 				return
@@ -225,12 +243,19 @@ func (l *leader) run() {
 		if fenced(err) {
 			return
 		}
-		if err != nil {
-			l.n.log.Error("granting failed; the attempts end as lost", zap.Error(err))
+		if errors.Is(err, ErrDoubleAdmission) {
+			// Never from a sound leader: the database's own guard held.
+			l.n.log.Error("the database refused a double admission; the attempts fail", zap.Error(err))
 			for _, w := range batch {
-				answer(w, fmt.Errorf("%w: %w", workers.ErrWorkerLost, err))
+				answer(w, err)
 			}
 			batch = batch[:0]
+			return
+		}
+		if err != nil {
+			// The database is out of reach: the batch is granted at the
+			// next turn, or the lease is lost and the next leader decides.
+			l.n.log.Warn("granting failed; trying again", zap.Error(err))
 			return
 		}
 		ok := make(map[uint64]bool, len(took))
@@ -295,11 +320,12 @@ func (l *leader) run() {
 		}
 	}
 	readInstances := func(ctx context.Context) {
-		lost, err := l.n.b.Lost(ctx, cfg.Domain, l.epoch, cfg.LostAfter)
+		gone, err := l.n.b.Lost(ctx, cfg.Domain, l.epoch, cfg.LostAfter)
 		if fenced(err) {
 			return
 		}
-		for _, id := range lost {
+		for _, id := range gone {
+			lost[id] = true
 			l.n.log.Warn("instance lost", zap.String("lost", id))
 			if _, err := l.n.b.Revoke(ctx, cfg.Domain, l.epoch, id); fenced(err) {
 				return
@@ -393,7 +419,10 @@ func (l *leader) run() {
 				in.running[string(w.typ)+"/"+w.id] = w.instance
 			}
 			reply <- in
-		case <-wake:
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil // the listener's connection is gone: poll
+			}
 			read()
 			replace()
 		case <-poll.C:
@@ -411,6 +440,15 @@ func (l *leader) run() {
 				w.done <- ErrLeaderLost
 			}
 			return
+		}
+		if refresh {
+			refresh = false
+			func() {
+				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+				defer cancel()
+				readInstances(ctx)
+			}()
+			replace()
 		}
 		grant()
 	}

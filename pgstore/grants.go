@@ -23,7 +23,7 @@ type Grant = cluster.Grant
 
 // ErrDoubleAdmission: a grant would run a second job on an exclusive
 // conflict key that a running grant holds; the database refused the batch.
-var ErrDoubleAdmission = errors.New("pgstore: double admission on an exclusive conflict key refused")
+var ErrDoubleAdmission = cluster.ErrDoubleAdmission
 
 // GrantJobs writes grants in one transaction under epoch's lease of
 // domain: each pending, not running job becomes running on its instance.
