@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -72,8 +73,19 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), types: make(chan typeReg),
 		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed}
 	go l.run()
+	// Every type first, then every handler at once: the jobs a previous
+	// leader granted are all counted before any other starts.
+	all := map[policy.JobType]messages.Handler{}
 	for _, r := range types {
-		l.register(r)
+		if err := l.a.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
+			l.n.log.Error("registering a type in the leader failed", zap.String("type", string(r.t)), zap.Error(err))
+			continue
+		}
+		all[r.t] = l.handler(r)
+	}
+	if err := l.a.RegisterHandlers(all); err != nil {
+		l.stop()
+		return nil, err
 	}
 	return l, nil
 }
@@ -84,11 +96,17 @@ func (l *leader) register(r typeReg) {
 		l.n.log.Error("registering a type in the leader failed", zap.String("type", string(r.t)), zap.Error(err))
 		return
 	}
+	_ = l.a.RegisterHandler(r.t, l.handler(r))
+}
+
+// handler is type r's handler in the leader's scheduler: grant the
+// attempt to an instance, return how it ended there.
+func (l *leader) handler(r typeReg) messages.Handler {
 	conflict := ""
 	if r.cfg.ConflictGroup != "" && r.cfg.ConflictMode == policy.ConflictExclusive {
 		conflict = string(r.cfg.ConflictGroup)
 	}
-	_ = l.a.RegisterHandler(r.t, func(ctx context.Context, job messages.DurableJob) error {
+	return func(ctx context.Context, job messages.DurableJob) error {
 		w := &wait{seq: job.Seq, typ: job.Type, id: job.ID, owner: job.Owner, attempt: job.Attempt, done: make(chan error, 1)}
 		if conflict != "" {
 			w.conflict = conflict + "/" + job.ID
@@ -109,7 +127,7 @@ func (l *leader) register(r typeReg) {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
-	})
+	}
 }
 
 func (l *leader) registerType(r typeReg) {
@@ -362,14 +380,18 @@ func (l *leader) run() {
 		if len(orphans) > 0 {
 			fs, err := l.n.b.Finals(ctx, orphans)
 			if err == nil {
+				// Forget the finished ones; keep those whose end is not
+				// written yet.
 				var del []uint64
+				done := map[uint64]bool{}
 				for _, f := range fs {
+					done[f.Seq] = true
 					if !f.Gone {
 						del = append(del, f.Seq)
 					}
 				}
 				if l.n.b.Forget(ctx, del) == nil {
-					orphans = orphans[:0]
+					orphans = slices.DeleteFunc(orphans, func(s uint64) bool { return done[s] })
 				}
 			}
 		}
