@@ -213,7 +213,6 @@ func int64s(seqs []uint64) []int64 {
 	return out
 }
 
-
 // CountJobs returns how many job rows the database holds, whatever their
 // state.
 func (s *Store) CountJobs(ctx context.Context) (int, error) {
