@@ -123,3 +123,72 @@ func TestRunSyncRunsOnItsOwnInstance(t *testing.T) {
 		t.Fatalf("leader's cluster snapshot: %+v", snap.Cluster)
 	}
 }
+
+// TestMostSpecialisedInstance: a job goes to the instance with a free
+// slot that handles the fewest types, keeping the one that handles more
+// free for the type only it takes: "clone" runs on "narrow" (clone only),
+// not on "wide" (clone and repack), and a repack then finds "wide" free.
+func TestMostSpecialisedInstance(t *testing.T) {
+	url := pgtest.URL(t)
+	// Named so that the order of names would pick the wrong one.
+	narrow := join(t, url, fast("d", "z-narrow", 1))
+	wide := join(t, url, fast("d", "a-wide", 1))
+	ran := make(chan string, 4)
+	release := make(chan struct{})
+	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}
+	for _, m := range []*member{narrow, wide} {
+		for _, typ := range []fairsched.JobType{"clone", "repack"} {
+			if err := m.s.RegisterType(typ, cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	handler := func(name string) fairsched.Handler {
+		return func(ctx context.Context, j fairsched.Job) error {
+			ran <- string(j.Type) + " on " + name
+			<-release
+			return nil
+		}
+	}
+	for _, r := range []struct {
+		m     *member
+		name  string
+		types []fairsched.JobType
+	}{{narrow, "narrow", []fairsched.JobType{"clone"}}, {wide, "wide", []fairsched.JobType{"clone", "repack"}}} {
+		for _, typ := range r.types {
+			if err := r.m.s.RegisterHandler(typ, handler(r.name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Wait until the leader counts both instances with their types.
+	l := leaderOf(t, narrow, wide)
+	for {
+		snap, err := l.s.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		types := 0
+		for _, in := range snap.Cluster.Instances {
+			types += len(in.Types)
+		}
+		if types == 3 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling the leader's view for a condition
+	}
+	ctx := context.Background()
+	if err := narrow.s.Enqueue(ctx, "clone", "linux", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-ran; got != "clone on narrow" {
+		t.Errorf("the clone ran as %q, want on narrow", got)
+	}
+	if err := narrow.s.Enqueue(ctx, "repack", "linux", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-ran; got != "repack on wide" {
+		t.Errorf("the repack ran as %q, want on wide", got)
+	}
+	close(release)
+}

@@ -223,10 +223,13 @@ func (l *leader) run() {
 			}
 			w.instance = w.owner
 		default:
+			// The most specialised instance with a free slot (spec 3's
+			// rule for worker slots): the one with the fewest types, so
+			// that those taking more stay free for types only they
+			// take; then the most free slots, then the name.
 			var best *instance
 			for _, in := range instances {
-				if in.types[string(w.typ)] && in.running < in.Slots &&
-					(best == nil || in.Slots-in.running > best.Slots-best.running || in.Slots-in.running == best.Slots-best.running && in.ID < best.ID) {
+				if in.types[string(w.typ)] && in.running < in.Slots && (best == nil || better(in, best)) {
 					best = in
 				}
 			}
@@ -474,6 +477,18 @@ func (l *leader) run() {
 		}
 		grant()
 	}
+}
+
+// better reports whether instance a is a better place than b for a job
+// both take.
+func better(a, b *instance) bool {
+	if len(a.types) != len(b.types) {
+		return len(a.types) < len(b.types)
+	}
+	if fa, fb := a.Slots-a.running, b.Slots-b.running; fa != fb {
+		return fa > fb
+	}
+	return a.ID < b.ID
 }
 
 // endError is the error an attempt's report stands for in the leader.
