@@ -135,6 +135,7 @@ func TestMostSpecialisedInstance(t *testing.T) {
 	wide := join(t, url, fast("d", "a-wide", 1))
 	ran := make(chan string, 4)
 	release := make(chan struct{})
+	defer close(release)
 	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}
 	for _, m := range []*member{narrow, wide} {
 		for _, typ := range []fairsched.JobType{"clone", "repack"} {
@@ -182,7 +183,7 @@ func TestMostSpecialisedInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := <-ran; got != "clone on narrow" {
-		t.Errorf("the clone ran as %q, want on narrow", got)
+		t.Fatalf("the clone ran as %q, want on narrow", got) // the repack would find no free instance
 	}
 	if err := narrow.s.Enqueue(ctx, "repack", "linux", nil); err != nil {
 		t.Fatal(err)
@@ -190,5 +191,4 @@ func TestMostSpecialisedInstance(t *testing.T) {
 	if got := <-ran; got != "repack on wide" {
 		t.Errorf("the repack ran as %q, want on wide", got)
 	}
-	close(release)
 }
