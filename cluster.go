@@ -70,6 +70,10 @@ type ClusterConfig = cluster.Config
 //
 //	Release(ctx context.Context, domain, holder string, epoch int64) error
 //
+//	// Leader returns domain's holder and epoch, and whether its lease is
+//	// unexpired ("" when nobody ever held it).
+//	Leader(ctx context.Context, domain string) (holder string, epoch int64, live bool, err error)
+//
 //	// Heartbeat says instance is alive and runs slots jobs of types at
 //	// once; Instances lists domain's instances; Lost (fenced) removes and
 //	// returns those silent past deadline, and Revoke (fenced) takes back

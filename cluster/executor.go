@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
-	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -397,4 +396,3 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 	return false, fn(ctx)
 }
 
-var _ = core.RecordPending

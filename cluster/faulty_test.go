@@ -174,7 +174,5 @@ func (f *faulty) Leader(ctx context.Context, domain string) (string, int64, bool
 	if f.cut.Load() {
 		return "", 0, false, errCut
 	}
-	return f.b.(interface {
-		Leader(ctx context.Context, domain string) (string, int64, bool, error)
-	}).Leader(ctx, domain)
+	return f.b.Leader(ctx, domain)
 }

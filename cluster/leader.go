@@ -170,7 +170,7 @@ func (l *leader) run() {
 	outstanding := map[uint64]*wait{}
 	var batch, queued []*wait // to grant; waiting for a free slot
 	var orphans []uint64      // RunSync and Submit jobs of lost instances, finished
-	lost := map[string]bool{} // instances this leader declared lost
+	lost := map[string]time.Time{} // instances this leader declared lost, and when
 	refresh := false          // an owner unknown yet: read the instances
 	wake, stopWake := l.n.b.Wake(context.Background())
 	defer stopWake()
@@ -212,7 +212,7 @@ func (l *leader) run() {
 				if w.queued.IsZero() {
 					w.queued = time.Now()
 				}
-				if !lost[w.owner] && time.Since(w.queued) < cfg.LostAfter {
+				if _, gone := lost[w.owner]; !gone && time.Since(w.queued) < cfg.LostAfter {
 					refresh = true
 					queued = append(queued, w)
 					return
@@ -345,8 +345,13 @@ func (l *leader) run() {
 		if fenced(err) {
 			return
 		}
+		for id, at := range lost { // long enough for the jobs that named them
+			if time.Since(at) > 2*cfg.LostAfter {
+				delete(lost, id)
+			}
+		}
 		for _, id := range gone {
-			lost[id] = true
+			lost[id] = time.Now()
 			l.n.log.Warn("instance lost", zap.String("lost", id))
 			if _, err := l.n.b.Revoke(ctx, cfg.Domain, l.epoch, id); fenced(err) {
 				return

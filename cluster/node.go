@@ -425,7 +425,7 @@ func (n *Node) run() {
 				in.Instances, in.Running = l.info()
 			} else {
 				ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-				holder, e, live, err := n.leaderOf(ctx)
+				holder, e, live, err := n.b.Leader(ctx, n.cfg.Domain)
 				cancel()
 				if err == nil && live {
 					in.Leader, in.Epoch = holder, e
@@ -439,16 +439,6 @@ func (n *Node) run() {
 			return
 		}
 	}
-}
-
-// leaderOf reads the lease, when the backend can say.
-func (n *Node) leaderOf(ctx context.Context) (string, int64, bool, error) {
-	if lb, ok := n.b.(interface {
-		Leader(ctx context.Context, domain string) (string, int64, bool, error)
-	}); ok {
-		return lb.Leader(ctx, n.cfg.Domain)
-	}
-	return "", 0, false, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {
