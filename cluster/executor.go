@@ -395,4 +395,3 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 	}()
 	return false, fn(ctx)
 }
-

@@ -17,7 +17,7 @@ import (
 // and the commit wakes the listeners. It returns once committed.
 func (s *Store) Insert(ctx context.Context, rec *fairsched.JobRecord) error {
 	rec.State = fairsched.JobRecord{}.State // pending
-	rec.Seq = 1                              // checked with a stand-in: the database numbers it
+	rec.Seq = 1                             // checked with a stand-in: the database numbers it
 	if !rec.Valid() {
 		return fmt.Errorf("%w: pgstore: record %s/%s is not valid", fairsched.ErrInvalidJob, rec.Type, rec.ID)
 	}
