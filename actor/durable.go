@@ -148,6 +148,7 @@ func fromRecord(rec *core.JobRecord) *messages.Job {
 		j.Retry, j.RetrySet = rec.Retry, true
 	}
 	j.Runs = rec.Attempt
+	j.OnDemand = rec.OnDemand
 	j.Record = rec
 	return j
 }

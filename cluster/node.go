@@ -227,6 +227,7 @@ func (n *Node) Enqueue(ctx context.Context, rec *core.JobRecord) error {
 // leader grants it here; it returns fn's error once the job has ended
 // (after its retries), or ctx's if ctx ends first.
 func (n *Node) RunSync(ctx context.Context, rec *core.JobRecord, fn func(context.Context) error) error {
+	rec.OnDemand = true // a caller waits: on-demand work for scoring
 	done := make(chan error, 1)
 	if err := n.own(ctx, rec, fn, done); err != nil {
 		return err
