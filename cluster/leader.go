@@ -45,6 +45,9 @@ type wait struct {
 	conflict string
 	done     chan error
 	queued   time.Time // when it first waited for its instance
+	// written: its grant is committed (or it watches a grant already
+	// made); until then its row says nothing about it.
+	written bool
 }
 
 type leaderInfo struct {
@@ -159,6 +162,11 @@ func (l *leader) stop() {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = l.a.Close(ctx)
+	// Then wait for its final save (within a beat), so that a graceful
+	// handover's save lands before the lease is released, not after.
+	ctx, cancel = context.WithTimeout(context.Background(), l.n.cfg.Heartbeat)
+	_ = l.a.Close(ctx)
+	cancel()
 	close(l.stopC)
 	<-l.done
 }
@@ -199,6 +207,7 @@ func (l *leader) run() {
 	place = func(w *wait) {
 		switch {
 		case w.attempt == -1: // resumed: it runs already
+			w.written = true
 			outstanding[w.seq] = w
 			if in := instances[w.instance]; in != nil && w.owner == "" {
 				in.running++
@@ -284,6 +293,7 @@ func (l *leader) run() {
 			ok[s] = true
 		}
 		for _, w := range batch {
+			w.written = true
 			if !ok[w.seq] { // running already (a previous leader's grant): wait for that end
 				if in := instances[w.instance]; in != nil && w.owner == "" {
 					in.running--
@@ -298,8 +308,13 @@ func (l *leader) run() {
 			return
 		}
 		seqs := make([]uint64, 0, len(outstanding))
-		for s := range outstanding {
-			seqs = append(seqs, s)
+		for s, w := range outstanding {
+			if w.written { // a grant not committed yet has no end to read
+				seqs = append(seqs, s)
+			}
+		}
+		if len(seqs) == 0 {
+			return
 		}
 		rows, err := l.n.b.Rows(ctx, seqs)
 		if err != nil {
