@@ -11,9 +11,8 @@
 //   - else the test is skipped, saying why — unless FAIRSCHED_REQUIRE_PG=1
 //     (CI sets it), under which it fails.
 //
-// Each test gets a database of its own, created from a template database
-// that Template may prepare once (migrations), so tests run in parallel
-// and in isolation.
+// Each test gets a database of its own, empty (pgstore.Open migrates it),
+// so tests run in parallel and in isolation.
 //
 // A program that is not a test (the simulator's cluster play) gets a
 // database the same way from Start.
