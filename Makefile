@@ -50,12 +50,21 @@ soak:
 
 DEMO_SVG ?= demo-output
 
+DEMO_CLUSTER ?= testdata/scenarios/02-two-client-burst.yaml
+
 ## demo: the simulator over every scenario file and the built-in feature
-## scenarios: a verdict line each, an SVG chart each in $(DEMO_SVG)/
+## scenarios: a verdict line each, an SVG chart each in $(DEMO_SVG)/; the
+## restart of durable jobs; then one scenario (DEMO_CLUSTER) played for real
+## on a cluster of 3 instances over PostgreSQL (FAIRSCHED_TEST_DATABASE_URL's
+## server or a throwaway one from the installed binaries; skipped, saying
+## why, without either)
 demo:
 	@$(GO) run ./cmd/fairsim -summary -svgdir $(DEMO_SVG) -builtin testdata/scenarios/*.yaml
 	@echo
 	@$(GO) run ./cmd/fairsim -restart
+	@echo
+	@$(GO) run ./cmd/fairsim -cluster 3 $(DEMO_CLUSTER)
+	@echo
 	@echo "charts: $(DEMO_SVG)/<scenario>.svg; a full report: go run ./cmd/fairsim testdata/scenarios/<name>.yaml"
 
 ## bench: every benchmark BENCH_COUNT (≥ 6) times, then a benchstat table

@@ -275,6 +275,9 @@ type RefusalError = policy.RefusalError
 //	// Groups lists the groups with jobs, paused or holding slots, by name.
 //	Groups []GroupSnapshot
 //
+//	// Cluster, in cluster mode, is the instance's view of its cluster.
+//	Cluster *ClusterSnapshot
+//
 //	// EventsLost counts the events dropped since the start because a
 //	// subscriber's channel was full, once per subscriber that missed one.
 //	// The core has no subscribers: its owner fills this in.
@@ -329,6 +332,9 @@ type Snapshot = core.Snapshot
 //	Worker string
 //
 //	Slot int
+//
+//	// Instance, in cluster mode, is the instance the job was granted to.
+//	Instance string
 type RunningJob = core.RunningJob
 
 // PendingJob is one waiting job in a Snapshot, in dispatch order.
@@ -562,7 +568,7 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 	if err := s.a.Register(t, cfg); err != nil {
 		return err
 	}
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		s.node.RegisterType(t, cfg)
 	}
 	return nil
@@ -593,7 +599,7 @@ func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey s
 	if err != nil {
 		return err
 	}
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return s.node.RunSync(ctx, s.clusterRecord(j), fn)
 	}
 	return s.a.RunSync(ctx, j)
@@ -614,7 +620,7 @@ func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) err
 	if err != nil {
 		return err
 	}
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return s.node.Submit(context.Background(), s.clusterRecord(j), fn)
 	}
 	return s.a.Submit(context.Background(), j)
@@ -681,7 +687,7 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return nil, notInCluster("SubmitPeriodic")
 	}
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
@@ -858,7 +864,7 @@ func InheritPriority(ctx context.Context) JobOption {
 // fails with ErrInvalidConfig, changing nothing, for a negative or infinite
 // weight.
 func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return notInCluster("SetKeyWeight")
 	}
 	if err := s.check(); err != nil {
@@ -872,7 +878,7 @@ func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
 // default weight. It fails with ErrInvalidConfig, changing nothing, for a
 // negative weight or when group weights are not configured.
 func (s *Scheduler) SetGroupWeight(group string, weight int) error {
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return notInCluster("SetGroupWeight")
 	}
 	if err := s.check(); err != nil {
@@ -884,7 +890,7 @@ func (s *Scheduler) SetGroupWeight(group string, weight int) error {
 // ResetGroupWeights gives every group the default weight (minimums and
 // limits stay).
 func (s *Scheduler) ResetGroupWeights() error {
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return notInCluster("ResetGroupWeights")
 	}
 	if err := s.check(); err != nil {
@@ -897,7 +903,7 @@ func (s *Scheduler) ResetGroupWeights() error {
 // their aging clocks; running jobs finish. The group's allocation goes to
 // the other groups until ResumeGroup. Pausing a paused group does nothing.
 func (s *Scheduler) PauseGroup(group string) error {
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return notInCluster("PauseGroup")
 	}
 	if err := s.check(); err != nil {
@@ -909,7 +915,7 @@ func (s *Scheduler) PauseGroup(group string) error {
 // ResumeGroup returns a paused group's jobs to dispatch; their aging clocks
 // go on from where they stopped.
 func (s *Scheduler) ResumeGroup(group string) error {
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return notInCluster("ResumeGroup")
 	}
 	if err := s.check(); err != nil {
@@ -946,7 +952,7 @@ func (s *Scheduler) Snapshot(ctx context.Context, opts ...SnapshotOption) (Snaps
 			rows = o.rows(rows)
 		}
 	}
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return s.node.Snapshot(ctx, rows)
 	}
 	return s.a.Snapshot(ctx, rows)
@@ -1019,7 +1025,7 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "Close"); err != nil {
 		return err
 	}
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		if err := s.node.Close(ctx); err != nil {
 			return err
 		}
@@ -1491,7 +1497,7 @@ type WorkerSpec struct {
 // unregistered type, and ErrInvalidConfig for an empty ID, no slot, a slot
 // with no type or a type that does not require a worker.
 func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return notInCluster("RegisterWorker")
 	}
 	if err := s.check(); err != nil {
@@ -1511,7 +1517,7 @@ func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
 // returns nil succeeded all the same). Its slots free nothing when their
 // jobs end. It fails with ErrUnknownWorker for an ID not registered.
 func (s *Scheduler) UnregisterWorker(id string) error {
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return notInCluster("UnregisterWorker")
 	}
 	if err := s.check(); err != nil {

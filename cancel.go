@@ -42,7 +42,7 @@ func (c Cancelled) None() bool { return c.Pending == 0 && c.Running == 0 }
 // nothing was cancelled), ErrClosed after Close, ErrUnknownJobType for a
 // type never registered and ErrInvalidJob for an empty id.
 func (s *Scheduler) Cancel(ctx context.Context, t JobType, id string) (Cancelled, error) {
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return Cancelled{}, notInCluster("Cancel")
 	}
 	if err := s.checkCtx(ctx, ErrInvalidJob, "Cancel"); err != nil {

@@ -36,7 +36,10 @@ import (
 //	// LeaseTTL is how long a lease lasts unrenewed (default 10 s);
 //	// Heartbeat how often instances beat and the leader renews (default
 //	// LeaseTTL/3); LostAfter how long an instance may stay silent before
-//	// the leader declares it lost (default LeaseTTL).
+//	// the leader declares it lost (default LeaseTTL + 2 Heartbeats, at
+//	// least 3 Heartbeats). An instance whose beats fail for LostAfter
+//	// less 2 Heartbeats stops its jobs and starts none until a beat
+//	// succeeds, so that none runs on beside its retry.
 //	LeaseTTL, Heartbeat, LostAfter time.Duration
 //
 //	// Poll is how often the loops read the database without a wake-up
@@ -50,12 +53,103 @@ type ClusterConfig = cluster.Config
 
 // ClusterBackend is the database a cluster stands on; *pgstore.Store is
 // one.
+//
+// Methods, from cluster.Backend:
+//
+//	// Insert writes a new pending job, its sequence from the database
+//	// (rec.Seq is set), and returns once committed; a second unfinished
+//	// job of one (type, id) is actor.ErrDuplicateJob.
+//	Insert(ctx context.Context, rec *core.JobRecord) error
+//
+//	// Acquire takes domain's lease for holder when it is free or
+//	// expired, and returns the new, higher epoch; Renew extends it (false:
+//	// it is lost); Release ends it at once.
+//	Acquire(ctx context.Context, domain, holder string, ttl time.Duration) (int64, bool, error)
+//
+//	Renew(ctx context.Context, domain, holder string, epoch int64, ttl time.Duration) (bool, error)
+//
+//	Release(ctx context.Context, domain, holder string, epoch int64) error
+//
+//	// Leader returns domain's holder and epoch, and whether its lease is
+//	// unexpired ("" when nobody ever held it).
+//	Leader(ctx context.Context, domain string) (holder string, epoch int64, live bool, err error)
+//
+//	// Heartbeat says instance is alive and runs slots jobs of types at
+//	// once; Instances lists domain's instances; Lost (fenced) removes and
+//	// returns those silent past deadline, and Revoke (fenced) takes back
+//	// the grants of one.
+//	Heartbeat(ctx context.Context, domain, instance string, slots int, types []string) error
+//
+//	Instances(ctx context.Context, domain string) ([]Instance, error)
+//
+//	Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error)
+//
+//	Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error)
+//
+//	// Domain opens the leader's view under epoch: a JobStore whose writes
+//	// are fenced, the pending records as they stand (running ones with
+//	// Granted set), and the feed of the jobs inserted after them.
+//	Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, Feed, error)
+//
+//	// Grant writes grants (fenced) in one transaction and returns the
+//	// sequences that took: a job already running is not granted again.
+//	Grant(ctx context.Context, domain string, epoch int64, grants []Grant) ([]uint64, error)
+//
+//	// Rows returns the grant state of the jobs of seqs that exist.
+//	Rows(ctx context.Context, seqs []uint64) ([]Row, error)
+//
+//	// Granted returns the jobs running on instance with their records;
+//	// ReportEnds ends those still granted as reported; Finals returns the
+//	// jobs of seqs that are finished (dead or succeeded) or gone, and
+//	// Forget deletes the finished ones.
+//	Granted(ctx context.Context, instance string) ([]Grant, error)
+//
+//	ReportEnds(ctx context.Context, ends []End) (int, error)
+//
+//	Finals(ctx context.Context, seqs []uint64) ([]Final, error)
+//
+//	Forget(ctx context.Context, seqs []uint64) error
+//
+//	// Wake returns a channel that receives after commits of job rows,
+//	// grants and ends (a hint: every loop polls as well), and a function
+//	// that stops it. A backend that cannot listen returns nil.
+//	Wake(ctx context.Context) (<-chan struct{}, func())
 type ClusterBackend = cluster.Backend
 
 // ClusterSnapshot is an instance's view of its cluster in a Snapshot.
+//
+// Fields, from core.ClusterSnapshot:
+//
+//	Domain string
+//
+//	Instance string
+//
+//	// Leader holds the domain's lease under Epoch ("" when unknown);
+//	// Leading says whether it is this instance. Only the leader's
+//	// snapshot lists jobs and Instances: it is the one that decides.
+//	Leader string
+//
+//	Epoch int64
+//
+//	Leading bool
+//
+//	// Instances are the instances the leader counts, by id.
+//	Instances []InstanceSnapshot
 type ClusterSnapshot = core.ClusterSnapshot
 
 // InstanceSnapshot is one instance as the leader counts it.
+//
+// Fields, from core.InstanceSnapshot:
+//
+//	ID string
+//
+//	// Slots is how many durable jobs it runs at once, Types the types it
+//	// has handlers for, Running the durable jobs granted to it running.
+//	Slots int
+//
+//	Types []string
+//
+//	Running int
 type InstanceSnapshot = core.InstanceSnapshot
 
 // ErrNotInCluster: the method is not available in cluster mode yet (it

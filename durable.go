@@ -32,6 +32,17 @@ import (
 //	// EnqueuedAt is when Enqueue accepted the job: its aging clock and
 //	// queue timeout run from there, across restarts.
 //	EnqueuedAt time.Time
+//
+//	// Seq is the job's sequence number in its store; Owner, in cluster
+//	// mode, the instance whose RunSync or Submit made it ("" for a job any
+//	// instance runs). Granted is the instance a previous leader granted
+//	// this attempt to, when the job was already running as the scheduler
+//	// started (its handler finds it running there).
+//	Seq uint64
+//
+//	Owner string
+//
+//	Granted string
 type Job = messages.DurableJob
 
 // Handler runs the durable jobs of a type (RegisterHandler). Its error
@@ -102,6 +113,21 @@ type JobStore = actor.JobStore
 //	LastError string
 //
 //	FinishedAt time.Time
+//
+//	// Owner, in cluster mode, is the instance whose RunSync or Submit made
+//	// the job: only it holds the function, so only it is granted the job,
+//	// and the job ends with it. "" for a durable job any instance runs.
+//	Owner string
+//
+//	// OnDemand: a caller waits for the job (a RunSync in cluster mode); with
+//	// scoring it has the on-demand bonus, as in one process.
+//	OnDemand bool
+//
+//	// Granted, in cluster mode, is the instance a previous leader granted
+//	// the job to and that still runs it, as the store read it: the new
+//	// leader counts it as running until it ends (core.Resume). Never
+//	// written: the store keeps grants in columns of their own.
+//	Granted string
 type JobRecord = core.JobRecord
 
 // JobOp is one write of a JobStore commit: a record to put, or a sequence
@@ -141,7 +167,7 @@ func (s *Scheduler) RegisterHandler(t JobType, h Handler) error {
 	if h == nil {
 		return fmt.Errorf("%w: RegisterHandler(%q): nil handler", ErrInvalidConfig, t)
 	}
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		if err := s.a.Check(t, "handler", true); err != nil {
 			return err
 		}
@@ -187,7 +213,7 @@ func (s *Scheduler) Enqueue(ctx context.Context, t JobType, id string, payload [
 	if !j.RunAt.IsZero() && j.RunAt.Before(time.Unix(0, 0)) {
 		return fmt.Errorf("%w: %s/%s: RunAt before 1970", ErrInvalidJob, t, id)
 	}
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return s.node.Enqueue(ctx, s.clusterRecord(j))
 	}
 	return s.a.Enqueue(ctx, j)
@@ -266,7 +292,7 @@ type DeadJob struct {
 // DeadJobs lists the dead jobs, oldest first; at most limit of them (0:
 // all).
 func (s *Scheduler) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return nil, notInCluster("DeadJobs")
 	}
 	if err := s.checkCtx(ctx, ErrInvalidJob, "DeadJobs"); err != nil {
@@ -303,7 +329,7 @@ func (s *Scheduler) DeleteDead(ctx context.Context, t JobType, id string) (int, 
 }
 
 func (s *Scheduler) deadOp(ctx context.Context, op messages.DeadOpKind, t JobType, id string) (int, error) {
-	if s.node != nil {
+	if s != nil && s.node != nil {
 		return 0, notInCluster("RequeueDead and DeleteDead")
 	}
 	if err := s.checkCtx(ctx, ErrInvalidJob, "dead jobs"); err != nil {

@@ -256,17 +256,21 @@ func TestBurstDoesNotStarveOthers(t *testing.T) {
 // TestREADMESnippets: the README's Go blocks marked <!-- README:name -->
 // are this file's parts of the same name, verbatim.
 func TestREADMESnippets(t *testing.T) {
-	src, err := os.ReadFile("readme_test.go")
-	if err != nil {
-		t.Fatal(err)
+	var src []byte
+	for _, name := range []string{"readme_test.go", "readme_cluster_test.go"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = append(src, b...)
 	}
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	parts := strings.Split(string(src), "\n// README:begin ")
-	if len(parts) < 6 {
-		t.Fatalf("%d marked parts; want 5", len(parts)-1)
+	if len(parts) < 7 {
+		t.Fatalf("%d marked parts; want 6", len(parts)-1)
 	}
 	for _, part := range parts[1:] {
 		name, body, _ := strings.Cut(part, "\n")

@@ -148,6 +148,7 @@ func fromRecord(rec *core.JobRecord) *messages.Job {
 		j.Retry, j.RetrySet = rec.Retry, true
 	}
 	j.Runs = rec.Attempt
+	j.OnDemand = rec.OnDemand
 	j.Record = rec
 	return j
 }
@@ -406,23 +407,35 @@ func (a *Actor) Adopt(ctx context.Context, recs []core.JobRecord) (int, error) {
 	return <-m.Reply, nil
 }
 
-// registerHandler runs t's durable jobs with h from now on; those waiting
-// for it enter the queue, oldest first.
+// registerHandler runs t's durable jobs with h from now on (or those of
+// every type of m.All); those waiting for it enter the queue, oldest
+// first — after the jobs of those types still running elsewhere (cluster
+// mode), so that no job starts before every running one is counted.
 func (a *Actor) registerHandler(m messages.RegisterHandler) {
-	if _, ok := a.core.Types()[m.Type]; !ok {
-		m.Reply <- fmt.Errorf("%w: %q: RegisterType first", policy.ErrUnknownJobType, m.Type)
-		return
+	all := m.All
+	if all == nil {
+		all = map[policy.JobType]messages.Handler{m.Type: m.Handler}
+	}
+	types := a.core.Types()
+	for t := range all {
+		if _, ok := types[t]; !ok {
+			m.Reply <- fmt.Errorf("%w: %q: RegisterType first", policy.ErrUnknownJobType, t)
+			return
+		}
 	}
 	d := a.dur
 	if d == nil {
 		d = newDurable()
 		a.dur = d // no store: handlers are kept, Enqueue says why it cannot
 	}
-	d.handlers[m.Type] = m.Handler
+	var w []*messages.Job
+	for t, h := range all {
+		d.handlers[t] = h
+		w = append(w, d.waiting[t]...)
+		d.nWaiting -= len(d.waiting[t])
+		delete(d.waiting, t)
+	}
 	m.Reply <- nil
-	w := d.waiting[m.Type]
-	delete(d.waiting, m.Type)
-	d.nWaiting -= len(w)
 	if a.closing || len(w) == 0 {
 		for _, j := range w {
 			delete(d.jobs, jobRef{j.Type, j.ID}) // they stay in the store
@@ -430,7 +443,8 @@ func (a *Actor) registerHandler(m messages.RegisterHandler) {
 		return
 	}
 	slices.SortStableFunc(w, func(x, y *messages.Job) int {
-		return cmp.Or(x.Record.EnqueuedAt.Compare(y.Record.EnqueuedAt), cmp.Compare(x.Record.Seq, y.Record.Seq))
+		gx, gy := x.Record.Granted == "", y.Record.Granted == "" // running ones first
+		return cmp.Or(cmpBool(gx, gy), x.Record.EnqueuedAt.Compare(y.Record.EnqueuedAt), cmp.Compare(x.Record.Seq, y.Record.Seq))
 	})
 	now := a.clock.Now()
 	for _, j := range w {
@@ -439,6 +453,16 @@ func (a *Actor) registerHandler(m messages.RegisterHandler) {
 		}
 	}
 	a.dispatch(now)
+}
+
+func cmpBool(x, y bool) int {
+	switch {
+	case x == y:
+		return 0
+	case !x:
+		return -1
+	}
+	return 1
 }
 
 // startingDurable prepares durable job j, admitted now: its attempt is
@@ -550,6 +574,14 @@ func (a *Actor) pruneRetained(now time.Time) {
 func (a *Actor) RegisterHandler(t policy.JobType, h messages.Handler) error {
 	reply := make(chan error, 1)
 	return a.ask(messages.RegisterHandler{Type: t, Handler: h, Reply: reply}, reply)
+}
+
+// RegisterHandlers runs the durable jobs of each type of all with its
+// handler, counting the jobs of all those types still running elsewhere
+// before any other starts.
+func (a *Actor) RegisterHandlers(all map[policy.JobType]messages.Handler) error {
+	reply := make(chan error, 1)
+	return a.ask(messages.RegisterHandler{All: all, Reply: reply}, reply)
 }
 
 // Dead lists, requeues or deletes dead jobs (messages.DeadOp).

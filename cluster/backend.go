@@ -23,6 +23,9 @@ type Backend interface {
 	Acquire(ctx context.Context, domain, holder string, ttl time.Duration) (int64, bool, error)
 	Renew(ctx context.Context, domain, holder string, epoch int64, ttl time.Duration) (bool, error)
 	Release(ctx context.Context, domain, holder string, epoch int64) error
+	// Leader returns domain's holder and epoch, and whether its lease is
+	// unexpired ("" when nobody ever held it).
+	Leader(ctx context.Context, domain string) (holder string, epoch int64, live bool, err error)
 
 	// Heartbeat says instance is alive and runs slots jobs of types at
 	// once; Instances lists domain's instances; Lost (fenced) removes and

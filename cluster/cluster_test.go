@@ -12,9 +12,10 @@ import (
 )
 
 // TestEveryJobRunsOnceWithinTheCap: three instances, one global cap of 3
-// and an exclusive conflict group over 5 ids; 60 durable jobs enqueued
-// from all three run once each, never more than 3 at once cluster-wide
-// and never two on one id, spread over the instances.
+// and two types in one exclusive conflict group over 5 repositories (the
+// job's id); 60 durable jobs enqueued from all three run once each, never
+// more than 3 at once cluster-wide and never two on one repository,
+// spread over the instances.
 func TestEveryJobRunsOnceWithinTheCap(t *testing.T) {
 	url := pgtest.URL(t)
 	rec := newRecorder()
@@ -24,25 +25,35 @@ func TestEveryJobRunsOnceWithinTheCap(t *testing.T) {
 	for i := range 3 {
 		id := fmt.Sprint("i", i+1)
 		m := join(t, url, fast("d", id, 2), fairsched.WithMaxConcurrency(3))
-		if err := m.s.RegisterType("build", fairsched.JobTypeConfig{ConflictGroup: "repo", Priority: 8, DefaultCost: time.Millisecond}); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.s.RegisterHandler("build", func(ctx context.Context, j fairsched.Job) error {
-			rec.start(j.ID, string(j.Payload))
-			defer rec.end(string(j.Payload))
-			whereC <- [2]string{j.ID, id}
-			time.Sleep(5 * time.Millisecond) // the job's work
-			return nil
-		}); err != nil {
-			t.Fatal(err)
+		for _, typ := range []fairsched.JobType{"build", "gc"} {
+			if err := m.s.RegisterType(typ, fairsched.JobTypeConfig{ConflictGroup: "repo", Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.s.RegisterHandler(typ, func(ctx context.Context, j fairsched.Job) error {
+				token := string(j.Payload)
+				rec.start(token, j.ID)
+				defer rec.end(j.ID)
+				whereC <- [2]string{token, id}
+				time.Sleep(5 * time.Millisecond) // the job's work
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		ms = append(ms, m)
 	}
 	ctx := context.Background()
-	for i := range 60 {
-		m := ms[i%3]
-		// The id is the conflict key: jobs j0, j5, j10… share repo r0.
-		if err := m.s.Enqueue(ctx, "build", fmt.Sprint("r", i%5, "-", i), []byte(fmt.Sprint("r", i%5))); err != nil {
+	// The id is the repository, the conflict key: a build and a gc of one
+	// repository never run at once. The payload names the enqueue.
+	enqueued := 0
+	for i := 0; enqueued < 60; i++ {
+		err := ms[i%3].s.Enqueue(ctx, []fairsched.JobType{"build", "gc"}[i%2], fmt.Sprint("r", i%5), []byte(fmt.Sprint("job-", i)))
+		switch {
+		case err == nil:
+			enqueued++
+		case errors.Is(err, fairsched.ErrDuplicateJob): // pending already
+			time.Sleep(time.Millisecond)
+		default:
 			t.Fatal(err)
 		}
 	}
@@ -55,6 +66,9 @@ func TestEveryJobRunsOnceWithinTheCap(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s ran %d times", id, n)
 		}
+	}
+	if len(rec.overlap) > 0 {
+		t.Errorf("two jobs ran at once on %v", rec.overlap)
 	}
 	if len(rec.starts) != 60 {
 		t.Errorf("%d distinct jobs ran, want 60", len(rec.starts))
@@ -107,5 +121,74 @@ func TestRunSyncRunsOnItsOwnInstance(t *testing.T) {
 	}
 	if snap.Cluster == nil || !snap.Cluster.Leading || len(snap.Cluster.Instances) != 2 {
 		t.Fatalf("leader's cluster snapshot: %+v", snap.Cluster)
+	}
+}
+
+// TestMostSpecialisedInstance: a job goes to the instance with a free
+// slot that handles the fewest types, keeping the one that handles more
+// free for the type only it takes: "clone" runs on "narrow" (clone only),
+// not on "wide" (clone and repack), and a repack then finds "wide" free.
+func TestMostSpecialisedInstance(t *testing.T) {
+	url := pgtest.URL(t)
+	// Named so that the order of names would pick the wrong one.
+	narrow := join(t, url, fast("d", "z-narrow", 1))
+	wide := join(t, url, fast("d", "a-wide", 1))
+	ran := make(chan string, 4)
+	release := make(chan struct{})
+	defer close(release)
+	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}
+	for _, m := range []*member{narrow, wide} {
+		for _, typ := range []fairsched.JobType{"clone", "repack"} {
+			if err := m.s.RegisterType(typ, cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	handler := func(name string) fairsched.Handler {
+		return func(ctx context.Context, j fairsched.Job) error {
+			ran <- string(j.Type) + " on " + name
+			<-release
+			return nil
+		}
+	}
+	for _, r := range []struct {
+		m     *member
+		name  string
+		types []fairsched.JobType
+	}{{narrow, "narrow", []fairsched.JobType{"clone"}}, {wide, "wide", []fairsched.JobType{"clone", "repack"}}} {
+		for _, typ := range r.types {
+			if err := r.m.s.RegisterHandler(typ, handler(r.name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Wait until the leader counts both instances with their types.
+	l := leaderOf(t, narrow, wide)
+	for {
+		snap, err := l.s.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		types := 0
+		for _, in := range snap.Cluster.Instances {
+			types += len(in.Types)
+		}
+		if types == 3 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling the leader's view for a condition
+	}
+	ctx := context.Background()
+	if err := narrow.s.Enqueue(ctx, "clone", "linux", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-ran; got != "clone on narrow" {
+		t.Fatalf("the clone ran as %q, want on narrow", got) // the repack would find no free instance
+	}
+	if err := narrow.s.Enqueue(ctx, "repack", "linux", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-ran; got != "repack on wide" {
+		t.Errorf("the repack ran as %q, want on wide", got)
 	}
 }

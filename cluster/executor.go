@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
-	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -28,7 +27,8 @@ type executor struct {
 	handlers     chan handlerReg
 	closures     chan *closure
 	ended        chan ended
-	fenceC       chan struct{}
+	fenceC       chan bool     // from the lease loop: whether its heartbeats fail
+	cancelAll    chan struct{} // Close ran out of time
 	stopC        chan closeReq
 	typesChanged chan struct{} // to the lease loop: beat now
 	names        chan chan []string
@@ -68,7 +68,7 @@ type ended struct {
 
 func newExecutor(n *Node) *executor {
 	return &executor{n: n, handlers: make(chan handlerReg), closures: make(chan *closure),
-		ended: make(chan ended, 64), fenceC: make(chan struct{}, 1), stopC: make(chan closeReq),
+		ended: make(chan ended, 64), fenceC: make(chan bool, 1), cancelAll: make(chan struct{}, 1), stopC: make(chan closeReq),
 		typesChanged: make(chan struct{}, 1), names: make(chan chan []string), done: make(chan struct{})}
 }
 
@@ -83,12 +83,22 @@ func (x *executor) typeNames() []string {
 	}
 }
 
-// fence stops the attempts running here: this instance could not beat
-// its heartbeat and will be declared lost.
-func (x *executor) fence() {
-	select {
-	case x.fenceC <- struct{}{}:
-	default:
+// setFenced tells the executor whether this instance's heartbeats fail
+// for so long that the leader will declare it lost: while they do, it
+// stops the attempts running here and starts none, so that none runs on
+// beside its retry elsewhere. Only the lease loop calls it; the latest
+// value wins.
+func (x *executor) setFenced(v bool) {
+	for {
+		select {
+		case x.fenceC <- v:
+			return
+		default:
+			select {
+			case <-x.fenceC: // superseded
+			default:
+			}
+		}
 	}
 }
 
@@ -117,7 +127,7 @@ func (x *executor) run() {
 	report := time.NewTicker(cfg.ReportEvery)
 	defer report.Stop()
 	var closing *closeReq
-	killed := false
+	killed, fenced := false, false
 
 	flush := func() {
 		if len(ends) == 0 {
@@ -179,7 +189,7 @@ func (x *executor) run() {
 	check := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 		defer cancel()
-		if closing == nil {
+		if closing == nil && !fenced {
 			grants, err := x.n.b.Granted(ctx, cfg.Instance)
 			if err != nil {
 				x.n.log.Warn("reading grants failed", zap.Error(err))
@@ -293,13 +303,23 @@ func (x *executor) run() {
 			}
 		case <-report.C:
 			flush()
-		case <-wake:
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil // the listener's connection is gone: poll
+			}
 			check()
 		case <-poll.C:
 			check()
-		case <-x.fenceC:
+		case fenced = <-x.fenceC:
+			if fenced {
+				x.n.log.Warn("heartbeats failing: stopping the jobs running here")
+				for _, a := range running {
+					a.cancel(fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, cfg.Instance))
+				}
+			}
+		case <-x.cancelAll:
 			for _, a := range running {
-				a.cancel(fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, cfg.Instance))
+				a.cancel(actor.ErrClosed)
 			}
 		case r := <-x.stopC:
 			closing = &r
@@ -311,7 +331,7 @@ func (x *executor) run() {
 			} else {
 				stop := context.AfterFunc(r.ctx, func() {
 					select {
-					case x.fenceC <- struct{}{}:
+					case x.cancelAll <- struct{}{}:
 					default:
 					}
 				})
@@ -340,15 +360,31 @@ func outcome(c *closure, f Final) error {
 	switch {
 	case f.Gone:
 		return nil
-	case c.lastErr != nil && c.lastErr.Error() == f.LastError:
-		return c.lastErr
-	case strings.HasPrefix(f.LastError, policy.ErrExpired.Error()):
-		return fmt.Errorf("%w%s", policy.ErrExpired, strings.TrimPrefix(f.LastError, policy.ErrExpired.Error()))
-	case f.LastError == ErrFunctionGone.Error():
-		return ErrFunctionGone
+	case c.lastErr != nil && strings.HasSuffix(f.LastError, c.lastErr.Error()):
+		// The leader's words around the function's own error.
+		return &remoteError{text: f.LastError, err: c.lastErr}
+	}
+	for _, s := range sentinels {
+		if strings.Contains(f.LastError, s.Error()) {
+			return &remoteError{text: f.LastError, err: s}
+		}
 	}
 	return errors.New(f.LastError)
 }
+
+// sentinels are the errors a RunSync's caller may test for that the
+// leader decides: they cross the database as text and are matched back.
+var sentinels = []error{ErrFunctionGone, workers.ErrWorkerLost, policy.ErrExpired, policy.ErrDenied, actor.ErrClosed}
+
+// remoteError is how a job of this instance ended as the leader wrote it:
+// its text, matching (errors.Is, errors.As) the error it stands for.
+type remoteError struct {
+	text string
+	err  error
+}
+
+func (e *remoteError) Error() string { return e.text }
+func (e *remoteError) Unwrap() error { return e.err }
 
 // call runs fn, turning a panic into an error.
 func call(ctx context.Context, fn func(context.Context) error) (panicked bool, err error) {
@@ -359,5 +395,3 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 	}()
 	return false, fn(ctx)
 }
-
-var _ = core.RecordPending

@@ -38,8 +38,10 @@ import (
 // granted to it once it was reaped (its handler had returned, its end was
 // not yet reported). It logs how long dispatch took to resume after each
 // kill and how many duplicates the kills cost; no duration is asserted.
-// (Before the fix in startLeader (endedUnread), jobs that ended on a
-// surviving instance while no leader read the ends ran again.)
+// (It failed, with jobs run twice that no kill interrupted, while a new
+// leader ran again the jobs whose success was reported after the last
+// leader's last read of the ends; the leader now resumes them on the
+// instance that reported the end and reads it back.)
 func TestKillLeaderAndExecutor(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx := context.Background()

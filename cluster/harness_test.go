@@ -152,6 +152,13 @@ func leaderOf(t *testing.T, ms ...*member) *member {
 		}
 		time.Sleep(20 * time.Millisecond) // polling the cluster's own state, not a timing assertion
 	}
+	for _, m := range ms {
+		if m.s == nil {
+			continue
+		}
+		snap, err := m.s.Snapshot(context.Background())
+		t.Logf("snapshot: %+v, err %v", snap.Cluster, err)
+	}
 	t.Fatal("no leader in 30 s")
 	return nil
 }

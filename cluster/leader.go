@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
-	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -44,8 +43,11 @@ type wait struct {
 	attempt  int    // -1: whatever attempt runs on instance (resumed)
 	instance string
 	conflict string
-	granting bool // in the batch to grant, not yet granted
 	done     chan error
+	queued   time.Time // when it first waited for its instance
+	// written: its grant is committed (or it watches a grant already
+	// made); until then its row says nothing about it.
+	written bool
 }
 
 type leaderInfo struct {
@@ -67,9 +69,6 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	if err != nil {
 		return nil, err
 	}
-	if err := endedUnread(ctx, n.b, recs); err != nil {
-		return nil, err
-	}
 	a, err := n.factory(st, recs)
 	if err != nil {
 		return nil, err
@@ -77,51 +76,21 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), types: make(chan typeReg),
 		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed}
 	go l.run()
+	// Every type first, then every handler at once: the jobs a previous
+	// leader granted are all counted before any other starts.
+	all := map[policy.JobType]messages.Handler{}
 	for _, r := range types {
-		l.register(r)
-	}
-	return l, nil
-}
-
-// endedUnread marks, as granted to the instance that ran it, each pending
-// record whose last attempt ended — its instance reported the end — after
-// the previous leader last read the ends (it died or lost its lease in
-// between): the scheduler resumes it as running and the leader reads that
-// end at once, instead of running a job that ended again. An end the
-// previous leader applied is older than the record's attempt, or is the
-// failure its LastError holds, its retry waiting; an end of the attempt
-// the record counts (or of the next, its count not yet written) is not.
-// (A failure with the same text as the one before it is taken as applied:
-// the job runs again, its failed attempt counted, without its backoff.)
-func endedUnread(ctx context.Context, b Backend, recs []core.JobRecord) error {
-	var seqs []uint64
-	at := map[uint64]int{}
-	for i, r := range recs {
-		if r.State == core.RecordPending && r.Granted == "" {
-			seqs = append(seqs, r.Seq)
-			at[r.Seq] = i
-		}
-	}
-	if len(seqs) == 0 {
-		return nil
-	}
-	rows, err := b.Rows(ctx, seqs) // stable: only a leader grants them, and only a leader writes their records
-	if err != nil {
-		return err
-	}
-	for _, row := range rows {
-		i, ok := at[row.Seq]
-		if !ok || row.Running || !row.Ended || row.End.Instance == "" {
+		if err := l.a.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
+			l.n.log.Error("registering a type in the leader failed", zap.String("type", string(r.t)), zap.Error(err))
 			continue
 		}
-		rec := &recs[i]
-		applied := row.End.Attempt < rec.Attempt ||
-			row.End.Attempt == rec.Attempt && row.End.Kind == EndError && row.End.Error == rec.LastError
-		if !applied {
-			rec.Granted = row.End.Instance
-		}
+		all[r.t] = l.handler(r)
 	}
-	return nil
+	if err := l.a.RegisterHandlers(all); err != nil {
+		l.stop()
+		return nil, err
+	}
+	return l, nil
 }
 
 // register adds type r to the leader's scheduler with the remote handler.
@@ -130,11 +99,17 @@ func (l *leader) register(r typeReg) {
 		l.n.log.Error("registering a type in the leader failed", zap.String("type", string(r.t)), zap.Error(err))
 		return
 	}
+	_ = l.a.RegisterHandler(r.t, l.handler(r))
+}
+
+// handler is type r's handler in the leader's scheduler: grant the
+// attempt to an instance, return how it ended there.
+func (l *leader) handler(r typeReg) messages.Handler {
 	conflict := ""
 	if r.cfg.ConflictGroup != "" && r.cfg.ConflictMode == policy.ConflictExclusive {
 		conflict = string(r.cfg.ConflictGroup)
 	}
-	_ = l.a.RegisterHandler(r.t, func(ctx context.Context, job messages.DurableJob) error {
+	return func(ctx context.Context, job messages.DurableJob) error {
 		w := &wait{seq: job.Seq, typ: job.Type, id: job.ID, owner: job.Owner, attempt: job.Attempt, done: make(chan error, 1)}
 		if conflict != "" {
 			w.conflict = conflict + "/" + job.ID
@@ -155,7 +130,7 @@ func (l *leader) register(r typeReg) {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
-	})
+	}
 }
 
 func (l *leader) registerType(r typeReg) {
@@ -180,11 +155,20 @@ func (l *leader) info() ([]InstanceInfo, map[string]string) {
 // fenced anyway), the jobs granted run on, and the next leader waits for
 // their ends.
 func (l *leader) stop() {
-	close(l.stopC)
-	<-l.done
+	// The scheduler first: aborted, it writes nothing of the attempts it
+	// interrupts (they stay pending), whereas a handler answered by a
+	// stopped loop would fail its attempt — and the lease may not have
+	// expired yet, so that write might not be fenced.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = l.a.Close(ctx)
+	// Then wait for its final save (within a beat), so that a graceful
+	// handover's save lands before the lease is released, not after.
+	ctx, cancel = context.WithTimeout(context.Background(), l.n.cfg.Heartbeat)
+	_ = l.a.Close(ctx)
+	cancel()
+	close(l.stopC)
+	<-l.done
 }
 
 func (l *leader) run() {
@@ -192,8 +176,10 @@ func (l *leader) run() {
 	cfg := l.n.cfg
 	instances := map[string]*instance{}
 	outstanding := map[uint64]*wait{}
-	var batch, queued []*wait // to grant; waiting for a free slot
-	var orphans []uint64      // RunSync and Submit jobs of lost instances, finished
+	var batch, queued []*wait      // to grant; waiting for a free slot
+	var orphans []uint64           // RunSync and Submit jobs of lost instances, finished
+	lost := map[string]time.Time{} // instances this leader declared lost, and when
+	refresh := false               // an owner unknown yet: read the instances
 	wake, stopWake := l.n.b.Wake(context.Background())
 	defer stopWake()
 	poll := time.NewTicker(cfg.Poll)
@@ -212,10 +198,6 @@ func (l *leader) run() {
 	}
 	answer := func(w *wait, err error) {
 		delete(outstanding, w.seq)
-		if w.granting { // never granted: it must not be now
-			w.granting = false
-			batch = slices.DeleteFunc(batch, func(x *wait) bool { return x == w })
-		}
 		if in := instances[w.instance]; in != nil && w.owner == "" {
 			in.running--
 		}
@@ -225,6 +207,7 @@ func (l *leader) run() {
 	place = func(w *wait) {
 		switch {
 		case w.attempt == -1: // resumed: it runs already
+			w.written = true
 			outstanding[w.seq] = w
 			if in := instances[w.instance]; in != nil && w.owner == "" {
 				in.running++
@@ -232,16 +215,30 @@ func (l *leader) run() {
 			return
 		case w.owner != "":
 			if instances[w.owner] == nil {
+				// Unknown: just joined (the next read of the instances
+				// shows it), or gone — declared lost, or silent for as
+				// long as that takes.
+				if w.queued.IsZero() {
+					w.queued = time.Now()
+				}
+				if _, gone := lost[w.owner]; !gone && time.Since(w.queued) < cfg.LostAfter {
+					refresh = true
+					queued = append(queued, w)
+					return
+				}
 				orphans = append(orphans, w.seq)
 				w.done <- policy.Permanent(fmt.Errorf("%w: instance %s, which made the job, is gone", workers.ErrWorkerLost, w.owner))
 				return
 			}
 			w.instance = w.owner
 		default:
+			// The most specialised instance with a free slot (spec 3's
+			// rule for worker slots): the one with the fewest types, so
+			// that those taking more stay free for types only they
+			// take; then the most free slots, then the name.
 			var best *instance
 			for _, in := range instances {
-				if in.types[string(w.typ)] && in.running < in.Slots &&
-					(best == nil || in.Slots-in.running > best.Slots-best.running || in.Slots-in.running == best.Slots-best.running && in.ID < best.ID) {
+				if in.types[string(w.typ)] && in.running < in.Slots && (best == nil || better(in, best)) {
 					best = in
 				}
 			}
@@ -253,7 +250,6 @@ func (l *leader) run() {
 			best.running++
 		}
 		outstanding[w.seq] = w
-		w.granting = true
 		batch = append(batch, w)
 	}
 	replace := func() {
@@ -277,23 +273,19 @@ func (l *leader) run() {
 		if fenced(err) {
 			return
 		}
-		if errors.Is(err, actor.ErrStore) {
-			// The database failed (a timeout, a deadlock, a lost
-			// connection): the batch committed entirely or not at all.
-			// Grant it again next turn; a grant that took already is
-			// skipped then and waited for as running.
-			l.n.log.Warn("granting failed; retrying", zap.Int("grants", len(batch)), zap.Error(err))
+		if errors.Is(err, ErrDoubleAdmission) {
+			// Never from a sound leader: the database's own guard held.
+			l.n.log.Error("the database refused a double admission; the attempts fail", zap.Error(err))
+			for _, w := range batch {
+				answer(w, err)
+			}
+			batch = batch[:0]
 			return
 		}
 		if err != nil {
-			l.n.log.Error("granting failed; the attempts end as lost", zap.Error(err))
-			for _, w := range batch {
-				w.granting = false
-			}
-			for _, w := range batch {
-				answer(w, fmt.Errorf("%w: %w", workers.ErrWorkerLost, err))
-			}
-			batch = batch[:0]
+			// The database is out of reach: the batch is granted at the
+			// next turn, or the lease is lost and the next leader decides.
+			l.n.log.Warn("granting failed; trying again", zap.Error(err))
 			return
 		}
 		ok := make(map[uint64]bool, len(took))
@@ -301,8 +293,8 @@ func (l *leader) run() {
 			ok[s] = true
 		}
 		for _, w := range batch {
-			w.granting = false
-			if !ok[w.seq] { // running already (a previous leader's grant, or this one's that failed to answer): wait for that end
+			w.written = true
+			if !ok[w.seq] { // running already (a previous leader's grant): wait for that end
 				if in := instances[w.instance]; in != nil && w.owner == "" {
 					in.running--
 				}
@@ -317,7 +309,7 @@ func (l *leader) run() {
 		}
 		seqs := make([]uint64, 0, len(outstanding))
 		for s, w := range outstanding {
-			if !w.granting {
+			if w.written { // a grant not committed yet has no end to read
 				seqs = append(seqs, s)
 			}
 		}
@@ -364,11 +356,17 @@ func (l *leader) run() {
 		}
 	}
 	readInstances := func(ctx context.Context) {
-		lost, err := l.n.b.Lost(ctx, cfg.Domain, l.epoch, cfg.LostAfter)
+		gone, err := l.n.b.Lost(ctx, cfg.Domain, l.epoch, cfg.LostAfter)
 		if fenced(err) {
 			return
 		}
-		for _, id := range lost {
+		for id, at := range lost { // long enough for the jobs that named them
+			if time.Since(at) > 2*cfg.LostAfter {
+				delete(lost, id)
+			}
+		}
+		for _, id := range gone {
+			lost[id] = time.Now()
 			l.n.log.Warn("instance lost", zap.String("lost", id))
 			if _, err := l.n.b.Revoke(ctx, cfg.Domain, l.epoch, id); fenced(err) {
 				return
@@ -405,14 +403,18 @@ func (l *leader) run() {
 		if len(orphans) > 0 {
 			fs, err := l.n.b.Finals(ctx, orphans)
 			if err == nil {
+				// Forget the finished ones; keep those whose end is not
+				// written yet.
 				var del []uint64
+				done := map[uint64]bool{}
 				for _, f := range fs {
+					done[f.Seq] = true
 					if !f.Gone {
 						del = append(del, f.Seq)
 					}
 				}
 				if l.n.b.Forget(ctx, del) == nil {
-					orphans = orphans[:0]
+					orphans = slices.DeleteFunc(orphans, func(s uint64) bool { return done[s] })
 				}
 			}
 		}
@@ -462,7 +464,10 @@ func (l *leader) run() {
 				in.running[string(w.typ)+"/"+w.id] = w.instance
 			}
 			reply <- in
-		case <-wake:
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil // the listener's connection is gone: poll
+			}
 			read()
 			replace()
 		case <-poll.C:
@@ -481,8 +486,29 @@ func (l *leader) run() {
 			}
 			return
 		}
+		if refresh {
+			refresh = false
+			func() {
+				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+				defer cancel()
+				readInstances(ctx)
+			}()
+			replace()
+		}
 		grant()
 	}
+}
+
+// better reports whether instance a is a better place than b for a job
+// both take.
+func better(a, b *instance) bool {
+	if len(a.types) != len(b.types) {
+		return len(a.types) < len(b.types)
+	}
+	if fa, fb := a.Slots-a.running, b.Slots-b.running; fa != fb {
+		return fa > fb
+	}
+	return a.ID < b.ID
 }
 
 // endError is the error an attempt's report stands for in the leader.

@@ -57,7 +57,10 @@ type Config struct {
 	// LeaseTTL is how long a lease lasts unrenewed (default 10 s);
 	// Heartbeat how often instances beat and the leader renews (default
 	// LeaseTTL/3); LostAfter how long an instance may stay silent before
-	// the leader declares it lost (default LeaseTTL).
+	// the leader declares it lost (default LeaseTTL + 2 Heartbeats, at
+	// least 3 Heartbeats). An instance whose beats fail for LostAfter
+	// less 2 Heartbeats stops its jobs and starts none until a beat
+	// succeeds, so that none runs on beside its retry.
 	LeaseTTL, Heartbeat, LostAfter time.Duration
 	// Poll is how often the loops read the database without a wake-up
 	// (default 200 ms; LISTEN wakes them at once when it works);
@@ -77,6 +80,9 @@ var (
 	// ErrFunctionGone: an instance was granted a RunSync or Submit job
 	// whose function it no longer holds (its caller left, or it restarted).
 	ErrFunctionGone = errors.New("fairsched/cluster: the job's function is gone")
+	// ErrDoubleAdmission: the database refused a grant that would run a
+	// second job on an exclusive conflict key a running grant holds.
+	ErrDoubleAdmission = errors.New("fairsched/cluster: double admission on an exclusive conflict key refused")
 	// ErrFenced: a write made under an epoch that is no longer the
 	// domain's current lease, or under an expired lease; it changed
 	// nothing.
@@ -100,7 +106,7 @@ func (c *Config) defaults() error {
 		c.Heartbeat = c.LeaseTTL / 3
 	}
 	if c.LostAfter == 0 {
-		c.LostAfter = c.LeaseTTL
+		c.LostAfter = c.LeaseTTL + 2*c.Heartbeat
 	}
 	if c.Poll == 0 {
 		c.Poll = 200 * time.Millisecond
@@ -108,8 +114,8 @@ func (c *Config) defaults() error {
 	if c.ReportEvery == 0 {
 		c.ReportEvery = 25 * time.Millisecond
 	}
-	if c.LeaseTTL < 0 || c.Heartbeat <= 0 || c.Heartbeat >= c.LeaseTTL || c.LostAfter < c.Heartbeat || c.Poll < 0 || c.ReportEvery < 0 {
-		return fmt.Errorf("%w: need 0 < Heartbeat < LeaseTTL and LostAfter >= Heartbeat (got %v, %v, %v)",
+	if c.LeaseTTL < 0 || c.Heartbeat <= 0 || c.Heartbeat >= c.LeaseTTL || c.LostAfter < 3*c.Heartbeat || c.Poll < 0 || c.ReportEvery < 0 {
+		return fmt.Errorf("%w: need 0 < Heartbeat < LeaseTTL and LostAfter >= 3 Heartbeats (got %v, %v, %v)",
 			ErrInvalidConfig, c.Heartbeat, c.LeaseTTL, c.LostAfter)
 	}
 	if c.Logger == nil {
@@ -221,6 +227,7 @@ func (n *Node) Enqueue(ctx context.Context, rec *core.JobRecord) error {
 // leader grants it here; it returns fn's error once the job has ended
 // (after its retries), or ctx's if ctx ends first.
 func (n *Node) RunSync(ctx context.Context, rec *core.JobRecord, fn func(context.Context) error) error {
+	rec.OnDemand = true // a caller waits: on-demand work for scoring
 	done := make(chan error, 1)
 	if err := n.own(ctx, rec, fn, done); err != nil {
 		return err
@@ -335,6 +342,7 @@ func (n *Node) run() {
 		lastBeat  = time.Now()
 		lastRenew time.Time
 		failed    = make(chan int64, 1) // a leader whose write was fenced
+		fenced    bool                  // the executor was told to stop its jobs
 	)
 	tick := time.NewTicker(n.cfg.Heartbeat)
 	defer tick.Stop()
@@ -357,10 +365,15 @@ func (n *Node) run() {
 		now := time.Now()
 		if err := n.b.Heartbeat(ctx, n.cfg.Domain, n.cfg.Instance, n.cfg.Slots, n.x.typeNames()); err == nil {
 			lastBeat = now
-		} else if now.Sub(lastBeat) > n.cfg.LostAfter-n.cfg.Heartbeat {
+			if fenced {
+				fenced = false
+				n.x.setFenced(false)
+			}
+		} else if !fenced && time.Since(lastBeat) > n.cfg.LostAfter-2*n.cfg.Heartbeat {
 			// The leader will declare this instance lost and grant its
 			// jobs again: stop them first.
-			n.x.fence()
+			fenced = true
+			n.x.setFenced(true)
 		}
 		if l != nil {
 			ok, err := n.b.Renew(ctx, n.cfg.Domain, n.cfg.Instance, epoch, n.cfg.LeaseTTL)
@@ -413,7 +426,7 @@ func (n *Node) run() {
 				in.Instances, in.Running = l.info()
 			} else {
 				ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-				holder, e, live, err := n.leaderOf(ctx)
+				holder, e, live, err := n.b.Leader(ctx, n.cfg.Domain)
 				cancel()
 				if err == nil && live {
 					in.Leader, in.Epoch = holder, e
@@ -427,16 +440,6 @@ func (n *Node) run() {
 			return
 		}
 	}
-}
-
-// leaderOf reads the lease, when the backend can say.
-func (n *Node) leaderOf(ctx context.Context) (string, int64, bool, error) {
-	if lb, ok := n.b.(interface {
-		Leader(ctx context.Context, domain string) (string, int64, bool, error)
-	}); ok {
-		return lb.Leader(ctx, n.cfg.Domain)
-	}
-	return "", 0, false, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

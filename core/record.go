@@ -41,6 +41,9 @@ type JobRecord struct {
 	// the job: only it holds the function, so only it is granted the job,
 	// and the job ends with it. "" for a durable job any instance runs.
 	Owner string `json:"owner,omitempty"`
+	// OnDemand: a caller waits for the job (a RunSync in cluster mode); with
+	// scoring it has the on-demand bonus, as in one process.
+	OnDemand bool `json:"on_demand,omitempty"`
 	// Granted, in cluster mode, is the instance a previous leader granted
 	// the job to and that still runs it, as the store read it: the new
 	// leader counts it as running until it ends (core.Resume). Never

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fairsched/fairsched/debugpage"
+	"github.com/fairsched/fairsched/internal/pgtest"
 )
 
 var (
@@ -31,8 +33,19 @@ var (
 // are closed, the servers closed and the browsers' contexts cancelled (the
 // allocator's cancel waits for Chromium and its children to exit). chromedp
 // ends its own goroutines before those cancels return, so nothing of it is
-// ignored.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// ignored. The throwaway PostgreSQL of the cluster test, if it started
+// one, is stopped first.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // browsers are the names the browser test looks for on PATH.
 var browsers = []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"}
@@ -61,6 +74,14 @@ func TestBrowser(t *testing.T) {
 	checkFixture(t, f.snapshot(t))
 	mux := http.NewServeMux()
 	mux.Handle("/debug/fairsched/", http.StripPrefix("/debug/fairsched", debugpage.Handler(f.s, debugpage.WithRefresh(0))))
+	// A cluster leader's page, from a snapshot (a live cluster needs a
+	// database).
+	mux.HandleFunc("/cluster/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if err := debugpage.RenderSnapshot(w, debugpage.ClusterFixture()); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	url := srv.URL + "/debug/fairsched/"
@@ -190,6 +211,55 @@ func TestBrowser(t *testing.T) {
 		shot := screenshot(t, tab, 390*2)
 		if *shots != "" {
 			write(t, filepath.Join(*shots, "debugpage-phone.png"), shot)
+		}
+	})
+
+	// A cluster's leader: the instances beside the jobs, on a desktop and
+	// on a phone, each running job's instance on its row or card.
+	t.Run("cluster", func(t *testing.T) {
+		for _, phone := range []bool{false, true} {
+			tab, cancel := chromedp.NewContext(browserCtx)
+			actions := []chromedp.Action[chromedp.Void]{chromedp.Navigate(srv.URL + "/cluster/"), chromedp.WaitVisible(chromedp.CSS("table#instances"))}
+			if phone {
+				actions = append([]chromedp.Action[chromedp.Void]{chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2))}, actions...)
+			}
+			if err := chromedp.Do(tab, actions...); err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			instances := run(t, tab, chromedp.Evaluate[[]string](
+				`Array.from(document.querySelectorAll("table#instances tbody tr"), tr => tr.innerText)`))
+			if len(instances) != 3 || !strings.HasPrefix(instances[0], "api-1\t8\t0\tclone, repack\tleader") {
+				t.Errorf("phone %v: instances rows %q", phone, instances)
+			}
+			running := run(t, tab, chromedp.Evaluate[[]string](
+				`Array.from(document.querySelectorAll("table#running tbody tr"), tr => tr.innerText)`))
+			if len(running) != 3 || !strings.HasSuffix(strings.TrimSpace(running[0]), "api-2") ||
+				!strings.HasSuffix(strings.TrimSpace(running[2]), "not placed yet") {
+				t.Errorf("phone %v: running rows %q, want each ending with its instance", phone, running)
+			}
+			header := run(t, tab, chromedp.Text(chromedp.CSS("header")))
+			if !strings.Contains(header, "instance api-1, leader") || !strings.Contains(header, "leader api-1 · epoch 7") {
+				t.Errorf("phone %v: header %q", phone, header)
+			}
+			if phone {
+				if !run(t, tab, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth + 1`)) {
+					t.Error("the cluster page scrolls sideways on a 390 px phone")
+				}
+				// The card's labels are drawn before the cells (::before).
+				label := run(t, tab, chromedp.Evaluate[string](
+					`getComputedStyle(document.querySelector("table#running tbody td[data-label=Instance]"), "::before").content`))
+				if label != `"Instance"` {
+					t.Errorf("a running job's card labels its instance %s, want \"Instance\"", label)
+				}
+				shot := screenshot(t, tab, 390*2)
+				if *shots != "" {
+					write(t, filepath.Join(*shots, "debugpage-cluster-phone.png"), shot)
+				}
+			} else if *shots != "" {
+				write(t, filepath.Join(*shots, "debugpage-cluster-desktop.png"), screenshot(t, tab, 1000))
+			}
+			cancel()
 		}
 	})
 

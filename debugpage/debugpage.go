@@ -16,6 +16,13 @@
 // that refreshes itself every two seconds and reads on a phone as well as
 // on a desktop.
 //
+// In cluster mode (fairsched.WithCluster) the page shows the cluster too:
+// its domain, the leader and its epoch, whether this instance leads, and —
+// on the leader, which decides for every instance and so alone lists the
+// jobs — the instances with their slots, handlers and running jobs, and
+// the instance each running job runs on. A follower's page names the
+// leader whose page to read.
+//
 // The page shows what the scheduler's state says, including job ids and
 // fairness keys (client addresses, tenants): mount it where only operators
 // reach it, as one would pprof.

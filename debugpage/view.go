@@ -50,6 +50,30 @@ type view struct {
 
 	Dead     []deadRow
 	DeadMore bool // the list stops at the page's rows: there may be more
+
+	// Cluster is the instance's view of its cluster, nil outside cluster
+	// mode; the running jobs then have an Instance column.
+	Cluster *clusterView
+}
+
+// clusterView is Snapshot.Cluster as the page shows it.
+type clusterView struct {
+	Domain, Instance string
+	// Leader is the lease's holder ("" when this instance does not know
+	// one), Epoch its epoch; Leading says whether it is this instance.
+	Leader  string
+	Epoch   int64
+	Leading bool
+	// Instances, as the leader counts them (only the leader's snapshot
+	// has them).
+	Instances []instanceRow
+}
+
+type instanceRow struct {
+	ID             string
+	Slots, Running int
+	Types          string
+	Leader, This   bool
 }
 
 type deadRow struct {
@@ -91,6 +115,9 @@ type runningRow struct {
 	Priority, Started, For   string
 	Cost, Slot               string
 	BackgroundKey, Ungrouped bool
+	// Instance runs the job, in cluster mode ("" while the leader has not
+	// placed it yet).
+	Instance string
 }
 
 type groupRow struct {
@@ -220,6 +247,7 @@ func newView(s fairsched.Snapshot, c config) view {
 			Started:  clockTime(r.Started, s.Time),
 			For:      short(s.Time.Sub(r.Started)),
 			Cost:     short(r.EstimatedCost),
+			Instance: r.Instance,
 		}
 		if r.Worker != "" {
 			row.Slot = fmt.Sprintf("%s #%d", r.Worker, r.Slot)
@@ -316,6 +344,14 @@ func newView(s fairsched.Snapshot, c config) view {
 		}
 		v.Keys = append(v.Keys, keyRow{Key: keyName(k), Background: k == "", Cost: short(s.AccumulatedCost[k]),
 			Weight: strconv.FormatFloat(w, 'g', -1, 64), Running: runningByKey[k], Pending: pendingByKey[k]})
+	}
+
+	if c := s.Cluster; c != nil {
+		v.Cluster = &clusterView{Domain: c.Domain, Instance: c.Instance, Leader: c.Leader, Epoch: c.Epoch, Leading: c.Leading}
+		for _, in := range c.Instances {
+			v.Cluster.Instances = append(v.Cluster.Instances, instanceRow{ID: in.ID, Slots: in.Slots, Running: in.Running,
+				Types: strings.Join(in.Types, ", "), Leader: in.ID == c.Leader, This: in.ID == c.Instance})
+		}
 	}
 
 	for _, w := range s.Workers {

@@ -219,7 +219,11 @@ type Enqueue struct {
 type RegisterHandler struct {
 	Type    policy.JobType
 	Handler Handler
-	Reply   chan error
+	// All, when set instead of Type and Handler, registers several at
+	// once: the jobs already running elsewhere (cluster mode) of every
+	// type are counted before any other starts.
+	All   map[policy.JobType]Handler
+	Reply chan error
 }
 
 // DeadOpKind names a DeadOp.

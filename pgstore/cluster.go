@@ -37,7 +37,12 @@ func (s *Store) Domain(ctx context.Context, domain string, epoch int64) (fairsch
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: pgstore: xmin %q: %w", fairsched.ErrStore, xminText, err)
 	}
-	rows, err := tx.Query(ctx, `SELECT seq, xid::text, record, CASE WHEN running THEN instance ELSE '' END FROM fairsched_jobs ORDER BY seq`)
+	// A running job is resumed on its instance; so is one whose success
+	// was reported but whose record the last leader had not deleted yet
+	// (its new leader reads the report back instead of running it again).
+	rows, err := tx.Query(ctx, `SELECT seq, xid::text, record,
+			CASE WHEN running THEN instance WHEN state = 0 AND end_kind = 0 THEN coalesce(end_instance, '') ELSE '' END
+		FROM fairsched_jobs ORDER BY seq`)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: pgstore: reading the domain: %w", fairsched.ErrStore, err)
 	}
@@ -208,3 +213,12 @@ func int64s(seqs []uint64) []int64 {
 	return out
 }
 
+// CountJobs returns how many job rows the database holds, whatever their
+// state.
+func (s *Store) CountJobs(ctx context.Context) (int, error) {
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM fairsched_jobs`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%w: pgstore: counting jobs: %w", fairsched.ErrStore, err)
+	}
+	return n, nil
+}

@@ -23,7 +23,7 @@ type Grant = cluster.Grant
 
 // ErrDoubleAdmission: a grant would run a second job on an exclusive
 // conflict key that a running grant holds; the database refused the batch.
-var ErrDoubleAdmission = errors.New("pgstore: double admission on an exclusive conflict key refused")
+var ErrDoubleAdmission = cluster.ErrDoubleAdmission
 
 // GrantJobs writes grants in one transaction under epoch's lease of
 // domain: each pending, not running job becomes running on its instance.
@@ -53,6 +53,9 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 	var took []uint64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := fence(ctx, tx, domain, epoch); err != nil {
+			return err
+		}
+		if err := lockRows(ctx, tx, seqs); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `
@@ -138,7 +141,11 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 	// The notification is in the statement's own transaction: the leader
 	// is woken once the ends are committed.
 	var n int
-	err := s.pool.QueryRow(ctx, `
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockRows(ctx, tx, seqs); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `
 		WITH ended AS (
 			UPDATE fairsched_jobs j SET running = false, conflict_key = NULL,
 				end_instance = e.instance, end_attempt = e.attempt, end_kind = e.kind, end_error = e.err
@@ -146,6 +153,7 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 			WHERE j.seq = e.seq AND j.running AND j.instance = e.instance AND j.attempt = e.attempt
 			RETURNING 1)
 		SELECT count(*), pg_notify('`+notifyChannel+`', '') FROM ended`, seqs, instances, attempts, kinds, errs).Scan(&n, nil)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("%w: pgstore: reporting ends: %w", fairsched.ErrStore, err)
 	}
@@ -159,6 +167,10 @@ func (s *Store) Revoke(ctx context.Context, domain string, epoch int64, instance
 	var out []uint64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := fence(ctx, tx, domain, epoch); err != nil {
+			return err
+		}
+		// Locked in sequence order first, as every writer of several rows.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq FOR UPDATE`, instance); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `UPDATE fairsched_jobs SET running = false, conflict_key = NULL, instance = NULL

@@ -58,6 +58,12 @@ func TestGrantsAreFencedAndGuarded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i := range g {
+		if g[i].Record == nil || g[i].Record.Seq != g[i].Seq {
+			t.Errorf("grant %d carries record %+v", g[i].Seq, g[i].Record)
+		}
+		g[i].Record = nil
+	}
 	log = append(log, fmt.Sprintf("i1 runs %+v", g))
 	revoked, err := st.Revoke(ctx, "d", epoch, "i1") // i1 is lost
 	if err != nil {
@@ -81,7 +87,7 @@ func TestGrantsAreFencedAndGuarded(t *testing.T) {
 		"granted 2",
 		"double admission",
 		"granted 0",
-		"i1 runs [{Seq:1 Instance:i1 Attempt:1 ConflictKey:repo/linux}]",
+		"i1 runs [{Seq:1 Instance:i1 Attempt:1 ConflictKey:repo/linux Record:<nil>}]",
 		"revoked [1]",
 		"report i1 attempt 1 matched 0",
 		"granted 1",

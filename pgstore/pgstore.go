@@ -252,9 +252,25 @@ func columns(ops []fairsched.JobOp) (*jobColumns, error) {
 	return c, nil
 }
 
+// lockRows locks the job rows of seqs in sequence order. Every statement
+// that writes several job rows (a batch of records, grants, ends) takes
+// its rows' locks this way first: two of them locking in different orders
+// would deadlock (PostgreSQL breaks the cycle after a second by failing
+// one of them).
+func lockRows(ctx context.Context, tx pgx.Tx, seqs []int64) error {
+	if len(seqs) < 2 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `SELECT 1 FROM fairsched_jobs WHERE seq = ANY($1) ORDER BY seq FOR UPDATE`, seqs)
+	return err
+}
+
 // write applies the deletes, then the upserts, in tx, and notifies the
 // listeners (delivered on commit only).
 func (c *jobColumns) write(ctx context.Context, tx pgx.Tx) error {
+	if err := lockRows(ctx, tx, append(slices.Clip(c.dels), c.seqs...)); err != nil {
+		return fmt.Errorf("pgstore: locking jobs: %w", err)
+	}
 	if len(c.seqs)+len(c.dels) > 0 {
 		if _, err := tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', '')`); err != nil {
 			return fmt.Errorf("pgstore: notifying: %w", err)

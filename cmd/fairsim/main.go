@@ -3,6 +3,8 @@
 //
 //	fairsim [-json] [-svg FILE] SCENARIO.yaml
 //	fairsim -summary [-svgdir DIR] [-builtin] SCENARIO.yaml...
+//	fairsim -restart
+//	fairsim -cluster N [-db URL] [-step D] [-slots S] [-heartbeat D] [-log] SCENARIO.yaml
 //
 // Each scenario runs on a mock clock: jobs take exactly their scripted
 // duration, one second per step (see internal/scenario). The report gives
@@ -18,28 +20,64 @@
 // -builtin adds the library's feature scenarios (aging, groups, tenancy,
 // rate limits, expiry: internal/scenario.Features), written in Go; they
 // share the files' numbering, and all play in the order of their names.
-// A long run reports its progress on stderr. The exit status is 1 when a
-// check fails, 2 on a bad file or flag.
+// A long run reports its progress on stderr. -restart shows durable jobs
+// surviving a restart, on a real scheduler and bbolt file.
+//
+// -cluster N plays one scenario for real on a cluster of N instances in
+// this process, over PostgreSQL: the database -db names (an empty one), or
+// a new database in the server FAIRSCHED_TEST_DATABASE_URL names, or one
+// in a throwaway cluster started from the installed server binaries
+// (internal/pgtest). Its jobs are durable jobs, enqueued at their arrival
+// in turn from each instance and run by handlers on every instance on the
+// wall clock, one scenario second being -step (by default 200ms, less for
+// a long scenario, so that a play lasts a few seconds); each instance has
+// -slots slots (by default the scenario's global cap) and beats every
+// -heartbeat (1s; -log writes the instances' records to stderr). It prints the
+// leader and its epoch, the jobs each instance ran, the peak concurrency
+// against the caps from the handlers' shared start/end log, each key's
+// waits beside those of one in-process scheduler playing the same
+// scenario, and checks: every job ran once, no cap exceeded, no conflict
+// overlapped, every instance ran some, the leader's snapshots named each
+// running job's instance. Scenarios with scripts, workers or refusals do
+// not play on a cluster. Without PostgreSQL it prints one line saying it
+// skipped and why, and exits 0.
+//
+// The exit status is 1 when a check fails, 2 on a bad file or flag.
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/fairsched/fairsched/internal/report"
 	"github.com/fairsched/fairsched/internal/scenario"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// An interrupt ends a cluster play early, its instances closed and its
+	// throwaway database removed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
 
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fairsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -48,8 +86,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	svgDir := fs.String("svgdir", "", "write a chart per scenario to `DIR`/NAME.svg")
 	builtin := fs.Bool("builtin", false, "with -summary: also play the library's built-in feature scenarios")
 	restart := fs.Bool("restart", false, "show durable jobs surviving a restart, on a real scheduler and bbolt file")
+	instances := fs.Int("cluster", 0, "play one scenario for real on a cluster of `N` instances over PostgreSQL")
+	db := fs.String("db", "", "with -cluster: an empty PostgreSQL database's `URL` (default: FAIRSCHED_TEST_DATABASE_URL's server or a throwaway cluster)")
+	step := fs.Duration("step", 0, "with -cluster: the wall-clock `length` of one scenario second (default 200ms, less for a long scenario)")
+	slots := fs.Int("slots", 0, "with -cluster: each instance's `slots` (default the scenario's global cap)")
+	heartbeat := fs.Duration("heartbeat", 0, "with -cluster: the instances' heartbeat `interval`, which also bounds each of the leader's database calls (default 1s)")
+	records := fs.Bool("log", false, "with -cluster: write the instances' scheduler and cluster records to stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fairsim [-json] [-svg FILE] SCENARIO.yaml\n       fairsim -summary [-svgdir DIR] SCENARIO.yaml...")
+		fmt.Fprintln(stderr, "usage: fairsim [-json] [-svg FILE] SCENARIO.yaml\n       fairsim -summary [-svgdir DIR] SCENARIO.yaml...\n       fairsim -restart\n       fairsim -cluster N [-db URL] [-step D] [-slots S] [-heartbeat D] [-log] SCENARIO.yaml")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -61,6 +105,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	}
+	if *instances != 0 || *db != "" || *step != 0 || *slots != 0 || *heartbeat != 0 || *records {
+		cfg := clusterConfig{instances: *instances, db: *db, step: *step, slots: *slots, heartbeat: *heartbeat}
+		if *records {
+			cfg.log = stderr
+		}
+		return clusterMain(ctx, fs.Args(), cfg,
+			*asJSON || *svg != "" || *summary || *svgDir != "" || *builtin, stdout, stderr)
 	}
 	files := fs.Args()
 	var scenarios []scenario.Scenario
@@ -151,4 +203,40 @@ func writeSVG(path string, r report.Report) (err error) {
 	}
 	defer func() { err = errors.Join(err, f.Close()) }()
 	return r.SVG(f)
+}
+
+// clusterMain checks the flags of a cluster play and plays it.
+func clusterMain(ctx context.Context, files []string, cfg clusterConfig, others bool, stdout, stderr io.Writer) int {
+	switch {
+	case cfg.instances < 1 || cfg.instances > 16:
+		fmt.Fprintf(stderr, "fairsim: -cluster %d: want 1 to 16 instances (-db, -step, -slots, -heartbeat and -log go with it)\n", cfg.instances)
+		return 2
+	case others:
+		fmt.Fprintln(stderr, "fairsim: -cluster plays one scenario on its own: not with -json, -svg, -summary, -svgdir or -builtin")
+		return 2
+	case len(files) != 1:
+		fmt.Fprintln(stderr, "fairsim: -cluster takes one scenario file")
+		return 2
+	case cfg.step < 0 || cfg.step > 0 && cfg.step < time.Millisecond || cfg.slots < 0:
+		fmt.Fprintf(stderr, "fairsim: -step %v, -slots %d: want a step of 1ms or more and slots ≥ 0\n", cfg.step, cfg.slots)
+		return 2
+	case cfg.heartbeat < 0 || cfg.heartbeat > 0 && cfg.heartbeat < 10*time.Millisecond:
+		fmt.Fprintf(stderr, "fairsim: -heartbeat %v: want 10ms or more\n", cfg.heartbeat)
+		return 2
+	}
+	sc, err := scenario.Load(files[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "fairsim:", err)
+		return 2
+	}
+	status, err := clusterPlay(ctx, sc, cfg, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "fairsim: -cluster:", err)
+		var ue usageError
+		if errors.As(err, &ue) || status == 2 {
+			return 2
+		}
+		return 1
+	}
+	return status
 }

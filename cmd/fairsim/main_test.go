@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,10 +16,24 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/internal/report"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks that no test leaves a goroutine behind, once the
+// throwaway PostgreSQL of the cluster play's test, if it started one, is
+// stopped.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 func scenarioFile(name string) string {
 	return filepath.Join("..", "..", "testdata", "scenarios", name)

@@ -11,9 +11,11 @@
 //   - else the test is skipped, saying why — unless FAIRSCHED_REQUIRE_PG=1
 //     (CI sets it), under which it fails.
 //
-// Each test gets a database of its own, created from a template database
-// that Template may prepare once (migrations), so tests run in parallel
-// and in isolation.
+// Each test gets a database of its own, empty (pgstore.Open migrates it),
+// so tests run in parallel and in isolation.
+//
+// A program that is not a test (the simulator's cluster play) gets a
+// database the same way from Start.
 package pgtest
 
 import (
@@ -52,6 +54,14 @@ type cluster struct {
 	started bool
 }
 
+// ErrUnavailable: no PostgreSQL could be had — FAIRSCHED_TEST_DATABASE_URL
+// is unset and no server binaries are installed, or the throwaway cluster
+// would not start. Start's error wraps it, saying why.
+var ErrUnavailable = errors.New("pgtest: no PostgreSQL")
+
+// hint says how to make PostgreSQL available.
+const hint = "set FAIRSCHED_TEST_DATABASE_URL or install PostgreSQL's server binaries (apt-get install postgresql)"
+
 // URL returns a connection string to a new, empty database for t (dropped
 // at the end of t), or skips t when no PostgreSQL is available (fails it
 // under FAIRSCHED_REQUIRE_PG=1).
@@ -62,27 +72,63 @@ func URL(t testing.TB) string {
 		if os.Getenv("FAIRSCHED_REQUIRE_PG") == "1" {
 			t.Fatalf("pgtest: PostgreSQL is required (FAIRSCHED_REQUIRE_PG=1) and unavailable: %v", startErr)
 		}
-		t.Skipf("pgtest: no PostgreSQL (%v): set FAIRSCHED_TEST_DATABASE_URL or install PostgreSQL's server binaries (apt-get install postgresql)", startErr)
+		t.Skipf("pgtest: no PostgreSQL (%v): %s", startErr, hint)
 	}
+	name, err := createDatabase()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() { dropDatabase(name) })
+	return withDatabase(srv.url, name)
+}
+
+// Start gives a program that is not a test — a command, a demo — a new,
+// empty database the way URL gives one to a test: in the server
+// FAIRSCHED_TEST_DATABASE_URL names, else in a throwaway cluster started
+// from the installed binaries. It returns the database's connection
+// string and stop, which drops the database and stops the throwaway
+// cluster if this process started one (as Stop does): call it once, when
+// done with every database of this package. Without PostgreSQL the error
+// wraps ErrUnavailable and says why; FAIRSCHED_REQUIRE_PG plays no part
+// (the caller decides what a missing database means).
+func Start() (url string, stop func(), err error) {
+	once.Do(func() { srv, startErr = start() })
+	if startErr != nil {
+		return "", nil, fmt.Errorf("%w (%v): %s", ErrUnavailable, startErr, hint)
+	}
+	name, err := createDatabase()
+	if err != nil {
+		return "", nil, fmt.Errorf("pgtest: %w", err)
+	}
+	return withDatabase(srv.url, name), func() { dropDatabase(name); Stop() }, nil
+}
+
+// createDatabase creates a new, empty database in the server and returns
+// its name.
+func createDatabase() (string, error) {
 	name := fmt.Sprintf("fairsched_test_%d_%d", os.Getpid(), dbSeq.Add(1))
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, srv.url)
 	if err != nil {
-		t.Fatalf("pgtest: connecting: %v", err)
+		return "", fmt.Errorf("connecting: %w", err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("pgtest: creating a database: %v", err)
+		return "", fmt.Errorf("creating a database: %w", err)
 	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, srv.url)
-		if err != nil {
-			return
-		}
-		defer conn.Close(ctx)
-		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-	})
-	return withDatabase(srv.url, name)
+	return name, nil
+}
+
+// dropDatabase drops database name, closing its connections; an error
+// is ignored (a throwaway cluster goes with its files anyway).
+func dropDatabase(name string) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, srv.url)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 }
 
 // withDatabase returns connection string u naming database db.
@@ -98,12 +144,21 @@ func withDatabase(u, db string) string {
 // Stop stops the cluster this binary started, if any. Call it from
 // TestMain after m.Run.
 func Stop() {
-	if srv == nil || !srv.started {
+	if srv != nil {
+		srv.stop()
+	}
+}
+
+// stop stops a throwaway cluster c started and removes its files; a
+// second call does nothing.
+func (c *cluster) stop() {
+	if !c.started {
 		return
 	}
-	cmd := srv.command(srv.pgCtl, "stop", "-D", filepath.Join(srv.dir, "data"), "-m", "immediate", "-w")
+	c.started = false
+	cmd := c.command(c.pgCtl, "stop", "-D", filepath.Join(c.dir, "data"), "-m", "immediate", "-w")
 	_ = cmd.Run()
-	_ = os.RemoveAll(srv.dir)
+	_ = os.RemoveAll(c.dir)
 }
 
 func start() (*cluster, error) {
@@ -160,7 +215,7 @@ func start() (*cluster, error) {
 			return c, nil
 		}
 		if ctx.Err() != nil {
-			Stop()
+			c.stop() // srv is not set yet: Stop would not see c
 			return nil, fmt.Errorf("the cluster does not answer: %w", err)
 		}
 		time.Sleep(50 * time.Millisecond) // the server is starting up; pg_ctl -w has waited already

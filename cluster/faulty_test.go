@@ -1,0 +1,178 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/core"
+)
+
+// faulty is a Backend whose instance can be cut off from the database (a
+// partition: every call fails, as a crashed process's would stop) or have
+// its heartbeats stalled (each beat hangs until its context ends).
+type faulty struct {
+	b    cluster.Backend
+	cut  atomic.Bool
+	slow atomic.Bool
+}
+
+var errCut = errors.New("test: cut off from the database")
+
+func (f *faulty) Insert(ctx context.Context, rec *core.JobRecord) error {
+	if f.cut.Load() {
+		return errCut
+	}
+	return f.b.Insert(ctx, rec)
+}
+
+func (f *faulty) Acquire(ctx context.Context, domain, holder string, ttl time.Duration) (int64, bool, error) {
+	if f.cut.Load() {
+		return 0, false, errCut
+	}
+	return f.b.Acquire(ctx, domain, holder, ttl)
+}
+
+func (f *faulty) Renew(ctx context.Context, domain, holder string, epoch int64, ttl time.Duration) (bool, error) {
+	if f.cut.Load() {
+		return false, errCut
+	}
+	return f.b.Renew(ctx, domain, holder, epoch, ttl)
+}
+
+func (f *faulty) Release(ctx context.Context, domain, holder string, epoch int64) error {
+	if f.cut.Load() {
+		return errCut
+	}
+	return f.b.Release(ctx, domain, holder, epoch)
+}
+
+func (f *faulty) Heartbeat(ctx context.Context, domain, instance string, slots int, types []string) error {
+	if f.cut.Load() {
+		return errCut
+	}
+	if f.slow.Load() {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return f.b.Heartbeat(ctx, domain, instance, slots, types)
+}
+
+func (f *faulty) Instances(ctx context.Context, domain string) ([]cluster.Instance, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.Instances(ctx, domain)
+}
+
+func (f *faulty) Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.Lost(ctx, domain, epoch, deadline)
+}
+
+func (f *faulty) Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.Revoke(ctx, domain, epoch, instance)
+}
+
+func (f *faulty) Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, cluster.Feed, error) {
+	if f.cut.Load() {
+		return nil, nil, nil, errCut
+	}
+	st, recs, feed, err := f.b.Domain(ctx, domain, epoch)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return &faultyStore{JobStore: st, f: f}, recs, &faultyFeed{Feed: feed, f: f}, nil
+}
+
+func (f *faulty) Grant(ctx context.Context, domain string, epoch int64, grants []cluster.Grant) ([]uint64, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.Grant(ctx, domain, epoch, grants)
+}
+
+func (f *faulty) Rows(ctx context.Context, seqs []uint64) ([]cluster.Row, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.Rows(ctx, seqs)
+}
+
+func (f *faulty) Granted(ctx context.Context, instance string) ([]cluster.Grant, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.Granted(ctx, instance)
+}
+
+func (f *faulty) ReportEnds(ctx context.Context, ends []cluster.End) (int, error) {
+	if f.cut.Load() {
+		return 0, errCut
+	}
+	return f.b.ReportEnds(ctx, ends)
+}
+
+func (f *faulty) Finals(ctx context.Context, seqs []uint64) ([]cluster.Final, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.Finals(ctx, seqs)
+}
+
+func (f *faulty) Forget(ctx context.Context, seqs []uint64) error {
+	if f.cut.Load() {
+		return errCut
+	}
+	return f.b.Forget(ctx, seqs)
+}
+
+// Wake never wakes a faulty instance: it polls, so that a cut is felt at
+// once.
+func (f *faulty) Wake(ctx context.Context) (<-chan struct{}, func()) { return nil, func() {} }
+
+type faultyStore struct {
+	actor.JobStore
+	f *faulty
+}
+
+func (s *faultyStore) Save(st core.State) error {
+	if s.f.cut.Load() {
+		return errCut
+	}
+	return s.JobStore.Save(st)
+}
+
+func (s *faultyStore) ApplyJobs(ops []actor.JobOp) error {
+	if s.f.cut.Load() {
+		return errCut
+	}
+	return s.JobStore.ApplyJobs(ops)
+}
+
+type faultyFeed struct {
+	cluster.Feed
+	f *faulty
+}
+
+func (r *faultyFeed) Next(ctx context.Context) ([]core.JobRecord, error) {
+	if r.f.cut.Load() {
+		return nil, errCut
+	}
+	return r.Feed.Next(ctx)
+}
+
+func (f *faulty) Leader(ctx context.Context, domain string) (string, int64, bool, error) {
+	if f.cut.Load() {
+		return "", 0, false, errCut
+	}
+	return f.b.Leader(ctx, domain)
+}
