@@ -119,6 +119,11 @@ type JobStore = actor.JobStore
 //	// and the job ends with it. "" for a durable job any instance runs.
 //	Owner string
 //
+//	// EndedAttempt is the last attempt whose end the scheduler applied (a
+//	// retry decided): in cluster mode, a new leader applies an end reported
+//	// for a later attempt instead of running the job again.
+//	EndedAttempt int
+//
 //	// OnDemand: a caller waits for the job (a RunSync in cluster mode); with
 //	// scoring it has the on-demand bonus, as in one process.
 //	OnDemand bool

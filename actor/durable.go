@@ -484,7 +484,7 @@ func (a *Actor) startingDurable(j *messages.Job) {
 // retryingDurable records the failed attempt of durable job j, which
 // retries.
 func (a *Actor) retryingDurable(j *messages.Job, err error) {
-	j.Record.LastError = err.Error()
+	j.Record.LastError, j.Record.EndedAttempt = err.Error(), j.Record.Attempt
 	a.dur.put(j.Record)
 }
 

@@ -360,10 +360,15 @@ func (n *Node) run() {
 		l, leaderID = nil, ""
 	}
 	beat := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-		defer cancel()
 		now := time.Now()
-		if err := n.b.Heartbeat(ctx, n.cfg.Domain, n.cfg.Instance, n.cfg.Slots, n.x.typeNames()); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+		err := n.b.Heartbeat(ctx, n.cfg.Domain, n.cfg.Instance, n.cfg.Slots, n.x.typeNames())
+		cancel()
+		// The lease's calls have a beat of their own: a slow heartbeat
+		// must not leave the renewal no time.
+		ctx, cancel = context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+		defer cancel()
+		if err == nil {
 			lastBeat = now
 			if fenced {
 				fenced = false

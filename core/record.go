@@ -41,6 +41,10 @@ type JobRecord struct {
 	// the job: only it holds the function, so only it is granted the job,
 	// and the job ends with it. "" for a durable job any instance runs.
 	Owner string `json:"owner,omitempty"`
+	// EndedAttempt is the last attempt whose end the scheduler applied (a
+	// retry decided): in cluster mode, a new leader applies an end reported
+	// for a later attempt instead of running the job again.
+	EndedAttempt int `json:"ended_attempt,omitempty"`
 	// OnDemand: a caller waits for the job (a RunSync in cluster mode); with
 	// scoring it has the on-demand bonus, as in one process.
 	OnDemand bool `json:"on_demand,omitempty"`

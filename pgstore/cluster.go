@@ -37,11 +37,15 @@ func (s *Store) Domain(ctx context.Context, domain string, epoch int64) (fairsch
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: pgstore: xmin %q: %w", fairsched.ErrStore, xminText, err)
 	}
-	// A running job is resumed on its instance; so is one whose success
-	// was reported but whose record the last leader had not deleted yet
-	// (its new leader reads the report back instead of running it again).
+	// A running job is resumed on its instance; so is one whose end was
+	// reported for an attempt later than the last its record says was
+	// applied (the last leader died in between): its new leader reads the
+	// report back — a success, or a failure its retry policy then weighs —
+	// instead of running the job again at once.
 	rows, err := tx.Query(ctx, `SELECT seq, xid::text, record,
-			CASE WHEN running THEN instance WHEN state = 0 AND end_kind = 0 THEN coalesce(end_instance, '') ELSE '' END
+			CASE WHEN running THEN instance
+				WHEN state = 0 AND end_attempt > coalesce((record->>'ended_attempt')::int, 0) THEN coalesce(end_instance, '')
+				ELSE '' END
 		FROM fairsched_jobs ORDER BY seq`)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: pgstore: reading the domain: %w", fairsched.ErrStore, err)

@@ -85,7 +85,17 @@ func Layout() int { m := Migrations(); return m[len(m)-1].Version }
 // A schema newer than this package's is an error wrapping
 // fairsched.ErrStore.
 func Open(ctx context.Context, connString string) (*Store, error) {
-	pool, err := pgxpool.New(ctx, connString)
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)
+	}
+	if !strings.Contains(connString, "pool_max_conns") {
+		// pgxpool's default (4 on a small machine) is too few for cluster
+		// mode: two connections wait on LISTEN for good, and the lease,
+		// leader, executor and record writer each hold one at times.
+		cfg.MaxConns = max(cfg.MaxConns, 16)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)
 	}
