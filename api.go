@@ -1492,14 +1492,15 @@ type WorkerSpec struct {
 // RegisterWorker adds a worker's slots. Jobs of a type that requires a
 // worker run only on a free slot that takes the type — the one that takes
 // the fewest types, keeping versatile slots for rarer work (earliest
-// registered among equals). It fails, changing nothing, with
+// registered among equals). In cluster mode the worker is registered on
+// this instance and joins the leader's index, which spans the instances:
+// a durable job on its slots runs on this instance, a RunSync or Submit on
+// its own (SlotFromContext names the slot either way); worker ids are
+// unique across the cluster. It fails, changing nothing, with
 // ErrDuplicateWorker for an ID already registered, ErrUnknownJobType for an
 // unregistered type, and ErrInvalidConfig for an empty ID, no slot, a slot
 // with no type or a type that does not require a worker.
 func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
-	if s != nil && s.node != nil {
-		return notInCluster("RegisterWorker")
-	}
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -1507,7 +1508,16 @@ func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
 	for i, sl := range w.Slots {
 		slots[i] = append([]JobType(nil), sl.Types...) // the caller may reuse its spec
 	}
-	return s.a.Worker(w.ID, slots, false)
+	if err := s.a.Worker(w.ID, slots, false); err != nil || s.node == nil {
+		return err
+	}
+	// Cluster mode: checked above by this instance's own scheduler, the
+	// worker joins the leader's index, which spans the instances.
+	if err := s.node.RegisterWorker(w.ID, slots); err != nil {
+		_ = s.a.Worker(w.ID, nil, true)
+		return err
+	}
+	return nil
 }
 
 // UnregisterWorker removes a worker and all its slots at once: it stopped
@@ -1517,13 +1527,13 @@ func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
 // returns nil succeeded all the same). Its slots free nothing when their
 // jobs end. It fails with ErrUnknownWorker for an ID not registered.
 func (s *Scheduler) UnregisterWorker(id string) error {
-	if s != nil && s.node != nil {
-		return notInCluster("UnregisterWorker")
-	}
 	if err := s.check(); err != nil {
 		return err
 	}
-	return s.a.Worker(id, nil, true)
+	if err := s.a.Worker(id, nil, true); err != nil || s.node == nil {
+		return err
+	}
+	return s.node.UnregisterWorker(id)
 }
 
 // SlotFromContext returns the worker slot the job whose context ctx is (or

@@ -74,11 +74,11 @@ type ClusterConfig = cluster.Config
 //	// unexpired ("" when nobody ever held it).
 //	Leader(ctx context.Context, domain string) (holder string, epoch int64, live bool, err error)
 //
-//	// Heartbeat says instance is alive and runs slots jobs of types at
-//	// once; Instances lists domain's instances; Lost (fenced) removes and
+//	// Heartbeat says instance in.ID is alive, runs in.Slots jobs of
+//	// in.Types at once and has in.Workers registered (Silent is ignored); Instances lists domain's instances; Lost (fenced) removes and
 //	// returns those silent past deadline, and Revoke (fenced) takes back
 //	// the grants of one.
-//	Heartbeat(ctx context.Context, domain, instance string, slots int, types []string) error
+//	Heartbeat(ctx context.Context, domain string, in Instance) error
 //
 //	Instances(ctx context.Context, domain string) ([]Instance, error)
 //

@@ -27,11 +27,11 @@ type Backend interface {
 	// unexpired ("" when nobody ever held it).
 	Leader(ctx context.Context, domain string) (holder string, epoch int64, live bool, err error)
 
-	// Heartbeat says instance is alive and runs slots jobs of types at
-	// once; Instances lists domain's instances; Lost (fenced) removes and
+	// Heartbeat says instance in.ID is alive, runs in.Slots jobs of
+	// in.Types at once and has in.Workers registered (Silent is ignored); Instances lists domain's instances; Lost (fenced) removes and
 	// returns those silent past deadline, and Revoke (fenced) takes back
 	// the grants of one.
-	Heartbeat(ctx context.Context, domain, instance string, slots int, types []string) error
+	Heartbeat(ctx context.Context, domain string, in Instance) error
 	Instances(ctx context.Context, domain string) ([]Instance, error)
 	Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error)
 	Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error)
@@ -71,6 +71,9 @@ type Instance struct {
 	ID    string
 	Slots int
 	Types []string
+	// Workers are the worker slots registered on it (RegisterWorker): by
+	// worker id, each slot's job types.
+	Workers map[string][][]string
 	// Silent is how long ago, by the database's clock, it last beat.
 	Silent time.Duration
 }
@@ -83,6 +86,10 @@ type Grant struct {
 	Instance    string
 	Attempt     int
 	ConflictKey string
+	// Worker and Slot, for a job of a worker type, name the worker slot it
+	// runs on (SlotFromContext in the job).
+	Worker string
+	Slot   int
 	Record      *core.JobRecord
 }
 

@@ -31,8 +31,22 @@ type executor struct {
 	cancelAll    chan struct{} // Close ran out of time
 	stopC        chan closeReq
 	typesChanged chan struct{} // to the lease loop: beat now
-	names        chan chan []string
+	names        chan chan selfInfo
+	workers      chan workerReg
 	done         chan struct{}
+}
+
+// selfInfo is what this instance's heartbeat says of it.
+type selfInfo struct {
+	types   []string
+	workers map[string][][]string
+}
+
+type workerReg struct {
+	id     string
+	slots  [][]policy.JobType
+	remove bool
+	reply  chan error
 }
 
 type handlerReg struct {
@@ -56,6 +70,7 @@ type closure struct {
 type attempt struct {
 	seq     uint64
 	attempt int
+	worker  string // the worker slot it runs on, if any
 	cancel  context.CancelCauseFunc
 }
 
@@ -69,17 +84,30 @@ type ended struct {
 func newExecutor(n *Node) *executor {
 	return &executor{n: n, handlers: make(chan handlerReg), closures: make(chan *closure),
 		ended: make(chan ended, 64), fenceC: make(chan bool, 1), cancelAll: make(chan struct{}, 1), stopC: make(chan closeReq),
-		typesChanged: make(chan struct{}, 1), names: make(chan chan []string), done: make(chan struct{})}
+		typesChanged: make(chan struct{}, 1), names: make(chan chan selfInfo), workers: make(chan workerReg), done: make(chan struct{})}
 }
 
-// typeNames returns the types this instance has handlers for.
-func (x *executor) typeNames() []string {
-	reply := make(chan []string, 1)
+// self returns the types this instance has handlers for and the workers
+// registered on it.
+func (x *executor) self() ([]string, map[string][][]string) {
+	reply := make(chan selfInfo, 1)
 	select {
 	case x.names <- reply:
-		return <-reply
+		in := <-reply
+		return in.types, in.workers
 	case <-x.done:
-		return nil
+		return nil, nil
+	}
+}
+
+// workerOp registers or unregisters a worker on this instance.
+func (x *executor) workerOp(r workerReg) error {
+	r.reply = make(chan error, 1)
+	select {
+	case x.workers <- r:
+		return <-r.reply
+	case <-x.done:
+		return actor.ErrClosed
 	}
 }
 
@@ -116,6 +144,7 @@ func (x *executor) run() {
 	defer close(x.done)
 	cfg := x.n.cfg
 	handlers := map[policy.JobType]messages.Handler{}
+	workerSlots := map[string][][]string{}
 	closures := map[uint64]*closure{}
 	running := map[uint64]*attempt{}
 	var ends []End
@@ -143,7 +172,10 @@ func (x *executor) run() {
 	}
 	start := func(g Grant) {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		a := &attempt{seq: g.Seq, attempt: g.Attempt, cancel: cancel}
+		a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel}
+		if g.Worker != "" { // SlotFromContext tells the job its slot
+			ctx = messages.WithSlot(ctx, messages.SlotRef{Worker: g.Worker, Slot: g.Slot})
+		}
 		rec := g.Record
 		var fn func(context.Context) error
 		if rec.Owner != "" {
@@ -264,7 +296,40 @@ func (x *executor) run() {
 				names = append(names, string(t))
 			}
 			slices.Sort(names)
-			reply <- names
+			ws := make(map[string][][]string, len(workerSlots))
+			for id, sl := range workerSlots {
+				ws[id] = sl
+			}
+			reply <- selfInfo{names, ws}
+		case r := <-x.workers:
+			switch _, ok := workerSlots[r.id]; {
+			case r.remove && !ok:
+				r.reply <- fmt.Errorf("%w: %q", workers.ErrUnknownWorker, r.id)
+				continue
+			case !r.remove && ok:
+				r.reply <- fmt.Errorf("%w: %q", workers.ErrDuplicateWorker, r.id)
+				continue
+			case r.remove:
+				delete(workerSlots, r.id)
+				for _, a := range running {
+					if a.worker == r.id {
+						a.cancel(fmt.Errorf("%w: %q was unregistered", workers.ErrWorkerLost, r.id))
+					}
+				}
+			default:
+				sl := make([][]string, len(r.slots))
+				for i, ts := range r.slots {
+					for _, t := range ts {
+						sl[i] = append(sl[i], string(t))
+					}
+				}
+				workerSlots[r.id] = sl
+			}
+			r.reply <- nil
+			select {
+			case x.typesChanged <- struct{}{}:
+			default:
+			}
 		case c := <-x.closures:
 			if closing != nil {
 				if c.done != nil {

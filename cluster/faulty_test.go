@@ -50,7 +50,7 @@ func (f *faulty) Release(ctx context.Context, domain, holder string, epoch int64
 	return f.b.Release(ctx, domain, holder, epoch)
 }
 
-func (f *faulty) Heartbeat(ctx context.Context, domain, instance string, slots int, types []string) error {
+func (f *faulty) Heartbeat(ctx context.Context, domain string, in cluster.Instance) error {
 	if f.cut.Load() {
 		return errCut
 	}
@@ -58,7 +58,7 @@ func (f *faulty) Heartbeat(ctx context.Context, domain, instance string, slots i
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	return f.b.Heartbeat(ctx, domain, instance, slots, types)
+	return f.b.Heartbeat(ctx, domain, in)
 }
 
 func (f *faulty) Instances(ctx context.Context, domain string) ([]cluster.Instance, error) {

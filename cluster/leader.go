@@ -48,7 +48,16 @@ type wait struct {
 	// written: its grant is committed (or it watches a grant already
 	// made); until then its row says nothing about it.
 	written bool
+	// worker and slot: the worker slot the leader's scheduler gave it (a
+	// job of a worker type).
+	worker string
+	slot   int
 }
+
+// counts reports whether w takes one of its instance's Slots: a durable
+// job not on a worker slot (a worker's slots are its own capacity; a
+// RunSync's or Submit's function runs in its caller's goroutine).
+func (w *wait) counts() bool { return w.owner == "" && w.worker == "" }
 
 type leaderInfo struct {
 	instances []InstanceInfo
@@ -75,9 +84,10 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	}
 	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), types: make(chan typeReg),
 		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed}
-	go l.run()
 	// Every type first, then every handler at once: the jobs a previous
-	// leader granted are all counted before any other starts.
+	// leader granted are all counted before any other starts. The loop
+	// starts after, so that its first read registers the instances'
+	// workers for types the scheduler knows (handlers wait for it).
 	all := map[policy.JobType]messages.Handler{}
 	for _, r := range types {
 		if err := l.a.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
@@ -87,9 +97,11 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 		all[r.t] = l.handler(r)
 	}
 	if err := l.a.RegisterHandlers(all); err != nil {
+		go l.run()
 		l.stop()
 		return nil, err
 	}
+	go l.run()
 	return l, nil
 }
 
@@ -116,6 +128,9 @@ func (l *leader) handler(r typeReg) messages.Handler {
 		}
 		if job.Granted != "" {
 			w.instance, w.attempt = job.Granted, -1
+		}
+		if ref, ok := messages.SlotOf(ctx); ok {
+			w.worker, w.slot = ref.Worker, ref.Slot
 		}
 		select {
 		case l.requests <- w:
@@ -179,6 +194,8 @@ func (l *leader) run() {
 	var batch, queued []*wait      // to grant; waiting for a free slot
 	var orphans []uint64           // RunSync and Submit jobs of lost instances, finished
 	lost := map[string]time.Time{} // instances this leader declared lost, and when
+	workerHome := map[string]string{}  // worker → the instance it is registered on
+	registered := map[string]string{}  // worker → its slots, as registered in the scheduler
 	refresh := false               // an owner unknown yet: read the instances
 	wake, stopWake := l.n.b.Wake(context.Background())
 	defer stopWake()
@@ -198,7 +215,7 @@ func (l *leader) run() {
 	}
 	answer := func(w *wait, err error) {
 		delete(outstanding, w.seq)
-		if in := instances[w.instance]; in != nil && w.owner == "" {
+		if in := instances[w.instance]; in != nil && w.counts() {
 			in.running--
 		}
 		w.done <- err
@@ -209,7 +226,7 @@ func (l *leader) run() {
 		case w.attempt == -1: // resumed: it runs already
 			w.written = true
 			outstanding[w.seq] = w
-			if in := instances[w.instance]; in != nil && w.owner == "" {
+			if in := instances[w.instance]; in != nil && w.counts() {
 				in.running++
 			}
 			return
@@ -231,6 +248,15 @@ func (l *leader) run() {
 				return
 			}
 			w.instance = w.owner
+		case w.worker != "":
+			// On the instance its worker slot is registered on.
+			home := workerHome[w.worker]
+			if home == "" || instances[home] == nil {
+				refresh = true // a worker unregistered meanwhile ends the attempt (ErrWorkerLost)
+				queued = append(queued, w)
+				return
+			}
+			w.instance = home
 		default:
 			// The most specialised instance with a free slot (spec 3's
 			// rule for worker slots): the one with the fewest types, so
@@ -267,7 +293,7 @@ func (l *leader) run() {
 		defer cancel()
 		gs := make([]Grant, len(batch))
 		for i, w := range batch {
-			gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict}
+			gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot}
 		}
 		took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, gs)
 		if fenced(err) {
@@ -295,7 +321,7 @@ func (l *leader) run() {
 		for _, w := range batch {
 			w.written = true
 			if !ok[w.seq] { // running already (a previous leader's grant): wait for that end
-				if in := instances[w.instance]; in != nil && w.owner == "" {
+				if in := instances[w.instance]; in != nil && w.counts() {
 					in.running--
 				}
 				w.attempt, w.instance = -1, ""
@@ -329,7 +355,7 @@ func (l *leader) run() {
 				switch {
 				case r.Running:
 					w.instance, w.attempt = r.Instance, r.Attempt
-					if in := instances[w.instance]; in != nil && w.owner == "" {
+					if in := instances[w.instance]; in != nil && w.counts() {
 						in.running++
 					}
 					continue
@@ -395,11 +421,12 @@ func (l *leader) run() {
 			next[in.ID] = c
 		}
 		for _, w := range outstanding {
-			if in := next[w.instance]; in != nil && w.owner == "" && w.attempt != -1 {
+			if in := next[w.instance]; in != nil && w.counts() && w.attempt != -1 {
 				in.running++
 			}
 		}
 		instances = next
+		l.syncWorkers(next, workerHome, registered)
 		if len(orphans) > 0 {
 			fs, err := l.n.b.Finals(ctx, orphans)
 			if err == nil {
@@ -496,6 +523,52 @@ func (l *leader) run() {
 			replace()
 		}
 		grant()
+	}
+}
+
+// syncWorkers makes the scheduler's worker index the instances' workers:
+// a worker gone (unregistered, or its instance lost) is unregistered —
+// the jobs on its slots end with ErrWorkerLost —, a new one registered. A
+// worker id registered on two instances keeps its first.
+func (l *leader) syncWorkers(instances map[string]*instance, home, registered map[string]string) {
+	type want struct {
+		instance string
+		slots    [][]policy.JobType
+		sig      string
+	}
+	wanted := map[string]want{}
+	for _, id := range sortedKeys(instances) {
+		for wid, slots := range instances[id].Workers {
+			if _, dup := wanted[wid]; dup {
+				l.n.log.Error("a worker id is registered on two instances", zap.String("worker", wid), zap.String("instance", id))
+				continue
+			}
+			ts := make([][]policy.JobType, len(slots))
+			for i, sl := range slots {
+				for _, t := range sl {
+					ts[i] = append(ts[i], policy.JobType(t))
+				}
+			}
+			wanted[wid] = want{id, ts, fmt.Sprint(slots)}
+		}
+	}
+	for wid, sig := range registered {
+		if w, ok := wanted[wid]; !ok || w.sig != sig || home[wid] != w.instance {
+			_ = l.a.Worker(wid, nil, true)
+			delete(registered, wid)
+			delete(home, wid)
+		}
+	}
+	for _, wid := range sortedKeys(wanted) {
+		w := wanted[wid]
+		if _, ok := registered[wid]; ok {
+			continue
+		}
+		if err := l.a.Worker(wid, w.slots, false); err != nil {
+			l.n.log.Error("registering a worker in the leader failed", zap.String("worker", wid), zap.Error(err))
+			continue
+		}
+		registered[wid], home[wid] = w.sig, w.instance
 	}
 }
 

@@ -218,6 +218,21 @@ func (n *Node) RegisterHandler(t policy.JobType, h messages.Handler) error {
 	}
 }
 
+// RegisterWorker registers worker id with its slots' types on this
+// instance; the leader's worker index takes it at its next read of the
+// instances (a heartbeat). Jobs of worker types run on its slots, a
+// durable one on this instance, a RunSync's or Submit's on its own.
+func (n *Node) RegisterWorker(id string, slots [][]policy.JobType) error {
+	return n.x.workerOp(workerReg{id: id, slots: slots})
+}
+
+// UnregisterWorker removes worker id from this instance: the jobs running
+// here on its slots are cancelled (ErrWorkerLost), and the leader
+// unregisters it at its next read of the instances.
+func (n *Node) UnregisterWorker(id string) error {
+	return n.x.workerOp(workerReg{id: id, remove: true})
+}
+
 // Enqueue inserts durable job rec; any instance with a handler runs it.
 func (n *Node) Enqueue(ctx context.Context, rec *core.JobRecord) error {
 	return n.b.Insert(ctx, rec)
@@ -362,7 +377,8 @@ func (n *Node) run() {
 	beat := func() {
 		now := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-		err := n.b.Heartbeat(ctx, n.cfg.Domain, n.cfg.Instance, n.cfg.Slots, n.x.typeNames())
+		handled, ws := n.x.self()
+		err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.cfg.Instance, Slots: n.cfg.Slots, Types: handled, Workers: ws})
 		cancel()
 		// The lease's calls have a beat of their own: a slow heartbeat
 		// must not leave the renewal no time.

@@ -43,8 +43,14 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 	instances := make([]string, len(grants))
 	attempts := make([]int32, len(grants))
 	keys := make([]*string, len(grants))
+	workers := make([]*string, len(grants))
+	slots := make([]int32, len(grants))
 	for i, g := range grants {
-		seqs[i], instances[i], attempts[i] = int64(g.Seq), g.Instance, int32(g.Attempt)
+		seqs[i], instances[i], attempts[i], slots[i] = int64(g.Seq), g.Instance, int32(g.Attempt), int32(g.Slot)
+		if g.Worker != "" {
+			w := g.Worker
+			workers[i] = &w
+		}
 		if g.ConflictKey != "" {
 			k := g.ConflictKey
 			keys[i] = &k
@@ -59,10 +65,11 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 			return err
 		}
 		rows, err := tx.Query(ctx, `
-			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key
-			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[]) AS g(seq, instance, attempt, key)
+			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
+				worker = g.worker, slot = g.slot
+			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
 			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
-			RETURNING j.seq`, seqs, instances, attempts, keys)
+			RETURNING j.seq`, seqs, instances, attempts, keys, workers, slots)
 		if err != nil {
 			return err
 		}
@@ -98,7 +105,7 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 // Granted returns the jobs running on instance and the attempt each was
 // granted for: what an executor runs.
 func (s *Store) Granted(ctx context.Context, instance string) ([]Grant, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, attempt, coalesce(conflict_key, ''), record FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq`, instance)
+	rows, err := s.pool.Query(ctx, `SELECT seq, attempt, coalesce(conflict_key, ''), record, coalesce(worker, ''), slot FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq`, instance)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
 	}
@@ -108,7 +115,7 @@ func (s *Store) Granted(ctx context.Context, instance string) ([]Grant, error) {
 		g := Grant{Instance: instance}
 		var seq int64
 		var data []byte
-		if err := rows.Scan(&seq, &g.Attempt, &g.ConflictKey, &data); err != nil {
+		if err := rows.Scan(&seq, &g.Attempt, &g.ConflictKey, &data, &g.Worker, &g.Slot); err != nil {
 			return nil, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
 		}
 		g.Seq = uint64(seq)

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -14,16 +15,25 @@ type Instance = cluster.Instance
 
 // Heartbeat records that instance of domain is alive, runs slots jobs at
 // once and has handlers for types; its first beat registers it.
-func (s *Store) Heartbeat(ctx context.Context, domain, instance string, slots int, types []string) error {
+func (s *Store) Heartbeat(ctx context.Context, domain string, in Instance) error {
+	types, workers := in.Types, in.Workers
 	if types == nil {
 		types = []string{}
 	}
-	_, err := s.pool.Exec(ctx, `
-		INSERT INTO fairsched_instances (domain, instance, slots, types) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (domain, instance) DO UPDATE SET heartbeat_at = now(), slots = excluded.slots, types = excluded.types`,
-		domain, instance, slots, types)
+	if workers == nil {
+		workers = map[string][][]string{}
+	}
+	doc, err := json.Marshal(workers)
 	if err != nil {
-		return fmt.Errorf("%w: pgstore: heartbeat of %q: %w", fairsched.ErrStore, instance, err)
+		return fmt.Errorf("pgstore: heartbeat of %q: %w", in.ID, err)
+	}
+	_, err = s.pool.Exec(ctx, `
+		INSERT INTO fairsched_instances (domain, instance, slots, types, workers) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (domain, instance) DO UPDATE SET heartbeat_at = now(), slots = excluded.slots, types = excluded.types,
+			workers = excluded.workers`,
+		domain, in.ID, in.Slots, types, doc)
+	if err != nil {
+		return fmt.Errorf("%w: pgstore: heartbeat of %q: %w", fairsched.ErrStore, in.ID, err)
 	}
 	return nil
 }
@@ -31,7 +41,7 @@ func (s *Store) Heartbeat(ctx context.Context, domain, instance string, slots in
 // Instances returns domain's instances, by id.
 func (s *Store) Instances(ctx context.Context, domain string) ([]Instance, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT instance, slots, types, extract(epoch FROM now() - heartbeat_at)
+		SELECT instance, slots, types, extract(epoch FROM now() - heartbeat_at), workers
 		FROM fairsched_instances WHERE domain = $1 ORDER BY instance`, domain)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: reading instances: %w", fairsched.ErrStore, err)
@@ -41,10 +51,14 @@ func (s *Store) Instances(ctx context.Context, domain string) ([]Instance, error
 	for rows.Next() {
 		var in Instance
 		var silent float64
-		if err := rows.Scan(&in.ID, &in.Slots, &in.Types, &silent); err != nil {
+		var workers []byte
+		if err := rows.Scan(&in.ID, &in.Slots, &in.Types, &silent, &workers); err != nil {
 			return nil, fmt.Errorf("%w: pgstore: reading instances: %w", fairsched.ErrStore, err)
 		}
 		in.Silent = time.Duration(silent * float64(time.Second))
+		if err := json.Unmarshal(workers, &in.Workers); err != nil {
+			return nil, fmt.Errorf("%w: pgstore: the workers of %q: %w", fairsched.ErrStore, in.ID, err)
+		}
 		out = append(out, in)
 	}
 	return out, rows.Err()

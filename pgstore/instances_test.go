@@ -24,7 +24,7 @@ func TestHeartbeatsAndLostInstances(t *testing.T) {
 	defer st.Close()
 	ctx := context.Background()
 	for _, id := range []string{"i1", "i2", "i3"} {
-		if err := st.Heartbeat(ctx, "d", id, 4, []string{"mail", "index"}); err != nil {
+		if err := st.Heartbeat(ctx, "d", pgstore.Instance{ID: id, Slots: 4, Types: []string{"mail", "index"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
