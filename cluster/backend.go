@@ -90,7 +90,7 @@ type Grant struct {
 	// runs on (SlotFromContext in the job).
 	Worker string
 	Slot   int
-	Record      *core.JobRecord
+	Record *core.JobRecord
 }
 
 // EndKind is how an attempt ended on its executor.

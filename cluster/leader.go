@@ -191,12 +191,12 @@ func (l *leader) run() {
 	cfg := l.n.cfg
 	instances := map[string]*instance{}
 	outstanding := map[uint64]*wait{}
-	var batch, queued []*wait      // to grant; waiting for a free slot
-	var orphans []uint64           // RunSync and Submit jobs of lost instances, finished
-	lost := map[string]time.Time{} // instances this leader declared lost, and when
-	workerHome := map[string]string{}  // worker → the instance it is registered on
-	registered := map[string]string{}  // worker → its slots, as registered in the scheduler
-	refresh := false               // an owner unknown yet: read the instances
+	var batch, queued []*wait         // to grant; waiting for a free slot
+	var orphans []uint64              // RunSync and Submit jobs of lost instances, finished
+	lost := map[string]time.Time{}    // instances this leader declared lost, and when
+	workerHome := map[string]string{} // worker → the instance it is registered on
+	registered := map[string]string{} // worker → its slots, as registered in the scheduler
+	refresh := false                  // an owner unknown yet: read the instances
 	wake, stopWake := l.n.b.Wake(context.Background())
 	defer stopWake()
 	poll := time.NewTicker(cfg.Poll)
