@@ -864,13 +864,14 @@ func InheritPriority(ctx context.Context) JobOption {
 // fails with ErrInvalidConfig, changing nothing, for a negative or infinite
 // weight.
 func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
-	if s != nil && s.node != nil {
-		return notInCluster("SetKeyWeight")
-	}
 	if err := s.check(); err != nil {
 		return err
 	}
-	return s.a.SetKeyWeight(key, weight)
+	if err := s.a.SetKeyWeight(key, weight); err != nil || s.node == nil {
+		return err
+	}
+	return s.node.SetKeyWeight(key, weight) // checked here, applied by the leader
+
 }
 
 // SetGroupWeight changes a group's weight at run time; the allocation is
@@ -878,50 +879,47 @@ func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
 // default weight. It fails with ErrInvalidConfig, changing nothing, for a
 // negative weight or when group weights are not configured.
 func (s *Scheduler) SetGroupWeight(group string, weight int) error {
-	if s != nil && s.node != nil {
-		return notInCluster("SetGroupWeight")
-	}
 	if err := s.check(); err != nil {
 		return err
 	}
-	return s.a.Group(messages.SetGroupWeight, group, weight)
+	return s.group(messages.SetGroupWeight, group, weight)
 }
 
 // ResetGroupWeights gives every group the default weight (minimums and
 // limits stay).
 func (s *Scheduler) ResetGroupWeights() error {
-	if s != nil && s.node != nil {
-		return notInCluster("ResetGroupWeights")
-	}
 	if err := s.check(); err != nil {
 		return err
 	}
-	return s.a.Group(messages.ResetGroupWeights, "", 0)
+	return s.group(messages.ResetGroupWeights, "", 0)
 }
 
 // PauseGroup holds every pending job of the group (reason paused) and stops
 // their aging clocks; running jobs finish. The group's allocation goes to
 // the other groups until ResumeGroup. Pausing a paused group does nothing.
 func (s *Scheduler) PauseGroup(group string) error {
-	if s != nil && s.node != nil {
-		return notInCluster("PauseGroup")
-	}
 	if err := s.check(); err != nil {
 		return err
 	}
-	return s.a.Group(messages.PauseGroup, group, 0)
+	return s.group(messages.PauseGroup, group, 0)
 }
 
 // ResumeGroup returns a paused group's jobs to dispatch; their aging clocks
 // go on from where they stopped.
 func (s *Scheduler) ResumeGroup(group string) error {
-	if s != nil && s.node != nil {
-		return notInCluster("ResumeGroup")
-	}
 	if err := s.check(); err != nil {
 		return err
 	}
-	return s.a.Group(messages.ResumeGroup, group, 0)
+	return s.group(messages.ResumeGroup, group, 0)
+}
+
+// group changes a group here, or — checked here first — by the leader's
+// scheduler in cluster mode.
+func (s *Scheduler) group(op messages.GroupOpKind, group string, weight int) error {
+	if err := s.a.Group(op, group, weight); err != nil || s.node == nil {
+		return err
+	}
+	return s.node.Group(op, group, weight)
 }
 
 // Snapshot returns a deep copy of the scheduler's state: running jobs,

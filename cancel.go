@@ -42,14 +42,15 @@ func (c Cancelled) None() bool { return c.Pending == 0 && c.Running == 0 }
 // nothing was cancelled), ErrClosed after Close, ErrUnknownJobType for a
 // type never registered and ErrInvalidJob for an empty id.
 func (s *Scheduler) Cancel(ctx context.Context, t JobType, id string) (Cancelled, error) {
-	if s != nil && s.node != nil {
-		return Cancelled{}, notInCluster("Cancel")
-	}
 	if err := s.checkCtx(ctx, ErrInvalidJob, "Cancel"); err != nil {
 		return Cancelled{}, err
 	}
 	if err := s.a.Check(t, id, true); err != nil {
 		return Cancelled{}, err
+	}
+	if s.node != nil {
+		r, err := s.node.Cancel(ctx, t, id)
+		return Cancelled(r), err
 	}
 	r, err := s.a.Cancel(ctx, messages.Cancel{Type: t, ID: id})
 	return Cancelled(r), err

@@ -297,13 +297,16 @@ type DeadJob struct {
 // DeadJobs lists the dead jobs, oldest first; at most limit of them (0:
 // all).
 func (s *Scheduler) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
-	if s != nil && s.node != nil {
-		return nil, notInCluster("DeadJobs")
-	}
 	if err := s.checkCtx(ctx, ErrInvalidJob, "DeadJobs"); err != nil {
 		return nil, err
 	}
-	r, err := s.a.Dead(ctx, messages.DeadOp{Op: messages.ListDead, Limit: max(limit, 0)})
+	var r messages.DeadResult
+	var err error
+	if s.node != nil {
+		r, err = s.node.Dead(ctx, messages.ListDead, "", "", max(limit, 0))
+	} else {
+		r, err = s.a.Dead(ctx, messages.DeadOp{Op: messages.ListDead, Limit: max(limit, 0)})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -334,14 +337,15 @@ func (s *Scheduler) DeleteDead(ctx context.Context, t JobType, id string) (int, 
 }
 
 func (s *Scheduler) deadOp(ctx context.Context, op messages.DeadOpKind, t JobType, id string) (int, error) {
-	if s != nil && s.node != nil {
-		return 0, notInCluster("RequeueDead and DeleteDead")
-	}
 	if err := s.checkCtx(ctx, ErrInvalidJob, "dead jobs"); err != nil {
 		return 0, err
 	}
 	if id != "" && t == "" {
 		return 0, fmt.Errorf("%w: an id (%q) needs its type", ErrInvalidJob, id)
+	}
+	if s.node != nil {
+		r, err := s.node.Dead(ctx, op, t, id, 0)
+		return r.N, err
 	}
 	r, err := s.a.Dead(ctx, messages.DeadOp{Op: op, Type: t, ID: id})
 	return r.N, err

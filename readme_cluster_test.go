@@ -74,8 +74,11 @@ func TestJoinCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := replicas[0].Cancel(ctx, "clone", "repo-0"); !errors.Is(err, fairsched.ErrNotInCluster) {
-		t.Errorf("Cancel in cluster mode: %v, want ErrNotInCluster", err)
+	if c, err := replicas[0].Cancel(ctx, "clone", "repo-0"); err != nil || !c.None() {
+		t.Errorf("Cancel of a clone that ran: %+v, %v", c, err)
+	}
+	if _, err := replicas[0].SubmitPeriodic("clone", "nightly", time.Hour, func(context.Context) error { return nil }); !errors.Is(err, fairsched.ErrNotInCluster) {
+		t.Errorf("SubmitPeriodic in cluster mode: %v, want ErrNotInCluster", err)
 	}
 	close(running)
 	level := 0

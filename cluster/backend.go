@@ -55,6 +55,18 @@ type Backend interface {
 	Finals(ctx context.Context, seqs []uint64) ([]Final, error)
 	Forget(ctx context.Context, seqs []uint64) error
 
+	// Command inserts a command for domain's leader; Reply returns its
+	// reply once written (and deletes it). The leader reads the open
+	// Commands, runs them and writes each Answer (fenced) with the
+	// settings it changed; Settings are what a new leader applies first.
+	// RevokeJob (fenced) takes back one job's grant.
+	Command(ctx context.Context, domain string, c Command) (int64, error)
+	Reply(ctx context.Context, id int64) ([]byte, bool, error)
+	Commands(ctx context.Context, domain string) ([]Command, error)
+	Answer(ctx context.Context, domain string, epoch, id int64, reply []byte, reset string, settings map[string][]byte) error
+	Settings(ctx context.Context, domain string) (map[string][]byte, error)
+	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error
+
 	// Wake returns a channel that receives after commits of job rows,
 	// grants and ends (a hint: every loop polls as well), and a function
 	// that stops it. A backend that cannot listen returns nil.
@@ -131,4 +143,12 @@ type Final struct {
 	Gone      bool
 	State     core.RecordState
 	LastError string
+}
+
+// Command is a request for the leader's scheduler: its kind and its
+// arguments as JSON.
+type Command struct {
+	ID   int64
+	Kind string
+	Args []byte
 }

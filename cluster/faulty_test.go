@@ -176,3 +176,45 @@ func (f *faulty) Leader(ctx context.Context, domain string) (string, int64, bool
 	}
 	return f.b.Leader(ctx, domain)
 }
+
+func (f *faulty) Command(ctx context.Context, domain string, c cluster.Command) (int64, error) {
+	if f.cut.Load() {
+		return 0, errCut
+	}
+	return f.b.Command(ctx, domain, c)
+}
+
+func (f *faulty) Reply(ctx context.Context, id int64) ([]byte, bool, error) {
+	if f.cut.Load() {
+		return nil, false, errCut
+	}
+	return f.b.Reply(ctx, id)
+}
+
+func (f *faulty) Commands(ctx context.Context, domain string) ([]cluster.Command, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.Commands(ctx, domain)
+}
+
+func (f *faulty) Answer(ctx context.Context, domain string, epoch, id int64, reply []byte, reset string, settings map[string][]byte) error {
+	if f.cut.Load() {
+		return errCut
+	}
+	return f.b.Answer(ctx, domain, epoch, id, reply, reset, settings)
+}
+
+func (f *faulty) Settings(ctx context.Context, domain string) (map[string][]byte, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.Settings(ctx, domain)
+}
+
+func (f *faulty) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error {
+	if f.cut.Load() {
+		return errCut
+	}
+	return f.b.RevokeJob(ctx, domain, epoch, seq)
+}

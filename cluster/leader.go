@@ -27,6 +27,7 @@ type leader struct {
 	feed  Feed
 
 	requests chan *wait
+	revokes  chan uint64 // jobs cancelled while they run: take their grants back
 	types    chan typeReg
 	infoC    chan chan leaderInfo
 	stopC    chan struct{}
@@ -82,7 +83,7 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	if err != nil {
 		return nil, err
 	}
-	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), types: make(chan typeReg),
+	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), revokes: make(chan uint64, 64), types: make(chan typeReg),
 		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed}
 	// Every type first, then every handler at once: the jobs a previous
 	// leader granted are all counted before any other starts. The loop
@@ -95,6 +96,12 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 			continue
 		}
 		all[r.t] = l.handler(r)
+	}
+	// The domain's weights and pauses apply before the first decision.
+	if err := l.applySettings(ctx); err != nil {
+		go l.run()
+		l.stop()
+		return nil, err
 	}
 	if err := l.a.RegisterHandlers(all); err != nil {
 		go l.run()
@@ -143,6 +150,13 @@ func (l *leader) handler(r typeReg) messages.Handler {
 		case err := <-w.done:
 			return err
 		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), actor.ErrCancelled) {
+				// Cancel: the executor must stop it too.
+				select {
+				case l.revokes <- job.Seq:
+				case <-l.done:
+				}
+			}
 			return context.Cause(ctx)
 		}
 	}
@@ -459,6 +473,7 @@ func (l *leader) run() {
 			}
 		}
 		readEnds(ctx)
+		l.runCommands(ctx)
 	}
 
 	func() {
@@ -481,6 +496,14 @@ func (l *leader) run() {
 			}
 		case r := <-l.types:
 			l.register(r)
+		case seq := <-l.revokes:
+			func() {
+				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+				defer cancel()
+				if err := l.n.b.RevokeJob(ctx, cfg.Domain, l.epoch, seq); err != nil && !fenced(err) {
+					l.n.log.Warn("taking a cancelled job's grant back failed", zap.Error(err))
+				}
+			}()
 		case reply := <-l.infoC:
 			in := leaderInfo{running: map[string]string{}}
 			for _, id := range sortedKeys(instances) {

@@ -1,0 +1,127 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster"
+)
+
+// Commands for the leader (cluster.Backend): what only the leader's
+// scheduler can do, asked by any instance through a table.
+
+// Command inserts a command for domain's leader and wakes it.
+func (s *Store) Command(ctx context.Context, domain string, c cluster.Command) (int64, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, `
+		WITH c AS (INSERT INTO fairsched_commands (domain, kind, args) VALUES ($1, $2, $3) RETURNING id)
+		SELECT id, pg_notify('`+notifyChannel+`', '') FROM c`, domain, c.Kind, c.Args).Scan(&id, nil)
+	if err != nil {
+		return 0, fmt.Errorf("%w: pgstore: a command for the leader: %w", fairsched.ErrStore, err)
+	}
+	return id, nil
+}
+
+// Reply returns command id's reply once the leader wrote it (ok), and
+// deletes the command.
+func (s *Store) Reply(ctx context.Context, id int64) ([]byte, bool, error) {
+	var reply []byte
+	err := s.pool.QueryRow(ctx, `DELETE FROM fairsched_commands WHERE id = $1 AND reply IS NOT NULL RETURNING reply`, id).Scan(&reply)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("%w: pgstore: a command's reply: %w", fairsched.ErrStore, err)
+	}
+	return reply, true, nil
+}
+
+// Commands returns domain's open commands, oldest first.
+func (s *Store) Commands(ctx context.Context, domain string) ([]cluster.Command, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, kind, args FROM fairsched_commands WHERE domain = $1 AND reply IS NULL ORDER BY id`, domain)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pgstore: reading commands: %w", fairsched.ErrStore, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (cluster.Command, error) {
+		var c cluster.Command
+		err := r.Scan(&c.ID, &c.Kind, &c.Args)
+		return c, err
+	})
+}
+
+// Answer writes command id's reply under epoch's lease, with the settings
+// it changed (a nil value deletes one; reset deletes every setting whose
+// name starts with it first), in one transaction.
+func (s *Store) Answer(ctx context.Context, domain string, epoch, id int64, reply []byte, reset string, settings map[string][]byte) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := fence(ctx, tx, domain, epoch); err != nil {
+			return err
+		}
+		if reset != "" {
+			if _, err := tx.Exec(ctx, `DELETE FROM fairsched_settings WHERE domain = $1 AND starts_with(name, $2)`, domain, reset); err != nil {
+				return err
+			}
+		}
+		for name, v := range settings {
+			var err error
+			if v == nil {
+				_, err = tx.Exec(ctx, `DELETE FROM fairsched_settings WHERE domain = $1 AND name = $2`, domain, name)
+			} else {
+				_, err = tx.Exec(ctx, `INSERT INTO fairsched_settings (domain, name, value) VALUES ($1, $2, $3)
+					ON CONFLICT (domain, name) DO UPDATE SET value = excluded.value`, domain, name, v)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `UPDATE fairsched_commands SET reply = $2 WHERE id = $1`, id, reply)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrFenced) {
+		return fmt.Errorf("%w: pgstore: answering a command: %w", fairsched.ErrStore, err)
+	}
+	return err
+}
+
+// Settings returns domain's settings by name.
+func (s *Store) Settings(ctx context.Context, domain string) (map[string][]byte, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name, value FROM fairsched_settings WHERE domain = $1`, domain)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pgstore: reading settings: %w", fairsched.ErrStore, err)
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var name string
+		var v json.RawMessage
+		if err := rows.Scan(&name, &v); err != nil {
+			return nil, fmt.Errorf("%w: pgstore: reading settings: %w", fairsched.ErrStore, err)
+		}
+		out[name] = v
+	}
+	return out, rows.Err()
+}
+
+// RevokeJob takes back job seq's grant under epoch's lease (a Cancel of a
+// running job): its executor finds it gone and stops it.
+func (s *Store) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := fence(ctx, tx, domain, epoch); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE fairsched_jobs SET running = false, conflict_key = NULL, instance = NULL WHERE seq = $1 AND running`, int64(seq))
+		if err == nil {
+			_, err = tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', '')`)
+		}
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrFenced) {
+		return fmt.Errorf("%w: pgstore: revoking job %d: %w", fairsched.ErrStore, seq, err)
+	}
+	return err
+}
