@@ -127,6 +127,10 @@ type ClusterConfig = cluster.Config
 //
 //	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error
 //
+//	// ForgetOrphans (fenced) deletes the finished RunSync and Submit jobs
+//	// of instances not in live, and returns how many.
+//	ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string) (int, error)
+//
 //	// Wake returns a channel that receives after commits of job rows,
 //	// grants and ends (a hint: every loop polls as well), and a function
 //	// that stops it. A backend that cannot listen returns nil.

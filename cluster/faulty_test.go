@@ -218,3 +218,10 @@ func (f *faulty) RevokeJob(ctx context.Context, domain string, epoch int64, seq 
 	}
 	return f.b.RevokeJob(ctx, domain, epoch, seq)
 }
+
+func (f *faulty) ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string) (int, error) {
+	if f.cut.Load() {
+		return 0, errCut
+	}
+	return f.b.ForgetOrphans(ctx, domain, epoch, live)
+}

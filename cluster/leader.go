@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -206,7 +205,6 @@ func (l *leader) run() {
 	instances := map[string]*instance{}
 	outstanding := map[uint64]*wait{}
 	var batch, queued []*wait         // to grant; waiting for a free slot
-	var orphans []uint64              // RunSync and Submit jobs of lost instances, finished
 	lost := map[string]time.Time{}    // instances this leader declared lost, and when
 	workerHome := map[string]string{} // worker → the instance it is registered on
 	registered := map[string]string{} // worker → its slots, as registered in the scheduler
@@ -257,7 +255,6 @@ func (l *leader) run() {
 					queued = append(queued, w)
 					return
 				}
-				orphans = append(orphans, w.seq)
 				w.done <- policy.Permanent(fmt.Errorf("%w: instance %s, which made the job, is gone", workers.ErrWorkerLost, w.owner))
 				return
 			}
@@ -416,7 +413,6 @@ func (l *leader) run() {
 					err := fmt.Errorf("%w: instance %s went silent", workers.ErrWorkerLost, id)
 					if w.owner != "" {
 						err = policy.Permanent(err) // its function went with it
-						orphans = append(orphans, w.seq)
 					}
 					answer(w, err)
 				}
@@ -441,23 +437,16 @@ func (l *leader) run() {
 		}
 		instances = next
 		l.syncWorkers(next, workerHome, registered)
-		if len(orphans) > 0 {
-			fs, err := l.n.b.Finals(ctx, orphans)
-			if err == nil {
-				// Forget the finished ones; keep those whose end is not
-				// written yet.
-				var del []uint64
-				done := map[uint64]bool{}
-				for _, f := range fs {
-					done[f.Seq] = true
-					if !f.Gone {
-						del = append(del, f.Seq)
-					}
-				}
-				if l.n.b.Forget(ctx, del) == nil {
-					orphans = slices.DeleteFunc(orphans, func(s uint64) bool { return done[s] })
-				}
-			}
+		// The finished RunSync and Submit jobs of instances gone — lost,
+		// or closed before reading how their jobs ended — have nobody
+		// left to read them: forget them. (Whoever declared the instance
+		// lost, even a previous leader, this sweep finds them.)
+		live := make([]string, 0, len(next))
+		for id := range next {
+			live = append(live, id)
+		}
+		if _, err := l.n.b.ForgetOrphans(ctx, cfg.Domain, l.epoch, live); err != nil && !fenced(err) {
+			l.n.log.Warn("forgetting the jobs of gone instances failed", zap.Error(err))
 		}
 	}
 	read := func() {

@@ -125,3 +125,22 @@ func (s *Store) RevokeJob(ctx context.Context, domain string, epoch int64, seq u
 	}
 	return err
 }
+
+// ForgetOrphans deletes, under epoch's lease, the finished RunSync and
+// Submit jobs whose instance is not in live: nobody is left to read how
+// they ended. (The jobs table holds one domain.)
+func (s *Store) ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := fence(ctx, tx, domain, epoch); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM fairsched_jobs WHERE state <> 0 AND record ? 'owner' AND NOT (record->>'owner' = ANY($1))`, live)
+		n = int(tag.RowsAffected())
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrFenced) {
+		return 0, fmt.Errorf("%w: pgstore: forgetting the jobs of gone instances: %w", fairsched.ErrStore, err)
+	}
+	return n, err
+}
