@@ -127,9 +127,9 @@ type ClusterConfig = cluster.Config
 //
 //	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error
 //
-//	// ForgetOrphans (fenced) deletes the finished RunSync and Submit jobs
-//	// of instances not in live, and returns how many.
-//	ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string) (int, error)
+//	// ForgetOrphans (fenced) deletes the RunSync and Submit jobs finished
+//	// longer than after ago of instances not in live, and returns how many.
+//	ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error)
 //
 //	// Wake returns a channel that receives after commits of job rows,
 //	// grants and ends (a hint: every loop polls as well), and a function

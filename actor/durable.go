@@ -505,9 +505,16 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 	case rec.Owner != "":
 		// A RunSync's or Submit's job in cluster mode: its instance reads
 		// how it ended (deleted: success) and deletes the record.
-		if err == nil || errors.Is(err, ErrCancelled) || j.Cancelled {
+		// A success is deleted (gone: its instance reads a success); any
+		// other end — a cancellation too — is written, for its instance
+		// to read why.
+		switch {
+		case j.Cancelled && err == nil:
+			rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, ErrCancelled.Error(), now
+			d.put(rec)
+		case err == nil:
 			d.delete(rec.Seq)
-		} else if !errors.Is(err, ErrClosed) {
+		case !errors.Is(err, ErrClosed):
 			rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, err.Error(), now
 			d.put(rec)
 		}

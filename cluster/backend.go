@@ -66,9 +66,9 @@ type Backend interface {
 	Answer(ctx context.Context, domain string, epoch, id int64, reply []byte, reset string, settings map[string][]byte) error
 	Settings(ctx context.Context, domain string) (map[string][]byte, error)
 	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error
-	// ForgetOrphans (fenced) deletes the finished RunSync and Submit jobs
-	// of instances not in live, and returns how many.
-	ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string) (int, error)
+	// ForgetOrphans (fenced) deletes the RunSync and Submit jobs finished
+	// longer than after ago of instances not in live, and returns how many.
+	ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error)
 
 	// Wake returns a channel that receives after commits of job rows,
 	// grants and ends (a hint: every loop polls as well), and a function

@@ -439,7 +439,7 @@ func outcome(c *closure, f Final) error {
 
 // sentinels are the errors a RunSync's caller may test for that the
 // leader decides: they cross the database as text and are matched back.
-var sentinels = []error{ErrFunctionGone, workers.ErrWorkerLost, policy.ErrExpired, policy.ErrDenied, actor.ErrClosed}
+var sentinels = []error{ErrFunctionGone, workers.ErrWorkerLost, policy.ErrExpired, policy.ErrDenied, actor.ErrCancelled, actor.ErrClosed}
 
 // remoteError is how a job of this instance ended as the leader wrote it:
 // its text, matching (errors.Is, errors.As) the error it stands for.

@@ -219,9 +219,9 @@ func (f *faulty) RevokeJob(ctx context.Context, domain string, epoch int64, seq 
 	return f.b.RevokeJob(ctx, domain, epoch, seq)
 }
 
-func (f *faulty) ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string) (int, error) {
+func (f *faulty) ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error) {
 	if f.cut.Load() {
 		return 0, errCut
 	}
-	return f.b.ForgetOrphans(ctx, domain, epoch, live)
+	return f.b.ForgetOrphans(ctx, domain, epoch, live, after)
 }

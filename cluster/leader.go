@@ -439,13 +439,15 @@ func (l *leader) run() {
 		l.syncWorkers(next, workerHome, registered)
 		// The finished RunSync and Submit jobs of instances gone — lost,
 		// or closed before reading how their jobs ended — have nobody
-		// left to read them: forget them. (Whoever declared the instance
-		// lost, even a previous leader, this sweep finds them.)
+		// left to read them: forget them, once finished for long enough
+		// that an instance declared lost but alive has read them. (Whoever
+		// declared the instance lost, even a previous leader, this sweep
+		// finds them.)
 		live := make([]string, 0, len(next))
 		for id := range next {
 			live = append(live, id)
 		}
-		if _, err := l.n.b.ForgetOrphans(ctx, cfg.Domain, l.epoch, live); err != nil && !fenced(err) {
+		if _, err := l.n.b.ForgetOrphans(ctx, cfg.Domain, l.epoch, live, 2*cfg.LostAfter); err != nil && !fenced(err) {
 			l.n.log.Warn("forgetting the jobs of gone instances failed", zap.Error(err))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -126,16 +127,19 @@ func (s *Store) RevokeJob(ctx context.Context, domain string, epoch int64, seq u
 	return err
 }
 
-// ForgetOrphans deletes, under epoch's lease, the finished RunSync and
-// Submit jobs whose instance is not in live: nobody is left to read how
-// they ended. (The jobs table holds one domain.)
-func (s *Store) ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string) (int, error) {
+// ForgetOrphans deletes, under epoch's lease, the RunSync and Submit jobs
+// finished longer than after ago whose instance is not in live: nobody is
+// left to read how they ended. (An instance declared lost may come back;
+// one that does reads its jobs' ends within a poll, long before after.)
+// The jobs table holds one domain.
+func (s *Store) ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := fence(ctx, tx, domain, epoch); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM fairsched_jobs WHERE state <> 0 AND record ? 'owner' AND NOT (record->>'owner' = ANY($1))`, live)
+		tag, err := tx.Exec(ctx, `DELETE FROM fairsched_jobs WHERE state <> 0 AND record ? 'owner' AND NOT (record->>'owner' = ANY($1))
+			AND (record->>'finished_at')::timestamptz < now() - $2::interval`, live, after)
 		n = int(tag.RowsAffected())
 		return err
 	})
