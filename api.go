@@ -687,9 +687,6 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if s != nil && s.node != nil {
-		return nil, notInCluster("SubmitPeriodic")
-	}
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
 		return nil, err
 	}
@@ -699,6 +696,11 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 	j, err := newJob(t, jobID, "", fn, opts)
 	if err != nil {
 		return nil, err
+	}
+	if s.node != nil {
+		// Cluster mode: fired on every instance at the same slots, run
+		// once per slot by the instance that claims it (package cluster).
+		return s.node.SubmitPeriodic(func() *core.JobRecord { return s.clusterRecord(j) }, every, j.Jitter, fn), nil
 	}
 	id, err := s.a.AddPeriodic(j, every, j.Jitter)
 	if err != nil {

@@ -2,7 +2,6 @@ package fairsched
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/fairsched/fairsched/actor"
@@ -127,6 +126,11 @@ type ClusterConfig = cluster.Config
 //
 //	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error
 //
+//	// ClaimSlot claims a periodic schedule's occurrence slot for the
+//	// caller: true for exactly one caller per (name, slot), and only for a
+//	// slot after the last claimed.
+//	ClaimSlot(ctx context.Context, domain, name string, slot int64) (bool, error)
+//
 //	// ForgetOrphans (fenced) deletes the RunSync and Submit jobs finished
 //	// longer than after ago of instances not in live, and returns how many.
 //	ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error)
@@ -172,10 +176,6 @@ type ClusterSnapshot = core.ClusterSnapshot
 //
 //	Running int
 type InstanceSnapshot = core.InstanceSnapshot
-
-// ErrNotInCluster: the method is not available in cluster mode yet (it
-// would have to reach the leader's scheduler).
-var ErrNotInCluster = errors.New("fairsched: not available in cluster mode")
 
 // WithCluster makes the scheduler one instance of a cluster over b: the
 // instance holding the domain's lease decides for every instance with the
@@ -226,7 +226,5 @@ func startCluster(o *options) (*cluster.Node, error) {
 func (s *Scheduler) clusterRecord(j *messages.Job) *core.JobRecord {
 	return actor.NewRecord(j, s.clock.Now())
 }
-
-func notInCluster(method string) error { return fmt.Errorf("%w: %s", ErrNotInCluster, method) }
 
 var _ = context.Background

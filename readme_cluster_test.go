@@ -2,7 +2,6 @@ package fairsched_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -76,9 +75,6 @@ func TestJoinCluster(t *testing.T) {
 	}
 	if c, err := replicas[0].Cancel(ctx, "clone", "repo-0"); err != nil || !c.None() {
 		t.Errorf("Cancel of a clone that ran: %+v, %v", c, err)
-	}
-	if _, err := replicas[0].SubmitPeriodic("clone", "nightly", time.Hour, func(context.Context) error { return nil }); !errors.Is(err, fairsched.ErrNotInCluster) {
-		t.Errorf("SubmitPeriodic in cluster mode: %v, want ErrNotInCluster", err)
 	}
 	close(running)
 	level := 0

@@ -66,6 +66,10 @@ type Backend interface {
 	Answer(ctx context.Context, domain string, epoch, id int64, reply []byte, reset string, settings map[string][]byte) error
 	Settings(ctx context.Context, domain string) (map[string][]byte, error)
 	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error
+	// ClaimSlot claims a periodic schedule's occurrence slot for the
+	// caller: true for exactly one caller per (name, slot), and only for a
+	// slot after the last claimed.
+	ClaimSlot(ctx context.Context, domain, name string, slot int64) (bool, error)
 	// ForgetOrphans (fenced) deletes the RunSync and Submit jobs finished
 	// longer than after ago of instances not in live, and returns how many.
 	ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error)

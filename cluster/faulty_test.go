@@ -225,3 +225,10 @@ func (f *faulty) ForgetOrphans(ctx context.Context, domain string, epoch int64, 
 	}
 	return f.b.ForgetOrphans(ctx, domain, epoch, live, after)
 }
+
+func (f *faulty) ClaimSlot(ctx context.Context, domain, name string, slot int64) (bool, error) {
+	if f.cut.Load() {
+		return false, errCut
+	}
+	return f.b.ClaimSlot(ctx, domain, name, slot)
+}

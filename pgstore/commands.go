@@ -148,3 +148,19 @@ func (s *Store) ForgetOrphans(ctx context.Context, domain string, epoch int64, l
 	}
 	return n, err
 }
+
+// ClaimSlot claims occurrence slot (a time as Unix nanoseconds) of the
+// periodic schedule name for whoever calls first: true for the one
+// instance whose claim took, false for every other and for an older slot.
+// Each instance that registered the schedule fires at the same slots; the
+// claim makes one occurrence of each.
+func (s *Store) ClaimSlot(ctx context.Context, domain, name string, slot int64) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `
+		INSERT INTO fairsched_settings AS s (domain, name, value) VALUES ($1, $2, to_jsonb($3::bigint))
+		ON CONFLICT (domain, name) DO UPDATE SET value = excluded.value WHERE (s.value)::bigint < $3::bigint`,
+		domain, "periodic/"+name, slot)
+	if err != nil {
+		return false, fmt.Errorf("%w: pgstore: claiming an occurrence of %q: %w", fairsched.ErrStore, name, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
