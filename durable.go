@@ -3,6 +3,7 @@ package fairsched
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -219,7 +220,11 @@ func (s *Scheduler) Enqueue(ctx context.Context, t JobType, id string, payload [
 		return fmt.Errorf("%w: %s/%s: RunAt before 1970", ErrInvalidJob, t, id)
 	}
 	if s != nil && s.node != nil {
-		return s.node.Enqueue(ctx, s.clusterRecord(j))
+		err := s.node.Enqueue(ctx, s.clusterRecord(j))
+		if cfg, _ := s.a.TypeConfig(t); cfg.Coalesce && errors.Is(err, ErrDuplicateJob) {
+			return nil // one run serves both, as in one process
+		}
+		return err
 	}
 	return s.a.Enqueue(ctx, j)
 }

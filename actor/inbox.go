@@ -48,6 +48,12 @@ func (a *Actor) Check(t policy.JobType, id string, hasFn bool) error {
 	return nil
 }
 
+// TypeConfig returns t's configuration from the published registry.
+func (a *Actor) TypeConfig(t policy.JobType) (policy.JobTypeConfig, bool) {
+	cfg, ok := (*a.types.Load())[t]
+	return cfg, ok
+}
+
 // Submit hands a job to the owner. Once it returns nil the job is the
 // owner's: a foreground job's Admit channel will receive exactly one value.
 func (a *Actor) Submit(ctx context.Context, j *messages.Job) error {

@@ -192,3 +192,38 @@ func TestMostSpecialisedInstance(t *testing.T) {
 		t.Errorf("the repack ran as %q, want on wide", got)
 	}
 }
+
+// TestCoalescingEnqueueAcrossInstances: a durable job of a coalescing
+// type enqueued again from another instance while it is pending is one
+// run for both (nil, as in one process); of another type it is
+// ErrDuplicateJob.
+func TestCoalescingEnqueueAcrossInstances(t *testing.T) {
+	url := pgtest.URL(t)
+	a := join(t, url, fast("d", "a", 2))
+	b := join(t, url, fast("d", "b", 2))
+	for _, m := range []*member{a, b} {
+		if err := m.s.RegisterType("fetch", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond, Coalesce: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.s.RegisterType("mail", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	// No handler anywhere yet: both stay pending.
+	if err := a.s.Enqueue(ctx, "fetch", "linux", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.s.Enqueue(ctx, "fetch", "linux", nil); err != nil {
+		t.Errorf("a second enqueue of a coalescing type: %v, want nil", err)
+	}
+	if err := a.s.Enqueue(ctx, "mail", "m1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.s.Enqueue(ctx, "mail", "m1", nil); !errors.Is(err, fairsched.ErrDuplicateJob) {
+		t.Errorf("a second enqueue of another type: %v, want ErrDuplicateJob", err)
+	}
+	if n, err := a.st.CountJobs(ctx); err != nil || n != 2 {
+		t.Errorf("%d rows, %v; want one per (type, id)", n, err)
+	}
+}
