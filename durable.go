@@ -220,9 +220,15 @@ func (s *Scheduler) Enqueue(ctx context.Context, t JobType, id string, payload [
 		return fmt.Errorf("%w: %s/%s: RunAt before 1970", ErrInvalidJob, t, id)
 	}
 	if s != nil && s.node != nil {
-		err := s.node.Enqueue(ctx, s.clusterRecord(j))
-		if cfg, _ := s.a.TypeConfig(t); cfg.Coalesce && errors.Is(err, ErrDuplicateJob) {
+		rec := s.clusterRecord(j)
+		err := s.node.Enqueue(ctx, rec)
+		switch cfg, _ := s.a.TypeConfig(t); {
+		case !errors.Is(err, ErrDuplicateJob):
+			return err
+		case cfg.Coalesce:
 			return nil // one run serves both, as in one process
+		case j.Supersede: // the leader replaces the pending one
+			return s.node.Supersede(ctx, rec)
 		}
 		return err
 	}

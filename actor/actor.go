@@ -345,6 +345,8 @@ func (a *Actor) handle(r messages.Request) {
 		a.enqueue(m)
 	case messages.Adopt:
 		a.adopt(m)
+	case messages.ReplacePending:
+		a.replacePending(m)
 	case messages.RegisterHandler:
 		a.registerHandler(m)
 	case messages.DeadOp:

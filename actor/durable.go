@@ -398,6 +398,36 @@ func (a *Actor) adopt(m messages.Adopt) {
 	a.dispatch(now)
 }
 
+// replacePending takes out the pending durable job of (m.Type, m.ID) for
+// a Supersede another instance made, and answers once its delete commits.
+func (a *Actor) replacePending(m messages.ReplacePending) {
+	d := a.dur
+	if d == nil || a.aborted || a.closing {
+		m.Reply <- messages.DeadResult{Err: ErrClosed}
+		return
+	}
+	old := d.jobs[jobRef{m.Type, m.ID}]
+	if old == nil || old.Committing || old.Replaced || !a.durablePending(old) {
+		m.Reply <- messages.DeadResult{} // runs, or gone: nothing replaced
+		return
+	}
+	seq := old.Record.Seq
+	a.supersedeDurable(a.clock.Now(), old)
+	delete(d.jobs, jobRef{m.Type, m.ID})
+	d.delete(seq)
+	d.acks = append(d.acks, ack{dead: m.Reply, n: 1}) // answered with the batch's commit
+}
+
+// ReplacePending takes out a pending durable job (messages.ReplacePending).
+func (a *Actor) ReplacePending(ctx context.Context, t policy.JobType, id string) (messages.DeadResult, error) {
+	m := messages.ReplacePending{Type: t, ID: id, Reply: make(chan messages.DeadResult, 1)}
+	if err := a.send(ctx, m); err != nil {
+		return messages.DeadResult{}, err
+	}
+	r := <-m.Reply
+	return r, r.Err
+}
+
 // Adopt queues durable jobs another instance committed (messages.Adopt).
 func (a *Actor) Adopt(ctx context.Context, recs []core.JobRecord) (int, error) {
 	m := messages.Adopt{Records: recs, Reply: make(chan int, 1)}

@@ -227,3 +227,52 @@ func TestCoalescingEnqueueAcrossInstances(t *testing.T) {
 		t.Errorf("%d rows, %v; want one per (type, id)", n, err)
 	}
 }
+
+// TestSupersedeAcrossInstances: Enqueue with Supersede on another
+// instance replaces a pending durable job — its payload, one run — and is
+// ErrDuplicateJob while the job runs, as in one process.
+func TestSupersedeAcrossInstances(t *testing.T) {
+	url := pgtest.URL(t)
+	a := join(t, url, fast("d", "a", 2), fairsched.WithMaxConcurrency(1))
+	b := join(t, url, fast("d", "b", 2), fairsched.WithMaxConcurrency(1))
+	runs := make(chan string, 4)
+	release := make(chan struct{}, 4)
+	for _, m := range []*member{a, b} {
+		if err := m.s.RegisterType("index", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.s.RegisterHandler("index", func(ctx context.Context, j fairsched.Job) error {
+			runs <- j.ID + " " + string(j.Payload)
+			<-release
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	if err := a.s.Enqueue(ctx, "index", "git", []byte("v1")); err != nil { // takes the one slot
+		t.Fatal(err)
+	}
+	if got := <-runs; got != "git v1" {
+		t.Fatalf("ran %q", got)
+	}
+	if err := a.s.Enqueue(ctx, "index", "linux", []byte("v1")); err != nil { // waits for the slot
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { snap, _ := leaderOf(t, a, b).s.Snapshot(ctx); return len(snap.Pending) == 1 })
+	if err := b.s.Enqueue(ctx, "index", "linux", []byte("v2"), fairsched.Supersede()); err != nil {
+		t.Fatalf("supersede of a pending job: %v", err)
+	}
+	if err := b.s.Enqueue(ctx, "index", "git", []byte("v2"), fairsched.Supersede()); !errors.Is(err, fairsched.ErrDuplicateJob) {
+		t.Errorf("supersede of a running job: %v, want ErrDuplicateJob", err)
+	}
+	release <- struct{}{}
+	if got := <-runs; got != "linux v2" {
+		t.Errorf("ran %q, want the superseding linux v2", got)
+	}
+	release <- struct{}{}
+	waitFor(t, func() bool { n, _ := a.st.CountJobs(ctx); return n == 0 })
+	if len(runs) != 0 {
+		t.Errorf("ran again: %q", <-runs)
+	}
+}

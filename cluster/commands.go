@@ -32,6 +32,7 @@ const (
 	cmdDeadList      = "dead_list"
 	cmdDeadDelete    = "dead_delete"
 	cmdDeadRequeue   = "dead_requeue"
+	cmdSupersede     = "supersede"
 	settingKeyWeight = "key_weight/"
 	settingGroup     = "group_weight/"
 	settingPaused    = "paused/"
@@ -44,6 +45,8 @@ type cmdArgs struct {
 	Group  string         `json:"group,omitempty"`
 	Weight float64        `json:"weight,omitempty"`
 	Limit  int            `json:"limit,omitempty"`
+	// Record is the job a Supersede enqueues in place of the pending one.
+	Record *core.JobRecord `json:"record,omitempty"`
 }
 
 type cmdReply struct {
@@ -98,7 +101,7 @@ func (n *Node) ask(ctx context.Context, kind string, args cmdArgs) (cmdReply, er
 // remote is the error text a leader answered, matching the sentinel it
 // names.
 func remote(text string) error {
-	for _, s := range append(sentinels, policy.ErrInvalidConfig, policy.ErrUnknownJobType, actor.ErrNoJobStore) {
+	for _, s := range append(sentinels, policy.ErrInvalidConfig, policy.ErrUnknownJobType, actor.ErrNoJobStore, actor.ErrDuplicateJob) {
 		if strings.Contains(text, s.Error()) {
 			return &remoteError{text: text, err: s}
 		}
@@ -137,6 +140,14 @@ func (n *Node) Group(op messages.GroupOpKind, group string, weight int) error {
 	return err
 }
 
+// Supersede asks the leader to replace the pending durable job of rec's
+// (type, id) with rec (Enqueue with Supersede, when the insert found one):
+// actor.ErrDuplicateJob if it runs.
+func (n *Node) Supersede(ctx context.Context, rec *core.JobRecord) error {
+	_, err := n.ask(ctx, cmdSupersede, cmdArgs{Type: rec.Type, ID: rec.ID, Record: rec})
+	return err
+}
+
 // Dead asks the leader to list, delete or requeue dead jobs.
 func (n *Node) Dead(ctx context.Context, op messages.DeadOpKind, t policy.JobType, id string, limit int) (messages.DeadResult, error) {
 	kind := map[messages.DeadOpKind]string{messages.ListDead: cmdDeadList, messages.DeleteDead: cmdDeadDelete, messages.RequeueDead: cmdDeadRequeue}[op]
@@ -168,13 +179,8 @@ func (l *leader) applySettings(ctx context.Context) error {
 	return nil
 }
 
-// runCommands runs the open commands in order and answers each.
-func (l *leader) runCommands(ctx context.Context) {
-	cmds, err := l.n.b.Commands(ctx, l.n.cfg.Domain)
-	if err != nil {
-		l.n.log.Warn("reading commands failed", zap.Error(err))
-		return
-	}
+// runCommands runs the open commands cmds in order and answers each.
+func (l *leader) runCommands(ctx context.Context, cmds []Command) {
 	for _, c := range cmds {
 		var args cmdArgs
 		var r cmdReply
@@ -261,6 +267,19 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 			}
 			r.N++
 		}
+	case cmdSupersede:
+		if args.Record == nil {
+			return fmt.Errorf("%w: a supersede without its record", policy.ErrInvalidConfig)
+		}
+		res, err := a.ReplacePending(ctx, args.Type, args.ID)
+		if err != nil {
+			return err
+		}
+		if res.N == 0 {
+			return fmt.Errorf("%w: %s/%s is running", actor.ErrDuplicateJob, args.Type, args.ID)
+		}
+		rec := *args.Record
+		return l.n.b.Insert(ctx, &rec) // numbered by the database, adopted from the feed
 	default:
 		return fmt.Errorf("%w: unknown command %q", policy.ErrInvalidConfig, kind)
 	}

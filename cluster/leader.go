@@ -454,6 +454,12 @@ func (l *leader) run() {
 	read := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 		defer cancel()
+		// The commands first, the new jobs after: a command sees every job
+		// committed before it was (a Supersede finds the job it replaces).
+		cmds, err := l.n.b.Commands(ctx, cfg.Domain)
+		if err != nil {
+			l.n.log.Warn("reading commands failed", zap.Error(err))
+		}
 		recs, err := l.feed.Next(ctx)
 		if err != nil {
 			l.n.log.Warn("reading new jobs failed", zap.Error(err))
@@ -464,7 +470,7 @@ func (l *leader) run() {
 			}
 		}
 		readEnds(ctx)
-		l.runCommands(ctx)
+		l.runCommands(ctx, cmds)
 	}
 
 	func() {

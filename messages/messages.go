@@ -207,6 +207,16 @@ type Adopt struct {
 	Reply   chan int
 }
 
+// ReplacePending asks the owner to take out the pending durable job of
+// (Type, ID) and delete its record, for a Supersede made elsewhere
+// (cluster mode): Reply gets N = 1 once the delete is committed, N = 0 if
+// no such job waits (it runs, or is gone).
+type ReplacePending struct {
+	Type  policy.JobType
+	ID    string
+	Reply chan DeadResult
+}
+
 // Enqueue asks the owner to make Job durable and queue it; Reply gets nil
 // once its record is committed, or why not.
 type Enqueue struct {
@@ -363,6 +373,7 @@ func (Withdraw) request()        {}
 func (Cancel) request()          {}
 func (Enqueue) request()         {}
 func (Adopt) request()           {}
+func (ReplacePending) request()  {}
 func (RegisterHandler) request() {}
 func (DeadOp) request()          {}
 func (Register) request()        {}
