@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fairsched/fairsched"
@@ -138,7 +137,10 @@ func clusterPlay(ctx context.Context, sc scenario.Scenario, cfg clusterConfig, w
 	}
 
 	hb := cmp.Or(cfg.heartbeat, defaultHeartbeat)
-	p := &play{sc: sc, step: step, log: newPlayLog(sc), records: cfg.log,
+	plog := newPlayLog(sc)
+	go plog.run()
+	defer plog.stop() // after the instances have closed (deferred below)
+	p := &play{sc: sc, step: step, log: plog, records: cfg.log,
 		timing: fairsched.ClusterConfig{LeaseTTL: 5 * hb, Heartbeat: hb, LostAfter: 4 * hb, Poll: poll, ReportEvery: reportEvery}}
 	defer func() { err = errors.Join(err, p.close()) }()
 	domain := fmt.Sprintf("fairsim-%s-%d", sc.Name, os.Getpid())
@@ -160,8 +162,7 @@ func clusterPlay(ctx context.Context, sc scenario.Scenario, cfg clusterConfig, w
 
 	elapsed, playErr := p.run(ctx, leader.m, ref.Makespan)
 	l := p.log
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.freeze() // read from here on; a handler still running changes nothing
 	ran := 0
 	for _, n := range l.starts {
 		if n > 0 {
@@ -343,8 +344,7 @@ type play struct {
 	members []*member
 	timing  fairsched.ClusterConfig // the instances' timings
 
-	records   io.Writer // the instances' records, or nil
-	recordsMu sync.Mutex
+	records io.Writer // the instances' records, or nil
 
 	// From the leader's snapshots while the jobs run: how many were taken,
 	// the most running at once, overall and per instance, and every
@@ -410,20 +410,8 @@ func (p *play) join(ctx context.Context, url, domain string, n, slots int) error
 // logger writes instance id's records to p.records, one line each.
 func (p *play) logger(id string) *zap.Logger {
 	enc := zap.NewDevelopmentEncoderConfig()
-	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(&lockedWriter{w: p.records, mu: &p.recordsMu}), zap.DebugLevel)
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(p.records)), zap.DebugLevel)
 	return zap.New(core).Named(id)
-}
-
-// lockedWriter serialises the instances' writes to one writer.
-type lockedWriter struct {
-	w  io.Writer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // handler runs a job on instance id: it logs the start, sleeps the job's
@@ -517,6 +505,7 @@ func (p *play) run(ctx context.Context, leader *member, makespan int) (time.Dura
 	defer cancel()
 
 	p.mostRunning = map[string]int{}
+	l.t0 = time.Now() // before the sampler and the handlers start: read-only after
 	samplerDone := make(chan struct{})
 	stopSampling := make(chan struct{})
 	go func() {
@@ -525,9 +514,6 @@ func (p *play) run(ctx context.Context, leader *member, makespan int) (time.Dura
 	}()
 	defer func() { close(stopSampling); <-samplerDone }()
 
-	l.mu.Lock()
-	l.t0 = time.Now()
-	l.mu.Unlock()
 	t0 := l.t0
 	var waiting []int // arrived, not enqueued yet (a duplicate (type, id) still unfinished)
 	next := 0         // the next instance to enqueue from
@@ -607,9 +593,8 @@ func (p *play) run(ctx context.Context, leader *member, makespan int) (time.Dura
 				}
 			}
 		case <-ctx.Done():
-			l.mu.Lock()
-			ended := len(l.ended) - countFalse(l.ended)
-			l.mu.Unlock()
+			var ended int
+			l.do(func() { ended = len(l.ended) - countFalse(l.ended) })
 			return time.Since(t0), fmt.Errorf("%d of %d jobs ended within %v: %w", ended, len(sc.Jobs), limit, context.Cause(ctx))
 		}
 	}
@@ -691,12 +676,14 @@ func leads(m *member) bool {
 }
 
 // playLog is the handlers' shared log: every instance's handlers write
-// their starts and ends here, in one order under one lock, so the running
-// counts are exact.
+// their starts and ends here, in one order — one goroutine owns it and runs
+// each change (do) — so the running counts are exact.
 type playLog struct {
-	sc scenario.Scenario
-	mu sync.Mutex
-	t0 time.Time
+	sc     scenario.Scenario
+	t0     time.Time // set before the play starts
+	ops    chan func()
+	gone   chan struct{} // closed by stop: the owner has returned
+	frozen bool          // the report reads it: changes are dropped
 
 	running, peak int
 	byType        map[fairsched.JobType]int
@@ -721,8 +708,39 @@ func newPlayLog(sc scenario.Scenario) *playLog {
 		exclusive: map[string]int{}, shared: map[string]int{},
 		starts: make([]int, n), instanceOf: make([]string, n), arrivalAt: make([]time.Duration, n),
 		startAt: make([]time.Duration, n), endAt: make([]time.Duration, n), ended: make([]bool, n),
-		endedC: make(chan int, n)}
+		endedC: make(chan int, n), ops: make(chan func()), gone: make(chan struct{})}
 }
+
+// run is the log's owner, until stop.
+func (l *playLog) run() {
+	for {
+		select {
+		case f := <-l.ops:
+			f()
+		case <-l.gone:
+			return
+		}
+	}
+}
+
+// stop ends the owner; a late change (a handler outliving the play) is
+// dropped.
+func (l *playLog) stop() { close(l.gone) }
+
+// do runs f on the log's owner and returns once it ran (at once, f
+// unrun, after stop).
+func (l *playLog) do(f func()) {
+	done := make(chan struct{})
+	select {
+	case l.ops <- func() { f(); close(done) }:
+		<-done
+	case <-l.gone:
+	}
+}
+
+// freeze stops every change to the log, so that its fields may be read
+// directly from then on.
+func (l *playLog) freeze() { l.do(func() { l.frozen = true }) }
 
 // config is job i's type's configuration.
 func (l *playLog) config(i int) fairsched.JobTypeConfig {
@@ -735,14 +753,19 @@ func (l *playLog) config(i int) fairsched.JobTypeConfig {
 }
 
 func (l *playLog) arrived(i int, at time.Duration) {
-	l.mu.Lock()
-	l.arrivalAt[i] = at
-	l.mu.Unlock()
+	l.do(func() {
+		if !l.frozen {
+			l.arrivalAt[i] = at
+		}
+	})
 }
 
-func (l *playLog) start(i int, instance string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+func (l *playLog) start(i int, instance string) { l.do(func() { l.started(i, instance) }) }
+
+func (l *playLog) started(i int, instance string) {
+	if l.frozen {
+		return
+	}
 	j, cfg := l.sc.Jobs[i], l.config(i)
 	l.running++
 	l.peak = max(l.peak, l.running)
@@ -771,7 +794,7 @@ func (l *playLog) start(i int, instance string) {
 }
 
 // runningNow lists the jobs running, job i on instance about to start
-// (under l.mu).
+// (on the owner).
 func (l *playLog) runningNow(i int, instance string) []string {
 	var out []string
 	for k := range l.sc.Jobs {
@@ -787,24 +810,28 @@ func (l *playLog) runningNow(i int, instance string) []string {
 }
 
 func (l *playLog) end(i int, ok bool) {
-	l.mu.Lock()
-	j, cfg := l.sc.Jobs[i], l.config(i)
-	l.running--
-	l.byType[j.Type]--
-	if g := cfg.ConflictGroup; g != "" {
-		key := string(g) + "/" + j.ID
-		if cfg.ConflictMode == fairsched.ConflictShared {
-			l.shared[key]--
-		} else {
-			l.exclusive[key]--
+	first := false
+	l.do(func() {
+		if l.frozen {
+			return
 		}
-	}
-	first := ok && !l.ended[i]
-	if ok {
-		l.ended[i] = true
-		l.endAt[i] = time.Since(l.t0)
-	}
-	l.mu.Unlock()
+		j, cfg := l.sc.Jobs[i], l.config(i)
+		l.running--
+		l.byType[j.Type]--
+		if g := cfg.ConflictGroup; g != "" {
+			key := string(g) + "/" + j.ID
+			if cfg.ConflictMode == fairsched.ConflictShared {
+				l.shared[key]--
+			} else {
+				l.exclusive[key]--
+			}
+		}
+		first = ok && !l.ended[i]
+		if ok {
+			l.ended[i] = true
+			l.endAt[i] = time.Since(l.t0)
+		}
+	})
 	if first {
 		l.endedC <- i
 	}
@@ -813,7 +840,7 @@ func (l *playLog) end(i int, ok bool) {
 // which is the job a snapshot saw running: of the scenario's jobs of its
 // type, id and key that started, the one whose run lies nearest the
 // snapshot's time (a snapshot may come just before its handler starts or
-// just after it ends); -1 when none started. Under l.mu.
+// just after it ends); -1 when none started. Once frozen.
 func (l *playLog) which(s sighting) int {
 	best, bestGap := -1, time.Duration(math.MaxInt64)
 	for i, j := range l.sc.Jobs {
@@ -834,16 +861,14 @@ func (l *playLog) which(s sighting) int {
 	return best
 }
 
-func (l *playLog) allEnded() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return !slices.Contains(l.ended, false)
+func (l *playLog) allEnded() (all bool) {
+	l.do(func() { all = !slices.Contains(l.ended, false) })
+	return all
 }
 
-func (l *playLog) lastEnd() time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Max(l.endAt)
+func (l *playLog) lastEnd() (last time.Duration) {
+	l.do(func() { last = slices.Max(l.endAt) })
+	return last
 }
 
 // keys are the scenario's fairness keys, background ("") first, then by
