@@ -2,13 +2,10 @@ package cluster_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/pgtest"
@@ -19,15 +16,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(childMain())
 	}
-	code := m.Run()
-	pgtest.Stop()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(pgtest.Run(m)) // tests, the throwaway PostgreSQL stopped, then a leak check
 }
 
 // fast are the timings of the tests' clusters: a lease of 2 s renewed

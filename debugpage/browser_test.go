@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"go.uber.org/goleak"
 
 	"github.com/fairsched/fairsched/debugpage"
 	"github.com/fairsched/fairsched/internal/pgtest"
@@ -36,15 +34,7 @@ var (
 // ignored. The throwaway PostgreSQL of the cluster test, if it started
 // one, is stopped first.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(pgtest.Run(m)) // tests, the throwaway PostgreSQL stopped, then a leak check
 }
 
 // browsers are the names the browser test looks for on PATH.

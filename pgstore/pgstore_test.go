@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-	"go.uber.org/goleak"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/fairschedtest"
@@ -21,15 +20,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(pgtest.Run(m)) // tests, the throwaway PostgreSQL stopped, then a leak check
 }
 
 func open(t *testing.T, url string) *pgstore.Store {

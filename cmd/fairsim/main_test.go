@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/goleak"
 
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/internal/report"
@@ -24,15 +22,7 @@ import (
 // throwaway PostgreSQL of the cluster play's test, if it started one, is
 // stopped.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(pgtest.Run(m)) // tests, the throwaway PostgreSQL stopped, then a leak check
 }
 
 func scenarioFile(name string) string {

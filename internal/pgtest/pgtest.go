@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
 )
 
 // server is the cluster of this test binary, started once.
@@ -141,8 +142,23 @@ func withDatabase(u, db string) string {
 	return p.String()
 }
 
+// Run is a TestMain for a package whose tests use PostgreSQL: it runs the
+// tests, stops the throwaway cluster, then checks that no goroutine leaked
+// (goleak), and returns the exit code.
+func Run(m *testing.M) int {
+	code := m.Run()
+	Stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	return code
+}
+
 // Stop stops the cluster this binary started, if any. Call it from
-// TestMain after m.Run.
+// TestMain after m.Run (Run does).
 func Stop() {
 	if srv != nil {
 		srv.stop()
