@@ -164,7 +164,7 @@ func TestMostSpecialisedInstance(t *testing.T) {
 	}
 	// Wait until the leader counts both instances with their types.
 	l := leaderOf(t, narrow, wide)
-	for {
+	waitFor(t, func() bool {
 		snap, err := l.s.Snapshot(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -173,11 +173,8 @@ func TestMostSpecialisedInstance(t *testing.T) {
 		for _, in := range snap.Cluster.Instances {
 			types += len(in.Types)
 		}
-		if types == 3 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // polling the leader's view for a condition
-	}
+		return types == 3
+	})
 	ctx := context.Background()
 	if err := narrow.s.Enqueue(ctx, "clone", "linux", nil); err != nil {
 		t.Fatal(err)

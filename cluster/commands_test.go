@@ -118,15 +118,8 @@ func TestCommandsReachTheLeader(t *testing.T) {
 	}
 }
 
-// waitFor polls cond (the cluster's own state) until it holds, failing
-// after 30 s.
+// waitFor waits until cond (the cluster's own state) holds.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("the condition did not hold in 30 s")
-		}
-		time.Sleep(10 * time.Millisecond) // polling the cluster's state for a condition
-	}
+	pgtest.Eventually(t, "the cluster's state", cond)
 }

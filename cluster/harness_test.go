@@ -128,26 +128,18 @@ func (m *member) close() {
 // leaderOf waits until some instance of ms leads and returns it.
 func leaderOf(t *testing.T, ms ...*member) *member {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	var l *member
+	pgtest.Eventually(t, "a leader", func() bool {
 		for _, m := range ms {
 			if m.s == nil {
 				continue
 			}
-			snap, err := m.s.Snapshot(context.Background())
-			if err == nil && snap.Cluster != nil && snap.Cluster.Leading {
-				return m
+			if snap, err := m.s.Snapshot(context.Background()); err == nil && snap.Cluster != nil && snap.Cluster.Leading {
+				l = m
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond) // polling the cluster's own state, not a timing assertion
-	}
-	for _, m := range ms {
-		if m.s == nil {
-			continue
-		}
-		snap, err := m.s.Snapshot(context.Background())
-		t.Logf("snapshot: %+v, err %v", snap.Cluster, err)
-	}
-	t.Fatal("no leader in 30 s")
-	return nil
+		return false
+	})
+	return l
 }

@@ -56,22 +56,18 @@ func TestWorkerSlotsAcrossInstances(t *testing.T) {
 	// waitReason polls the leader's snapshot until id waits for reason.
 	waitReason := func(id string, reason fairsched.Reason) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		waitFor(t, func() bool {
 			snap, err := lead.s.Snapshot(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, p := range snap.Pending {
 				if p.ID == id && p.Reason == reason {
-					return
+					return true
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never waited for %s: pending %+v", id, reason, snap.Pending)
-			}
-			time.Sleep(20 * time.Millisecond) // polling the leader's view for a condition
-		}
+			return false
+		})
 	}
 	if err := lead.s.Enqueue(ctx, "compile", "c1", nil); err != nil {
 		t.Fatal(err)

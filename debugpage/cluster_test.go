@@ -178,20 +178,17 @@ func TestClusterPageLive(t *testing.T) {
 
 	// The leader, once it counts both instances and their handlers.
 	var leader, follower member
-	deadline := time.Now().Add(30 * time.Second)
-	for leader.s == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("no leader counting both instances in 30 s")
-		}
+	pgtest.Eventually(t, "a leader counting both instances", func() bool {
 		for i, m := range ms {
 			snap, err := m.s.Snapshot(context.Background())
 			if err == nil && snap.Cluster != nil && snap.Cluster.Leading && len(snap.Cluster.Instances) == 2 &&
 				len(snap.Cluster.Instances[0].Types) == 1 && len(snap.Cluster.Instances[1].Types) == 1 {
 				leader, follower = m, ms[1-i]
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond) // polling the cluster's own state
-	}
+		return false
+	})
 	if err := follower.s.Enqueue(context.Background(), "clone", "linux", nil, fairsched.WithFairnessKey("10.0.0.7")); err != nil {
 		t.Fatal(err)
 	}
@@ -204,16 +201,13 @@ func TestClusterPageLive(t *testing.T) {
 
 	h := debugpage.Handler(leader.s, debugpage.WithRefresh(0))
 	var page string
-	for { // the leader names the job's instance once it has placed it: a moment after the handler may start
+	// The leader names the job's instance once it has placed it: a moment
+	// after the handler may start.
+	pgtest.Eventually(t, "the leader's page to show clone linux on "+on, func() bool {
 		_, page = get(t, h, http.MethodGet, "/")
-		if rows := rowText(t, page, "running"); len(rows) == 1 && strings.HasSuffix(rows[0], " "+on) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the leader's page does not show clone linux on %s:\n%s", on, page)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		rows := rowText(t, page, "running")
+		return len(rows) == 1 && strings.HasSuffix(rows[0], " "+on)
+	})
 	instances := rowText(t, page, "instances")
 	for _, m := range []member{leader, follower} {
 		want := fmt.Sprintf("%s 2 %d clone ", m.id, map[bool]int{true: 1, false: 0}[m.id == on])

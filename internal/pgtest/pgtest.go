@@ -142,6 +142,24 @@ func withDatabase(u, db string) string {
 	return p.String()
 }
 
+// Eventually waits until cond holds, reading it every 10 ms, and fails t
+// (saying what it waited for) after 30 s. A cluster over a real database
+// runs on the wall clock: its state — a lease taken, a row written — is
+// observed by reading it again, within a bound that only a broken test
+// reaches; cond reads state, it asserts nothing about time.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("pgtest: waited 30 s for %s", what)
+		}
+		<-tick.C
+	}
+}
+
 // Run is a TestMain for a package whose tests use PostgreSQL: it runs the
 // tests, stops the throwaway cluster, then checks that no goroutine leaked
 // (goleak), and returns the exit code.
