@@ -33,6 +33,10 @@ type recorder struct {
 	mu      sync.Mutex
 	running int
 	peak    int
+	// now are the runs under way ("id at time"), atPeak a copy taken at
+	// the highest peak: what a failure names.
+	now    map[string]string
+	atPeak []string
 	byID    map[string]int
 	overlap []string
 	starts  map[string]int
@@ -42,13 +46,20 @@ type recorder struct {
 }
 
 func newRecorder() *recorder {
-	return &recorder{byID: map[string]int{}, starts: map[string]int{}, endC: make(chan struct{}, 1<<16)}
+	return &recorder{byID: map[string]int{}, starts: map[string]int{}, now: map[string]string{}, endC: make(chan struct{}, 1<<16)}
 }
 
 func (r *recorder) start(id, conflict string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.running++
+	r.now[id] = time.Now().Format("05.000")
+	if r.running > r.peak {
+		r.atPeak = r.atPeak[:0]
+		for k, at := range r.now {
+			r.atPeak = append(r.atPeak, k+" since "+at)
+		}
+	}
 	r.peak = max(r.peak, r.running)
 	r.starts[id]++
 	r.order = append(r.order, id)
@@ -58,6 +69,13 @@ func (r *recorder) start(id, conflict string) {
 			r.overlap = append(r.overlap, conflict)
 		}
 	}
+}
+
+// left forgets run id (start's id) from the runs under way.
+func (r *recorder) left(id string) {
+	r.mu.Lock()
+	delete(r.now, id)
+	r.mu.Unlock()
 }
 
 func (r *recorder) end(conflict string) {

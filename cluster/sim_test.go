@@ -62,8 +62,9 @@ func simulate(t *testing.T, n int, seed uint64) {
 		faulted[inst] = append(faulted[inst], window{now, now.Add(d)})
 	}
 	work := func(ctx context.Context, id, conflict, inst string, d time.Duration) error {
-		rec.start(id, conflict)
+		rec.start(id+" on "+inst, conflict)
 		defer rec.end(conflict)
+		defer rec.left(id + " on " + inst)
 		select {
 		case <-time.After(d): // the job's work
 			mu.Lock()
@@ -264,7 +265,9 @@ func simulate(t *testing.T, n int, seed uint64) {
 	peak, overlap := rec.peak, rec.overlap
 	rec.mu.Unlock()
 	if peak > capN {
-		t.Errorf("%d jobs ran at once cluster-wide; the cap is %d", peak, capN)
+		rec.mu.Lock()
+		t.Errorf("%d jobs ran at once cluster-wide; the cap is %d: %v", peak, capN, rec.atPeak)
+		rec.mu.Unlock()
 	}
 	if len(overlap) > 0 {
 		t.Errorf("two jobs ran at once on %v", overlap)
