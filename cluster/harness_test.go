@@ -35,8 +35,8 @@ type recorder struct {
 	peak    int
 	// now are the runs under way ("id at time"), atPeak a copy taken at
 	// the highest peak: what a failure names.
-	now    map[string]string
-	atPeak []string
+	now     map[string]string
+	atPeak  []string
 	byID    map[string]int
 	overlap []string
 	starts  map[string]int
