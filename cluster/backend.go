@@ -59,12 +59,16 @@ type Backend interface {
 	// reply once written (and deletes it). The leader reads the open
 	// Commands, runs them and writes each Answer (fenced) with the
 	// settings it changed; Settings are what a new leader applies first.
-	// RevokeJob (fenced) takes back one job's grant.
+	// RevokeJob (fenced) asks the executor of one running job to stop
+	// it (Grant.Cancelled); the grant stays until it reports the end.
 	Command(ctx context.Context, domain string, c Command) (int64, error)
 	Reply(ctx context.Context, id int64) ([]byte, bool, error)
 	Commands(ctx context.Context, domain string) ([]Command, error)
 	Answer(ctx context.Context, domain string, epoch, id int64, reply []byte, reset string, settings map[string][]byte) error
 	Settings(ctx context.Context, domain string) (map[string][]byte, error)
+	// DefineTypes writes settings (the domain's type configurations), by
+	// any instance, unfenced: each replaces the value of its name.
+	DefineTypes(ctx context.Context, domain string, settings map[string][]byte) error
 	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error
 	// ClaimSlot claims a periodic schedule's occurrence slot for the
 	// caller: true for exactly one caller per (name, slot), and only for a
@@ -110,6 +114,10 @@ type Grant struct {
 	Worker string
 	Slot   int
 	Record *core.JobRecord
+	// Cancelled: the leader cancelled the attempt (Cancel). Its executor
+	// stops it — or never starts it — and reports the end; the grant
+	// holds its place under the caps until then.
+	Cancelled bool
 }
 
 // EndKind is how an attempt ended on its executor.

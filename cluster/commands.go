@@ -155,13 +155,11 @@ func (n *Node) Dead(ctx context.Context, op messages.DeadOpKind, t policy.JobTyp
 	return messages.DeadResult{Jobs: r.Jobs, N: r.N, Err: err}, err
 }
 
-// applySettings gives the leader's scheduler the domain's settings.
-func (l *leader) applySettings(ctx context.Context) error {
-	settings, err := l.n.b.Settings(ctx, l.n.cfg.Domain)
-	if err != nil {
-		return err
-	}
+// applySettings gives the leader's scheduler the domain's weights and
+// pauses.
+func (l *leader) applySettings(settings map[string][]byte) {
 	for name, v := range settings {
+		var err error
 		var w float64
 		_ = json.Unmarshal(v, &w)
 		switch {
@@ -176,7 +174,6 @@ func (l *leader) applySettings(ctx context.Context) error {
 			l.n.log.Warn("a setting no longer applies", zap.String("setting", name), zap.Error(err))
 		}
 	}
-	return nil
 }
 
 // runCommands runs the open commands cmds in order and answers each.

@@ -27,8 +27,8 @@ type executor struct {
 	handlers     chan handlerReg
 	closures     chan *closure
 	ended        chan ended
-	fenceC       chan bool     // from the lease loop: whether its heartbeats fail
-	cancelAll    chan struct{} // Close ran out of time
+	beatC        chan time.Time // from the lease loop: when its last heartbeat that succeeded began
+	cancelAll    chan struct{}  // Close ran out of time
 	stopC        chan closeReq
 	typesChanged chan struct{} // to the lease loop: beat now
 	names        chan chan selfInfo
@@ -83,7 +83,7 @@ type ended struct {
 
 func newExecutor(n *Node) *executor {
 	return &executor{n: n, handlers: make(chan handlerReg), closures: make(chan *closure),
-		ended: make(chan ended, 64), fenceC: make(chan bool, 1), cancelAll: make(chan struct{}, 1), stopC: make(chan closeReq),
+		ended: make(chan ended, 64), beatC: make(chan time.Time, 1), cancelAll: make(chan struct{}, 1), stopC: make(chan closeReq),
 		typesChanged: make(chan struct{}, 1), names: make(chan chan selfInfo), workers: make(chan workerReg), done: make(chan struct{})}
 }
 
@@ -111,19 +111,22 @@ func (x *executor) workerOp(r workerReg) error {
 	}
 }
 
-// setFenced tells the executor whether this instance's heartbeats fail
-// for so long that the leader will declare it lost: while they do, it
-// stops the attempts running here and starts none, so that none runs on
-// beside its retry elsewhere. Only the lease loop calls it; the latest
-// value wins.
-func (x *executor) setFenced(v bool) {
+// beaten tells the executor that a heartbeat begun at t succeeded. The
+// leader declares this instance lost LostAfter after its last heartbeat
+// (by the database's clock, which read it later than t) and grants its
+// jobs again; so from t + LostAfter − 2 Heartbeats on, unless a later beat
+// succeeds first, the executor stops the attempts running here and starts
+// none, so that none runs on beside its retry elsewhere. Its own timer
+// decides, not the lease loop's next turn, which a stalled call delays.
+// Only the lease loop calls it; the latest value wins.
+func (x *executor) beaten(t time.Time) {
 	for {
 		select {
-		case x.fenceC <- v:
+		case x.beatC <- t:
 			return
 		default:
 			select {
-			case <-x.fenceC: // superseded
+			case <-x.beatC: // superseded
 			default:
 			}
 		}
@@ -157,6 +160,11 @@ func (x *executor) run() {
 	defer report.Stop()
 	var closing *closeReq
 	killed, fenced := false, false
+	// The fence: safe until the last good beat's start + LostAfter − 2
+	// beats (beaten); the first beat is the loop's start.
+	margin := cfg.LostAfter - 2*cfg.Heartbeat
+	fence := time.NewTimer(margin)
+	defer fence.Stop()
 
 	flush := func() {
 		if len(ends) == 0 {
@@ -232,10 +240,19 @@ func (x *executor) run() {
 			for _, g := range grants {
 				granted[g.Seq] = true
 				if a := running[g.Seq]; a != nil && a.attempt == g.Attempt {
+					if g.Cancelled {
+						a.cancel(actor.ErrCancelled)
+					}
 					continue
 				}
 				if slices.ContainsFunc(ends, func(e End) bool { return e.Seq == g.Seq && e.Attempt == g.Attempt }) {
 					continue // ended here, report under way
+				}
+				if g.Cancelled { // cancelled before it started here: it never will
+					delete(early, g.Seq)
+					ends = append(ends, End{Seq: g.Seq, Instance: cfg.Instance, Attempt: g.Attempt, Kind: EndPermanent,
+						Error: actor.ErrCancelled.Error()})
+					continue
 				}
 				start(g)
 			}
@@ -338,7 +355,7 @@ func (x *executor) run() {
 				continue
 			}
 			closures[c.seq] = c
-			if g, ok := early[c.seq]; ok {
+			if g, ok := early[c.seq]; ok && !fenced {
 				delete(early, c.seq)
 				start(g)
 			}
@@ -375,8 +392,17 @@ func (x *executor) run() {
 			check()
 		case <-poll.C:
 			check()
-		case fenced = <-x.fenceC:
-			if fenced {
+		case t := <-x.beatC:
+			if d := time.Until(t.Add(margin)); d > 0 {
+				fence.Reset(d)
+				if fenced {
+					fenced = false
+					x.n.log.Info("heartbeats succeed again: running grants")
+				}
+			}
+		case <-fence.C:
+			if !fenced {
+				fenced = true
 				x.n.log.Warn("heartbeats failing: stopping the jobs running here")
 				for _, a := range running {
 					a.cancel(fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, cfg.Instance))

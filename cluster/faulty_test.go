@@ -18,6 +18,9 @@ type faulty struct {
 	b    cluster.Backend
 	cut  atomic.Bool
 	slow atomic.Bool
+	// follower: the instance never takes the lease (Acquire finds it
+	// held), so that a test chooses its leader.
+	follower atomic.Bool
 }
 
 var errCut = errors.New("test: cut off from the database")
@@ -32,6 +35,9 @@ func (f *faulty) Insert(ctx context.Context, rec *core.JobRecord) error {
 func (f *faulty) Acquire(ctx context.Context, domain, holder string, ttl time.Duration) (int64, bool, error) {
 	if f.cut.Load() {
 		return 0, false, errCut
+	}
+	if f.follower.Load() {
+		return 0, false, nil
 	}
 	return f.b.Acquire(ctx, domain, holder, ttl)
 }
@@ -231,4 +237,11 @@ func (f *faulty) ClaimSlot(ctx context.Context, domain, name string, slot int64)
 		return false, errCut
 	}
 	return f.b.ClaimSlot(ctx, domain, name, slot)
+}
+
+func (f *faulty) DefineTypes(ctx context.Context, domain string, settings map[string][]byte) error {
+	if f.cut.Load() {
+		return errCut
+	}
+	return f.b.DefineTypes(ctx, domain, settings)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -32,6 +33,7 @@ type leader struct {
 	stopC    chan struct{}
 	done     chan struct{}
 	failed   chan<- int64
+	known    map[policy.JobType]bool // the types registered in a (types.go)
 }
 
 // wait is an admitted job's attempt, from its grant to its end.
@@ -83,25 +85,36 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 		return nil, err
 	}
 	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), revokes: make(chan uint64, 64), types: make(chan typeReg),
-		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed}
-	// Every type first, then every handler at once: the jobs a previous
-	// leader granted are all counted before any other starts. The loop
-	// starts after, so that its first read registers the instances'
-	// workers for types the scheduler knows (handlers wait for it).
-	all := map[policy.JobType]messages.Handler{}
-	for _, r := range types {
-		if err := l.a.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
-			l.n.log.Error("registering a type in the leader failed", zap.String("type", string(r.t)), zap.Error(err))
-			continue
-		}
-		all[r.t] = l.handler(r)
-	}
-	// The domain's weights and pauses apply before the first decision.
-	if err := l.applySettings(ctx); err != nil {
+		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed,
+		known: map[policy.JobType]bool{}}
+	settings, err := n.b.Settings(ctx, n.cfg.Domain)
+	if err != nil {
 		go l.run()
 		l.stop()
 		return nil, err
 	}
+	// Every type of the domain first — this instance's configurations
+	// over those written before (types.go) — then every handler at once:
+	// the jobs a previous leader granted are all counted before any other
+	// starts. The loop starts after, so that its first read registers the
+	// instances' workers for types the scheduler knows (handlers wait for
+	// it).
+	regs := domainTypes(settings, n.log)
+	for _, r := range types {
+		regs[r.t] = r.cfg
+	}
+	all := map[policy.JobType]messages.Handler{}
+	for _, t := range sortedKeys(regs) {
+		r := typeReg{t, regs[t]}
+		if err := l.a.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
+			l.n.log.Error("registering a type in the leader failed", zap.String("type", string(r.t)), zap.Error(err))
+			continue
+		}
+		l.known[r.t] = true
+		all[r.t] = l.handler(r)
+	}
+	// The domain's weights and pauses apply before the first decision.
+	l.applySettings(settings)
 	if err := l.a.RegisterHandlers(all); err != nil {
 		go l.run()
 		l.stop()
@@ -109,15 +122,6 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	}
 	go l.run()
 	return l, nil
-}
-
-// register adds type r to the leader's scheduler with the remote handler.
-func (l *leader) register(r typeReg) {
-	if err := l.a.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
-		l.n.log.Error("registering a type in the leader failed", zap.String("type", string(r.t)), zap.Error(err))
-		return
-	}
-	_ = l.a.RegisterHandler(r.t, l.handler(r))
 }
 
 // handler is type r's handler in the leader's scheduler: grant the
@@ -149,12 +153,21 @@ func (l *leader) handler(r typeReg) messages.Handler {
 		case err := <-w.done:
 			return err
 		case <-ctx.Done():
-			if errors.Is(context.Cause(ctx), actor.ErrCancelled) {
-				// Cancel: the executor must stop it too.
-				select {
-				case l.revokes <- job.Seq:
-				case <-l.done:
-				}
+			if !errors.Is(context.Cause(ctx), actor.ErrCancelled) {
+				return context.Cause(ctx) // the scheduler stops
+			}
+			// Cancel: the executor stops it, and it holds its place under
+			// the caps until it has (as a cancelled job in one process
+			// holds its slot until its function returns).
+			select {
+			case l.revokes <- job.Seq:
+			case <-l.done:
+				return ErrLeaderLost
+			}
+			select {
+			case <-w.done:
+			case <-l.done:
+				return ErrLeaderLost
 			}
 			return context.Cause(ctx)
 		}
@@ -436,6 +449,13 @@ func (l *leader) run() {
 			}
 		}
 		instances = next
+		handled := map[string]bool{}
+		for _, in := range next {
+			for t := range in.types {
+				handled[t] = true
+			}
+		}
+		l.learnTypes(ctx, handled)
 		l.syncWorkers(next, workerHome, registered)
 		// The finished RunSync and Submit jobs of instances gone — lost,
 		// or closed before reading how their jobs ended — have nobody
@@ -494,6 +514,19 @@ func (l *leader) run() {
 		case r := <-l.types:
 			l.register(r)
 		case seq := <-l.revokes:
+			// Not granted yet: it never starts. Granted: its executor
+			// stops it and reports the end (readEnds answers).
+			if w := outstanding[seq]; w != nil && !w.written {
+				batch = slices.DeleteFunc(batch, func(b *wait) bool { return b == w })
+				answer(w, actor.ErrCancelled)
+				break
+			}
+			if i := slices.IndexFunc(queued, func(q *wait) bool { return q.seq == seq }); i >= 0 {
+				w := queued[i]
+				queued = slices.Delete(queued, i, i+1)
+				w.done <- actor.ErrCancelled
+				break
+			}
 			func() {
 				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 				defer cancel()

@@ -350,14 +350,13 @@ func (n *Node) Kill() {
 func (n *Node) run() {
 	defer close(n.stopped)
 	var (
-		types     []typeReg
+		types     []typeReg // written in the domain (types.go)
+		undefined []typeReg // not yet: the leader waits for them
 		l         *leader
 		epoch     int64
 		leaderID  string
-		lastBeat  = time.Now()
 		lastRenew time.Time
 		failed    = make(chan int64, 1) // a leader whose write was fenced
-		fenced    bool                  // the executor was told to stop its jobs
 	)
 	tick := time.NewTicker(n.cfg.Heartbeat)
 	defer tick.Stop()
@@ -374,7 +373,33 @@ func (n *Node) run() {
 		n.log.Info("stopped leading", zap.Int64("epoch", epoch))
 		l, leaderID = nil, ""
 	}
+	// define writes the types registered here in the domain, then gives
+	// them to the leader: a type's jobs are granted only once a next
+	// leader can read it. Retried at every beat until written.
+	define := func() {
+		if len(undefined) == 0 {
+			return
+		}
+		settings, err := typeSettings(undefined)
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+			err = n.b.DefineTypes(ctx, n.cfg.Domain, settings)
+			cancel()
+		}
+		if err != nil {
+			n.log.Warn("writing the types in the domain failed; retrying", zap.Error(err))
+			return
+		}
+		for _, r := range undefined {
+			types = append(types, r)
+			if l != nil {
+				l.registerType(r)
+			}
+		}
+		undefined = nil
+	}
 	beat := func() {
+		define()
 		now := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
 		handled, ws := n.x.self()
@@ -385,16 +410,7 @@ func (n *Node) run() {
 		ctx, cancel = context.WithTimeout(context.Background(), n.cfg.Heartbeat)
 		defer cancel()
 		if err == nil {
-			lastBeat = now
-			if fenced {
-				fenced = false
-				n.x.setFenced(false)
-			}
-		} else if !fenced && time.Since(lastBeat) > n.cfg.LostAfter-2*n.cfg.Heartbeat {
-			// The leader will declare this instance lost and grant its
-			// jobs again: stop them first.
-			fenced = true
-			n.x.setFenced(true)
+			n.x.beaten(now) // its fence moves on (beaten)
 		}
 		if l != nil {
 			ok, err := n.b.Renew(ctx, n.cfg.Domain, n.cfg.Instance, epoch, n.cfg.LeaseTTL)
@@ -436,10 +452,8 @@ func (n *Node) run() {
 				stopLeading(false)
 			}
 		case r := <-n.types:
-			types = append(types, r)
-			if l != nil {
-				l.registerType(r)
-			}
+			undefined = append(undefined, r)
+			define()
 		case reply := <-n.info:
 			in := Info{Domain: n.cfg.Domain, Instance: n.cfg.Instance, Leader: leaderID, Leading: l != nil}
 			if l != nil {
@@ -463,8 +477,8 @@ func (n *Node) run() {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}

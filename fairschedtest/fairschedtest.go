@@ -178,9 +178,14 @@ func Run(t *testing.T, body func(t *testing.T, env *Env), opts ...fairsched.Opti
 // not started will not start until something changes.
 func (e *Env) Settle() { synctest.Wait() }
 
-// Advance moves the mock clock forward by d, firing the scheduler's timers
-// due by then, and settles.
+// Advance settles, moves the mock clock forward by d, firing the
+// scheduler's timers due by then, and settles again. Settling first makes
+// what is under way at the current time — a job's attempt that just ended,
+// a store write — happen at the current time: otherwise it could read the
+// clock after the move (a failure recorded at +d, its retry's backoff
+// counted from there), and a test would depend on the goroutines' order.
 func (e *Env) Advance(d time.Duration) {
+	synctest.Wait()
 	e.Clock.Add(d)
 	synctest.Wait()
 }

@@ -108,14 +108,15 @@ func (s *Store) Settings(ctx context.Context, domain string) (map[string][]byte,
 	return out, rows.Err()
 }
 
-// RevokeJob takes back job seq's grant under epoch's lease (a Cancel of a
-// running job): its executor finds it gone and stops it.
+// RevokeJob asks, under epoch's lease, the executor of running job seq to
+// stop it (a Cancel): the grant stays until the executor reports the end,
+// so the job counts against the caps until it has stopped.
 func (s *Store) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := fence(ctx, tx, domain, epoch); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE fairsched_jobs SET running = false, conflict_key = NULL, instance = NULL WHERE seq = $1 AND running`, int64(seq))
+		_, err := tx.Exec(ctx, `UPDATE fairsched_jobs SET cancel_requested = true WHERE seq = $1 AND running`, int64(seq))
 		if err == nil {
 			_, err = tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', '')`)
 		}
@@ -163,4 +164,21 @@ func (s *Store) ClaimSlot(ctx context.Context, domain, name string, slot int64) 
 		return false, fmt.Errorf("%w: pgstore: claiming an occurrence of %q: %w", fairsched.ErrStore, name, err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// DefineTypes writes settings — the domain's type configurations, from
+// any instance: unfenced — in one statement, each replacing its name's.
+func (s *Store) DefineTypes(ctx context.Context, domain string, settings map[string][]byte) error {
+	names := make([]string, 0, len(settings))
+	values := make([]string, 0, len(settings))
+	for name, v := range settings {
+		names, values = append(names, name), append(values, string(v))
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO fairsched_settings (domain, name, value)
+		SELECT $1, n, v::jsonb FROM unnest($2::text[], $3::text[]) AS s(n, v)
+		ON CONFLICT (domain, name) DO UPDATE SET value = excluded.value`, domain, names, values)
+	if err != nil {
+		return fmt.Errorf("%w: pgstore: writing the domain's types: %w", fairsched.ErrStore, err)
+	}
+	return nil
 }

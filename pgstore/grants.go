@@ -66,7 +66,7 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 		}
 		rows, err := tx.Query(ctx, `
 			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
-				worker = g.worker, slot = g.slot
+				worker = g.worker, slot = g.slot, cancel_requested = false
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
 			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
 			RETURNING j.seq`, seqs, instances, attempts, keys, workers, slots)
@@ -105,7 +105,8 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 // Granted returns the jobs running on instance and the attempt each was
 // granted for: what an executor runs.
 func (s *Store) Granted(ctx context.Context, instance string) ([]Grant, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, attempt, coalesce(conflict_key, ''), record, coalesce(worker, ''), slot FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq`, instance)
+	rows, err := s.pool.Query(ctx, `SELECT seq, attempt, coalesce(conflict_key, ''), record, coalesce(worker, ''), slot, cancel_requested
+		FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq`, instance)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
 	}
@@ -115,7 +116,7 @@ func (s *Store) Granted(ctx context.Context, instance string) ([]Grant, error) {
 		g := Grant{Instance: instance}
 		var seq int64
 		var data []byte
-		if err := rows.Scan(&seq, &g.Attempt, &g.ConflictKey, &data, &g.Worker, &g.Slot); err != nil {
+		if err := rows.Scan(&seq, &g.Attempt, &g.ConflictKey, &data, &g.Worker, &g.Slot, &g.Cancelled); err != nil {
 			return nil, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
 		}
 		g.Seq = uint64(seq)
@@ -154,7 +155,7 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 		}
 		return tx.QueryRow(ctx, `
 		WITH ended AS (
-			UPDATE fairsched_jobs j SET running = false, conflict_key = NULL,
+			UPDATE fairsched_jobs j SET running = false, conflict_key = NULL, cancel_requested = false,
 				end_instance = e.instance, end_attempt = e.attempt, end_kind = e.kind, end_error = e.err
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::smallint[], $5::text[]) AS e(seq, instance, attempt, kind, err)
 			WHERE j.seq = e.seq AND j.running AND j.instance = e.instance AND j.attempt = e.attempt
@@ -180,7 +181,7 @@ func (s *Store) Revoke(ctx context.Context, domain string, epoch int64, instance
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq FOR UPDATE`, instance); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `UPDATE fairsched_jobs SET running = false, conflict_key = NULL, instance = NULL
+		rows, err := tx.Query(ctx, `UPDATE fairsched_jobs SET running = false, conflict_key = NULL, instance = NULL, cancel_requested = false
 			WHERE running AND instance = $1 RETURNING seq`, instance)
 		if err != nil {
 			return err
