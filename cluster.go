@@ -113,7 +113,8 @@ type ClusterConfig = cluster.Config
 //	// reply once written (and deletes it). The leader reads the open
 //	// Commands, runs them and writes each Answer (fenced) with the
 //	// settings it changed; Settings are what a new leader applies first.
-//	// RevokeJob (fenced) takes back one job's grant.
+//	// RevokeJob (fenced) asks the executor of one running job to stop
+//	// it (Grant.Cancelled); the grant stays until it reports the end.
 //	Command(ctx context.Context, domain string, c Command) (int64, error)
 //
 //	Reply(ctx context.Context, id int64) ([]byte, bool, error)
@@ -123,6 +124,10 @@ type ClusterConfig = cluster.Config
 //	Answer(ctx context.Context, domain string, epoch, id int64, reply []byte, reset string, settings map[string][]byte) error
 //
 //	Settings(ctx context.Context, domain string) (map[string][]byte, error)
+//
+//	// DefineTypes writes settings (the domain's type configurations), by
+//	// any instance, unfenced: each replaces the value of its name.
+//	DefineTypes(ctx context.Context, domain string, settings map[string][]byte) error
 //
 //	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error
 //

@@ -852,7 +852,7 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	if j.Record != nil {
 		a.retryingDurable(j, d.Err)
 		if a.closing { // durable work does not start again before Close: it waits in the store
-			delete(a.dur.jobs, jobRef{j.Type, j.ID})
+			delete(a.dur.jobs, durableRef(j))
 			j.Record = nil
 			return true
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -82,6 +83,9 @@ type durable struct {
 	batches   chan *jobBatch
 	committed chan batchDone
 	retention time.Duration
+	// joins are the coalesced RunSync and Submit jobs of cluster mode
+	// (core.Joins; joins.go).
+	joins core.Joins
 }
 
 // ack is an answer owed once a batch commits: to an Enqueue (j, whose
@@ -118,7 +122,7 @@ func (a *Actor) startDurable(st JobStore, records []core.JobRecord, retention ti
 		switch rec.State {
 		case core.RecordPending:
 			j := fromRecord(&rec)
-			ref := jobRef{j.Type, j.ID}
+			ref := durableRef(j)
 			if d.jobs[ref] == nil {
 				d.jobs[ref] = j
 			}
@@ -201,7 +205,7 @@ func (a *Actor) enqueue(m messages.Enqueue) {
 		m.Reply <- ErrNoJobStore
 		return
 	}
-	ref := jobRef{j.Type, j.ID}
+	ref := durableRef(j)
 	var replaced *messages.Job
 	if old := d.jobs[ref]; old != nil {
 		switch {
@@ -279,10 +283,10 @@ func (a *Actor) committed(r batchDone) {
 		j := k.j
 		j.Committing = false
 		if r.err != nil {
-			delete(d.jobs, jobRef{j.Type, j.ID})
+			delete(d.jobs, durableRef(j))
 			if k.replaced != nil {
 				k.replaced.Replaced = false
-				d.jobs[jobRef{j.Type, j.ID}] = k.replaced
+				d.jobs[durableRef(j)] = k.replaced
 			}
 			k.reply <- r.err
 			continue
@@ -291,7 +295,7 @@ func (a *Actor) committed(r batchDone) {
 			a.supersedeDurable(now, k.replaced)
 		}
 		if a.closing { // committed: it stays in the store for the next start
-			delete(d.jobs, jobRef{j.Type, j.ID})
+			delete(d.jobs, durableRef(j))
 			k.reply <- nil
 			continue
 		}
@@ -333,6 +337,9 @@ func (a *Actor) queueDurable(now time.Time, j *messages.Job) error {
 		d.nWaiting++
 		return nil
 	}
+	if a.joined(now, j) {
+		return nil
+	}
 	j.Arrived, j.NotBefore = j.Record.EnqueuedAt, j.Record.RunAt
 	granted := j.Record.Granted != ""
 	if granted {
@@ -344,7 +351,7 @@ func (a *Actor) queueDurable(now time.Time, j *messages.Job) error {
 			a.logRefusal(j, re)
 		}
 		d.delete(j.Record.Seq)
-		delete(d.jobs, jobRef{j.Type, j.ID})
+		delete(d.jobs, durableRef(j))
 		return err
 	}
 	a.queued(now, j)
@@ -381,7 +388,7 @@ func (a *Actor) adopt(m messages.Adopt) {
 	now := a.clock.Now()
 	for i := range m.Records {
 		rec := m.Records[i]
-		ref := jobRef{rec.Type, rec.ID}
+		ref := recordRef(&rec)
 		if rec.State != core.RecordPending || d.jobs[ref] != nil {
 			continue
 		}
@@ -468,7 +475,7 @@ func (a *Actor) registerHandler(m messages.RegisterHandler) {
 	m.Reply <- nil
 	if a.closing || len(w) == 0 {
 		for _, j := range w {
-			delete(d.jobs, jobRef{j.Type, j.ID}) // they stay in the store
+			delete(d.jobs, durableRef(j)) // they stay in the store
 		}
 		return
 	}
@@ -524,8 +531,8 @@ func (a *Actor) retryingDurable(j *messages.Job, err error) {
 // interrupted or dropped stays pending for the next start.
 func (a *Actor) durableEnded(j *messages.Job, err error) {
 	d, rec := a.dur, j.Record
-	if d.jobs[jobRef{j.Type, j.ID}] == j {
-		delete(d.jobs, jobRef{j.Type, j.ID})
+	if d.jobs[durableRef(j)] == j {
+		delete(d.jobs, durableRef(j))
 	}
 	if rec == nil {
 		return // superseded: its record is gone already
@@ -538,15 +545,9 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 		// A success is deleted (gone: its instance reads a success); any
 		// other end — a cancellation too — is written, for its instance
 		// to read why.
-		switch {
-		case j.Cancelled && err == nil:
-			rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, ErrCancelled.Error(), now
-			d.put(rec)
-		case err == nil:
-			d.delete(rec.Seq)
-		case !errors.Is(err, ErrClosed):
-			rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, err.Error(), now
-			d.put(rec)
+		a.ownerEnded(rec, err, j.Cancelled, now)
+		if a.coalescing[j.Type] {
+			a.endWaiters(now, rec, err, j.Cancelled)
 		}
 	case err == nil && d.retention > 0:
 		rec.State, rec.FinishedAt = core.RecordSucceeded, now
@@ -569,8 +570,8 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 // interruptedDurable forgets durable job j, whose attempt a Close that
 // gave up interrupted: its record stays pending, its attempt counted.
 func (a *Actor) interruptedDurable(j *messages.Job) {
-	if a.dur.jobs[jobRef{j.Type, j.ID}] == j {
-		delete(a.dur.jobs, jobRef{j.Type, j.ID})
+	if a.dur.jobs[durableRef(j)] == j {
+		delete(a.dur.jobs, durableRef(j))
 	}
 	j.Record = nil
 }
@@ -673,8 +674,7 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 		now := a.clock.Now()
 		n := 0
 		for _, r := range recs {
-			ref := jobRef{r.Type, r.ID}
-			if d.jobs[ref] != nil {
+			if d.jobs[recordRef(r)] != nil {
 				continue // an unfinished job of the (type, id) exists
 			}
 			delete(d.dead, r.Seq)
@@ -685,7 +685,7 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 			fresh.EnqueuedAt, fresh.RunAt, fresh.FinishedAt = now, time.Time{}, time.Time{}
 			j := fromRecord(&fresh)
 			j.Committing = true
-			d.jobs[ref] = j
+			d.jobs[recordRef(&fresh)] = j
 			d.put(j.Record)
 			d.acks = append(d.acks, ack{j: j, reply: make(chan error, 1)}) // queued on commit; nobody waits on it
 			n++
@@ -718,4 +718,22 @@ func (a *Actor) waitingRows(s *core.Snapshot, rows int) {
 				Submitted: j.Record.EnqueuedAt, Reasons: []policy.Reason{policy.ReasonNoHandler}, Reason: policy.ReasonNoHandler})
 		}
 	}
+}
+
+// durableRef is durable job j's key among the unfinished ones: its (type,
+// id) — one unfinished job each — except for a RunSync's or Submit's job
+// in cluster mode (Owner set), of which several may share a (type, id), as
+// RunSync calls do in one process: those are keyed by their sequence.
+func durableRef(j *messages.Job) jobRef {
+	if j.Record != nil {
+		return recordRef(j.Record)
+	}
+	return jobRef{j.Type, j.ID}
+}
+
+func recordRef(rec *core.JobRecord) jobRef {
+	if rec.Owner != "" {
+		return jobRef{rec.Type, "\x00" + strconv.FormatUint(rec.Seq, 10)}
+	}
+	return jobRef{rec.Type, rec.ID}
 }

@@ -643,6 +643,9 @@ func endError(e End) error {
 	case EndOK:
 		return nil
 	case EndPermanent:
+		if e.Error == ErrFunctionGone.Error() { // the leader passes its waiters on (actor.endWaiters)
+			return policy.Permanent(ErrFunctionGone)
+		}
 		return policy.Permanent(errors.New(e.Error))
 	case EndPanic:
 		return policy.Permanent(errors.New(e.Error))

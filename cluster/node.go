@@ -79,7 +79,7 @@ var (
 	ErrLeaderLost = errors.New("fairsched/cluster: the leader lost its lease")
 	// ErrFunctionGone: an instance was granted a RunSync or Submit job
 	// whose function it no longer holds (its caller left, or it restarted).
-	ErrFunctionGone = errors.New("fairsched/cluster: the job's function is gone")
+	ErrFunctionGone = actor.ErrFunctionGone
 	// ErrDoubleAdmission: the database refused a grant that would run a
 	// second job on an exclusive conflict key a running grant holds.
 	ErrDoubleAdmission = errors.New("fairsched/cluster: double admission on an exclusive conflict key refused")
