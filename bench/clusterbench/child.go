@@ -1,7 +1,6 @@
 package clusterbench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -59,13 +58,14 @@ type benchArgs struct {
 func (benchArgs) Kind() string { return "bench" }
 
 // jobLine writes the executors' own log: "s <num> <instance> <unix-nanos>"
-// at a start, "e …" at an end. Buffered (flushed every 10 ms and at exit)
-// unless sync: then one write per line, which O_APPEND keeps whole among
-// processes and a kill -9 cannot lose.
+// at a start, "e …" at an end. Buffered — whole lines only, written every
+// 10 ms, at 32 KiB and at exit — unless sync: then one write per line, which
+// a kill -9 cannot lose. Each write(2) of whole lines to a file opened with
+// O_APPEND lands whole, so the processes' lines never interleave.
 type jobLine struct {
 	mu   sync.Mutex
 	f    *os.File
-	w    *bufio.Writer
+	buf  []byte
 	name string
 	sync bool
 }
@@ -85,14 +85,22 @@ func (l *jobLine) write(kind byte, num int) {
 		_, _ = l.f.Write(b)
 		return
 	}
-	_, _ = l.w.Write(b)
+	l.buf = append(l.buf, b...)
+	if len(l.buf) >= 32<<10 {
+		l.flushLocked()
+	}
 }
 
 func (l *jobLine) flush() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.sync {
-		_ = l.w.Flush()
+	l.flushLocked()
+}
+
+func (l *jobLine) flushLocked() {
+	if len(l.buf) > 0 {
+		_, _ = l.f.Write(l.buf)
+		l.buf = l.buf[:0]
 	}
 }
 
@@ -140,7 +148,7 @@ func ChildMain() int {
 		return fail(err)
 	}
 	defer f.Close()
-	lg := &jobLine{f: f, w: bufio.NewWriterSize(f, 64<<10), name: spec.Name, sync: spec.SyncLog}
+	lg := &jobLine{f: f, name: spec.Name, sync: spec.SyncLog}
 	stopFlush := make(chan struct{})
 	flushed := make(chan struct{})
 	go func() {

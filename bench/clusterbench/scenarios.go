@@ -125,7 +125,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	want := func(s int) bool { return slices.Contains(cfg.Scenarios, s) }
 
-	rate := map[string]float64{} // scenario 1's burn-down jobs/s, for spreading scenario 2's trickle
+	rate := map[string]float64{} // scenario 1's burn-down jobs/s from the first start, for spreading scenario 2's trickle
 	if want(1) {
 		base := runSpec{scenario: 1, procs: 1, pre: cfg.Jobs}
 		for _, s := range []runSpec{river(base), fair(base, 1), fair(base, 3)} {
@@ -133,7 +133,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			if err != nil {
 				return rep, err
 			}
-			rate[s.label()] = r.JobsPerS
+			rate[s.label()] = r.SteadyPerS
 		}
 		if cfg.Continuous > 0 {
 			cont := runSpec{scenario: 1, procs: 1, continuous: cfg.Continuous, minAvail: cfg.MinAvail}

@@ -93,7 +93,7 @@ func (r *Report) Goals() []string {
 			f1.SteadyPerS/river1.JobsPerS, f3.SteadyPerS/river1.JobsPerS))
 	}
 	if rv, f := r.Find(2, "", "River"), r.Find(2, "", "fairsched ×1"); rv != nil && f != nil && f.SmallP99 > 0 {
-		s := fmt.Sprintf("Noisy neighbour, the small tenant's p99 ≥ 10× lower than River's: %s — %s vs %s (%.0f×); Jain %.2f vs River's %.2f.",
+		s := fmt.Sprintf("Noisy neighbour, the small tenant's p99 ≥ 10× lower than River's: %s — %s vs %s (%.2f×); Jain %.2f vs River's %.2f.",
 			verdict(rv.SmallP99 >= 10*f.SmallP99), ms(f.SmallP99), ms(rv.SmallP99), float64(rv.SmallP99)/float64(f.SmallP99), f.Jain, rv.Jain)
 		if f1 != nil {
 			s += fmt.Sprintf(" Throughput within 10 %% of scenario 1: %s — %.0f vs %.0f jobs/s (%+.0f %%).", verdict(f.JobsPerS >= 0.9*f1.JobsPerS), f.JobsPerS, f1.JobsPerS, 100*(f.JobsPerS/f1.JobsPerS-1))
