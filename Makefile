@@ -10,7 +10,7 @@ FUZZ_BRIEF ?= 3s
 FUZZTIME ?= 2m
 BENCH_COUNT ?= 6
 
-.PHONY: test check demo bench fuzz fuzz-brief soak fmt vet lint race invariant-long
+.PHONY: test check demo bench bench-cluster fuzz fuzz-brief soak fmt vet lint race invariant-long
 
 ## test: vet, gofmt, the unit, scenario and example tests with a short
 ## invariant run (go test -short), then a line per skipped test and why
@@ -73,6 +73,14 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./... | tee bench.txt
 	@command -v benchstat >/dev/null 2>&1 || $(GO) install golang.org/x/perf/cmd/benchstat@latest
 	@PATH="$$PATH:$$($(GO) env GOPATH)/bin" benchstat bench.txt | tee bench-table.txt
+
+## bench-cluster: fairsched's cluster mode against River on one PostgreSQL
+## (the module in bench/; a throwaway server from the installed binaries,
+## or BENCH_CLUSTER_FLAGS=-url=…), a few minutes; BENCH_CLUSTER_FLAGS=-full
+## for the issue's sizes. Writes docs/cluster-bench.{md,json,svg}.
+BENCH_CLUSTER_FLAGS ?=
+bench-cluster:
+	cd bench && $(GO) run ./cmd/clusterbench -out ../docs $(BENCH_CLUSTER_FLAGS)
 
 fmt:
 	gofmt -w .

@@ -1,0 +1,284 @@
+// Package clusterbench measures fairsched's cluster mode against River
+// (github.com/riverqueue/river, with riverpgxv5) on one PostgreSQL, one
+// system after the other, in five scenarios: throughput (River bench's
+// burn-down and continuous modes), a noisy neighbour, a global cap across
+// instances, conflict exclusion across instances, and kill -9 faults.
+// Every worker — a River client or a fairsched instance — is a process of
+// its own (the harness binary re-executed, see IsChild), appending a line
+// to a shared log when a job starts and ends: the figures come from that
+// log, from sampling the database, and from pg_stat_*.
+package clusterbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+type pgxTx = pgx.Tx
+
+// Config sizes a run of the harness.
+type Config struct {
+	URL        string // a server whose user may create databases (each run gets its own)
+	Scenarios  []int  // which of 1…5
+	Jobs       int    // scenario 1's burn-down
+	Continuous time.Duration
+	MinAvail   int // continuous mode keeps at least this many jobs available
+	Big, Small int // scenario 2's tenants
+	CapJobs    int // scenario 3
+	Cap        int
+	ConfJobs   int // scenario 4
+	ConfIDs    int
+	ConfWork   time.Duration
+	FaultJobs  int // scenario 5
+	FaultWork  time.Duration
+	Lease      time.Duration // fairsched's LeaseTTL in scenario 5 (the others use the default)
+	Poll       time.Duration // fairsched's Poll (River bench's FetchPollInterval is 20 ms)
+	Workers    int           // River's MaxWorkers per process (River bench: 2 000)
+	Slots      int           // fairsched's Slots per instance; the cap is Slots × instances
+	Dir        string        // logs and stderr of the workers
+	Profile    bool          // CPU profiles of the fairsched instances into Dir
+	Statements int           // print the top statements per run (pg_stat_statements)
+	Out        io.Writer
+}
+
+// Default is a run that finishes in a few minutes; Full the sizes.
+func Default() Config {
+	return Config{Scenarios: []int{1, 2, 3, 4, 5}, Jobs: 10_000, Continuous: 10 * time.Second, MinAvail: 10_000,
+		Big: 10_000, Small: 100, CapJobs: 5_000, Cap: 40, ConfJobs: 3_000, ConfIDs: 100, ConfWork: 5 * time.Millisecond,
+		FaultJobs: 3_000, FaultWork: 10 * time.Millisecond, Lease: 2 * time.Second, Poll: 20 * time.Millisecond,
+		Workers: 2_000, Slots: 2_000}
+}
+
+// Full is the sizes: 1 000 000 jobs burnt down, 75 000 kept
+// available, 100 000 + 1 000 tenants' jobs; the default lease (10 s).
+func Full() Config {
+	c := Default()
+	c.Jobs, c.MinAvail, c.Continuous = 1_000_000, 75_000, 60*time.Second
+	c.Big, c.Small, c.CapJobs, c.ConfJobs, c.FaultJobs = 100_000, 1_000, 100_000, 30_000, 20_000
+	c.Lease = 10 * time.Second
+	return c
+}
+
+// Report is every result of a run of the harness.
+type Report struct {
+	Date    time.Time
+	Machine string
+	Config  Config
+	Results []*Result
+}
+
+// Find returns the result of scenario s for label in mode, or nil.
+func (r *Report) Find(s int, mode, label string) *Result {
+	for _, x := range r.Results {
+		if x.Scenario == s && x.Label == label && (mode == "" || x.Mode == mode) {
+			return x
+		}
+	}
+	return nil
+}
+
+// Run runs the scenarios one after the other, River first in each, and
+// prints each result as it comes.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "clusterbench")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	h := &harness{base: cfg.URL, dir: dir, out: cfg.Out, statements: cfg.Statements}
+	if cfg.Profile {
+		h.profile = dir
+	}
+	rep := &Report{Date: time.Now(), Machine: machine(), Config: cfg}
+	do := func(spec runSpec) (*Result, error) {
+		fmt.Fprintf(cfg.Out, "scenario %d, %s …\n", spec.scenario, spec.label())
+		r, err := h.run(ctx, spec)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %d, %s: %w", spec.scenario, spec.label(), err)
+		}
+		rep.Results = append(rep.Results, r)
+		fmt.Fprintln(cfg.Out, "  "+r.Line())
+		for _, t := range r.Top {
+			fmt.Fprintln(cfg.Out, "    "+t)
+		}
+		return r, nil
+	}
+	river := func(s runSpec) runSpec { s.system, s.workers = "river", cfg.Workers; return s }
+	fair := func(s runSpec, procs int) runSpec {
+		s.system, s.procs, s.workers, s.cap, s.poll = "fairsched", procs, cfg.Slots, cfg.Slots*procs, cfg.Poll
+		if s.types == 0 {
+			s.types = 1
+		}
+		return s
+	}
+	want := func(s int) bool { return slices.Contains(cfg.Scenarios, s) }
+
+	rate := map[string]float64{} // scenario 1's burn-down jobs/s from the first start, for spreading scenario 2's trickle
+	if want(1) {
+		base := runSpec{scenario: 1, procs: 1, pre: cfg.Jobs}
+		for _, s := range []runSpec{river(base), fair(base, 1), fair(base, 3)} {
+			r, err := do(s)
+			if err != nil {
+				return rep, err
+			}
+			rate[s.label()] = r.SteadyPerS
+		}
+		if cfg.Continuous > 0 {
+			cont := runSpec{scenario: 1, procs: 1, continuous: cfg.Continuous, minAvail: cfg.MinAvail}
+			for _, s := range []runSpec{river(cont), fair(cont, 1), fair(cont, 3)} {
+				if _, err := do(s); err != nil {
+					return rep, err
+				}
+			}
+		}
+	}
+	if want(2) {
+		small := func(n int) bool { return n > cfg.Big }
+		base := runSpec{scenario: 2, procs: 1, pre: cfg.Big, trickle: cfg.Small, small: small,
+			key: func(n int) string {
+				if small(n) {
+					return "small"
+				}
+				return "big"
+			}}
+		for _, s := range []runSpec{river(base), fair(base, 1)} {
+			// The small tenant's jobs spread over the time the big one's
+			// backlog takes this system (scenario 1's rate; else 1 000/s).
+			r := rate[s.label()]
+			if r == 0 {
+				r = 1000
+			}
+			s.trickleOver = time.Duration(float64(cfg.Big) / r * float64(time.Second))
+			if _, err := do(s); err != nil {
+				return rep, err
+			}
+		}
+	}
+	if want(3) {
+		base := runSpec{scenario: 3, procs: 4, pre: cfg.CapJobs, sample: true}
+		r := river(base)
+		r.workers = cfg.Cap / 4 // River has no global cap: 4 × MaxWorkers 10
+		f := fair(base, 4)
+		f.cap, f.workers = cfg.Cap, cfg.Cap
+		for _, s := range []runSpec{r, f} {
+			if _, err := do(s); err != nil {
+				return rep, err
+			}
+		}
+	}
+	if want(4) {
+		ids := cfg.ConfIDs
+		base := runSpec{scenario: 4, procs: 3, pre: cfg.ConfJobs, work: cfg.ConfWork, exclude: true,
+			types:  (cfg.ConfJobs + ids - 1) / ids,
+			typeID: func(n int) (int, string) { return (n - 1) / ids, "r" + strconv.Itoa((n-1)%ids) },
+			res:    func(n int32) int { return int(n-1) % ids }}
+		for _, s := range []runSpec{river(base), fair(base, 3)} {
+			if _, err := do(s); err != nil {
+				return rep, err
+			}
+		}
+	}
+	if want(5) {
+		base := runSpec{scenario: 5, procs: 3, pre: cfg.FaultJobs, work: cfg.FaultWork, faults: true, lease: cfg.Lease}
+		r := river(base)
+		r.workers = 8
+		f := fair(base, 3)
+		f.workers, f.cap = 8, 24
+		for _, s := range []runSpec{r, f} {
+			if _, err := do(s); err != nil {
+				return rep, err
+			}
+		}
+	}
+	return rep, nil
+}
+
+func ms(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return fmt.Sprintf("%.0f s", d.Seconds())
+	case d >= time.Second:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d >= 10*time.Millisecond:
+		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
+
+// Line is the result in one line.
+func (r *Result) Line() string {
+	parts := []string{fmt.Sprintf("%s %s: %d jobs in %.2f s = %.0f jobs/s", r.Label, r.Mode, r.Jobs, r.Seconds, r.JobsPerS)}
+	if r.SteadyPerS > 0 {
+		parts = append(parts, fmt.Sprintf("first start at %.2f s, %.0f jobs/s from there", r.FirstS, r.SteadyPerS))
+	}
+	if r.Drained > 0 {
+		parts = append(parts, fmt.Sprintf("drained in the database at %.2f s", r.Drained))
+	}
+	parts = append(parts, fmt.Sprintf("wait p50 %s p99 %s", ms(r.WaitP50), ms(r.WaitP99)),
+		fmt.Sprintf("%.2f rows and %.0f WAL bytes a job", r.RowsPerJ, r.WALPerJ))
+	if r.SmallP99 > 0 {
+		parts = append(parts, fmt.Sprintf("small tenant p50 %s p99 %s, Jain %.2f", ms(r.SmallP50), ms(r.SmallP99), r.Jain))
+	}
+	if r.Scenario >= 3 {
+		parts = append(parts, fmt.Sprintf("peak %d running (log)", r.Peak))
+	}
+	if r.SampledMx > 0 {
+		parts = append(parts, fmt.Sprintf("peak %d running rows (sampled)", r.SampledMx))
+	}
+	if r.Scenario == 4 {
+		parts = append(parts, fmt.Sprintf("%d overlaps", r.Overlaps))
+	}
+	if r.Scenario == 5 {
+		parts = append(parts, fmt.Sprintf("%d duplicate starts (%d of jobs no kill interrupted), %d lost, %d stuck", r.Dups, r.DupsUnexp, r.Lost, r.Stuck))
+		for _, f := range r.Faults {
+			s := fmt.Sprintf("kill of the %s: %d interrupted", f.What, f.Interrupted)
+			if f.Takeover > 0 {
+				s += fmt.Sprintf(", lease taken over after %s", ms(f.Takeover))
+			}
+			s += fmt.Sprintf(", dispatch resumed after %s (first start of any job %s), last interrupted job restarted after %s", ms(f.Resumed), ms(f.FirstStart), ms(f.Restarted))
+			parts = append(parts, s)
+		}
+	} else if r.Dups > 0 {
+		parts = append(parts, fmt.Sprintf("%d duplicate starts", r.Dups))
+	}
+	parts = append(parts, r.Notes...)
+	return strings.Join(parts, "; ")
+}
+
+// machine describes the machine: CPUs, model, memory.
+func machine() string {
+	cpus := 0
+	model := ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "processor") {
+				cpus++
+			}
+			if model == "" && strings.HasPrefix(l, "model name") {
+				_, model, _ = strings.Cut(l, ": ")
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		f := strings.Fields(string(b))
+		if len(f) > 1 {
+			if kb, err := strconv.Atoi(f[1]); err == nil {
+				mem = fmt.Sprintf(", %d GiB", (kb+1<<19)>>20)
+			}
+		}
+	}
+	return fmt.Sprintf("%d vCPU (%s)%s, Linux; PostgreSQL on the same machine", cpus, strings.TrimSpace(model), mem)
+}

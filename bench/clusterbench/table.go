@@ -1,0 +1,157 @@
+package clusterbench
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fairsched/fairsched/internal/report"
+)
+
+var scenarioNames = map[int]string{
+	1: "1 throughput, no policies",
+	2: "2 noisy neighbour",
+	3: "3 global cap across 4 instances",
+	4: "4 conflict exclusion, 3 instances",
+	5: "5 kill -9 leader, then executor",
+}
+
+// Markdown is the table of every result, with ratios to River's result
+// of the same scenario and mode, then the goals met or missed.
+func (r *Report) Markdown() string {
+	b := &strings.Builder{}
+	c := r.Config
+	fmt.Fprintf(b, "Run %s on %s. Sizes: %d jobs burnt down, continuous mode %v keeping ≥ %d available; noisy neighbour %d + %d; cap %d over %d jobs; conflicts %d jobs over %d ids (%v each); faults %d jobs (%v each), lease %v. River: MaxWorkers %d per process (cap scenario: %d each), FetchCooldown 2 ms, FetchPollInterval 20 ms (River bench's). fairsched: Slots %d per instance, cap Slots × instances, Poll %v, the other timings default.\n\n",
+		r.Date.Format("2006-01-02"), r.Machine, c.Jobs, c.Continuous, c.MinAvail, c.Big, c.Small, c.Cap, c.CapJobs, c.ConfJobs, c.ConfIDs, c.ConfWork,
+		c.FaultJobs, c.FaultWork, c.Lease, c.Workers, c.Cap/4, c.Slots, c.Poll)
+	b.WriteString("| scenario | system | mode | jobs | jobs/s | × River | first start | jobs/s from first start | wait p50 | wait p99 | rows/job | WAL B/job | more |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, x := range r.Results {
+		ratio := "—"
+		if x.System != "river" {
+			for _, y := range r.Results {
+				if y.Scenario == x.Scenario && y.Mode == x.Mode && y.System == "river" && y.JobsPerS > 0 {
+					ratio = fmt.Sprintf("%.2f×", x.JobsPerS/y.JobsPerS)
+				}
+			}
+		}
+		steady := "—"
+		if x.SteadyPerS > 0 {
+			steady = fmt.Sprintf("%.0f", x.SteadyPerS)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %.0f | %s | %.2f s | %s | %s | %s | %.2f | %.0f | %s |\n",
+			scenarioNames[x.Scenario], x.Label, x.Mode, x.Jobs, x.JobsPerS, ratio, x.FirstS, steady, ms(x.WaitP50), ms(x.WaitP99), x.RowsPerJ, x.WALPerJ, more(x))
+	}
+	b.WriteString("\n")
+	for _, g := range r.Goals() {
+		b.WriteString("- " + g + "\n")
+	}
+	return b.String()
+}
+
+func more(x *Result) string {
+	var p []string
+	switch x.Scenario {
+	case 2:
+		p = append(p, fmt.Sprintf("small tenant p50 %s p99 %s; Jain %.2f", ms(x.SmallP50), ms(x.SmallP99), x.Jain))
+	case 3:
+		p = append(p, fmt.Sprintf("peak running: %d (log), %d (sampled rows)", x.Peak, x.SampledMx))
+	case 4:
+		p = append(p, fmt.Sprintf("%d overlaps; peak %d running", x.Overlaps, x.Peak))
+	case 5:
+		p = append(p, fmt.Sprintf("%d duplicate starts (%d not explained by a kill), %d lost, %d stuck", x.Dups, x.DupsUnexp, x.Lost, x.Stuck))
+		for _, f := range x.Faults {
+			s := fmt.Sprintf("%s: %d interrupted", f.What, f.Interrupted)
+			if f.Takeover > 0 {
+				s += ", lease taken over after " + ms(f.Takeover)
+			}
+			s += fmt.Sprintf(", dispatch resumed after %s, interrupted jobs rerun by %s", ms(f.Resumed), ms(f.Restarted))
+			p = append(p, s)
+		}
+		if x.System == "river" {
+			p = append(p, "the killed process's jobs stay running until River's rescuer retries them (RescueStuckJobsAfter: 1 h by default)")
+		}
+	}
+	return strings.Join(p, "; ")
+}
+
+// Goals says, for each goal of the issue whose scenario ran, whether this
+// run met it.
+func (r *Report) Goals() []string {
+	var out []string
+	verdict := func(ok bool) string {
+		if ok {
+			return "**met**"
+		}
+		return "**missed**"
+	}
+	river1, f1, f3 := r.Find(1, "burn-down", "River"), r.Find(1, "burn-down", "fairsched ×1"), r.Find(1, "burn-down", "fairsched ×3")
+	if river1 != nil && f1 != nil && f3 != nil {
+		out = append(out, fmt.Sprintf("Throughput ≥ 1.0× River with 1 instance, more with 3: %s — %.2f× and %.2f× River's %.0f jobs/s (from the first start: %.2f× and %.2f×).",
+			verdict(f1.JobsPerS >= river1.JobsPerS && f3.JobsPerS > f1.JobsPerS), f1.JobsPerS/river1.JobsPerS, f3.JobsPerS/river1.JobsPerS, river1.JobsPerS,
+			f1.SteadyPerS/river1.JobsPerS, f3.SteadyPerS/river1.JobsPerS))
+	}
+	if rv, f := r.Find(2, "", "River"), r.Find(2, "", "fairsched ×1"); rv != nil && f != nil && f.SmallP99 > 0 {
+		s := fmt.Sprintf("Noisy neighbour, the small tenant's p99 ≥ 10× lower than River's: %s — %s vs %s (%.2f×); Jain %.2f vs River's %.2f.",
+			verdict(rv.SmallP99 >= 10*f.SmallP99), ms(f.SmallP99), ms(rv.SmallP99), float64(rv.SmallP99)/float64(f.SmallP99), f.Jain, rv.Jain)
+		if f1 != nil {
+			s += fmt.Sprintf(" Throughput within 10 %% of scenario 1: %s — %.0f vs %.0f jobs/s (%+.0f %%).", verdict(f.JobsPerS >= 0.9*f1.JobsPerS), f.JobsPerS, f1.JobsPerS, 100*(f.JobsPerS/f1.JobsPerS-1))
+		}
+		out = append(out, s)
+	}
+	if f := r.Find(3, "", "fairsched ×4"); f != nil {
+		s := fmt.Sprintf("Cap %d never exceeded: %s — peak %d running by the executors' log, %d running rows sampled every 10 ms.",
+			r.Config.Cap, verdict(f.Peak <= r.Config.Cap && f.SampledMx <= r.Config.Cap), f.Peak, f.SampledMx)
+		if f1 != nil {
+			s += fmt.Sprintf(" Throughput within 20 %% of scenario 1: %s — %.0f vs %.0f jobs/s (%+.0f %%).", verdict(f.JobsPerS >= 0.8*f1.JobsPerS), f.JobsPerS, f1.JobsPerS, 100*(f.JobsPerS/f1.JobsPerS-1))
+		}
+		out = append(out, s)
+	}
+	if f := r.Find(4, "", "fairsched ×3"); f != nil {
+		s := fmt.Sprintf("Zero conflict overlaps: %s — %d (%.0f jobs/s).", verdict(f.Overlaps == 0), f.Overlaps, f.JobsPerS)
+		if rv := r.Find(4, "", "River ×3"); rv != nil {
+			s += fmt.Sprintf(" River, which has no conflict exclusion: %d overlaps (%.0f jobs/s).", rv.Overlaps, rv.JobsPerS)
+		}
+		out = append(out, s)
+	}
+	if f := r.Find(5, "", "fairsched ×3"); f != nil && len(f.Faults) > 0 {
+		lease := r.Config.Lease
+		worst := time.Duration(0)
+		for _, x := range f.Faults {
+			worst = max(worst, x.Resumed)
+		}
+		out = append(out, fmt.Sprintf("Faults: dispatch resumes within 2 × the lease TTL (%v): %s — at worst %s; duplicates only of interrupted jobs: %s (%d duplicate starts, %d not explained); no job lost: %s (%d).",
+			2*lease, verdict(worst < 2*lease), ms(worst), verdict(f.DupsUnexp == 0), f.Dups, f.DupsUnexp, verdict(f.Lost == 0), f.Lost))
+	}
+	return out
+}
+
+// SVG is the chart: jobs/s per 2 s window and the small tenant's wait,
+// over time, in the noisy-neighbour scenario, for both systems.
+func (r *Report) SVG() ([]byte, error) {
+	var rate, wait []report.Series
+	for _, x := range r.Results {
+		if x.Scenario != 2 {
+			continue
+		}
+		var pts [][2]float64
+		for i, v := range x.Windows {
+			pts = append(pts, [2]float64{float64(i)*window.Seconds() + window.Seconds()/2, v})
+		}
+		rate = append(rate, report.Series{Name: x.Label, Points: pts})
+		wait = append(wait, report.Series{Name: x.Label, Points: x.SmallWait, Dots: true})
+	}
+	if len(rate) == 0 {
+		return nil, fmt.Errorf("scenario 2 did not run: no chart")
+	}
+	var buf bytes.Buffer
+	c := r.Config
+	err := report.Lines(&buf, "fairsched's cluster mode and River on one PostgreSQL: a noisy neighbour",
+		fmt.Sprintf("One tenant's %d jobs inserted up front, another's %d spread over the run; no-op jobs; %s; %s.", c.Big, c.Small, r.Machine, r.Date.Format("2006-01-02")),
+		[]report.Panel{
+			{Title: "Jobs done per second (2 s windows)", YLabel: "jobs/s", Series: rate},
+			{Title: "The small tenant's wait, insert to start, by when it was inserted", YLabel: "wait (ms, log)", Log: true, Series: wait},
+		})
+	return buf.Bytes(), err
+}
