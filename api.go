@@ -521,12 +521,8 @@ func New(opts ...Option) (*Scheduler, error) {
 
 		return nil, err
 	}
-	var node *cluster.Node
-	if o.cluster != nil {
-		var err error
-		if node, err = startCluster(&o); err != nil {
-			return nil, err
-		}
+	if o.cluster != nil && o.store != nil {
+		return nil, fmt.Errorf("%w: WithCluster and WithStore: the cluster's database is the store", ErrInvalidConfig)
 	}
 	c := core.New(o.limits)
 	var state core.State
@@ -554,7 +550,18 @@ func New(opts ...Option) (*Scheduler, error) {
 		State:     state,
 		Jobs:      jobs,
 		Retention: o.retention,
+		Relayed:   o.cluster != nil, // its subscribers get the leader's events
 	})
+	var node *cluster.Node
+	if o.cluster != nil {
+		var err error
+		if node, err = startCluster(&o, a.Relay); err != nil {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			_ = a.Close(ctx)
+			return nil, err
+		}
+	}
 	return &Scheduler{a: a, maxPayload: o.maxPayload, node: node, clock: o.clock}, nil
 }
 

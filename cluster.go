@@ -144,6 +144,14 @@ type ClusterConfig = cluster.Config
 //	// grants and ends (a hint: every loop polls as well), and a function
 //	// that stops it. A backend that cannot listen returns nil.
 //	Wake(ctx context.Context) (<-chan struct{}, func())
+//
+//	// Publish sends payload (a batch of the leader's events) to every
+//	// instance listening on Events; Events returns a channel of the
+//	// payloads published from now on, and a function that stops it (nil
+//	// channel: it cannot listen). At most once: nothing is stored.
+//	Publish(ctx context.Context, payload []byte) error
+//
+//	Events(ctx context.Context) (<-chan []byte, func())
 type ClusterBackend = cluster.Backend
 
 // ClusterSnapshot is an instance's view of its cluster in a Snapshot.
@@ -202,10 +210,9 @@ func WithCluster(b ClusterBackend, cfg ClusterConfig) Option {
 
 // startCluster joins the cluster for s: the leader's scheduler, whenever
 // this instance leads, is built from o.
-func startCluster(o *options) (*cluster.Node, error) {
-	if o.store != nil {
-		return nil, fmt.Errorf("%w: WithCluster and WithStore: the cluster's database is the store", ErrInvalidConfig)
-	}
+// startCluster joins o's cluster; sink takes the domain's events for this
+// instance's subscribers.
+func startCluster(o *options, sink func([]messages.Event)) (*cluster.Node, error) {
 	cfg := o.clusterCfg
 	if cfg.Logger == nil {
 		cfg.Logger = o.logger
@@ -220,7 +227,7 @@ func startCluster(o *options) (*cluster.Node, error) {
 		c.RestoreKeyCosts(o.clock.Now(), state.KeyCosts)
 		return actor.Start(c, actor.Config{Clock: o.clock, Logger: o.logger, Tick: o.limits.KeyTTL / 4, Rand: o.rand,
 			Store: st, State: state, Jobs: recs, Retention: o.retention}), nil
-	})
+	}, sink)
 	if err != nil {
 		return nil, fmt.Errorf("%w: WithCluster: %w", ErrInvalidConfig, err)
 	}

@@ -89,6 +89,10 @@ type Config struct {
 	// must be a JobStore); Retention keeps succeeded ones that long.
 	Jobs      []core.JobRecord
 	Retention time.Duration
+	// Relayed: the subscribers get the events given to Relay only, none of
+	// this owner's own (a cluster instance's scheduler, whose events are
+	// the leader's).
+	Relayed bool
 }
 
 // Store keeps a scheduler's state across restarts.
@@ -110,6 +114,7 @@ type Actor struct {
 	refuses       bool                    // the core may refuse a submission: Submit waits for the verdict
 	rand          *rand.Rand              // draws retry jitter
 	coalescing    map[policy.JobType]bool // the types with JobTypeConfig.Coalesce
+	relayed       bool                    // Config.Relayed
 	store         Store                   // nil: nothing persisted
 	dropped       int                     // jobs refused with ErrClosed, for Close's error
 	dropsReported atomic.Bool             // the first Close reports them
@@ -176,7 +181,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.refuses = c.Refuses() // settled by the limits, which do not change
 	c.SetDecisionLog(a.log.Core().Enabled(zap.InfoLevel))
 	a.coalescing = map[policy.JobType]bool{}
-	a.store = cfg.Store
+	a.store, a.relayed = cfg.Store, cfg.Relayed
 	c.RestoreLastRuns(cfg.State.LastRuns)
 	a.rand = cfg.Rand
 	if a.rand == nil {
@@ -362,6 +367,10 @@ func (a *Actor) handle(r messages.Request) {
 	case messages.Subscribe:
 		a.subs = append(a.subs, m.Events)
 		m.Reply <- struct{}{}
+	case messages.Relay:
+		for _, e := range m.Events {
+			a.deliver(e)
+		}
 	case messages.Unsubscribe:
 		if i := slices.Index(a.subs, m.Events); i >= 0 {
 			a.subs = slices.Delete(a.subs, i, i+1)
@@ -639,6 +648,14 @@ func (a *Actor) reportAged() {
 // emit hands e to every subscriber whose channel has room and counts it
 // lost for the others: the owner never waits for a subscriber.
 func (a *Actor) emit(e messages.Event) {
+	if a.relayed {
+		return // the subscribers get the leader's events (Relay)
+	}
+	a.deliver(e)
+}
+
+// deliver sends e to every subscriber that has room for it.
+func (a *Actor) deliver(e messages.Event) {
 	for _, ch := range a.subs {
 		select {
 		case ch <- e:

@@ -267,3 +267,9 @@ func (a *Actor) droppedErr(cause error) error {
 	}
 	return fmt.Errorf("fairsched: close: %d job(s) dropped unrun: %w", a.dropped, cause)
 }
+
+// Relay hands evs, another scheduler's events, to this one's subscribers
+// (Config.Relayed). It drops them once the owner is stopping.
+func (a *Actor) Relay(evs []messages.Event) {
+	_ = a.send(context.Background(), messages.Relay{Events: evs})
+}

@@ -82,6 +82,12 @@ type Backend interface {
 	// grants and ends (a hint: every loop polls as well), and a function
 	// that stops it. A backend that cannot listen returns nil.
 	Wake(ctx context.Context) (<-chan struct{}, func())
+	// Publish sends payload (a batch of the leader's events) to every
+	// instance listening on Events; Events returns a channel of the
+	// payloads published from now on, and a function that stops it (nil
+	// channel: it cannot listen). At most once: nothing is stored.
+	Publish(ctx context.Context, payload []byte) error
+	Events(ctx context.Context) (<-chan []byte, func())
 }
 
 // Feed returns the jobs inserted since its last call, each once.

@@ -245,3 +245,12 @@ func (f *faulty) DefineTypes(ctx context.Context, domain string, settings map[st
 	}
 	return f.b.DefineTypes(ctx, domain, settings)
 }
+
+func (f *faulty) Publish(ctx context.Context, payload []byte) error {
+	if f.cut.Load() {
+		return errCut
+	}
+	return f.b.Publish(ctx, payload)
+}
+
+func (f *faulty) Events(ctx context.Context) (<-chan []byte, func()) { return f.b.Events(ctx) }

@@ -34,6 +34,7 @@ type leader struct {
 	done     chan struct{}
 	failed   chan<- int64
 	known    map[policy.JobType]bool // the types registered in a (types.go)
+	pubDone  chan struct{}           // closed when the publisher of a's events has returned (events.go)
 }
 
 // wait is an admitted job's attempt, from its grant to its end.
@@ -86,7 +87,10 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	}
 	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), revokes: make(chan uint64, 64), types: make(chan typeReg),
 		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed,
-		known: map[policy.JobType]bool{}}
+		known: map[policy.JobType]bool{}, pubDone: make(chan struct{})}
+	// Its events are the domain's: published for every instance.
+	evs, _ := a.Subscribe(1 << 14) // closed when a stops
+	go l.publish(evs, l.pubDone)
 	settings, err := n.b.Settings(ctx, n.cfg.Domain)
 	if err != nil {
 		go l.run()
@@ -210,6 +214,7 @@ func (l *leader) stop() {
 	cancel()
 	close(l.stopC)
 	<-l.done
+	<-l.pubDone // a's last events published
 }
 
 func (l *leader) run() {

@@ -133,6 +133,7 @@ type Node struct {
 	cfg     Config
 	b       Backend
 	factory Factory
+	sink    func([]messages.Event) // the domain's events, for this instance's subscribers
 	log     *zap.Logger
 
 	// To the lease loop.
@@ -183,11 +184,15 @@ type InstanceInfo struct {
 
 // Start joins the cluster: the loops start, and this instance runs for
 // the lease at once.
-func Start(b Backend, cfg Config, f Factory) (*Node, error) {
+//
+// sink, when not nil, receives the domain's events — its leader's
+// scheduler's, whichever instance leads (events.go) — for this instance's
+// subscribers.
+func Start(b Backend, cfg Config, f Factory, sink func([]messages.Event)) (*Node, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, b: b, factory: f, log: cfg.Logger.With(zap.String("instance", cfg.Instance)),
+	n := &Node{cfg: cfg, b: b, factory: f, sink: sink, log: cfg.Logger.With(zap.String("instance", cfg.Instance)),
 		types: make(chan typeReg), info: make(chan chan Info), closing: make(chan closeReq),
 		stopped: make(chan struct{})}
 	n.x = newExecutor(n)
@@ -349,6 +354,11 @@ func (n *Node) Kill() {
 // run is the lease loop.
 func (n *Node) run() {
 	defer close(n.stopped)
+	if n.sink != nil {
+		quit, done := make(chan struct{}), make(chan struct{})
+		go n.relayEvents(quit, done)
+		defer func() { close(quit); <-done }()
+	}
 	var (
 		types     []typeReg // written in the domain (types.go)
 		undefined []typeReg // not yet: the leader waits for them

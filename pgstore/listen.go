@@ -28,21 +28,40 @@ type Listener struct {
 // the channel has room for one, so a slow reader loses nothing but
 // repeats.
 func (s *Store) Listen(ctx context.Context) (*Listener, error) {
+	c := make(chan struct{}, 1)
+	l := &Listener{C: c}
+	var err error
+	l.cancel, l.done, err = s.listen(ctx, notifyChannel, func(context.Context, string) {
+		select {
+		case c <- struct{}{}:
+		default: // one is pending already
+		}
+	}, func() { close(c) })
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// listen holds a connection listening on channel, calling note with each
+// notification's payload (and the listener's context, for a note that
+// waits), and closed once it stops: cancel stops it, done then says why
+// it had stopped (nil when cancelled).
+func (s *Store) listen(ctx context.Context, channel string, note func(context.Context, string), closed func()) (context.CancelFunc, chan error, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: pgstore: listening: %w", fairsched.ErrStore, err)
+		return nil, nil, fmt.Errorf("%w: pgstore: listening: %w", fairsched.ErrStore, err)
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
 		conn.Release()
-		return nil, fmt.Errorf("%w: pgstore: listening: %w", fairsched.ErrStore, err)
+		return nil, nil, fmt.Errorf("%w: pgstore: listening: %w", fairsched.ErrStore, err)
 	}
 	lctx, cancel := context.WithCancel(context.Background())
-	c := make(chan struct{}, 1)
-	l := &Listener{C: c, cancel: cancel, done: make(chan error, 1)}
+	done := make(chan error, 1)
 	go func() {
 		defer conn.Release()
 		for {
-			_, err := conn.Conn().WaitForNotification(lctx)
+			n, err := conn.Conn().WaitForNotification(lctx)
 			if err != nil {
 				if lctx.Err() != nil {
 					err = nil // stopped
@@ -50,17 +69,14 @@ func (s *Store) Listen(ctx context.Context) (*Listener, error) {
 					// hand it back to the pool in that state.
 					_ = conn.Conn().Close(context.Background())
 				}
-				l.done <- err
-				close(c)
+				done <- err
+				closed()
 				return
 			}
-			select {
-			case c <- struct{}{}:
-			default: // one is pending already
-			}
+			note(lctx, n.Payload)
 		}
 	}()
-	return l, nil
+	return cancel, done, nil
 }
 
 // Stop ends the listener and returns why it had stopped, if it had (the

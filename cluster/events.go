@@ -1,0 +1,240 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/messages"
+)
+
+// Events across the cluster. The leader's scheduler is the one that
+// decides, so its events are the domain's: the leader subscribes to them
+// and publishes them in batches (every ReportEvery, or sooner when a batch
+// fills a notification) through the database; every instance listens and
+// hands them to its own subscribers (Subscribe works alike on every
+// instance). Delivery is at most once: the events of a leader that dies
+// before publishing them, and those published while an instance is not
+// listening, are lost, as a full subscriber's are.
+
+// maxPayload bounds one notification's payload (PostgreSQL's limit is
+// 8000 bytes).
+const maxPayload = 7000
+
+// wireEvent is one event on the wire: its kind, its JSON, and its error's
+// message (the events' own JSON drops or flattens it).
+type wireEvent struct {
+	Kind  string          `json:"k"`
+	Event json.RawMessage `json:"v"`
+	Err   string          `json:"err,omitempty"`
+}
+
+type wireBatch struct {
+	Domain string      `json:"d"`
+	Events []wireEvent `json:"e"`
+}
+
+// The kinds of events on the wire, by name and by type.
+var (
+	eventDecoders = map[string]func(json.RawMessage) (messages.Event, error){}
+	eventNames    = map[reflect.Type]string{}
+)
+
+func init() {
+	kind[messages.JobQueued]("queued")
+	kind[messages.JobJoined]("joined")
+	kind[messages.JobCancelled]("cancelled")
+	kind[messages.JobAdmitted]("admitted")
+	kind[messages.JobCompleted]("completed")
+	kind[messages.JobFailed]("failed")
+	kind[messages.JobAged]("aged")
+	kind[messages.GroupAllocationChanged]("allocation")
+	kind[messages.JobDenied]("denied")
+	kind[messages.JobRefused]("refused")
+	kind[messages.JobExpired]("expired")
+	kind[messages.JobDropped]("dropped")
+	kind[messages.JobSuperseded]("superseded")
+}
+
+// kind names event type T on the wire.
+func kind[T messages.Event](name string) {
+	var zero T
+	eventNames[reflect.TypeOf(zero)] = name
+	eventDecoders[name] = func(raw json.RawMessage) (messages.Event, error) {
+		var v T
+		err := json.Unmarshal(raw, &v)
+		return v, err
+	}
+}
+
+// eventError and withError read and set the error of the events that
+// carry one.
+func eventError(e messages.Event) error {
+	switch v := e.(type) {
+	case messages.JobCancelled:
+		return v.Err
+	case messages.JobFailed:
+		return v.Err
+	case messages.JobDenied:
+		return v.Err
+	}
+	return nil
+}
+
+func withError(e messages.Event, err error) messages.Event {
+	switch v := e.(type) {
+	case messages.JobCancelled:
+		v.Err = err
+		return v
+	case messages.JobFailed:
+		v.Err = err
+		return v
+	case messages.JobDenied:
+		v.Err = err
+		return v
+	}
+	return e
+}
+
+// encodeEvent returns e on the wire.
+func encodeEvent(e messages.Event) (wireEvent, error) {
+	raw, err := json.Marshal(e)
+	w := wireEvent{Kind: eventNames[reflect.TypeOf(e)], Event: raw}
+	if ee := eventError(e); ee != nil {
+		w.Err = ee.Error()
+	}
+	return w, err
+}
+
+// decodeEvents returns the events of payload if it is domain's.
+func decodeEvents(domain string, payload []byte) ([]messages.Event, error) {
+	var b wireBatch
+	if err := json.Unmarshal(payload, &b); err != nil {
+		return nil, err
+	}
+	if b.Domain != domain {
+		return nil, nil
+	}
+	out := make([]messages.Event, 0, len(b.Events))
+	for _, w := range b.Events {
+		decode := eventDecoders[w.Kind]
+		if decode == nil {
+			continue // a newer version's kind
+		}
+		e, err := decode(w.Event)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, withError(e, wireError(w.Err)))
+	}
+	return out, nil
+}
+
+// wireError is an error from its message: matching (errors.Is) the
+// sentinel it names, if any.
+func wireError(text string) error {
+	if text == "" {
+		return nil
+	}
+	for _, s := range append(sentinels, context.Canceled, context.DeadlineExceeded) {
+		if strings.Contains(text, s.Error()) {
+			return &remoteError{text: text, err: s}
+		}
+	}
+	return errors.New(text)
+}
+
+// publish is the leader's publisher: it owns the batch of events read from
+// evs, its scheduler's subscription, and publishes them until evs closes
+// (the scheduler stopped), then closes done.
+func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
+	defer close(done)
+	cfg := l.n.cfg
+	tick := time.NewTicker(cfg.ReportEvery)
+	defer tick.Stop()
+	var batch []wireEvent
+	size := 0
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		payload, err := json.Marshal(wireBatch{Domain: cfg.Domain, Events: batch})
+		batch, size = batch[:0], 0
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+			err = l.n.b.Publish(ctx, payload)
+			cancel()
+		}
+		if err != nil {
+			l.n.log.Warn("publishing events failed; they are lost", zap.Error(err))
+		}
+	}
+	for {
+		select {
+		case e, ok := <-evs:
+			if !ok {
+				flush()
+				return
+			}
+			w, err := encodeEvent(e)
+			if err != nil {
+				l.n.log.Warn("an event does not encode", zap.Error(err))
+				continue
+			}
+			n := len(w.Event) + len(w.Err) + len(w.Kind) + 24
+			if size+n > maxPayload-len(cfg.Domain)-16 {
+				flush()
+			}
+			if n > maxPayload-len(cfg.Domain)-16 {
+				l.n.log.Warn("an event is too large to publish", zap.String("kind", w.Kind))
+				continue
+			}
+			batch, size = append(batch, w), size+n
+		case <-tick.C:
+			flush()
+		}
+	}
+}
+
+// relayEvents listens for the domain's events and hands them to the
+// instance's subscribers (sink), listening again a beat after the
+// listener is lost, until quit closes; then it closes done.
+func (n *Node) relayEvents(quit <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	for {
+		ch, stop := n.b.Events(context.Background())
+		if ch != nil {
+		read:
+			for {
+				select {
+				case p, ok := <-ch:
+					if !ok {
+						break read
+					}
+					evs, err := decodeEvents(n.cfg.Domain, p)
+					if err != nil {
+						n.log.Warn("events do not decode", zap.Error(err))
+						continue
+					}
+					if len(evs) > 0 {
+						n.sink(evs)
+					}
+				case <-quit:
+					stop()
+					return
+				}
+			}
+		}
+		stop()
+		select {
+		case <-quit:
+			return
+		case <-time.After(n.cfg.Heartbeat):
+		}
+	}
+}

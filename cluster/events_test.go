@@ -1,0 +1,126 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/internal/pgtest"
+)
+
+// TestEventsOnEveryInstance: Subscribe works alike on every instance:
+// each gets the domain's events — the leader's scheduler's — in order,
+// with their errors' messages.
+func TestEventsOnEveryInstance(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	lead := join(t, url, fast("d", "lead", 2))
+	if leaderOf(t, lead) != lead {
+		t.Fatal("the first instance does not lead")
+	}
+	follow := join(t, url, fast("d", "follow", 2))
+	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}
+	for _, m := range []*member{lead, follow} {
+		if err := m.s.RegisterType("mail", cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := follow.s.RegisterHandler("mail", func(ctx context.Context, j fairsched.Job) error {
+		if j.ID == "bad" {
+			return fairsched.Permanent(errors.New("no such mailbox"))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	type sub struct {
+		name string
+		c    <-chan fairsched.Event
+	}
+	var subs []sub
+	for _, m := range []struct {
+		name string
+		m    *member
+	}{{"lead", lead}, {"follow", follow}} {
+		c, cancel := m.m.s.Subscribe(256)
+		t.Cleanup(cancel)
+		subs = append(subs, sub{m.name, c})
+	}
+	for _, id := range []string{"ok", "bad"} {
+		if err := follow.s.Enqueue(ctx, "mail", id, nil, fairsched.WithFairnessKey("alice")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string][]string{
+		"ok":  {"queued", "admitted", "completed"},
+		"bad": {"queued", "admitted", "failed: no such mailbox"},
+	}
+	for _, s := range subs {
+		got := map[string][]string{}
+		deadline := time.After(30 * time.Second)
+		for len(got["ok"]) < 3 || len(got["bad"]) < 3 {
+			select {
+			case e := <-s.c:
+				switch e := e.(type) {
+				case fairsched.JobQueued:
+					got[e.ID] = append(got[e.ID], "queued")
+				case fairsched.JobAdmitted:
+					got[e.ID] = append(got[e.ID], "admitted")
+				case fairsched.JobCompleted:
+					got[e.ID] = append(got[e.ID], "completed")
+				case fairsched.JobFailed:
+					got[e.ID] = append(got[e.ID], fmt.Sprintf("failed: %v", e.Err))
+				}
+			case <-deadline:
+				t.Fatalf("%s: events after 30 s: %v", s.name, got)
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s's events (-want +got):\n%s", s.name, diff)
+		}
+	}
+}
+
+// TestEventsRoundTrip: every kind of event crosses the wire as itself,
+// its error as its message matching its sentinel.
+func TestEventsRoundTrip(t *testing.T) {
+	at := time.Unix(1700000000, 0).UTC()
+	in := []fairsched.Event{
+		fairsched.JobQueued{Time: at, Type: "t", ID: "a", Attempt: 2, Foreground: true},
+		fairsched.JobJoined{Time: at, Type: "t", ID: "a"},
+		fairsched.JobCancelled{Time: at, Type: "t", ID: "a", Err: fairsched.ErrCancelled},
+		fairsched.JobAdmitted{Time: at, Type: "t", ID: "a", Waited: time.Second, Cost: time.Millisecond},
+		fairsched.JobCompleted{Time: at, Type: "t", ID: "a", Elapsed: time.Second},
+		fairsched.JobFailed{Time: at, Type: "t", ID: "a", Err: errors.New("boom"), Retrying: true},
+		fairsched.JobAged{Time: at, Type: "t", ID: "a", EffectivePriority: 3},
+		fairsched.GroupAllocationChanged{Time: at, Group: "g", NewSlots: 2, Reason: fairsched.AllocationRebalance},
+		fairsched.JobDenied{Time: at, Type: "t", ID: "a", Err: fairsched.ErrDenied},
+		fairsched.JobRefused{Time: at, Type: "t", ID: "a", Reason: fairsched.ReasonTenantLimit},
+		fairsched.JobExpired{Time: at, Type: "t", ID: "a", Waited: time.Minute},
+		fairsched.JobDropped{Time: at, Type: "t", ID: "a"},
+		fairsched.JobSuperseded{Time: at, Type: "t", ID: "a"},
+	}
+	out := cluster.RoundTripEvents(t, "d", in)
+	if len(out) != len(in) {
+		t.Fatalf("%d events back of %d", len(out), len(in))
+	}
+	for i := range in {
+		if diff := cmp.Diff(in[i], out[i], cmp.Comparer(func(x, y error) bool {
+			return x == nil && y == nil || x != nil && y != nil && x.Error() == y.Error()
+		})); diff != "" {
+			t.Errorf("event %d (-sent +received):\n%s", i, diff)
+		}
+	}
+	if c := out[2].(fairsched.JobCancelled); !errors.Is(c.Err, fairsched.ErrCancelled) {
+		t.Errorf("a cancellation's error %v does not match ErrCancelled", c.Err)
+	}
+	if d := out[8].(fairsched.JobDenied); !errors.Is(d.Err, fairsched.ErrDenied) {
+		t.Errorf("a denial's error %v does not match ErrDenied", d.Err)
+	}
+}

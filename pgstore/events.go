@@ -1,0 +1,39 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fairsched/fairsched"
+)
+
+// Events across a cluster (cluster.Backend): the leader publishes its
+// scheduler's events in batches as notifications on channel
+// fairsched_events, and every instance listens. Nothing is stored: an
+// instance gets what is published while it listens.
+
+const eventsChannel = "fairsched_events"
+
+// Publish sends payload to the listeners of Events.
+func (s *Store) Publish(ctx context.Context, payload []byte) error {
+	if _, err := s.pool.Exec(ctx, `SELECT pg_notify('`+eventsChannel+`', $1)`, string(payload)); err != nil {
+		return fmt.Errorf("%w: pgstore: publishing events: %w", fairsched.ErrStore, err)
+	}
+	return nil
+}
+
+// Events returns the payloads published from now on, until the function
+// it returns is called; nil when it cannot listen.
+func (s *Store) Events(ctx context.Context) (<-chan []byte, func()) {
+	c := make(chan []byte, 64)
+	cancel, done, err := s.listen(ctx, eventsChannel, func(lctx context.Context, p string) {
+		select {
+		case c <- []byte(p):
+		case <-lctx.Done():
+		}
+	}, func() { close(c) })
+	if err != nil {
+		return nil, func() {}
+	}
+	return c, func() { cancel(); <-done }
+}
