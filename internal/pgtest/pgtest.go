@@ -53,6 +53,9 @@ type cluster struct {
 	pgCtl   string
 	asUser  *user.User
 	started bool
+	// watchdog stops the server and removes its files should this
+	// process die without stopping it (a kill, a test binary's timeout).
+	watchdog *os.Process
 }
 
 // ErrUnavailable: no PostgreSQL could be had — FAIRSCHED_TEST_DATABASE_URL
@@ -190,6 +193,10 @@ func (c *cluster) stop() {
 		return
 	}
 	c.started = false
+	if c.watchdog != nil {
+		_ = c.watchdog.Kill()
+		_, _ = c.watchdog.Wait()
+	}
 	cmd := c.command(c.pgCtl, "stop", "-D", filepath.Join(c.dir, "data"), "-m", "immediate", "-w")
 	_ = cmd.Run()
 	_ = os.RemoveAll(c.dir)
@@ -238,6 +245,18 @@ func start() (*cluster, error) {
 		return nil, fmt.Errorf("pg_ctl start: %v: %s %s", err, lastLine(out), lastLine(log))
 	}
 	c.started = true
+	// A process of its own (its own group: a Ctrl-C of the tests spares
+	// it) that outlives this one only to stop the server: it looks for
+	// this process every second, a cleanup's pace, not a test's.
+	wd := c.command("sh", "-c", fmt.Sprintf(`while [ -d /proc/%d ]; do sleep 1; done; %q stop -D %q -m immediate >/dev/null 2>&1; rm -rf %q`,
+		os.Getpid(), pgCtl, data, dir))
+	if wd.SysProcAttr == nil {
+		wd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	wd.SysProcAttr.Setpgid = true
+	if err := wd.Start(); err == nil {
+		c.watchdog = wd.Process
+	}
 	c.url = (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/postgres",
 		RawQuery: "host=" + url.QueryEscape(dir) + "&sslmode=disable"}).String()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -14,6 +14,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(watchedChild())
+	}
 	code := m.Run()
 	Stop()
 	if code == 0 {
