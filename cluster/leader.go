@@ -293,6 +293,9 @@ func (l *leader) run() {
 				}
 			}
 			if best == nil {
+				if !handledBy(instances, w.typ) {
+					refresh = true // an instance may have a handler since the last read
+				}
 				queued = append(queued, w)
 				return
 			}
@@ -405,7 +408,9 @@ func (l *leader) run() {
 			}
 		}
 	}
+	var instancesRead time.Time // the last readInstances
 	readInstances := func(ctx context.Context) {
+		instancesRead = time.Now()
 		gone, err := l.n.b.Lost(ctx, cfg.Domain, l.epoch, cfg.LostAfter)
 		if fenced(err) {
 			return
@@ -566,7 +571,7 @@ func (l *leader) run() {
 			}
 			return
 		}
-		if refresh {
+		if refresh && time.Since(instancesRead) >= cfg.Poll {
 			refresh = false
 			func() {
 				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
@@ -623,6 +628,16 @@ func (l *leader) syncWorkers(instances map[string]*instance, home, registered ma
 		}
 		registered[wid], home[wid] = w.sig, w.instance
 	}
+}
+
+// handledBy reports whether an instance of instances has a handler for t.
+func handledBy(instances map[string]*instance, t policy.JobType) bool {
+	for _, in := range instances {
+		if in.types[string(t)] {
+			return true
+		}
+	}
+	return false
 }
 
 // better reports whether instance a is a better place than b for a job
