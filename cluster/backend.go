@@ -82,6 +82,8 @@ type Backend interface {
 	// grants and ends (a hint: every loop polls as well), and a function
 	// that stops it. A backend that cannot listen returns nil.
 	Wake(ctx context.Context) (<-chan struct{}, func())
+
+	IncrementalReads // GrantsSince, EndsSince (incremental.go)
 }
 
 // Feed returns the jobs inserted since its last call, each once.

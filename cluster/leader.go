@@ -34,6 +34,8 @@ type leader struct {
 	done     chan struct{}
 	failed   chan<- int64
 	known    map[policy.JobType]bool // the types registered in a (types.go)
+	// endCursor: the ends read (endsSince, incremental.go); the loop's.
+	endCursor ReadCursor
 }
 
 // wait is an admitted job's attempt, from its grant to its end.
@@ -356,13 +358,19 @@ func (l *leader) run() {
 		}
 		batch = batch[:0]
 	}
-	readEnds := func(ctx context.Context) {
+	readEnds := func(ctx context.Context, full bool) {
+		if !full {
+			full = !l.endsSince(ctx, outstanding, answer)
+		}
 		if len(outstanding) == 0 {
 			return
 		}
 		seqs := make([]uint64, 0, len(outstanding))
 		for s, w := range outstanding {
-			if w.written { // a grant not committed yet has no end to read
+			// A grant not committed yet has no end to read; between full
+			// reads, only a resumed job's row is read (to learn where it
+			// runs): the others' ends came by endsSince.
+			if w.written && (full || w.attempt == -1) {
 				seqs = append(seqs, s)
 			}
 		}
@@ -476,6 +484,7 @@ func (l *leader) run() {
 			l.n.log.Warn("forgetting the jobs of gone instances failed", zap.Error(err))
 		}
 	}
+	lastEnds := time.Now() // the last read of every outstanding row
 	read := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 		defer cancel()
@@ -494,7 +503,11 @@ func (l *leader) run() {
 				l.n.log.Warn("adopting new jobs failed", zap.Error(err))
 			}
 		}
-		readEnds(ctx)
+		full := time.Since(lastEnds) >= cfg.Heartbeat
+		if full {
+			lastEnds = time.Now()
+		}
+		readEnds(ctx, full)
 		l.runCommands(ctx, cmds)
 	}
 

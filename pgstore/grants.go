@@ -66,7 +66,7 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 		}
 		rows, err := tx.Query(ctx, `
 			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
-				worker = g.worker, slot = g.slot, cancel_requested = false
+				worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id()
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
 			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
 			RETURNING j.seq`, seqs, instances, attempts, keys, workers, slots)
@@ -156,7 +156,7 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 		return tx.QueryRow(ctx, `
 		WITH ended AS (
 			UPDATE fairsched_jobs j SET running = false, conflict_key = NULL, cancel_requested = false,
-				end_instance = e.instance, end_attempt = e.attempt, end_kind = e.kind, end_error = e.err
+				end_instance = e.instance, end_attempt = e.attempt, end_kind = e.kind, end_error = e.err, end_xid = pg_current_xact_id()
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::smallint[], $5::text[]) AS e(seq, instance, attempt, kind, err)
 			WHERE j.seq = e.seq AND j.running AND j.instance = e.instance AND j.attempt = e.attempt
 			RETURNING 1)
