@@ -84,6 +84,7 @@ type Backend interface {
 	Wake(ctx context.Context) (<-chan struct{}, func())
 
 	IncrementalReads // GrantsSince, EndsSince (incremental.go)
+	BulkInserter     // InsertMany (bulk.go)
 }
 
 // Feed returns the jobs inserted since its last call, each once.

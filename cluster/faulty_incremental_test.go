@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/core"
 )
 
 func (f *faulty) GrantsSince(ctx context.Context, instance string, c cluster.ReadCursor) ([]cluster.Grant, cluster.ReadCursor, error) {
@@ -18,4 +19,11 @@ func (f *faulty) EndsSince(ctx context.Context, c cluster.ReadCursor) ([]cluster
 		return nil, c, errCut
 	}
 	return f.b.EndsSince(ctx, c)
+}
+
+func (f *faulty) InsertMany(ctx context.Context, recs []*core.JobRecord) ([]error, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.InsertMany(ctx, recs)
 }
