@@ -144,6 +144,10 @@ type ClusterConfig = cluster.Config
 //	// grants and ends (a hint: every loop polls as well), and a function
 //	// that stops it. A backend that cannot listen returns nil.
 //	Wake(ctx context.Context) (<-chan struct{}, func())
+//
+//	IncrementalReads // GrantsSince, EndsSince (incremental.go)
+//
+//	BulkInserter // InsertMany (bulk.go)
 type ClusterBackend = cluster.Backend
 
 // ClusterSnapshot is an instance's view of its cluster in a Snapshot.
