@@ -152,6 +152,10 @@ type ClusterConfig = cluster.Config
 //	Publish(ctx context.Context, payload []byte) error
 //
 //	Events(ctx context.Context) (<-chan []byte, func())
+//
+//	IncrementalReads // GrantsSince, EndsSince (incremental.go)
+//
+//	BulkInserter // InsertMany (bulk.go)
 type ClusterBackend = cluster.Backend
 
 // ClusterSnapshot is an instance's view of its cluster in a Snapshot.

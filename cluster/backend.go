@@ -88,6 +88,9 @@ type Backend interface {
 	// channel: it cannot listen). At most once: nothing is stored.
 	Publish(ctx context.Context, payload []byte) error
 	Events(ctx context.Context) (<-chan []byte, func())
+
+	IncrementalReads // GrantsSince, EndsSince (incremental.go)
+	BulkInserter     // InsertMany (bulk.go)
 }
 
 // Feed returns the jobs inserted since its last call, each once.

@@ -152,6 +152,8 @@ func (x *executor) run() {
 	running := map[uint64]*attempt{}
 	var ends []End
 	early := map[uint64]Grant{} // granted before its function arrived
+	var cursor ReadCursor       // the grants read (GrantsSince)
+	var lastFull time.Time      // the last read of every grant (Granted)
 	wake, stopWake := x.n.b.Wake(context.Background())
 	defer func() { stopWake() }()
 	poll := time.NewTicker(cfg.Poll)
@@ -230,13 +232,25 @@ func (x *executor) run() {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 		defer cancel()
 		if closing == nil && !fenced {
-			grants, err := x.n.b.Granted(ctx, cfg.Instance)
+			// What changed since the last read; everything every Heartbeat
+			// (a grant taken back shows only there).
+			full := time.Since(lastFull) >= cfg.Heartbeat
+			var grants []Grant
+			var err error
+			if full {
+				grants, err = x.n.b.Granted(ctx, cfg.Instance)
+			} else {
+				grants, cursor, err = x.n.b.GrantsSince(ctx, cfg.Instance, cursor)
+			}
 			if err != nil {
 				x.n.log.Warn("reading grants failed", zap.Error(err))
 				return
 			}
 			granted := map[uint64]bool{}
-			clear(early)
+			if full {
+				lastFull = time.Now()
+				clear(early)
+			}
 			for _, g := range grants {
 				granted[g.Seq] = true
 				if a := running[g.Seq]; a != nil && a.attempt == g.Attempt {
@@ -257,7 +271,7 @@ func (x *executor) run() {
 				start(g)
 			}
 			for seq, a := range running {
-				if !granted[seq] { // taken back: this instance was declared lost
+				if full && !granted[seq] { // taken back: this instance was declared lost
 					a.cancel(fmt.Errorf("%w: the grant was revoked", workers.ErrWorkerLost))
 				}
 			}

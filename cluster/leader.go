@@ -35,6 +35,8 @@ type leader struct {
 	failed   chan<- int64
 	known    map[policy.JobType]bool // the types registered in a (types.go)
 	pubDone  chan struct{}           // closed when the publisher of a's events has returned (events.go)
+	// endCursor: the ends read (endsSince, incremental.go); the loop's.
+	endCursor ReadCursor
 }
 
 // wait is an admitted job's attempt, from its grant to its end.
@@ -298,6 +300,9 @@ func (l *leader) run() {
 				}
 			}
 			if best == nil {
+				if !handledBy(instances, w.typ) {
+					refresh = true // an instance may have a handler since the last read
+				}
 				queued = append(queued, w)
 				return
 			}
@@ -358,13 +363,19 @@ func (l *leader) run() {
 		}
 		batch = batch[:0]
 	}
-	readEnds := func(ctx context.Context) {
+	readEnds := func(ctx context.Context, full bool) {
+		if !full {
+			full = !l.endsSince(ctx, outstanding, answer)
+		}
 		if len(outstanding) == 0 {
 			return
 		}
 		seqs := make([]uint64, 0, len(outstanding))
 		for s, w := range outstanding {
-			if w.written { // a grant not committed yet has no end to read
+			// A grant not committed yet has no end to read; between full
+			// reads, only a resumed job's row is read (to learn where it
+			// runs): the others' ends came by endsSince.
+			if w.written && (full || w.attempt == -1) {
 				seqs = append(seqs, s)
 			}
 		}
@@ -410,7 +421,9 @@ func (l *leader) run() {
 			}
 		}
 	}
+	var instancesRead time.Time // the last readInstances
 	readInstances := func(ctx context.Context) {
+		instancesRead = time.Now()
 		gone, err := l.n.b.Lost(ctx, cfg.Domain, l.epoch, cfg.LostAfter)
 		if fenced(err) {
 			return
@@ -476,6 +489,7 @@ func (l *leader) run() {
 			l.n.log.Warn("forgetting the jobs of gone instances failed", zap.Error(err))
 		}
 	}
+	lastEnds := time.Now() // the last read of every outstanding row
 	read := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 		defer cancel()
@@ -494,7 +508,11 @@ func (l *leader) run() {
 				l.n.log.Warn("adopting new jobs failed", zap.Error(err))
 			}
 		}
-		readEnds(ctx)
+		full := time.Since(lastEnds) >= cfg.Heartbeat
+		if full {
+			lastEnds = time.Now()
+		}
+		readEnds(ctx, full)
 		l.runCommands(ctx, cmds)
 	}
 
@@ -571,7 +589,7 @@ func (l *leader) run() {
 			}
 			return
 		}
-		if refresh {
+		if refresh && time.Since(instancesRead) >= cfg.Poll {
 			refresh = false
 			func() {
 				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
@@ -628,6 +646,16 @@ func (l *leader) syncWorkers(instances map[string]*instance, home, registered ma
 		}
 		registered[wid], home[wid] = w.sig, w.instance
 	}
+}
+
+// handledBy reports whether an instance of instances has a handler for t.
+func handledBy(instances map[string]*instance, t policy.JobType) bool {
+	for _, in := range instances {
+		if in.types[string(t)] {
+			return true
+		}
+	}
+	return false
 }
 
 // better reports whether instance a is a better place than b for a job

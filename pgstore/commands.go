@@ -116,7 +116,7 @@ func (s *Store) RevokeJob(ctx context.Context, domain string, epoch int64, seq u
 		if err := fence(ctx, tx, domain, epoch); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE fairsched_jobs SET cancel_requested = true WHERE seq = $1 AND running`, int64(seq))
+		_, err := tx.Exec(ctx, `UPDATE fairsched_jobs SET cancel_requested = true, grant_xid = pg_current_xact_id() WHERE seq = $1 AND running`, int64(seq))
 		if err == nil {
 			_, err = tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', '')`)
 		}

@@ -56,43 +56,41 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 			keys[i] = &k
 		}
 	}
+	// One pipeline: the lease check, the rows locked in order, the
+	// grants, the wake-up (with the first grant that took).
 	var took []uint64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := fence(ctx, tx, domain, epoch); err != nil {
-			return err
-		}
-		if err := lockRows(ctx, tx, seqs); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `
+	b := &pgx.Batch{}
+	b.Queue(lockRowsSQL, seqs)
+	b.Queue(`
+		WITH u AS (
 			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
-				worker = g.worker, slot = g.slot, cancel_requested = false
+				worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id()
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
 			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
-			RETURNING j.seq`, seqs, instances, attempts, keys, workers, slots)
+			RETURNING j.seq)
+		SELECT u.seq, (SELECT pg_notify('`+notifyChannel+`', ''))::text FROM u`, seqs, instances, attempts, keys, workers, slots)
+	err := s.pipeline(ctx, true, domain, epoch, b, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		rows, err := br.Query()
 		if err != nil {
 			return err
 		}
-		took = took[:0]
+		defer rows.Close()
 		for rows.Next() {
 			var seq int64
-			if err := rows.Scan(&seq); err != nil {
+			if err := rows.Scan(&seq, nil); err != nil {
 				return err
 			}
 			took = append(took, uint64(seq))
 		}
-		if err := rows.Err(); err != nil {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
-				return ErrDoubleAdmission
-			}
-			return err
-		}
-		if len(took) > 0 {
-			_, err = tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', '')`)
-		}
-		return err
+		return rows.Err()
 	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
+		err = ErrDoubleAdmission
+	}
 	if err != nil && !errors.Is(err, ErrFenced) && !errors.Is(err, ErrDoubleAdmission) {
 		return nil, fmt.Errorf("%w: pgstore: granting jobs: %w", fairsched.ErrStore, err)
 	}
@@ -149,18 +147,21 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 	// The notification is in the statement's own transaction: the leader
 	// is woken once the ends are committed.
 	var n int
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := lockRows(ctx, tx, seqs); err != nil {
-			return err
-		}
-		return tx.QueryRow(ctx, `
+	b := &pgx.Batch{}
+	b.Queue(lockRowsSQL, seqs)
+	b.Queue(`
 		WITH ended AS (
 			UPDATE fairsched_jobs j SET running = false, conflict_key = NULL, cancel_requested = false,
-				end_instance = e.instance, end_attempt = e.attempt, end_kind = e.kind, end_error = e.err
+				end_instance = e.instance, end_attempt = e.attempt, end_kind = e.kind, end_error = e.err, end_xid = pg_current_xact_id()
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::smallint[], $5::text[]) AS e(seq, instance, attempt, kind, err)
 			WHERE j.seq = e.seq AND j.running AND j.instance = e.instance AND j.attempt = e.attempt
 			RETURNING 1)
-		SELECT count(*), pg_notify('`+notifyChannel+`', '') FROM ended`, seqs, instances, attempts, kinds, errs).Scan(&n, nil)
+		SELECT count(*), pg_notify('`+notifyChannel+`', '') FROM ended`, seqs, instances, attempts, kinds, errs)
+	err := s.pipeline(ctx, false, "", 0, b, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		return br.QueryRow().Scan(&n, nil)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("%w: pgstore: reporting ends: %w", fairsched.ErrStore, err)

@@ -113,10 +113,5 @@ func (s *Store) ApplyJobsFenced(ctx context.Context, domain string, epoch int64,
 	if err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := fence(ctx, tx, domain, epoch); err != nil {
-			return err
-		}
-		return cols.write(ctx, tx)
-	})
+	return s.apply(ctx, true, domain, epoch, cols)
 }

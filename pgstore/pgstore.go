@@ -220,7 +220,7 @@ func (s *Store) ApplyJobs(ops []fairsched.JobOp) error {
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return cols.write(ctx, tx) })
+	return s.apply(ctx, false, "", 0, cols)
 }
 
 // jobColumns are a batch as one delete and one multi-row upsert: the last
@@ -271,42 +271,11 @@ func lockRows(ctx context.Context, tx pgx.Tx, seqs []int64) error {
 	if len(seqs) < 2 {
 		return nil
 	}
-	_, err := tx.Exec(ctx, `SELECT 1 FROM fairsched_jobs WHERE seq = ANY($1) ORDER BY seq FOR UPDATE`, seqs)
+	_, err := tx.Exec(ctx, lockRowsSQL, seqs)
 	return err
 }
 
-// write applies the deletes, then the upserts, in tx, and notifies the
-// listeners (delivered on commit only).
-func (c *jobColumns) write(ctx context.Context, tx pgx.Tx) error {
-	if err := lockRows(ctx, tx, append(slices.Clip(c.dels), c.seqs...)); err != nil {
-		return fmt.Errorf("pgstore: locking jobs: %w", err)
-	}
-	if len(c.seqs)+len(c.dels) > 0 {
-		if _, err := tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', '')`); err != nil {
-			return fmt.Errorf("pgstore: notifying: %w", err)
-		}
-	}
-	if len(c.dels) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM fairsched_jobs WHERE seq = ANY($1)`, c.dels); err != nil {
-			return fmt.Errorf("pgstore: deleting jobs: %w", err)
-		}
-	}
-	if len(c.seqs) > 0 {
-		// Keep the database's sequence (Insert) past the numbers a
-		// scheduler allocated itself.
-		if _, err := tx.Exec(ctx, `SELECT setval('fairsched_jobs_seq', m) FROM (SELECT max(s) AS m FROM unnest($1::bigint[]) s) x
-			WHERE m > (SELECT last_value FROM fairsched_jobs_seq)`, c.seqs); err != nil {
-			return fmt.Errorf("pgstore: advancing the sequence: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO fairsched_jobs (seq, type, id, state, record)
-			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::smallint[], $5::jsonb[])
-			ON CONFLICT (seq) DO UPDATE SET type = excluded.type, id = excluded.id, state = excluded.state, record = excluded.record`,
-			c.seqs, c.types, c.ids, c.states, c.records); err != nil {
-			return fmt.Errorf("pgstore: writing jobs: %w", err)
-		}
-	}
-	return nil
-}
+const lockRowsSQL = `SELECT 1 FROM fairsched_jobs WHERE seq = ANY($1) ORDER BY seq FOR UPDATE`
 
 // Close closes the pool.
 func (s *Store) Close() { s.pool.Close() }

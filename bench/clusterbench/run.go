@@ -268,44 +268,39 @@ func (in *inserter) record(num int) *fairsched.JobRecord {
 	return rec
 }
 
-// insert inserts jobs from … to (inclusive): River in one InsertMany (the
-// caller keeps batches at 5 000, as River's bench does); fairsched, which
-// has no bulk insert, with 16 goroutines calling Insert (what Enqueue
-// does on any instance).
+// insert inserts jobs from … to (inclusive) in one statement each system
+// (the caller keeps batches at 5 000, as River's bench does): River's
+// InsertMany, fairsched's InsertMany (what Scheduler.EnqueueMany does on
+// any instance in cluster mode).
 func (in *inserter) insert(ctx context.Context, from, to int) error {
+	nums := make([]int, 0, to-from+1)
+	for n := from; n <= to; n++ {
+		nums = append(nums, n)
+	}
 	if in.river != nil {
-		params := make([]river.InsertManyParams, 0, to-from+1)
-		nums := make([]int, 0, to-from+1)
-		for n := from; n <= to; n++ {
+		params := make([]river.InsertManyParams, 0, len(nums))
+		for _, n := range nums {
 			params = append(params, river.InsertManyParams{Args: benchArgs{Num: n}})
-			nums = append(nums, n)
 		}
 		if _, err := in.river.InsertMany(ctx, params); err != nil {
 			return err
 		}
-		in.mark(nums, time.Now().UnixNano())
-		in.issued.Add(int64(len(nums)))
-		return nil
+	} else {
+		recs := make([]*fairsched.JobRecord, 0, len(nums))
+		for _, n := range nums {
+			recs = append(recs, in.record(n))
+		}
+		errs, err := in.st.InsertMany(ctx, recs)
+		if err == nil {
+			err = errors.Join(errs...)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	var next atomic.Int64
-	next.Store(int64(from))
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for range min(16, to-from+1) {
-		wg.Go(func() {
-			for n := int(next.Add(1) - 1); n <= to; n = int(next.Add(1) - 1) {
-				if err := in.st.Insert(ctx, in.record(n)); err != nil {
-					errs <- err
-					return
-				}
-				in.mark([]int{n}, time.Now().UnixNano())
-				in.issued.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+	in.mark(nums, time.Now().UnixNano())
+	in.issued.Add(int64(len(nums)))
+	return nil
 }
 
 func (in *inserter) insertBatches(ctx context.Context, from, to int) error {

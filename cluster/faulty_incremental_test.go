@@ -1,0 +1,29 @@
+package cluster_test
+
+import (
+	"context"
+
+	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/core"
+)
+
+func (f *faulty) GrantsSince(ctx context.Context, instance string, c cluster.ReadCursor) ([]cluster.Grant, cluster.ReadCursor, error) {
+	if f.cut.Load() {
+		return nil, c, errCut
+	}
+	return f.b.GrantsSince(ctx, instance, c)
+}
+
+func (f *faulty) EndsSince(ctx context.Context, c cluster.ReadCursor) ([]cluster.Row, cluster.ReadCursor, error) {
+	if f.cut.Load() {
+		return nil, c, errCut
+	}
+	return f.b.EndsSince(ctx, c)
+}
+
+func (f *faulty) InsertMany(ctx context.Context, recs []*core.JobRecord) ([]error, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.InsertMany(ctx, recs)
+}
