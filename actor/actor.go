@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,16 +45,6 @@ var ErrClosed = errors.New("fairsched: scheduler closed")
 // derived from one): Close waits for running jobs, the caller among them,
 // so it would never return.
 var ErrCloseInJob = errors.New("fairsched: Close called from inside a job of the scheduler, with the job's context: it would wait for itself")
-
-// insideKey marks the context a job's function gets with an inside: its
-// scheduler's actor (Close refuses to wait for itself) and the job (the
-// parent of a nested RunSync).
-type insideKey struct{}
-
-type inside struct {
-	a *Actor
-	j *messages.Job
-}
 
 // errExited is the error of a job whose function ended its goroutine with
 // runtime.Goexit instead of returning.
@@ -151,6 +142,14 @@ type Actor struct {
 	base             context.Context // background jobs run under it
 	cancelBase       context.CancelFunc
 	admitted         []*core.Job
+	// batching: the owner is taking a batch of submissions and completions
+	// (drain); dirty: one of them asked for a dispatch, made once at the
+	// batch's end.
+	batching, dirty bool
+	// work hands background jobs to parked runner goroutines (runners.go).
+	work    chan *messages.Job
+	runners sync.WaitGroup
+	idle    atomic.Int32
 	// subs are the subscribers' channels, in subscription order; lost
 	// counts the events dropped because a subscriber's channel was full,
 	// once per subscriber that missed one.
@@ -171,6 +170,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 		requests: make(chan messages.Request, requestBuffer),
 		done:     make(chan messages.Done, doneBuffer),
 		stopped:  make(chan struct{}),
+		work:     make(chan *messages.Job),
 	}
 	a.base, a.cancelBase = context.WithCancel(context.Background())
 	a.refuses = c.Refuses() // settled by the limits, which do not change
@@ -194,6 +194,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 
 func (a *Actor) run() {
 	defer close(a.stopped)
+	defer a.stopRunners() // after the last job's end: every runner is parked
 	defer a.stopWriter()
 	defer a.save() // the final state, once everything ran
 	defer a.cancelBase()
@@ -210,19 +211,7 @@ func (a *Actor) run() {
 		// cost far less than a select over every channel (the ticker's
 		// included), one of each kind in turn so neither starves the other;
 		// the full select runs only when the owner is about to park.
-		took := false
-		select {
-		case d := <-a.done:
-			a.finish(d)
-			took = true
-		default:
-		}
-		select {
-		case r := <-a.requests:
-			a.receive(r)
-			took = true
-		default:
-		}
+		took := a.drain()
 		select {
 		case r := <-a.committedC():
 			a.committed(r)
@@ -286,6 +275,9 @@ func (a *Actor) stop() {
 
 func (a *Actor) receive(r messages.Request) {
 	a.inflight.Add(-1)
+	if _, ok := r.(messages.Submit); !ok {
+		a.flush() // what it asks or answers sees every earlier admission
+	}
 	a.handle(r)
 }
 
@@ -399,8 +391,8 @@ func (a *Actor) publishTypes() {
 func (a *Actor) submit(m messages.Submit) {
 	j := m.Job
 	refuse := func(err error) {
-		if m.Reply != nil { // the caller waits: it gets the error
-			m.Reply <- err
+		if j.Verdict != nil { // the caller waits: it gets the error
+			j.Verdict <- err
 			return
 		}
 		a.refuse(j, err)
@@ -411,7 +403,7 @@ func (a *Actor) submit(m messages.Submit) {
 	}
 	now := a.clock.Now()
 	if a.coalescing[j.Type] { // a lookup in a map that is empty unless a type coalesces
-		a.coalesce(now, j, m.Reply)
+		a.coalesce(now, j, j.Verdict)
 		return
 	}
 	if j.Supersede && !j.Foreground() {
@@ -425,8 +417,8 @@ func (a *Actor) submit(m messages.Submit) {
 		refuse(err)
 		return
 	}
-	if m.Reply != nil {
-		m.Reply <- nil
+	if j.Verdict != nil {
+		j.Verdict <- nil
 	}
 	a.queued(now, j)
 	if j.Foreground() && j.Parent != nil {
@@ -481,6 +473,10 @@ func (a *Actor) refuse(j *messages.Job, err error) {
 }
 
 func (a *Actor) dispatch(now time.Time) {
+	if a.batching {
+		a.dirty = true // once, at the end of the batch (drain)
+		return
+	}
 	// Report what moved before the admissions it explains: allocation
 	// changes of the last event, jobs that aged up to now.
 	a.core.Advance(now)
@@ -495,18 +491,15 @@ func (a *Actor) dispatch(now time.Time) {
 				Waited: now.Sub(cj.Submitted), Cost: cj.Cost, KeyCost: cj.KeyCost,
 			})
 		}
-		if cj.Worker != nil {
-			a.onSlot(messages.Of(cj))
-		} else if j := messages.Of(cj); !j.Foreground() {
-			a.runContext(j)
-		}
-		if j := messages.Of(cj); j.Foreground() {
+		j := messages.Of(cj)
+		a.attempt(j)
+		if j.Foreground() {
 			j.Admit <- nil // its caller runs it
 		} else {
 			if j.Record != nil {
 				a.startingDurable(j)
 			}
-			go a.Execute(j)
+			a.startBackground(j)
 		}
 	}
 	clear(a.admitted)
@@ -520,17 +513,11 @@ func (a *Actor) Execute(j *messages.Job) (err error) {
 	err = errExited
 	panicked := false
 	defer func() { a.done <- messages.Done{Job: j, Err: err, Panicked: panicked} }()
-	ctx := j.Ctx
-	if j.RunCtx != nil {
-		ctx = j.RunCtx
-	} else if ctx == nil {
-		ctx = a.base
-	}
-	// Jobs the function submits may inherit its priority (InheritPriority).
-	ctx = messages.WithRunning(ctx, j.Effective)
-	ctx = context.WithValue(ctx, insideKey{}, inside{a, j})
+	// The attempt's context (attempt) carries the job's effective priority
+	// (InheritPriority), its slot and its owner (a nested RunSync, Close).
+	ctx := j.Run
 	panicked, err = call(ctx, j.Fn)
-	if err != nil && j.RunCtx != nil && !errors.Is(err, workers.ErrWorkerLost) {
+	if err != nil && (!j.Foreground() || j.Worker != nil) && !errors.Is(err, workers.ErrWorkerLost) {
 		if cause := context.Cause(ctx); errors.Is(cause, workers.ErrWorkerLost) {
 			err = fmt.Errorf("%w: %w", cause, err) // what the function saw, and why
 		}
@@ -551,9 +538,9 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 func (a *Actor) finish(d messages.Done) {
 	now := a.clock.Now()
 	j := d.Job
-	if j.Lose != nil {
-		j.Lose(context.Canceled) // the attempt is over: release its context
-		j.RunCtx, j.Lose = nil, nil
+	if j.Run != nil {
+		j.Run.End() // the attempt is over: release its context
+		j.Run = nil
 	}
 	done := a.core.Finish(now, &j.Job)
 	j.Runs++

@@ -61,11 +61,11 @@ func (a *Actor) Submit(ctx context.Context, j *messages.Job) error {
 		return a.send(ctx, messages.Submit{Job: j})
 	}
 	// The limits may refuse it: the caller waits for the verdict.
-	m := messages.Submit{Job: j, Reply: make(chan error, 1)}
-	if err := a.send(ctx, m); err != nil {
+	j.Verdict = make(chan error, 1)
+	if err := a.send(ctx, messages.Submit{Job: j}); err != nil {
 		return err
 	}
-	return <-m.Reply
+	return <-j.Verdict
 }
 
 // RunSync submits a foreground job, waits for its admission and runs it in
@@ -76,8 +76,8 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	defer j.Cancel()
 	j.Admit = make(chan error, 1)
 	j.OnDemand = true // a caller waits: on-demand work for scoring
-	if in, _ := ctx.Value(insideKey{}).(inside); in.a == a {
-		j.Parent = in.j // nested in a running job of this scheduler
+	if owner, parent := messages.Inside(ctx); owner == a {
+		j.Parent = parent // nested in a running job of this scheduler
 	}
 	if err := a.Submit(ctx, j); err != nil {
 		return err
@@ -208,7 +208,7 @@ func (a *Actor) unsubscribe(ch chan messages.Event) {
 // goroutine runs one), it also returns ErrCloseInJob once the running jobs
 // are no more than such calls: it may be waiting for its own job.
 func (a *Actor) Close(ctx context.Context) error {
-	if in, _ := ctx.Value(insideKey{}).(inside); in.a == a {
+	if owner, _ := messages.Inside(ctx); owner == a {
 		return ErrCloseInJob
 	}
 	m := messages.Close{}

@@ -21,14 +21,9 @@ import (
 )
 
 // runningKey is the context key under which a running job's function finds
-// the job's effective priority (InheritPriority reads it).
+// the job's effective priority (InheritPriority reads it; RunContext
+// answers it).
 type runningKey struct{}
-
-// WithRunning returns ctx marked as the context of a job running at
-// effective priority p.
-func WithRunning(ctx context.Context, p policy.Priority) context.Context {
-	return context.WithValue(ctx, runningKey{}, p)
-}
 
 // slotKey is the context key under which a job running on a worker slot
 // finds it (SlotFromContext).
@@ -75,11 +70,16 @@ type Job struct {
 	// Both are nil for background work, which runs under the owner's context.
 	Ctx    context.Context
 	Cancel context.CancelFunc
-	// RunCtx and Lose, set by the owner for an attempt on a worker slot:
-	// the attempt runs under RunCtx, which Lose cancels with
-	// workers.ErrWorkerLost if the worker is unregistered meanwhile.
-	RunCtx context.Context
-	Lose   context.CancelCauseFunc
+	// Run, set by the owner for each attempt (Attempt), is the context the
+	// attempt runs under; Cancel cancels it with ErrCancelled, a lost
+	// worker with workers.ErrWorkerLost. nil while the job is not running.
+	// first is the first attempt's, kept here to save an allocation.
+	Run   *RunContext
+	first RunContext
+	// Verdict, when not nil, receives the owner's verdict on a background
+	// submission: nil once it is queued, or why it was refused. It is set
+	// only when the scheduler has pending bounds that may refuse it.
+	Verdict chan error
 	// Admit receives one value for a foreground job each time the owner
 	// decides for it: nil when it may run (its caller runs it), or the
 	// reason it never will (again); after a failed attempt of a job that
@@ -154,14 +154,11 @@ func (j *Job) Foreground() bool { return j.Admit != nil }
 // Request is a message for the owner goroutine.
 type Request interface{ request() }
 
-// Submit asks the owner to queue a job.
-//
-// Reply, when not nil, receives the owner's verdict on a background job:
-// nil once it is queued, or why it was refused. It is set only when the
-// scheduler has pending bounds that may refuse it.
+// Submit asks the owner to queue a job (the job's Verdict, when set,
+// receives the verdict). It is one pointer, so making it a Request
+// allocates nothing.
 type Submit struct {
-	Job   *Job
-	Reply chan error
+	Job *Job
 }
 
 // Withdraw tells the owner that a foreground job's caller left with Err. A
