@@ -512,10 +512,14 @@ func (a *Actor) dispatch(now time.Time) {
 func (a *Actor) Execute(j *messages.Job) (err error) {
 	err = errExited
 	panicked := false
-	defer func() { a.done <- messages.Done{Job: j, Err: err, Panicked: panicked} }()
 	// The attempt's context (attempt) carries the job's effective priority
-	// (InheritPriority), its slot and its owner (a nested RunSync, Close).
+	// (InheritPriority), its slot and its owner (a nested RunSync, Close);
+	// it ends with the attempt, before the owner hears of the end.
 	ctx := j.Run
+	defer func() {
+		ctx.End()
+		a.done <- messages.Done{Job: j, Err: err, Panicked: panicked}
+	}()
 	panicked, err = call(ctx, j.Fn)
 	if err != nil && (!j.Foreground() || j.Worker != nil) && !errors.Is(err, workers.ErrWorkerLost) {
 		if cause := context.Cause(ctx); errors.Is(cause, workers.ErrWorkerLost) {
@@ -538,10 +542,7 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 func (a *Actor) finish(d messages.Done) {
 	now := a.clock.Now()
 	j := d.Job
-	if j.Run != nil {
-		j.Run.End() // the attempt is over: release its context
-		j.Run = nil
-	}
+	j.Run = nil // the attempt is over (Execute ended its context)
 	done := a.core.Finish(now, &j.Job)
 	j.Runs++
 	if j.Record != nil && a.aborted && !j.Cancelled && d.Err != nil && errors.Is(d.Err, context.Canceled) {
@@ -678,9 +679,11 @@ func (a *Actor) abort() {
 	a.stopSchedules()
 	a.cancelBase()
 	for _, cj := range a.core.Running() {
-		if cancel := messages.Of(cj).Cancel; cancel != nil {
-			cancel()
+		j := messages.Of(cj)
+		if j.Cancel != nil { // a coalesced run's own context
+			j.Cancel()
 		}
+		j.Run.Cancel(context.Canceled)
 	}
 	dropped := a.core.WithdrawAll(a.clock.Now())
 	for _, cj := range dropped {

@@ -72,8 +72,10 @@ func (a *Actor) Submit(ctx context.Context, j *messages.Job) error {
 // the calling goroutine. If ctx ends while the job is pending, the job is
 // withdrawn and ctx.Err() returned.
 func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
-	j.Ctx, j.Cancel = context.WithCancel(ctx)
-	defer j.Cancel()
+	// The job runs under its caller's context: its attempt's context
+	// (attempt) is cancellable on its own, for a Close that gives up, and
+	// ends when the attempt does.
+	j.Ctx = ctx
 	j.Admit = make(chan error, 1)
 	j.OnDemand = true // a caller waits: on-demand work for scoring
 	if owner, parent := messages.Inside(ctx); owner == a {
