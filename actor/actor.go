@@ -335,6 +335,12 @@ func (a *Actor) handle(r messages.Request) {
 		a.cancel(m)
 	case messages.Enqueue:
 		a.enqueue(m)
+	case messages.SubmitMany:
+		a.submitMany(m)
+	case messages.EnqueueMany:
+		for i, j := range m.Jobs { // their records go to the writer together: one commit
+			a.enqueue(messages.Enqueue{Job: j, Reply: m.Replies[i]})
+		}
 	case messages.Adopt:
 		a.adopt(m)
 	case messages.ReplacePending:

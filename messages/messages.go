@@ -221,6 +221,19 @@ type Enqueue struct {
 	Reply chan error
 }
 
+// SubmitMany asks the owner to queue Jobs, in order, as one batch: one
+// dispatch for all. Each job's Verdict, when set, receives its verdict.
+type SubmitMany struct {
+	Jobs []*Job
+}
+
+// EnqueueMany asks the owner to make Jobs durable and queue them, in
+// order, in one commit: Replies[i] gets Jobs[i]'s answer, as for Enqueue.
+type EnqueueMany struct {
+	Jobs    []*Job
+	Replies []chan error
+}
+
 // RegisterHandler asks the owner to run the durable jobs of Type with
 // Handler.
 type RegisterHandler struct {
@@ -369,6 +382,8 @@ func (Submit) request()          {}
 func (Withdraw) request()        {}
 func (Cancel) request()          {}
 func (Enqueue) request()         {}
+func (SubmitMany) request()      {}
+func (EnqueueMany) request()     {}
 func (Adopt) request()           {}
 func (ReplacePending) request()  {}
 func (RegisterHandler) request() {}
