@@ -88,7 +88,7 @@ func (s *Scheduler) SubmitMany(jobs []Submission) error {
 		if err := s.a.Check(sub.Type, sub.ID, sub.Fn != nil); err != nil {
 			return fmt.Errorf("fairsched: SubmitMany: job %d: %w", i, err)
 		}
-		j, err := newJob(sub.Type, sub.ID, "", sub.Fn, sub.Options)
+		j, err := checkJob(messages.NewPooledJob(sub.Type, sub.ID, "", sub.Fn), sub.Options)
 		if err != nil {
 			return fmt.Errorf("fairsched: SubmitMany: job %d: %w", i, err)
 		}

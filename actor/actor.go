@@ -592,9 +592,23 @@ func (a *Actor) finish(d messages.Done) {
 		}
 		a.log.Error("background job failed", fields...)
 	}
+	a.recycle(j)
 	if !a.aborted {
 		a.dispatch(now)
 	}
+}
+
+// recycle gives the record of job j, which has ended for good, back to the
+// pool when nothing can reach it: a pooled Submit or RunSync job that is no
+// durable record, coalesced run or periodic occurrence, whose RunSync
+// caller has returned (no retry: it waits for no further answer), and
+// which no nested RunSync may name as its parent.
+func (a *Actor) recycle(j *messages.Job) {
+	if !j.Pooled || j.Record != nil || j.Coalescing || j.OnEnd != nil || j.Parent != nil || len(a.nested) > 0 ||
+		j.Foreground() && j.Retry.Retries() {
+		return
+	}
+	messages.Recycle(j)
 }
 
 // reportAged logs and emits the jobs whose effective priority rose, and the

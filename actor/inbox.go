@@ -61,11 +61,12 @@ func (a *Actor) Submit(ctx context.Context, j *messages.Job) error {
 		return a.send(ctx, messages.Submit{Job: j})
 	}
 	// The limits may refuse it: the caller waits for the verdict.
-	j.Verdict = make(chan error, 1)
+	verdict := make(chan error, 1) // j may run, end and be recycled before the verdict is read
+	j.Verdict = verdict
 	if err := a.send(ctx, messages.Submit{Job: j}); err != nil {
 		return err
 	}
-	return <-j.Verdict
+	return <-verdict
 }
 
 // RunSync submits a foreground job, waits for its admission and runs it in
@@ -95,9 +96,12 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 		}
 		return err
 	}
+	// Read before the first attempt: once the end of an attempt that does
+	// not retry is reported, the owner may recycle j.
+	retries := j.Retry.Retries()
 	for {
 		err := a.Execute(j)
-		if err == nil || !j.Retry.Retries() {
+		if err == nil || !retries {
 			return err
 		}
 		// A failed attempt of a job that retries: the owner answers nil

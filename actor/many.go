@@ -12,19 +12,20 @@ import (
 // owner refuses nothing but a Close under way, as with Submit, and no
 // verdict is waited for.
 func (a *Actor) SubmitMany(ctx context.Context, jobs []*messages.Job) ([]error, error) {
+	var verdicts []chan error // jobs may run, end and be recycled before their verdict is read
 	if a.refuses {
-		for _, j := range jobs {
-			j.Verdict = make(chan error, 1)
+		verdicts = make([]chan error, len(jobs))
+		for i, j := range jobs {
+			verdicts[i] = make(chan error, 1)
+			j.Verdict = verdicts[i]
 		}
 	}
 	if err := a.send(ctx, messages.SubmitMany{Jobs: jobs}); err != nil {
 		return nil, err
 	}
 	errs := make([]error, len(jobs))
-	if a.refuses {
-		for i, j := range jobs {
-			errs[i] = <-j.Verdict
-		}
+	for i, v := range verdicts {
+		errs[i] = <-v
 	}
 	return errs, nil
 }

@@ -121,6 +121,9 @@ type Job struct {
 	// Coalescing: the job is the shared run of a coalescing type's
 	// requests (the core keeps its waiters: core/coalesce.go).
 	Coalescing bool
+	// Pooled: the record came from the pool (NewPooledJob) and goes back
+	// to it when the job ends (Recycle).
+	Pooled bool
 }
 
 // NewJob returns a job of type t on id for fairness key key.

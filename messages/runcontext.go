@@ -30,6 +30,9 @@ type RunContext struct {
 	// someone needs it (Done, Cancel); ended when the attempt ended before
 	// anyone did.
 	scope atomic.Pointer[scope]
+	// over: the attempt has ended (End); its context no longer names the
+	// job (Inside), whose record may serve another job by now.
+	over atomic.Bool
 }
 
 type scope struct {
@@ -54,7 +57,9 @@ type insideKey struct{}
 // onSlot. Only the owner calls it, between attempts.
 func (j *Job) Attempt(parent context.Context, owner any, prio policy.Priority, slot SlotRef, onSlot bool) *RunContext {
 	rc := &j.first
-	if rc.parent != nil { // a retry: the first attempt's context may still be held
+	if rc.parent != nil || j.Pooled {
+		// A retry: the first attempt's context may still be held. A pooled
+		// record: it will serve other jobs while this context may be held.
 		rc = new(RunContext)
 	}
 	rc.parent, rc.job, rc.owner, rc.prio, rc.slot, rc.onSlot = parent, j, owner, prio, slot, onSlot
@@ -68,7 +73,7 @@ func Inside(ctx context.Context) (owner any, j *Job) {
 		return nil, nil
 	}
 	rc, _ := ctx.Value(insideKey{}).(*RunContext)
-	if rc == nil {
+	if rc == nil || rc.over.Load() {
 		return nil, nil
 	}
 	return rc.owner, rc.job
@@ -94,6 +99,7 @@ func (c *RunContext) Cancel(cause error) { c.own().cancel(cause) }
 // End cancels the attempt's context, now that the attempt is over, with
 // context.Canceled — without making a cancellation nobody asked for.
 func (c *RunContext) End() {
+	c.over.Store(true)
 	if c.scope.CompareAndSwap(nil, ended) {
 		return
 	}

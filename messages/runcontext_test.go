@@ -72,3 +72,25 @@ func TestRunContextEnd(t *testing.T) {
 	second.End()
 	<-second.Done()
 }
+
+// TestRunContextEndedNamesNoJob: once its attempt ended, a context kept
+// by a goroutine the job left behind names no job (its record may serve
+// another by then).
+func TestRunContextEndedNamesNoJob(t *testing.T) {
+	j := NewPooledJob("t", "id", "k", nil)
+	rc := j.Attempt(context.Background(), "owner", 1, SlotRef{}, false)
+	if rc == &j.first {
+		t.Fatal("a pooled record's attempt context lives in the record")
+	}
+	if owner, in := Inside(rc); owner != "owner" || in != j {
+		t.Fatalf("Inside during the attempt = %v, %v", owner, in)
+	}
+	rc.End()
+	Recycle(j)
+	if owner, in := Inside(rc); owner != nil || in != nil {
+		t.Fatalf("Inside after the end = %v, %v", owner, in)
+	}
+	if !errors.Is(rc.Err(), context.Canceled) {
+		t.Fatalf("an ended attempt's context: %v", rc.Err())
+	}
+}
