@@ -92,7 +92,7 @@ type Job struct {
 	counted          uint64
 	agePrev, ageNext *Job
 
-	widx   int // position in its key's writers; -1 when not there (conflict.go)
+	widx int // position in its key's writers; -1 when not there (conflict.go)
 	// refListed: the job is in its (type, id)'s list of pending background
 	// jobs, linked by refPrev and refNext (supersede.go).
 	refListed        bool
