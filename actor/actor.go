@@ -472,7 +472,7 @@ func (a *Actor) refuse(j *messages.Job, err error) {
 		}
 	}
 	if j.Foreground() {
-		j.Admit <- err
+		j.Answer(err)
 		return
 	}
 	a.log.Error("background job dropped", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(err))
@@ -500,7 +500,7 @@ func (a *Actor) dispatch(now time.Time) {
 		j := messages.Of(cj)
 		a.attempt(j)
 		if j.Foreground() {
-			j.Admit <- nil // its caller runs it
+			j.Answer(nil) // its caller runs it
 		} else {
 			if j.Record != nil {
 				a.startingDurable(j)
@@ -567,7 +567,7 @@ func (a *Actor) finish(d messages.Done) {
 		}
 		final := fmt.Errorf("fairsched: %s/%s failed after %d attempt(s): %w", j.Type, j.ID, j.Runs, d.Err)
 		if j.Foreground() { // the caller waits for the verdict: the last error
-			j.Admit <- final
+			j.Answer(final)
 		}
 		d.Err = final
 	}
@@ -676,7 +676,7 @@ func (a *Actor) withdraw(m messages.Withdraw) {
 	a.log.Debug("withdrawn", zap.String("type", string(m.Job.Type)), zap.String("id", m.Job.ID),
 		zap.String("key", m.Job.Key), zap.Error(m.Err))
 	a.withdrawn(a.clock.Now(), m.Job, m.Err)
-	m.Job.Admit <- m.Err
+	m.Job.Answer(m.Err)
 	a.redispatch(a.clock.Now())
 }
 
@@ -747,7 +747,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 		}
 		a.ended(j, d.Err)
 		if j.Foreground() {
-			j.Admit <- d.Err
+			j.Answer(d.Err)
 		} else {
 			a.log.Error("background job denied", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(d.Err))
 		}
@@ -769,7 +769,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 			}
 			a.ended(j, err)
 			if j.Foreground() {
-				j.Admit <- err
+				j.Answer(err)
 			}
 			continue
 		}
@@ -778,7 +778,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 		}
 		a.ended(j, err)
 		if j.Foreground() {
-			j.Admit <- err
+			j.Answer(err)
 		}
 	}
 	a.core.TakeDeferred() // logged as decision records

@@ -77,7 +77,7 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	// (attempt) is cancellable on its own, for a Close that gives up, and
 	// ends when the attempt does.
 	j.Ctx = ctx
-	j.Admit = make(chan error, 1)
+	j.Admit = make(chan struct{}, 1)
 	j.OnDemand = true // a caller waits: on-demand work for scoring
 	if owner, parent := messages.Inside(ctx); owner == a {
 		j.Parent = parent // nested in a running job of this scheduler
@@ -116,11 +116,12 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 // the job is withdrawn (the owner still answers exactly once).
 func (a *Actor) await(ctx context.Context, j *messages.Job) error {
 	select {
-	case err := <-j.Admit:
-		return err
+	case <-j.Admit:
+		return j.Answered()
 	case <-ctx.Done():
 		_ = a.send(context.Background(), messages.Withdraw{Job: j, Err: ctx.Err()})
-		return <-j.Admit
+		<-j.Admit
+		return j.Answered()
 	}
 }
 

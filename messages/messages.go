@@ -73,19 +73,22 @@ type Job struct {
 	// Run, set by the owner for each attempt (Attempt), is the context the
 	// attempt runs under; Cancel cancels it with ErrCancelled, a lost
 	// worker with workers.ErrWorkerLost. nil while the job is not running.
-	// first is the first attempt's, kept here to save an allocation.
-	Run   *RunContext
-	first RunContext
+	Run *RunContext
 	// Verdict, when not nil, receives the owner's verdict on a background
 	// submission: nil once it is queued, or why it was refused. It is set
 	// only when the scheduler has pending bounds that may refuse it.
 	Verdict chan error
-	// Admit receives one value for a foreground job each time the owner
-	// decides for it: nil when it may run (its caller runs it), or the
+	// Admit is signalled for a foreground job each time the owner decides
+	// for it: nil when it may run (its caller runs it), or the
 	// reason it never will (again); after a failed attempt of a job that
 	// retries, nil when the next attempt is admitted or the final error.
 	// nil for background work.
-	Admit chan error
+	//
+	// The value travels in answer (Answer, Answered), the channel only
+	// signals it: a channel of a pointer-free element is one allocation,
+	// a chan error two.
+	Admit  chan struct{}
+	answer error
 	// RetrySet: the job's own retry policy was given (WithRetry).
 	RetrySet bool
 	// LastErr is the error of the job's last failed attempt while it waits
@@ -138,6 +141,17 @@ func NewJob(t policy.JobType, id, key string, fn func(context.Context) error) *J
 type Joined struct{ Err error }
 
 func (j *Joined) Error() string { return "fairsched: coalesced run ended" }
+
+// Answer tells a foreground job's caller the owner's decision err (see
+// Admit). Only the owner calls it.
+func (j *Job) Answer(err error) {
+	j.answer = err
+	j.Admit <- struct{}{}
+}
+
+// Answered is the decision the caller was signalled on Admit: it reads it
+// after each receive.
+func (j *Job) Answered() error { return j.answer }
 
 // Fresh returns a new background job asking for what j asks: its type,
 // id, key, function and the settings its options gave (group, tokens, time

@@ -15,10 +15,10 @@ import (
 //
 // That cancellation costs nothing until someone needs it: a function that
 // never asks for Done, and is never cancelled on its own, runs under its
-// parent's cancellation without a context.WithCancelCause of its own. The
-// first attempt's RunContext lives inside the Job (no allocation); a retry
-// gets a fresh one, so a goroutine the previous attempt left behind never
-// sees its context change under it.
+// parent's cancellation without a context.WithCancelCause of its own.
+// Each attempt gets a fresh one, apart from the job's record: a goroutine a
+// previous attempt left behind never sees its context change under it,
+// and the record can serve another job (Recycle) while it is held.
 type RunContext struct {
 	parent context.Context
 	job    *Job
@@ -56,14 +56,7 @@ type insideKey struct{}
 // effective priority prio, for owner (what Inside reports), on slot when
 // onSlot. Only the owner calls it, between attempts.
 func (j *Job) Attempt(parent context.Context, owner any, prio policy.Priority, slot SlotRef, onSlot bool) *RunContext {
-	rc := &j.first
-	if rc.parent != nil || j.Pooled {
-		// A retry: the first attempt's context may still be held. A pooled
-		// record: it will serve other jobs while this context may be held.
-		rc = new(RunContext)
-	}
-	rc.parent, rc.job, rc.owner, rc.prio, rc.slot, rc.onSlot = parent, j, owner, prio, slot, onSlot
-	return rc
+	return &RunContext{parent: parent, job: j, owner: owner, prio: prio, slot: slot, onSlot: onSlot}
 }
 
 // Inside returns the owner and the job whose attempt's context ctx is (or
