@@ -90,10 +90,16 @@ func parse(r io.Reader) (map[string][]float64, error) {
 	return values, sc.Err()
 }
 
+// median is benchstat's: the middle value, or the mean of the two middle
+// ones.
 func median(v []float64) float64 {
 	v = slices.Clone(v)
 	slices.Sort(v)
-	return v[len(v)/2]
+	n := len(v)
+	if n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[n/2]
 }
 
 func main() {
@@ -130,6 +136,10 @@ func main() {
 			}
 			target, verdict = fmt.Sprintf("%s %g", op, g.target), map[bool]string{true: "met", false: "**not met**"}[met]
 		}
-		fmt.Printf("| %s | %.3g %s (%d) | %s | %s |\n", g.what, m, g.metric, len(v), target, verdict)
+		figure := fmt.Sprintf("%.3g", m)
+		if m >= 100 {
+			figure = fmt.Sprintf("%.0f", m)
+		}
+		fmt.Printf("| %s | %s %s (%d) | %s | %s |\n", g.what, figure, g.metric, len(v), target, verdict)
 	}
 }
