@@ -604,9 +604,15 @@ func (a *Actor) finish(d messages.Done) {
 // caller has returned (no retry: it waits for no further answer), and
 // which no nested RunSync may name as its parent.
 func (a *Actor) recycle(j *messages.Job) {
-	if !j.Pooled || j.Record != nil || j.Coalescing || j.OnEnd != nil || j.Parent != nil || len(a.nested) > 0 ||
+	if !j.Pooled || j.Record != nil || j.Coalescing || j.OnEnd != nil || j.Parent != nil ||
 		j.Foreground() && j.Retry.Retries() {
 		return
+	}
+	if len(a.nested) > 0 {
+		a.nested = a.pendingNested() // those admitted since name their parent no more
+		if len(a.nested) > 0 {
+			return
+		}
 	}
 	messages.Recycle(j)
 }
