@@ -67,12 +67,16 @@ demo:
 	@echo
 	@echo "charts: $(DEMO_SVG)/<scenario>.svg; a full report: go run ./cmd/fairsim testdata/scenarios/<name>.yaml"
 
-## bench: every benchmark BENCH_COUNT (≥ 6) times, then a benchstat table
-## (ratios to the in-run baselines are reported as extra metrics)
+## bench: every benchmark BENCH_COUNT (≥ 6) times — this module's, then
+## the peers' in bench/ (its own module) — then a benchstat table (ratios to
+## the in-run baselines are reported as extra metrics) and the table of the
+## hot path's goals (internal/benchgoals)
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./... | tee bench.txt
+	@set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./... | tee bench.txt
+	@set -o pipefail; cd bench && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./... | tee -a ../bench.txt
 	@command -v benchstat >/dev/null 2>&1 || $(GO) install golang.org/x/perf/cmd/benchstat@latest
 	@PATH="$$PATH:$$($(GO) env GOPATH)/bin" benchstat bench.txt | tee bench-table.txt
+	@$(GO) run ./internal/benchgoals bench.txt | tee bench-goals.txt
 
 ## bench-cluster: fairsched's cluster mode against River on one PostgreSQL
 ## (the module in bench/; a throwaway server from the installed binaries,

@@ -602,7 +602,7 @@ func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey s
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	j, err := newJob(t, jobID, fairnessKey, fn, opts)
+	j, err := checkJob(messages.NewPooledJob(t, jobID, fairnessKey, fn), opts)
 	if err != nil {
 		return err
 	}
@@ -623,7 +623,7 @@ func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) err
 	if err := s.a.Check(t, jobID, fn != nil); err != nil {
 		return err
 	}
-	j, err := newJob(t, jobID, "", fn, opts)
+	j, err := checkJob(messages.NewPooledJob(t, jobID, "", fn), opts)
 	if err != nil {
 		return err
 	}
@@ -634,7 +634,12 @@ func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) err
 }
 
 func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts []JobOption) (*messages.Job, error) {
-	j := messages.NewJob(t, jobID, key, fn)
+	return checkJob(messages.NewJob(t, jobID, key, fn), opts)
+}
+
+// checkJob applies opts to the new job j and checks what they set.
+func checkJob(j *messages.Job, opts []JobOption) (*messages.Job, error) {
+	t, jobID := j.Type, j.ID
 	for i, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("%w: job option %d is nil (type %q, id %q)", ErrInvalidJob, i+1, t, jobID)

@@ -3,6 +3,7 @@ package fairsched_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -97,6 +98,7 @@ func BenchmarkThroughput(b *testing.B) {
 			wg.Add(b.N)
 			fn := func(context.Context) error { wg.Done(); return nil }
 			b.ReportAllocs()
+			mallocs := countMallocs()
 			b.ResetTimer()
 			for i := range b.N {
 				if err := s.Submit(benchJobType, benchIDs[i%len(benchIDs)], fn); err != nil {
@@ -104,7 +106,9 @@ func BenchmarkThroughput(b *testing.B) {
 				}
 			}
 			wg.Wait()
+			perJob := mallocs(b.N) // before Close, whose leak check allocates
 			closeBenchScheduler(b, s, ignore)
+			b.ReportMetric(perJob, "allocs/job")
 			ns := book.Record(b, "")
 			if base := book.Median("throughput/" + sem); base > 0 {
 				b.ReportMetric(ns/base, "vs-semaphore")
@@ -148,6 +152,7 @@ func BenchmarkRunSync(b *testing.B) {
 			s := newBenchScheduler(b, c)
 			var clients atomic.Int64
 			b.ReportAllocs()
+			mallocs := countMallocs()
 			b.SetParallelism(runSyncParallelism)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
@@ -161,7 +166,9 @@ func BenchmarkRunSync(b *testing.B) {
 					}
 				}
 			})
+			perCall := mallocs(b.N) // before Close, whose leak check allocates
 			closeBenchScheduler(b, s, ignore)
+			b.ReportMetric(perCall, "allocs/job")
 			ns := book.Record(b, "")
 			if base := book.Median("runsync/" + sem); base > 0 {
 				b.ReportMetric(ns/base, "vs-semaphore")
@@ -173,3 +180,17 @@ func BenchmarkRunSync(b *testing.B) {
 // book keeps ns/op per sub-benchmark across -count repetitions, so a later
 // sub-benchmark can report its ratio to an earlier one.
 var book = benchratio.Book{MinElapsed: 100 * time.Millisecond}
+
+// countMallocs starts counting the heap allocations of the process and
+// returns the function that reports their mean over n jobs: the exact mean,
+// where allocs/op is rounded down to an integer. (Everything the process
+// allocates meanwhile counts, the benchmark's own goroutines included.)
+func countMallocs() func(n int) float64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	start := m.Mallocs
+	return func(n int) float64 {
+		runtime.ReadMemStats(&m)
+		return float64(m.Mallocs-start) / float64(n)
+	}
+}

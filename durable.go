@@ -205,34 +205,49 @@ func (s *Scheduler) Enqueue(ctx context.Context, t JobType, id string, payload [
 	if err := s.checkCtx(ctx, ErrInvalidJob, "Enqueue"); err != nil {
 		return err
 	}
-	if err := s.a.Check(t, id, true); err != nil {
-		return err
-	}
-	if max := s.maxPayload; len(payload) > max {
-		return fmt.Errorf("%w: %s/%s: a payload of %d bytes is over the %d of WithMaxPayload", ErrInvalidJob, t, id, len(payload), max)
-	}
-	j, err := newJob(t, id, "", nil, opts)
+	j, err := s.durableJob(t, id, payload, opts)
 	if err != nil {
 		return err
 	}
-	j.Data = payload
-	if !j.RunAt.IsZero() && j.RunAt.Before(time.Unix(0, 0)) {
-		return fmt.Errorf("%w: %s/%s: RunAt before 1970", ErrInvalidJob, t, id)
-	}
 	if s != nil && s.node != nil {
-		rec := s.clusterRecord(j)
-		err := s.node.Enqueue(ctx, rec)
-		switch cfg, _ := s.a.TypeConfig(t); {
-		case !errors.Is(err, ErrDuplicateJob):
-			return err
-		case cfg.Coalesce:
-			return nil // one run serves both, as in one process
-		case j.Supersede: // the leader replaces the pending one
-			return s.node.Supersede(ctx, rec)
-		}
-		return err
+		return s.enqueueCluster(ctx, j)
 	}
 	return s.a.Enqueue(ctx, j)
+}
+
+// durableJob checks a durable job as Enqueue takes it and makes its record.
+func (s *Scheduler) durableJob(t JobType, id string, payload []byte, opts []JobOption) (*messages.Job, error) {
+	if err := s.a.Check(t, id, true); err != nil {
+		return nil, err
+	}
+	if max := s.maxPayload; len(payload) > max {
+		return nil, fmt.Errorf("%w: %s/%s: a payload of %d bytes is over the %d of WithMaxPayload", ErrInvalidJob, t, id, len(payload), max)
+	}
+	j, err := newJob(t, id, "", nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	j.Data = payload
+	if !j.RunAt.IsZero() && j.RunAt.Before(time.Unix(0, 0)) {
+		return nil, fmt.Errorf("%w: %s/%s: RunAt before 1970", ErrInvalidJob, t, id)
+	}
+	return j, nil
+}
+
+// enqueueCluster enqueues durable job j in cluster mode: its record goes
+// to the database.
+func (s *Scheduler) enqueueCluster(ctx context.Context, j *messages.Job) error {
+	rec := s.clusterRecord(j)
+	err := s.node.Enqueue(ctx, rec)
+	switch cfg, _ := s.a.TypeConfig(j.Type); {
+	case !errors.Is(err, ErrDuplicateJob):
+		return err
+	case cfg.Coalesce:
+		return nil // one run serves both, as in one process
+	case j.Supersede: // the leader replaces the pending one
+		return s.node.Supersede(ctx, rec)
+	}
+	return err
 }
 
 // RunAt makes a durable job due at t: until then it waits in the queue

@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,16 +45,6 @@ var ErrClosed = errors.New("fairsched: scheduler closed")
 // derived from one): Close waits for running jobs, the caller among them,
 // so it would never return.
 var ErrCloseInJob = errors.New("fairsched: Close called from inside a job of the scheduler, with the job's context: it would wait for itself")
-
-// insideKey marks the context a job's function gets with an inside: its
-// scheduler's actor (Close refuses to wait for itself) and the job (the
-// parent of a nested RunSync).
-type insideKey struct{}
-
-type inside struct {
-	a *Actor
-	j *messages.Job
-}
 
 // errExited is the error of a job whose function ended its goroutine with
 // runtime.Goexit instead of returning.
@@ -156,6 +147,14 @@ type Actor struct {
 	base             context.Context // background jobs run under it
 	cancelBase       context.CancelFunc
 	admitted         []*core.Job
+	// batching: the owner is taking a batch of submissions and completions
+	// (drain); dirty: one of them asked for a dispatch, made once at the
+	// batch's end.
+	batching, dirty bool
+	// work hands background jobs to parked runner goroutines (runners.go).
+	work    chan *messages.Job
+	runners sync.WaitGroup
+	idle    atomic.Int32
 	// subs are the subscribers' channels, in subscription order; lost
 	// counts the events dropped because a subscriber's channel was full,
 	// once per subscriber that missed one.
@@ -176,6 +175,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 		requests: make(chan messages.Request, requestBuffer),
 		done:     make(chan messages.Done, doneBuffer),
 		stopped:  make(chan struct{}),
+		work:     make(chan *messages.Job),
 	}
 	a.base, a.cancelBase = context.WithCancel(context.Background())
 	a.refuses = c.Refuses() // settled by the limits, which do not change
@@ -199,6 +199,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 
 func (a *Actor) run() {
 	defer close(a.stopped)
+	defer a.stopRunners() // after the last job's end: every runner is parked
 	defer a.stopWriter()
 	defer a.save() // the final state, once everything ran
 	defer a.cancelBase()
@@ -215,19 +216,7 @@ func (a *Actor) run() {
 		// cost far less than a select over every channel (the ticker's
 		// included), one of each kind in turn so neither starves the other;
 		// the full select runs only when the owner is about to park.
-		took := false
-		select {
-		case d := <-a.done:
-			a.finish(d)
-			took = true
-		default:
-		}
-		select {
-		case r := <-a.requests:
-			a.receive(r)
-			took = true
-		default:
-		}
+		took := a.drain()
 		select {
 		case r := <-a.committedC():
 			a.committed(r)
@@ -291,6 +280,9 @@ func (a *Actor) stop() {
 
 func (a *Actor) receive(r messages.Request) {
 	a.inflight.Add(-1)
+	if _, ok := r.(messages.Submit); !ok {
+		a.flush() // what it asks or answers sees every earlier admission
+	}
 	a.handle(r)
 }
 
@@ -348,6 +340,12 @@ func (a *Actor) handle(r messages.Request) {
 		a.cancel(m)
 	case messages.Enqueue:
 		a.enqueue(m)
+	case messages.SubmitMany:
+		a.submitMany(m)
+	case messages.EnqueueMany:
+		for i, j := range m.Jobs { // their records go to the writer together: one commit
+			a.enqueue(messages.Enqueue{Job: j, Reply: m.Replies[i]})
+		}
 	case messages.Adopt:
 		a.adopt(m)
 	case messages.ReplacePending:
@@ -408,8 +406,8 @@ func (a *Actor) publishTypes() {
 func (a *Actor) submit(m messages.Submit) {
 	j := m.Job
 	refuse := func(err error) {
-		if m.Reply != nil { // the caller waits: it gets the error
-			m.Reply <- err
+		if j.Verdict != nil { // the caller waits: it gets the error
+			j.Verdict <- err
 			return
 		}
 		a.refuse(j, err)
@@ -420,7 +418,7 @@ func (a *Actor) submit(m messages.Submit) {
 	}
 	now := a.clock.Now()
 	if a.coalescing[j.Type] { // a lookup in a map that is empty unless a type coalesces
-		a.coalesce(now, j, m.Reply)
+		a.coalesce(now, j, j.Verdict)
 		return
 	}
 	if j.Supersede && !j.Foreground() {
@@ -434,8 +432,8 @@ func (a *Actor) submit(m messages.Submit) {
 		refuse(err)
 		return
 	}
-	if m.Reply != nil {
-		m.Reply <- nil
+	if j.Verdict != nil {
+		j.Verdict <- nil
 	}
 	a.queued(now, j)
 	if j.Foreground() && j.Parent != nil {
@@ -483,13 +481,17 @@ func (a *Actor) refuse(j *messages.Job, err error) {
 		}
 	}
 	if j.Foreground() {
-		j.Admit <- err
+		j.Answer(err)
 		return
 	}
 	a.log.Error("background job dropped", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(err))
 }
 
 func (a *Actor) dispatch(now time.Time) {
+	if a.batching {
+		a.dirty = true // once, at the end of the batch (drain)
+		return
+	}
 	// Report what moved before the admissions it explains: allocation
 	// changes of the last event, jobs that aged up to now.
 	a.core.Advance(now)
@@ -504,18 +506,15 @@ func (a *Actor) dispatch(now time.Time) {
 				Waited: now.Sub(cj.Submitted), Cost: cj.Cost, KeyCost: cj.KeyCost,
 			})
 		}
-		if cj.Worker != nil {
-			a.onSlot(messages.Of(cj))
-		} else if j := messages.Of(cj); !j.Foreground() {
-			a.runContext(j)
-		}
-		if j := messages.Of(cj); j.Foreground() {
-			j.Admit <- nil // its caller runs it
+		j := messages.Of(cj)
+		a.attempt(j)
+		if j.Foreground() {
+			j.Answer(nil) // its caller runs it
 		} else {
 			if j.Record != nil {
 				a.startingDurable(j)
 			}
-			go a.Execute(j)
+			a.startBackground(j)
 		}
 	}
 	clear(a.admitted)
@@ -528,18 +527,16 @@ func (a *Actor) dispatch(now time.Time) {
 func (a *Actor) Execute(j *messages.Job) (err error) {
 	err = errExited
 	panicked := false
-	defer func() { a.done <- messages.Done{Job: j, Err: err, Panicked: panicked} }()
-	ctx := j.Ctx
-	if j.RunCtx != nil {
-		ctx = j.RunCtx
-	} else if ctx == nil {
-		ctx = a.base
-	}
-	// Jobs the function submits may inherit its priority (InheritPriority).
-	ctx = messages.WithRunning(ctx, j.Effective)
-	ctx = context.WithValue(ctx, insideKey{}, inside{a, j})
+	// The attempt's context (attempt) carries the job's effective priority
+	// (InheritPriority), its slot and its owner (a nested RunSync, Close);
+	// it ends with the attempt, before the owner hears of the end.
+	ctx := j.Run
+	defer func() {
+		ctx.End()
+		a.done <- messages.Done{Job: j, Err: err, Panicked: panicked}
+	}()
 	panicked, err = call(ctx, j.Fn)
-	if err != nil && j.RunCtx != nil && !errors.Is(err, workers.ErrWorkerLost) {
+	if err != nil && (!j.Foreground() || j.Worker != nil) && !errors.Is(err, workers.ErrWorkerLost) {
 		if cause := context.Cause(ctx); errors.Is(cause, workers.ErrWorkerLost) {
 			err = fmt.Errorf("%w: %w", cause, err) // what the function saw, and why
 		}
@@ -560,10 +557,7 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 func (a *Actor) finish(d messages.Done) {
 	now := a.clock.Now()
 	j := d.Job
-	if j.Lose != nil {
-		j.Lose(context.Canceled) // the attempt is over: release its context
-		j.RunCtx, j.Lose = nil, nil
-	}
+	j.Run = nil // the attempt is over (Execute ended its context)
 	done := a.core.Finish(now, &j.Job)
 	j.Runs++
 	if j.Record != nil && a.aborted && !j.Cancelled && d.Err != nil && errors.Is(d.Err, context.Canceled) {
@@ -582,7 +576,7 @@ func (a *Actor) finish(d messages.Done) {
 		}
 		final := fmt.Errorf("fairsched: %s/%s failed after %d attempt(s): %w", j.Type, j.ID, j.Runs, d.Err)
 		if j.Foreground() { // the caller waits for the verdict: the last error
-			j.Admit <- final
+			j.Answer(final)
 		}
 		d.Err = final
 	}
@@ -607,9 +601,29 @@ func (a *Actor) finish(d messages.Done) {
 		}
 		a.log.Error("background job failed", fields...)
 	}
+	a.recycle(j)
 	if !a.aborted {
 		a.dispatch(now)
 	}
+}
+
+// recycle gives the record of job j, which has ended for good, back to the
+// pool when nothing can reach it: a pooled Submit or RunSync job that is no
+// durable record, coalesced run or periodic occurrence, whose RunSync
+// caller has returned (no retry: it waits for no further answer), and
+// which no nested RunSync may name as its parent.
+func (a *Actor) recycle(j *messages.Job) {
+	if !j.Pooled || j.Record != nil || j.Coalescing || j.OnEnd != nil || j.Parent != nil ||
+		j.Foreground() && j.Retry.Retries() {
+		return
+	}
+	if len(a.nested) > 0 {
+		a.nested = a.pendingNested() // those admitted since name their parent no more
+		if len(a.nested) > 0 {
+			return
+		}
+	}
+	messages.Recycle(j)
 }
 
 // reportAged logs and emits the jobs whose effective priority rose, and the
@@ -685,7 +699,7 @@ func (a *Actor) withdraw(m messages.Withdraw) {
 	a.log.Debug("withdrawn", zap.String("type", string(m.Job.Type)), zap.String("id", m.Job.ID),
 		zap.String("key", m.Job.Key), zap.Error(m.Err))
 	a.withdrawn(a.clock.Now(), m.Job, m.Err)
-	m.Job.Admit <- m.Err
+	m.Job.Answer(m.Err)
 	a.redispatch(a.clock.Now())
 }
 
@@ -708,9 +722,11 @@ func (a *Actor) abort() {
 	a.stopSchedules()
 	a.cancelBase()
 	for _, cj := range a.core.Running() {
-		if cancel := messages.Of(cj).Cancel; cancel != nil {
-			cancel()
+		j := messages.Of(cj)
+		if j.Cancel != nil { // a coalesced run's own context
+			j.Cancel()
 		}
+		j.Run.Cancel(context.Canceled)
 	}
 	dropped := a.core.WithdrawAll(a.clock.Now())
 	for _, cj := range dropped {
@@ -754,7 +770,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 		}
 		a.ended(j, d.Err)
 		if j.Foreground() {
-			j.Admit <- d.Err
+			j.Answer(d.Err)
 		} else {
 			a.log.Error("background job denied", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(d.Err))
 		}
@@ -776,7 +792,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 			}
 			a.ended(j, err)
 			if j.Foreground() {
-				j.Admit <- err
+				j.Answer(err)
 			}
 			continue
 		}
@@ -785,7 +801,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 		}
 		a.ended(j, err)
 		if j.Foreground() {
-			j.Admit <- err
+			j.Answer(err)
 		}
 	}
 	a.core.TakeDeferred() // logged as decision records

@@ -49,9 +49,9 @@ func (a *Actor) cancel(m messages.Cancel) {
 	}
 	for _, cj := range a.core.Running() {
 		j := messages.Of(cj)
-		if cj.Type == m.Type && cj.ID == m.ID && !j.Foreground() && j.Lose != nil && !j.Cancelled {
+		if cj.Type == m.Type && cj.ID == m.ID && !j.Foreground() && j.Run != nil && !j.Cancelled {
 			j.Cancelled = true
-			j.Lose(ErrCancelled)
+			j.Run.Cancel(ErrCancelled)
 			res.Running++
 		}
 	}
@@ -76,11 +76,17 @@ func (a *Actor) withdrawn(now time.Time, j *messages.Job, err error) {
 	}
 }
 
-// runContext gives background job j, admitted now, a context of its own
-// for its attempt (RunCtx), which Cancel cancels and which carries the
-// values of WithValuesFrom's context.
-func (a *Actor) runContext(j *messages.Job) {
-	j.RunCtx, j.Lose = context.WithCancelCause(a.parentContext(j))
+// attempt gives job j, admitted now, the context of its attempt (Run):
+// under its own context or the owner's, with the values of
+// WithValuesFrom's context, marked with its slot if it has one. Cancel
+// and a lost worker cancel it; it costs an allocation only if they do or
+// the function asks for its Done channel.
+func (a *Actor) attempt(j *messages.Job) {
+	var slot messages.SlotRef
+	if w := j.Worker; w != nil {
+		slot = messages.SlotRef{Worker: w.Worker, Slot: w.Index}
+	}
+	j.Run = j.Attempt(a.parentContext(j), a, j.Effective, slot, j.Worker != nil)
 }
 
 // parentContext is what job j's attempt context derives from: its own

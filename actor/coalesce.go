@@ -75,7 +75,7 @@ func (a *Actor) leave(now time.Time, w *messages.Job, err error) {
 // reports whether the run left unrun.
 func (a *Actor) detach(now time.Time, w *messages.Job, err error) bool {
 	cr, withdrawn, unwanted := a.core.Leave(now, &w.Job)
-	w.Admit <- err
+	w.Answer(err)
 	if cr == nil || !unwanted {
 		return false
 	}
@@ -116,7 +116,7 @@ func (a *Actor) expireWaiters(now time.Time) {
 // answerWaiters gives the waiters of run its result.
 func (a *Actor) answerWaiters(run *messages.Job, err error) {
 	for _, cw := range a.core.EndRun(&run.Job) {
-		messages.Of(cw).Admit <- &messages.Joined{Err: err}
+		messages.Of(cw).Answer(&messages.Joined{Err: err})
 	}
 	if run.Cancel != nil && run.Coalescing {
 		run.Cancel()

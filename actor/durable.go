@@ -369,13 +369,9 @@ func (a *Actor) resume(now time.Time, j *messages.Job) {
 		return // queued: its handler finds it running, and waits for that end
 	}
 	a.reportDecisions(now)
-	if j.Worker != nil {
-		a.onSlot(j)
-	} else {
-		a.runContext(j)
-	}
+	a.attempt(j)
 	a.startingDurable(j)
-	go a.Execute(j)
+	a.startBackground(j)
 }
 
 // adopt queues the durable jobs another instance committed.

@@ -61,23 +61,26 @@ func (a *Actor) Submit(ctx context.Context, j *messages.Job) error {
 		return a.send(ctx, messages.Submit{Job: j})
 	}
 	// The limits may refuse it: the caller waits for the verdict.
-	m := messages.Submit{Job: j, Reply: make(chan error, 1)}
-	if err := a.send(ctx, m); err != nil {
+	verdict := make(chan error, 1) // j may run, end and be recycled before the verdict is read
+	j.Verdict = verdict
+	if err := a.send(ctx, messages.Submit{Job: j}); err != nil {
 		return err
 	}
-	return <-m.Reply
+	return <-verdict
 }
 
 // RunSync submits a foreground job, waits for its admission and runs it in
 // the calling goroutine. If ctx ends while the job is pending, the job is
 // withdrawn and ctx.Err() returned.
 func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
-	j.Ctx, j.Cancel = context.WithCancel(ctx)
-	defer j.Cancel()
-	j.Admit = make(chan error, 1)
+	// The job runs under its caller's context: its attempt's context
+	// (attempt) is cancellable on its own, for a Close that gives up, and
+	// ends when the attempt does.
+	j.Ctx = ctx
+	j.Admit = make(chan struct{}, 1)
 	j.OnDemand = true // a caller waits: on-demand work for scoring
-	if in, _ := ctx.Value(insideKey{}).(inside); in.a == a {
-		j.Parent = in.j // nested in a running job of this scheduler
+	if owner, parent := messages.Inside(ctx); owner == a {
+		j.Parent = parent // nested in a running job of this scheduler
 	}
 	if err := a.Submit(ctx, j); err != nil {
 		return err
@@ -93,9 +96,12 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 		}
 		return err
 	}
+	// Read before the first attempt: once the end of an attempt that does
+	// not retry is reported, the owner may recycle j.
+	retries := j.Retry.Retries()
 	for {
 		err := a.Execute(j)
-		if err == nil || !j.Retry.Retries() {
+		if err == nil || !retries {
 			return err
 		}
 		// A failed attempt of a job that retries: the owner answers nil
@@ -110,11 +116,12 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 // the job is withdrawn (the owner still answers exactly once).
 func (a *Actor) await(ctx context.Context, j *messages.Job) error {
 	select {
-	case err := <-j.Admit:
-		return err
+	case <-j.Admit:
+		return j.Answered()
 	case <-ctx.Done():
 		_ = a.send(context.Background(), messages.Withdraw{Job: j, Err: ctx.Err()})
-		return <-j.Admit
+		<-j.Admit
+		return j.Answered()
 	}
 }
 
@@ -208,7 +215,7 @@ func (a *Actor) unsubscribe(ch chan messages.Event) {
 // goroutine runs one), it also returns ErrCloseInJob once the running jobs
 // are no more than such calls: it may be waiting for its own job.
 func (a *Actor) Close(ctx context.Context) error {
-	if in, _ := ctx.Value(insideKey{}).(inside); in.a == a {
+	if owner, _ := messages.Inside(ctx); owner == a {
 		return ErrCloseInJob
 	}
 	m := messages.Close{}

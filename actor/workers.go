@@ -1,7 +1,6 @@
 package actor
 
 import (
-	"context"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -31,16 +30,8 @@ func (a *Actor) worker(m messages.WorkerOp) error {
 	}
 	for _, cj := range lost {
 		cause := fmt.Errorf("%w: %q slot %d", workers.ErrWorkerLost, cj.Worker.Worker, cj.Worker.Index)
-		messages.Of(cj).Lose(cause)
+		messages.Of(cj).Run.Cancel(cause)
 	}
 	a.log.Debug("worker unregistered", zap.String("worker", m.ID), zap.Int("jobs_lost", len(lost)))
 	return nil
-}
-
-// onSlot gives admitted job j, which runs on a worker slot, the context of
-// its attempt: marked with the slot, cancellable with a cause.
-func (a *Actor) onSlot(j *messages.Job) {
-	ctx, lose := context.WithCancelCause(a.parentContext(j))
-	j.RunCtx = messages.WithSlot(ctx, messages.SlotRef{Worker: j.Worker.Worker, Slot: j.Worker.Index})
-	j.Lose = lose
 }

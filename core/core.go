@@ -92,8 +92,11 @@ type Job struct {
 	counted          uint64
 	agePrev, ageNext *Job
 
-	widx   int // position in its key's writers; -1 when not there (conflict.go)
-	refIdx int // position in its (type, id)'s pending background jobs; -1 when not there (supersede.go)
+	widx int // position in its key's writers; -1 when not there (conflict.go)
+	// refListed: the job is in its (type, id)'s list of pending background
+	// jobs, linked by refPrev and refNext (supersede.go).
+	refListed        bool
+	refPrev, refNext *Job
 	// isRun: the shared run of a coalescing type's requests; waiters are
 	// the requests waiting for its result, wanted says a background request
 	// wants it too; leader is, for a waiter, its run (coalesce.go).
@@ -167,7 +170,7 @@ type Core struct {
 	joinable map[jobRef]*Job
 	joinPeak shrink.Peak
 	// byRef are the pending background jobs by (type, id) (supersede.go).
-	byRef   map[jobRef][]*Job
+	byRef   map[jobRef]*Job // the head of each list
 	refPeak shrink.Peak
 	// aging lists the pending jobs, with aging on, for the rises sweep;
 	// sweep is where the next one starts (nil: at aging.head).
@@ -263,7 +266,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if !j.Arrived.IsZero() && j.Arrived.Before(now) {
 		since = j.Arrived
 	}
-	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx, j.refIdx = c.seq, since, slot.Config.Priority, slot, -1, -1
+	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, since, slot.Config.Priority, slot, -1
 	g := c.groupOf(j.Group)
 	j.grp = g
 	if c.buckets != nil {

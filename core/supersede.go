@@ -13,7 +13,9 @@ import (
 // (type, id) — waiting, deferred, or in a retry's backoff — so that a newer
 // submission can replace them (Supersede) and Cancel can find them, in
 // O(jobs of the (type, id)) and with no scan. Foreground jobs (OnDemand)
-// are not kept: their callers cancel them through their contexts.
+// are not kept: their callers cancel them through their contexts. Each
+// (type, id)'s jobs are a list linked through the jobs themselves, so a
+// job with an id of its own costs a map entry and no allocation.
 
 // jobRef names a (type, id).
 type jobRef struct {
@@ -23,41 +25,48 @@ type jobRef struct {
 
 // listBackground adds pending background job j to its (type, id)'s list.
 func (c *Core) listBackground(j *Job) {
-	if j.OnDemand || j.refIdx >= 0 {
+	if j.OnDemand || j.refListed {
 		return
 	}
 	if c.byRef == nil {
-		c.byRef = map[jobRef][]*Job{}
+		c.byRef = map[jobRef]*Job{}
 	}
 	ref := jobRef{j.Type, j.ID}
-	j.refIdx = len(c.byRef[ref])
-	c.byRef[ref] = append(c.byRef[ref], j)
+	head := c.byRef[ref]
+	j.refListed, j.refPrev, j.refNext = true, nil, head
+	if head != nil {
+		head.refPrev = j
+	}
+	c.byRef[ref] = j
 	shrink.Note(c.byRef, &c.refPeak)
 }
 
 // unlistBackground takes j, which leaves the queue, off its list.
 func (c *Core) unlistBackground(j *Job) {
-	if j.refIdx < 0 {
+	if !j.refListed {
 		return
 	}
-	ref := jobRef{j.Type, j.ID}
-	list := c.byRef[ref]
-	last := len(list) - 1
-	list[j.refIdx] = list[last]
-	list[j.refIdx].refIdx = j.refIdx
-	list[last] = nil
-	if last == 0 {
-		delete(c.byRef, ref)
-	} else {
-		c.byRef[ref] = list[:last]
+	switch {
+	case j.refPrev != nil:
+		j.refPrev.refNext = j.refNext
+	case j.refNext != nil:
+		c.byRef[jobRef{j.Type, j.ID}] = j.refNext
+	default:
+		delete(c.byRef, jobRef{j.Type, j.ID})
 	}
-	j.refIdx = -1
+	if j.refNext != nil {
+		j.refNext.refPrev = j.refPrev
+	}
+	j.refListed, j.refPrev, j.refNext = false, nil, nil
 }
 
 // PendingBackground returns the pending background jobs of (t, id), in
 // arrival order.
 func (c *Core) PendingBackground(t policy.JobType, id string) []*Job {
-	out := slices.Clone(c.byRef[jobRef{t, id}])
+	var out []*Job
+	for j := c.byRef[jobRef{t, id}]; j != nil; j = j.refNext {
+		out = append(out, j)
+	}
 	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out
 }

@@ -1,7 +1,6 @@
 package costmodel
 
 import (
-	"container/list"
 	"math"
 	"time"
 
@@ -15,49 +14,94 @@ type EstimateKey struct {
 }
 
 type estimate struct {
-	key      EstimateKey
-	cost     time.Duration
-	lastUsed time.Time
+	key        EstimateKey
+	cost       time.Duration
+	lastUsed   time.Time
+	prev, next *estimate // in Estimates.lru; next also links Estimates.free
 }
 
 // Estimates is the table of learned job costs. Not safe for concurrent use.
+//
+// The estimates are in a map for lookup and in an intrusive list, least
+// recently used first, for eviction: one allocation per new key (none
+// when an evicted estimate is there to reuse), where a container/list
+// element and its value took two — a job with an id never seen pays it.
 type Estimates struct {
 	alpha float64
-	byKey map[EstimateKey]*list.Element // of *estimate
-	peak  shrink.Peak                   // byKey's largest length since it was rebuilt
-	lru   list.List                     // front = least recently used
+	byKey map[EstimateKey]*estimate
+	peak  shrink.Peak // byKey's largest length since it was rebuilt
+	lru   estimate    // the list's sentinel: lru.next is the least recently used
+	free  *estimate   // evicted estimates, linked by next, for reuse
+	nfree int         // at most maxFree
 }
+
+// maxFree bounds the evicted estimates kept for reuse: enough for a steady
+// stream of new ids between two evictions, not a copy of a past peak.
+const maxFree = 4096
 
 // NewEstimates returns an empty table with smoothing factor alpha in (0, 1].
 func NewEstimates(alpha float64) *Estimates {
-	return &Estimates{alpha: alpha, byKey: map[EstimateKey]*list.Element{}}
+	e := &Estimates{alpha: alpha, byKey: map[EstimateKey]*estimate{}}
+	e.lru.prev, e.lru.next = &e.lru, &e.lru
+	return e
+}
+
+// unlink takes est out of the list.
+func (e *Estimates) unlink(est *estimate) {
+	est.prev.next, est.next.prev = est.next, est.prev
+	est.prev, est.next = nil, nil
+}
+
+// pushBack makes est the most recently used.
+func (e *Estimates) pushBack(est *estimate) {
+	last := e.lru.prev
+	est.prev, est.next = last, &e.lru
+	last.next, e.lru.prev = est, est
+}
+
+// used marks est as the most recently used.
+func (e *Estimates) used(est *estimate) {
+	e.unlink(est)
+	e.pushBack(est)
+}
+
+// add makes a new estimate of k, the most recently used.
+func (e *Estimates) add(k EstimateKey) *estimate {
+	est := e.free
+	if est != nil {
+		e.free, e.nfree = est.next, e.nfree-1
+		*est = estimate{key: k}
+	} else {
+		est = &estimate{key: k}
+	}
+	e.pushBack(est)
+	e.byKey[k] = est
+	shrink.Note(e.byKey, &e.peak)
+	return est
 }
 
 // Cost returns the current estimate for k, or def for a key never seen (or
 // expired). It marks k as used at now.
 func (e *Estimates) Cost(k EstimateKey, def time.Duration, now time.Time) time.Duration {
-	el, ok := e.byKey[k]
+	est, ok := e.byKey[k]
 	if !ok {
 		return def
 	}
-	est := el.Value.(*estimate)
 	est.lastUsed = now
-	e.lru.MoveToBack(el)
+	e.used(est)
 	return est.cost
 }
 
 // Observe folds one observed wall time into the estimate of k, starting from
 // prior when k has no estimate, and returns the new estimate.
 func (e *Estimates) Observe(k EstimateKey, observed, prior time.Duration, now time.Time) time.Duration {
-	el, ok := e.byKey[k]
+	est, ok := e.byKey[k]
 	if !ok {
-		el = e.lru.PushBack(&estimate{key: k, cost: prior})
-		e.byKey[k] = el
-		shrink.Note(e.byKey, &e.peak)
+		est = e.add(k)
+		est.cost = prior
 	} else {
-		e.lru.MoveToBack(el)
+		e.used(est)
 	}
-	est := el.Value.(*estimate)
 	est.cost = Smooth(est.cost, observed, e.alpha)
 	est.lastUsed = now
 	return est.cost
@@ -71,13 +115,16 @@ func Smooth(prior, observed time.Duration, alpha float64) time.Duration {
 // Evict drops estimates unused since before now − ttl and returns how many.
 func (e *Estimates) Evict(now time.Time, ttl time.Duration) int {
 	n := 0
-	for el := e.lru.Front(); el != nil; el = e.lru.Front() {
-		est := el.Value.(*estimate)
+	for est := e.lru.next; est != &e.lru; est = e.lru.next {
 		if now.Sub(est.lastUsed) < ttl {
 			break
 		}
-		e.lru.Remove(el)
+		e.unlink(est)
 		delete(e.byKey, est.key)
+		if e.nfree < maxFree {
+			*est = estimate{next: e.free}
+			e.free, e.nfree = est, e.nfree+1
+		}
 		n++
 	}
 	e.byKey = shrink.Map(e.byKey, &e.peak)
@@ -89,8 +136,7 @@ func (e *Estimates) Len() int { return len(e.byKey) }
 
 // Each calls fn for every estimate, least recently used first.
 func (e *Estimates) Each(fn func(k EstimateKey, cost time.Duration)) {
-	for el := e.lru.Front(); el != nil; el = el.Next() {
-		est := el.Value.(*estimate)
+	for est := e.lru.next; est != &e.lru; est = est.next {
 		fn(est.key, est.cost)
 	}
 }
@@ -98,8 +144,7 @@ func (e *Estimates) Each(fn func(k EstimateKey, cost time.Duration)) {
 // EachRecent calls fn for the n most recently used estimates, most recent
 // first: O(n).
 func (e *Estimates) EachRecent(n int, fn func(k EstimateKey, cost time.Duration)) {
-	for el := e.lru.Back(); el != nil && n > 0; el, n = el.Prev(), n-1 {
-		est := el.Value.(*estimate)
+	for est := e.lru.prev; est != &e.lru && n > 0; est, n = est.prev, n-1 {
 		fn(est.key, est.cost)
 	}
 }
@@ -107,14 +152,11 @@ func (e *Estimates) EachRecent(n int, fn func(k EstimateKey, cost time.Duration)
 // Put sets the estimate of k to cost, used at now: estimates restored from
 // a store.
 func (e *Estimates) Put(k EstimateKey, cost time.Duration, now time.Time) {
-	el, ok := e.byKey[k]
+	est, ok := e.byKey[k]
 	if !ok {
-		el = e.lru.PushBack(&estimate{key: k})
-		e.byKey[k] = el
-		shrink.Note(e.byKey, &e.peak)
+		est = e.add(k)
 	} else {
-		e.lru.MoveToBack(el)
+		e.used(est)
 	}
-	est := el.Value.(*estimate)
 	est.cost, est.lastUsed = cost, now
 }

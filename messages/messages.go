@@ -21,14 +21,9 @@ import (
 )
 
 // runningKey is the context key under which a running job's function finds
-// the job's effective priority (InheritPriority reads it).
+// the job's effective priority (InheritPriority reads it; RunContext
+// answers it).
 type runningKey struct{}
-
-// WithRunning returns ctx marked as the context of a job running at
-// effective priority p.
-func WithRunning(ctx context.Context, p policy.Priority) context.Context {
-	return context.WithValue(ctx, runningKey{}, p)
-}
 
 // slotKey is the context key under which a job running on a worker slot
 // finds it (SlotFromContext).
@@ -75,17 +70,25 @@ type Job struct {
 	// Both are nil for background work, which runs under the owner's context.
 	Ctx    context.Context
 	Cancel context.CancelFunc
-	// RunCtx and Lose, set by the owner for an attempt on a worker slot:
-	// the attempt runs under RunCtx, which Lose cancels with
-	// workers.ErrWorkerLost if the worker is unregistered meanwhile.
-	RunCtx context.Context
-	Lose   context.CancelCauseFunc
-	// Admit receives one value for a foreground job each time the owner
-	// decides for it: nil when it may run (its caller runs it), or the
+	// Run, set by the owner for each attempt (Attempt), is the context the
+	// attempt runs under; Cancel cancels it with ErrCancelled, a lost
+	// worker with workers.ErrWorkerLost. nil while the job is not running.
+	Run *RunContext
+	// Verdict, when not nil, receives the owner's verdict on a background
+	// submission: nil once it is queued, or why it was refused. It is set
+	// only when the scheduler has pending bounds that may refuse it.
+	Verdict chan error
+	// Admit is signalled for a foreground job each time the owner decides
+	// for it: nil when it may run (its caller runs it), or the
 	// reason it never will (again); after a failed attempt of a job that
 	// retries, nil when the next attempt is admitted or the final error.
 	// nil for background work.
-	Admit chan error
+	//
+	// The value travels in answer (Answer, Answered), the channel only
+	// signals it: a channel of a pointer-free element is one allocation,
+	// a chan error two.
+	Admit  chan struct{}
+	answer error
 	// RetrySet: the job's own retry policy was given (WithRetry).
 	RetrySet bool
 	// LastErr is the error of the job's last failed attempt while it waits
@@ -121,6 +124,9 @@ type Job struct {
 	// Coalescing: the job is the shared run of a coalescing type's
 	// requests (the core keeps its waiters: core/coalesce.go).
 	Coalescing bool
+	// Pooled: the record came from the pool (NewPooledJob) and goes back
+	// to it when the job ends (Recycle).
+	Pooled bool
 }
 
 // NewJob returns a job of type t on id for fairness key key.
@@ -135,6 +141,17 @@ func NewJob(t policy.JobType, id, key string, fn func(context.Context) error) *J
 type Joined struct{ Err error }
 
 func (j *Joined) Error() string { return "fairsched: coalesced run ended" }
+
+// Answer tells a foreground job's caller the owner's decision err (see
+// Admit). Only the owner calls it.
+func (j *Job) Answer(err error) {
+	j.answer = err
+	j.Admit <- struct{}{}
+}
+
+// Answered is the decision the caller was signalled on Admit: it reads it
+// after each receive.
+func (j *Job) Answered() error { return j.answer }
 
 // Fresh returns a new background job asking for what j asks: its type,
 // id, key, function and the settings its options gave (group, tokens, time
@@ -154,14 +171,11 @@ func (j *Job) Foreground() bool { return j.Admit != nil }
 // Request is a message for the owner goroutine.
 type Request interface{ request() }
 
-// Submit asks the owner to queue a job.
-//
-// Reply, when not nil, receives the owner's verdict on a background job:
-// nil once it is queued, or why it was refused. It is set only when the
-// scheduler has pending bounds that may refuse it.
+// Submit asks the owner to queue a job (the job's Verdict, when set,
+// receives the verdict). It is one pointer, so making it a Request
+// allocates nothing.
 type Submit struct {
-	Job   *Job
-	Reply chan error
+	Job *Job
 }
 
 // Withdraw tells the owner that a foreground job's caller left with Err. A
@@ -222,6 +236,19 @@ type ReplacePending struct {
 type Enqueue struct {
 	Job   *Job
 	Reply chan error
+}
+
+// SubmitMany asks the owner to queue Jobs, in order, as one batch: one
+// dispatch for all. Each job's Verdict, when set, receives its verdict.
+type SubmitMany struct {
+	Jobs []*Job
+}
+
+// EnqueueMany asks the owner to make Jobs durable and queue them, in
+// order, in one commit: Replies[i] gets Jobs[i]'s answer, as for Enqueue.
+type EnqueueMany struct {
+	Jobs    []*Job
+	Replies []chan error
 }
 
 // RegisterHandler asks the owner to run the durable jobs of Type with
@@ -378,6 +405,8 @@ func (Submit) request()          {}
 func (Withdraw) request()        {}
 func (Cancel) request()          {}
 func (Enqueue) request()         {}
+func (SubmitMany) request()      {}
+func (EnqueueMany) request()     {}
 func (Adopt) request()           {}
 func (ReplacePending) request()  {}
 func (RegisterHandler) request() {}

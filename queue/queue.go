@@ -651,10 +651,10 @@ func (q *Queue) dropLane(l *lane) {
 			break
 		}
 	}
-	if l.group != nil {
+	if l.group != nil && l.group.Name != "" {
 		// Group names are callers' strings: a key that stays busy must not
-		// keep a lane for every group it ever used (a lane of a type alone
-		// stays, one per type).
+		// keep a lane for every group it ever used (a lane of a type alone,
+		// or of the group "" of jobs in none, stays: one per type).
 		delete(k.all, laneID{l.tq, l.group})
 	}
 }

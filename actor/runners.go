@@ -1,0 +1,92 @@
+package actor
+
+import "github.com/fairsched/fairsched/messages"
+
+// The owner hands background jobs to runner goroutines that park between
+// jobs, instead of starting a goroutine per job: a parked runner's stack is
+// warm and waking it costs less than a new goroutine. At most
+// maxIdleRunners stay parked; the others exit when their job ends.
+const maxIdleRunners = 256
+
+// maxBatch bounds the messages the owner takes in one batch (drain), so a
+// steady stream of them cannot hold dispatch back for long.
+const maxBatch = 256
+
+// startBackground runs background job j on a parked runner, or on a new one
+// when none is parked.
+func (a *Actor) startBackground(j *messages.Job) {
+	select {
+	case a.work <- j:
+	default:
+		a.runners.Add(1)
+		go a.runner(j)
+	}
+}
+
+// runner runs j, then each job the owner hands it, until too many runners
+// are parked or the owner stops.
+func (a *Actor) runner(j *messages.Job) {
+	defer a.runners.Done() // also when a job's function calls runtime.Goexit
+	for {
+		a.Execute(j)
+		if a.idle.Add(1) > maxIdleRunners {
+			a.idle.Add(-1)
+			return
+		}
+		next, ok := <-a.work
+		a.idle.Add(-1)
+		if !ok {
+			return
+		}
+		j = next
+	}
+}
+
+// stopRunners ends the parked runners once no job runs, and waits for them:
+// nothing the scheduler started outlives its owner.
+func (a *Actor) stopRunners() {
+	close(a.work)
+	a.runners.Wait()
+}
+
+// drain takes every completion and request waiting, up to maxBatch, with
+// single-case receives (far cheaper than the full select), one of each
+// kind in turn so neither starves the other. The dispatches they ask for
+// are made once, at the end (flush). It reports whether it took any.
+func (a *Actor) drain() bool {
+	took := false
+	a.batching = true
+	for range maxBatch {
+		n := 0
+		select {
+		case d := <-a.done:
+			a.finish(d)
+			n++
+		default:
+		}
+		select {
+		case r := <-a.requests:
+			a.receive(r)
+			n++
+		default:
+		}
+		if n == 0 {
+			break
+		}
+		took = true
+	}
+	a.batching = false
+	a.flush()
+	return took
+}
+
+// flush makes the dispatch the batch so far has asked for, if any.
+func (a *Actor) flush() {
+	if !a.dirty {
+		return
+	}
+	batching := a.batching
+	a.batching, a.dirty = false, false
+	a.dispatch(a.clock.Now())
+	a.batching = batching
+}
