@@ -10,7 +10,7 @@ FUZZ_BRIEF ?= 3s
 FUZZTIME ?= 2m
 BENCH_COUNT ?= 6
 
-.PHONY: test check demo bench bench-cluster fuzz fuzz-brief soak fmt vet lint race invariant-long
+.PHONY: test check demo bench bench-cluster bench-module fuzz fuzz-brief soak fmt vet lint race invariant-long
 
 ## test: vet, gofmt, the unit, scenario and example tests with a short
 ## invariant run (go test -short), then a line per skipped test and why
@@ -19,7 +19,12 @@ test: lint
 
 ## check: what test does, then -race over everything (the full invariant
 ## run included), a long invariant run and a brief run of every fuzz target
-check: test race invariant-long fuzz-brief
+check: test race invariant-long fuzz-brief bench-module
+
+## bench-module: the tests of the bench/ module (its own go.mod): the
+## cluster harness at a tiny size on PostgreSQL, the peers built
+bench-module:
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 lint: vet
 	@out=$$(gofmt -l . | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
