@@ -18,7 +18,8 @@ test: lint
 	@set -o pipefail; $(GO) test -short -json $(PKGS) | $(GO) run ./internal/testsum
 
 ## check: what test does, then -race over everything (the full invariant
-## run included), a long invariant run and a brief run of every fuzz target
+## run included), a long invariant run, a brief run of every fuzz target and
+## the bench/ module's tests
 check: test race invariant-long fuzz-brief bench-module
 
 ## bench-module: the tests of the bench/ module (its own go.mod): the
