@@ -9,6 +9,7 @@ import (
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/pgtest"
+	"github.com/fairsched/fairsched/pgstore"
 )
 
 // TestEnqueueManyInCluster: EnqueueMany on a cluster instance writes its
@@ -72,7 +73,13 @@ func TestEnqueueManyInCluster(t *testing.T) {
 			t.Fatalf("ran %v, want j0…j19 and hold", seen)
 		}
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Once every row is gone, no job can run again.
+	st, err := pgstore.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	pgtest.Eventually(t, "no job rows left", func() bool { n, err := st.CountJobs(ctx); return err == nil && n == 0 })
 	for id, n := range seen {
 		if n != 1 || id == "x1" {
 			t.Errorf("%s ran %d times", id, n)
