@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,22 +77,8 @@ func BenchmarkActorFloor(b *testing.B) {
 func BenchmarkRunSyncVsFloor(b *testing.B) {
 	ignore := goleak.IgnoreCurrent()
 	s := newBenchScheduler(b, 64)
-	var clients atomic.Int64
-	noop := func(context.Context) error { return nil }
 	b.ReportAllocs()
-	b.SetParallelism(runSyncParallelism)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		ctx := context.Background()
-		n := int(clients.Add(1))
-		key := fmt.Sprintf("client-%d", n)
-		for i := n; pb.Next(); i++ {
-			if err := s.RunSync(ctx, benchJobType, benchIDs[i%len(benchIDs)], key, noop); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
+	runSyncClients(b, s)
 	closeBenchScheduler(b, s, ignore)
 	ns := book.Record(b, "")
 	if base := book.Median("floor"); base > 0 {

@@ -150,22 +150,9 @@ func BenchmarkRunSync(b *testing.B) {
 		b.Run(fmt.Sprintf("scheduler/cap=%d", c), func(b *testing.B) {
 			ignore := goleak.IgnoreCurrent()
 			s := newBenchScheduler(b, c)
-			var clients atomic.Int64
 			b.ReportAllocs()
 			mallocs := countMallocs()
-			b.SetParallelism(runSyncParallelism)
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				ctx := context.Background()
-				n := int(clients.Add(1))
-				key := fmt.Sprintf("client-%d", n)
-				for i := n; pb.Next(); i++ {
-					if err := s.RunSync(ctx, benchJobType, benchIDs[i%len(benchIDs)], key, noop); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
+			runSyncClients(b, s)
 			perCall := mallocs(b.N) // before Close, whose leak check allocates
 			closeBenchScheduler(b, s, ignore)
 			b.ReportMetric(perCall, "allocs/job")
@@ -175,6 +162,27 @@ func BenchmarkRunSync(b *testing.B) {
 			}
 		})
 	}
+}
+
+// runSyncClients times RunSync calls of no-op jobs on s by
+// runSyncParallelism callers per CPU, each its own fairness key, cycling
+// through benchIDs.
+func runSyncClients(b *testing.B, s *fairsched.Scheduler) {
+	var clients atomic.Int64
+	noop := func(context.Context) error { return nil }
+	b.SetParallelism(runSyncParallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		n := int(clients.Add(1))
+		key := fmt.Sprintf("client-%d", n)
+		for i := n; pb.Next(); i++ {
+			if err := s.RunSync(ctx, benchJobType, benchIDs[i%len(benchIDs)], key, noop); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // book keeps ns/op per sub-benchmark across -count repetitions, so a later
