@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -59,15 +58,30 @@ func (benchArgs) Kind() string { return "bench" }
 
 // jobLine writes the executors' own log: "s <num> <instance> <unix-nanos>"
 // at a start, "e …" at an end. Buffered — whole lines only, written every
-// 10 ms, at 32 KiB and at exit — unless sync: then one write per line, which
-// a kill -9 cannot lose. Each write(2) of whole lines to a file opened with
-// O_APPEND lands whole, so the processes' lines never interleave.
+// 10 ms, at 32 KiB and at close — unless sync: then one write per line,
+// straight from the caller, which a kill -9 cannot lose. Each write(2) of
+// whole lines to a file opened with O_APPEND lands whole, so the processes'
+// lines never interleave. Buffered, the buffer is held by one goroutine
+// (own): the callers hand it their lines, and close stops it once it has
+// written all it was handed.
 type jobLine struct {
-	mu   sync.Mutex
-	f    *os.File
-	buf  []byte
-	name string
-	sync bool
+	f     *os.File
+	name  string
+	sync  bool
+	lines chan []byte   // buffered: the callers' lines, to the owner
+	stop  chan struct{} // closed by close: the owner writes what it holds and leaves
+	done  chan struct{} // closed by the owner as it leaves
+}
+
+func newJobLine(f *os.File, name string, sync bool) *jobLine {
+	l := &jobLine{f: f, name: name, sync: sync}
+	if !sync {
+		l.lines = make(chan []byte, 256)
+		l.stop = make(chan struct{})
+		l.done = make(chan struct{})
+		go l.own()
+	}
+	return l
 }
 
 func (l *jobLine) write(kind byte, num int) {
@@ -79,29 +93,63 @@ func (l *jobLine) write(kind byte, num int) {
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, time.Now().UnixNano(), 10)
 	b = append(b, '\n')
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.sync {
 		_, _ = l.f.Write(b)
 		return
 	}
-	l.buf = append(l.buf, b...)
-	if len(l.buf) >= 32<<10 {
-		l.flushLocked()
+	select {
+	case l.lines <- b:
+	case <-l.done: // after close: dropped, as a line buffered after the last flush was
 	}
 }
 
-func (l *jobLine) flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.flushLocked()
+// own holds the buffer: it appends the lines handed to it and writes them
+// every 10 ms, at 32 KiB, and when close stops it.
+func (l *jobLine) own() {
+	defer close(l.done)
+	var buf []byte
+	flush := func() {
+		if len(buf) > 0 {
+			_, _ = l.f.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	add := func(b []byte) {
+		buf = append(buf, b...)
+		if len(buf) >= 32<<10 {
+			flush()
+		}
+	}
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case b := <-l.lines:
+			add(b)
+		case <-t.C:
+			flush()
+		case <-l.stop:
+			for {
+				select {
+				case b := <-l.lines:
+					add(b)
+				default:
+					flush()
+					return
+				}
+			}
+		}
+	}
 }
 
-func (l *jobLine) flushLocked() {
-	if len(l.buf) > 0 {
-		_, _ = l.f.Write(l.buf)
-		l.buf = l.buf[:0]
+// close stops the owner (buffered) once it has written every line handed to
+// it; call it before the file closes.
+func (l *jobLine) close() {
+	if l.sync {
+		return
 	}
+	close(l.stop)
+	<-l.done
 }
 
 func (l *jobLine) run(num int, work time.Duration, ctx context.Context) error {
@@ -148,24 +196,8 @@ func ChildMain() int {
 		return fail(err)
 	}
 	defer f.Close()
-	lg := &jobLine{f: f, name: spec.Name, sync: spec.SyncLog}
-	stopFlush := make(chan struct{})
-	flushed := make(chan struct{})
-	go func() {
-		defer close(flushed)
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				lg.flush()
-			case <-stopFlush:
-				lg.flush()
-				return
-			}
-		}
-	}()
-	defer func() { close(stopFlush); <-flushed }()
+	lg := newJobLine(f, spec.Name, spec.SyncLog)
+	defer lg.close()
 
 	ctx := context.Background()
 	switch spec.System {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
+	"sync/atomic"
 )
 
 // event is a line of the executors' log.
@@ -19,9 +19,11 @@ type event struct {
 
 // collector tails the executors' log file and keeps what the figures need:
 // every event, each job's first start, its number of starts and whether
-// it ended, and the jobs each instance has started and not ended.
+// it ended, and the jobs each instance has started and not ended. It is
+// the run's goroutine's alone (poll, openOn, intervals and the figures are
+// called there), but for nEnded, a counter the run's background goroutines
+// read through ends.
 type collector struct {
-	mu         sync.Mutex
 	path       string
 	off        int64
 	partial    []byte
@@ -31,7 +33,7 @@ type collector struct {
 	firstStart []int64
 	starts     []int32
 	ended      []bool
-	nEnded     int // jobs with an end line
+	nEnded     atomic.Int64 // jobs with an end line
 	open       map[int16]map[int32]int
 }
 
@@ -51,8 +53,6 @@ func (c *collector) grow(n int) {
 
 // poll reads what was appended since the last poll.
 func (c *collector) poll() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	f, err := os.Open(c.path)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -111,7 +111,7 @@ func (c *collector) line(line []byte) {
 	} else {
 		if !c.ended[num] {
 			c.ended[num] = true
-			c.nEnded++
+			c.nEnded.Add(1)
 		}
 		if c.open[inst][int32(num)]--; c.open[inst][int32(num)] <= 0 {
 			delete(c.open[inst], int32(num))
@@ -119,17 +119,11 @@ func (c *collector) line(line []byte) {
 	}
 }
 
-// ends is the number of jobs with an end line.
-func (c *collector) ends() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.nEnded
-}
+// ends is the number of jobs with an end line; any goroutine may call it.
+func (c *collector) ends() int { return int(c.nEnded.Load()) }
 
 // openOn returns the jobs started and not ended on instance name.
 func (c *collector) openOn(name string) []int32 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	i, ok := c.insts[name]
 	if !ok {
 		return nil
@@ -154,8 +148,6 @@ type interval struct {
 // process killed (reaped at cut[name]) ends there, one left open elsewhere
 // ends at the end of time.
 func (c *collector) intervals(cut map[string]int64) []interval {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	type key struct {
 		inst int16
 		num  int32

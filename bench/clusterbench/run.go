@@ -225,34 +225,87 @@ func tail(b []byte) []byte {
 }
 
 // inserter inserts jobs into one system's tables and remembers when each
-// insert committed.
+// insert committed. The commit times are held by one goroutine (own): the
+// inserting goroutines hand it their marks, times asks it for a copy, and
+// close stops it.
 type inserter struct {
-	spec   runSpec
-	river  *river.Client[pgxTx]
-	st     *pgstore.Store
-	mu     sync.Mutex
-	at     []int64 // commit time per job number
-	issued atomic.Int64
+	spec     runSpec
+	river    *river.Client[pgxTx]
+	st       *pgstore.Store
+	issued   atomic.Int64
+	marks    chan insertMark
+	timesReq chan chan insertTimes
+	stop     chan struct{} // closed by close
+	done     chan struct{} // closed by the owner as it leaves
 }
 
-func (in *inserter) mark(nums []int, t int64) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	for _, n := range nums {
-		if n >= len(in.at) {
-			in.at = append(in.at, make([]int64, max(n+1, 2*len(in.at))-len(in.at))...)
-		}
-		in.at[n] = t
-	}
+// insertMark is jobs nums committed at t (unix nanos).
+type insertMark struct {
+	nums []int
+	t    int64
 }
 
-func (in *inserter) insertedAt(n int) int64 {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if n < len(in.at) {
-		return in.at[n]
+// insertTimes is the commit time per job number (0: not inserted).
+type insertTimes []int64
+
+func (ts insertTimes) at(n int) int64 {
+	if n < len(ts) {
+		return ts[n]
 	}
 	return 0
+}
+
+func newInserter(spec runSpec) *inserter {
+	in := &inserter{spec: spec, marks: make(chan insertMark), timesReq: make(chan chan insertTimes),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go in.own()
+	return in
+}
+
+func (in *inserter) own() {
+	defer close(in.done)
+	var at insertTimes
+	for {
+		select {
+		case m := <-in.marks:
+			for _, n := range m.nums {
+				if n >= len(at) {
+					at = append(at, make([]int64, max(n+1, 2*len(at))-len(at))...)
+				}
+				at[n] = m.t
+			}
+		case reply := <-in.timesReq:
+			reply <- slices.Clone(at)
+		case <-in.stop:
+			return
+		}
+	}
+}
+
+// mark records that jobs nums committed at t; it returns once the owner
+// has them, so a later times sees them.
+func (in *inserter) mark(nums []int, t int64) {
+	select {
+	case in.marks <- insertMark{nums, t}:
+	case <-in.done:
+	}
+}
+
+// times is a copy of the commit times marked so far.
+func (in *inserter) times() insertTimes {
+	reply := make(chan insertTimes, 1)
+	select {
+	case in.timesReq <- reply:
+		return <-reply
+	case <-in.done:
+		return nil
+	}
+}
+
+// close stops the owner; call it once nothing inserts any more.
+func (in *inserter) close() {
+	close(in.stop)
+	<-in.done
 }
 
 func (in *inserter) record(num int) *fairsched.JobRecord {
@@ -334,7 +387,8 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 			pool.Close()
 		}
 	}()
-	in := &inserter{spec: spec}
+	in := newInserter(spec)
+	defer in.close() // after stopBackground (deferred below): nothing inserts then
 	var st *pgstore.Store
 	doneQuery := `SELECT count(*) FROM fairsched_jobs`
 	runningQuery := `SELECT count(*) FROM fairsched_jobs WHERE running`
@@ -659,7 +713,7 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 	}
 
 	// The figures.
-	col.mu.Lock()
+	ins := in.times()
 	var lastTS int64
 	var endTimes []int64
 	seenEnd := map[int32]bool{}
@@ -670,7 +724,6 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 			lastTS = max(lastTS, e.ts)
 		}
 	}
-	col.mu.Unlock()
 	if spec.continuous > 0 {
 		limit := t0ns + int64(spec.continuous)
 		endTimes = slices.DeleteFunc(endTimes, func(ts int64) bool { return ts > limit })
@@ -705,12 +758,11 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 	// Waits: from the insert's commit (for a job inserted before the workers
 	// started, from their start) to the job's first start.
 	var waits, smallWaits []time.Duration
-	col.mu.Lock()
 	for n := 1; n < len(col.starts) && n <= int(inserted.Load()); n++ {
 		if col.starts[n] == 0 {
 			continue
 		}
-		at := max(in.insertedAt(n), t0ns)
+		at := max(ins.at(n), t0ns)
 		w := time.Duration(max(col.firstStart[n]-at, 0))
 		waits = append(waits, w)
 		if spec.small != nil && spec.small(n) {
@@ -728,11 +780,10 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 			}
 		}
 	}
-	col.mu.Unlock()
 	res.WaitP50, res.WaitP99 = percentile(waits, 50), percentile(waits, 99)
 	res.SmallP50, res.SmallP99 = percentile(smallWaits, 50), percentile(smallWaits, 99)
 	if spec.small != nil {
-		res.Jain = jainOfShares(col, spec, in, t0ns)
+		res.Jain = jainOfShares(col, spec, ins, t0ns)
 	}
 	cut := map[string]int64{}
 	for _, k := range kills {
@@ -766,23 +817,19 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 				f.Resumed = f.FirstStart
 			}
 			// The last restart of a job the kill interrupted.
-			col.mu.Lock()
 			for _, e := range col.events {
 				if e.start && e.ts > k.at.UnixNano() && (slices.Contains(k.interrupted, e.num) || slices.Contains(k.granted, e.num)) {
 					f.Restarted = max(f.Restarted, time.Duration(e.ts-k.at.UnixNano()))
 				}
 			}
-			col.mu.Unlock()
 			f.Interrupted = len(uniq(append(slices.Clone(k.interrupted), k.granted...)))
 			res.Faults = append(res.Faults, f)
 		}
-		col.mu.Lock()
 		for n := 1; n < len(col.starts); n++ {
 			if col.starts[n] > 1 && !interrupted[int32(n)] {
 				res.DupsUnexp += int(col.starts[n] - 1)
 			}
 		}
-		col.mu.Unlock()
 	}
 	return res, nil
 }
@@ -801,8 +848,6 @@ func boolInt(b bool) int {
 
 // firstStartAfter is the unix-nanos of the first start line after ts.
 func firstStartAfter(c *collector, ts int64) time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	best := int64(0)
 	for _, e := range c.events {
 		if e.start && e.ts > ts && (best == 0 || e.ts < best) {
@@ -830,9 +875,7 @@ func percentile(xs []time.Duration, p int) time.Duration {
 // less than an equal split gets what it wants; the rest is split among the
 // others). 1.00: every tenant got its fair share; 0.5 with two tenants:
 // one got all.
-func jainOfShares(c *collector, spec runSpec, in *inserter, t0 int64) float64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func jainOfShares(c *collector, spec runSpec, ins insertTimes, t0 int64) float64 {
 	tenant := func(n int) int { return boolInt(spec.small(n)) }
 	var served, fair [2]float64
 	type win struct{ demand, started [2]int }
@@ -848,7 +891,7 @@ func jainOfShares(c *collector, spec runSpec, in *inserter, t0 int64) float64 {
 		if c.starts[n] == 0 {
 			continue
 		}
-		at := max(in.insertedAt(n), t0)
+		at := max(ins.at(n), t0)
 		from, to := int(time.Duration(at-t0)/window), int(time.Duration(c.firstStart[n]-t0)/window)
 		for w := from; w <= to; w++ {
 			get(w).demand[tenant(n)]++
@@ -887,7 +930,6 @@ func jainOfShares(c *collector, spec runSpec, in *inserter, t0 int64) float64 {
 // diagnose describes the jobs that have not ended: what the log and the
 // database say of them.
 func (h *harness) diagnose(ctx context.Context, pool *pgxpool.Pool, spec runSpec, col *collector, total int) string {
-	col.mu.Lock()
 	var missing []string
 	for n := 1; n <= total && len(missing) < 10; n++ {
 		if n >= len(col.ended) || !col.ended[n] {
@@ -898,7 +940,6 @@ func (h *harness) diagnose(ctx context.Context, pool *pgxpool.Pool, spec runSpec
 			missing = append(missing, fmt.Sprintf("job %d (%d starts)", n, st))
 		}
 	}
-	col.mu.Unlock()
 	q := `SELECT seq::text || ' ' || type || '/' || id || ' state ' || state || ' running ' || running || ' on ' || coalesce(instance, '-') ||
 		' attempt ' || attempt || ' end ' || coalesce(end_instance, '-') || '/' || coalesce(end_attempt::text, '-') || '/' || coalesce(end_kind::text, '-') ||
 		' record attempt ' || coalesce(record->>'attempt', '-') || ' payload ' || coalesce(record->>'payload', '-') FROM fairsched_jobs ORDER BY seq LIMIT 10`
