@@ -106,6 +106,7 @@ type Actor struct {
 	rand          *rand.Rand              // draws retry jitter
 	coalescing    map[policy.JobType]bool // the types with JobTypeConfig.Coalesce
 	relayed       bool                    // Config.Relayed
+	spent         []*messages.Job         // ended for good this turn: recycled by endTurn
 	store         Store                   // nil: nothing persisted
 	dropped       int                     // jobs refused with ErrClosed, for Close's error
 	dropsReported atomic.Bool             // the first Close reports them
@@ -224,11 +225,7 @@ func (a *Actor) run() {
 		default:
 		}
 		if took {
-			a.flushDurable()
-			a.reportAged()
-			a.arm()
-			a.releaseJobClosers()
-			a.dropNestedDeadlock()
+			a.endTurn()
 			continue
 		}
 		select {
@@ -254,12 +251,26 @@ func (a *Actor) run() {
 				a.dispatch(now) // deferred jobs are due, or expiring, or refilled
 			}
 		}
-		a.flushDurable()
-		a.reportAged()
-		a.arm()
-		a.releaseJobClosers()
-		a.dropNestedDeadlock()
+		a.endTurn()
 	}
+}
+
+// endTurn is the owner's work after each turn: the batch of records to
+// commit, the reports of the jobs that aged, the timer, the closers, and
+// last the records of the jobs that ended for good, back to the pool —
+// only now, once every report of the turn that may name them (aged jobs,
+// decision records) has been made.
+func (a *Actor) endTurn() {
+	a.flushDurable()
+	a.reportAged()
+	a.arm()
+	a.releaseJobClosers()
+	a.dropNestedDeadlock()
+	for i, j := range a.spent {
+		messages.Recycle(j)
+		a.spent[i] = nil
+	}
+	a.spent = a.spent[:0]
 }
 
 // stop is the owner's last step: it turns new requests away and answers the
@@ -623,7 +634,7 @@ func (a *Actor) recycle(j *messages.Job) {
 			return
 		}
 	}
-	messages.Recycle(j)
+	a.spent = append(a.spent, j) // recycled at the end of the turn (endTurn)
 }
 
 // reportAged logs and emits the jobs whose effective priority rose, and the
@@ -645,16 +656,15 @@ func (a *Actor) reportAged() {
 				NewSlots: ch.New, Reason: messages.AllocationReason(ch.Reason)})
 		}
 	}
-	for _, ag := range aged {
-		j := ag.Job
+	for _, ag := range aged { // its copies: the job may have ended and its record been reused
 		if ce := a.log.Check(zap.DebugLevel, "aged"); ce != nil {
-			ce.Write(zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.String("key", j.Key),
-				zap.Int("priority", int(j.Priority)), zap.Int("effective_priority", int(ag.Effective)),
-				zap.Duration("waited", now.Sub(j.Submitted)))
+			ce.Write(zap.String("type", string(ag.Type)), zap.String("id", ag.ID), zap.String("key", ag.Key),
+				zap.Int("priority", int(ag.Priority)), zap.Int("effective_priority", int(ag.Effective)),
+				zap.Duration("waited", now.Sub(ag.Submitted)))
 		}
 		if len(a.subs) > 0 {
-			a.emit(messages.JobAged{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key,
-				BasePriority: j.Priority, EffectivePriority: ag.Effective, Waited: now.Sub(j.Submitted)})
+			a.emit(messages.JobAged{Time: now, Type: ag.Type, ID: ag.ID, FairnessKey: ag.Key,
+				BasePriority: ag.Priority, EffectivePriority: ag.Effective, Waited: now.Sub(ag.Submitted)})
 		}
 	}
 }

@@ -110,10 +110,17 @@ type Job struct {
 	admitted uint64 // admission order, set by Dispatch
 }
 
-// Aged reports a pending job whose effective priority rose.
+// Aged reports a pending job whose effective priority rose: what the
+// report says of it is copied when it rises, since by TakeAged the job may
+// have left the core (ended, expired, its record reused by its owner). Job
+// is for identity only.
 type Aged struct {
 	Job       *Job
 	Effective policy.Priority
+	Type      policy.JobType
+	ID, Key   string
+	Priority  policy.Priority
+	Submitted time.Time
 }
 
 // Completion describes a finished job's effect on the cost model.
@@ -211,7 +218,9 @@ func New(limits policy.Limits) *Core {
 		estimates:  costmodel.NewEstimates(limits.CostSmoothing),
 	}
 	q.OnAged(func(qj *queue.Job, effective policy.Priority) {
-		c.aged = append(c.aged, Aged{Job: qj.Ref.(*Job), Effective: effective})
+		j := qj.Ref.(*Job)
+		c.aged = append(c.aged, Aged{Job: j, Effective: effective, Type: j.Type, ID: j.ID, Key: j.Key,
+			Priority: j.Priority, Submitted: j.Submitted})
 	})
 	q.SetRoom(c.hasRoom)
 	if limits.Scoring != nil {
