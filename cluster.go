@@ -43,8 +43,10 @@ import (
 //
 //	// Poll is how often the loops read the database without a wake-up
 //	// (default 200 ms; LISTEN wakes them at once when it works);
-//	// ReportEvery how long an executor gathers ends into one report
-//	// (default 25 ms).
+//	// ReportEvery how often an executor retries a report of ends that
+//	// failed, and how long the leader gathers events into one publication
+//	// (default 25 ms). Ends are reported as soon as they come: those that
+//	// come while a report is written go into the next.
 //	Poll, ReportEvery time.Duration
 //
 //	Logger *zap.Logger
@@ -92,6 +94,8 @@ type ClusterConfig = cluster.Config
 //
 //	// Grant writes grants (fenced) in one transaction and returns the
 //	// sequences that took: a job already running is not granted again.
+//	// Each grant also records its attempt in the job's record (the
+//	// leader's scheduler writes nothing when an attempt starts).
 //	Grant(ctx context.Context, domain string, epoch int64, grants []Grant) ([]uint64, error)
 //
 //	// Rows returns the grant state of the jobs of seqs that exist.
@@ -140,10 +144,10 @@ type ClusterConfig = cluster.Config
 //	// longer than after ago of instances not in live, and returns how many.
 //	ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error)
 //
-//	// Wake returns a channel that receives after commits of job rows,
-//	// grants and ends (a hint: every loop polls as well), and a function
-//	// that stops it. A backend that cannot listen returns nil.
-//	Wake(ctx context.Context) (<-chan struct{}, func())
+//	// Wake returns a channel that receives after commits of what r reads
+//	// (a hint: every loop polls as well), and a function that stops it. A
+//	// backend that cannot listen returns nil.
+//	Wake(ctx context.Context, r Reader) (<-chan struct{}, func())
 //
 //	// Publish sends payload (a batch of the leader's events) to every
 //	// instance listening on Events; Events returns a channel of the
@@ -230,7 +234,7 @@ func startCluster(o *options, sink func([]messages.Event)) (*cluster.Node, error
 		c.RestoreEstimates(o.clock.Now(), state.Estimates)
 		c.RestoreKeyCosts(o.clock.Now(), state.KeyCosts)
 		return actor.Start(c, actor.Config{Clock: o.clock, Logger: o.logger, Tick: o.limits.KeyTTL / 4, Rand: o.rand,
-			Store: st, State: state, Jobs: recs, Retention: o.retention}), nil
+			Store: st, State: state, Jobs: recs, Retention: o.retention, GrantRecordsAttempt: true}), nil
 	}, sink)
 	if err != nil {
 		return nil, fmt.Errorf("%w: WithCluster: %w", ErrInvalidConfig, err)

@@ -84,6 +84,12 @@ type Config struct {
 	// this owner's own (a cluster instance's scheduler, whose events are
 	// the leader's).
 	Relayed bool
+	// GrantRecordsAttempt: the durable jobs' handlers record each attempt
+	// in the job's record themselves (cluster mode, whose grant writes
+	// the attempt into the job's row), so the owner writes nothing when
+	// an attempt starts: one write a job fewer, and none to contend with
+	// the grant's.
+	GrantRecordsAttempt bool
 }
 
 // Store keeps a scheduler's state across restarts.
@@ -106,6 +112,7 @@ type Actor struct {
 	rand          *rand.Rand              // draws retry jitter
 	coalescing    map[policy.JobType]bool // the types with JobTypeConfig.Coalesce
 	relayed       bool                    // Config.Relayed
+	grantRecords  bool                    // Config.GrantRecordsAttempt
 	spent         []*messages.Job         // ended for good this turn: recycled by endTurn
 	store         Store                   // nil: nothing persisted
 	dropped       int                     // jobs refused with ErrClosed, for Close's error
@@ -182,7 +189,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.refuses = c.Refuses() // settled by the limits, which do not change
 	c.SetDecisionLog(a.log.Core().Enabled(zap.InfoLevel))
 	a.coalescing = map[policy.JobType]bool{}
-	a.store, a.relayed = cfg.Store, cfg.Relayed
+	a.store, a.relayed, a.grantRecords = cfg.Store, cfg.Relayed, cfg.GrantRecordsAttempt
 	c.RestoreLastRuns(cfg.State.LastRuns)
 	a.rand = cfg.Rand
 	if a.rand == nil {

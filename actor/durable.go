@@ -505,7 +505,9 @@ func (a *Actor) startingDurable(j *messages.Job) {
 	rec := j.Record
 	if rec.Granted == "" {
 		rec.Attempt++ // a resumed attempt was counted by the leader that granted it
-		d.put(rec)
+		if !a.grantRecords {
+			d.put(rec)
+		}
 	}
 	h := d.handlers[j.Type]
 	view := messages.DurableJob{Type: j.Type, ID: j.ID, Payload: rec.Payload, Attempt: rec.Attempt,

@@ -42,6 +42,8 @@ type Backend interface {
 	Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, Feed, error)
 	// Grant writes grants (fenced) in one transaction and returns the
 	// sequences that took: a job already running is not granted again.
+	// Each grant also records its attempt in the job's record (the
+	// leader's scheduler writes nothing when an attempt starts).
 	Grant(ctx context.Context, domain string, epoch int64, grants []Grant) ([]uint64, error)
 	// Rows returns the grant state of the jobs of seqs that exist.
 	Rows(ctx context.Context, seqs []uint64) ([]Row, error)
@@ -78,10 +80,10 @@ type Backend interface {
 	// longer than after ago of instances not in live, and returns how many.
 	ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error)
 
-	// Wake returns a channel that receives after commits of job rows,
-	// grants and ends (a hint: every loop polls as well), and a function
-	// that stops it. A backend that cannot listen returns nil.
-	Wake(ctx context.Context) (<-chan struct{}, func())
+	// Wake returns a channel that receives after commits of what r reads
+	// (a hint: every loop polls as well), and a function that stops it. A
+	// backend that cannot listen returns nil.
+	Wake(ctx context.Context, r Reader) (<-chan struct{}, func())
 	// Publish sends payload (a batch of the leader's events) to every
 	// instance listening on Events; Events returns a channel of the
 	// payloads published from now on, and a function that stops it (nil
@@ -176,3 +178,18 @@ type Command struct {
 	Kind string
 	Args []byte
 }
+
+// Reader names whose wake-ups Backend.Wake delivers: each loop is woken
+// by the commits it reads, and not by the others' (a leader is not woken
+// by its own grants, nor an executor by another's ends).
+type Reader int
+
+const (
+	// LeaderReads: new jobs, commands, and the executors' reports of
+	// ends.
+	LeaderReads Reader = iota
+	// ExecutorReads: grants, cancellations of running jobs, and the
+	// leader's writes of job records (how a RunSync's or Submit's job
+	// ended).
+	ExecutorReads
+)

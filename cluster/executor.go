@@ -154,7 +154,7 @@ func (x *executor) run() {
 	early := map[uint64]Grant{} // granted before its function arrived
 	var cursor ReadCursor       // the grants read (GrantsSince)
 	var lastFull time.Time      // the last read of every grant (Granted)
-	wake, stopWake := x.n.b.Wake(context.Background())
+	wake, stopWake := x.n.b.Wake(context.Background(), ExecutorReads)
 	defer func() { stopWake() }()
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()
@@ -179,6 +179,31 @@ func (x *executor) run() {
 			return
 		}
 		ends = ends[:0]
+	}
+	take := func(e ended) {
+		a := running[e.seq]
+		delete(running, e.seq)
+		if a == nil || a.attempt != e.attempt {
+			return
+		}
+		kind, text := EndOK, ""
+		switch {
+		case e.panic:
+			kind, text = EndPanic, e.err.Error()
+		case e.err != nil && policy.IsPermanent(e.err):
+			kind, text = EndPermanent, e.err.Error()
+		case e.err != nil:
+			kind, text = EndError, e.err.Error()
+		}
+		if c := closures[e.seq]; c != nil {
+			c.running, c.lastErr = false, e.err
+			if c.done != nil && c.ctx.Err() != nil && e.err != nil {
+				kind = EndPermanent // its caller left: no retry
+			}
+		}
+		if !killed {
+			ends = append(ends, End{Seq: e.seq, Instance: cfg.Instance, Attempt: e.attempt, Kind: kind, Error: text})
+		}
 	}
 	start := func(g Grant) {
 		ctx, cancel := context.WithCancelCause(context.Background())
@@ -374,29 +399,21 @@ func (x *executor) run() {
 				start(g)
 			}
 		case e := <-x.ended:
-			a := running[e.seq]
-			delete(running, e.seq)
-			if a == nil || a.attempt != e.attempt {
-				continue
-			}
-			kind, text := EndOK, ""
-			switch {
-			case e.panic:
-				kind, text = EndPanic, e.err.Error()
-			case e.err != nil && policy.IsPermanent(e.err):
-				kind, text = EndPermanent, e.err.Error()
-			case e.err != nil:
-				kind, text = EndError, e.err.Error()
-			}
-			if c := closures[e.seq]; c != nil {
-				c.running, c.lastErr = false, e.err
-				if c.done != nil && c.ctx.Err() != nil && e.err != nil {
-					kind = EndPermanent // its caller left: no retry
+			// Group commit: every end waiting goes into one report, sent
+			// at once; those that come while it is written share the
+			// next. A job's slot is free for the leader only once its end
+			// is committed, so holding ends back would hold slots idle.
+			take(e)
+		more:
+			for {
+				select {
+				case e := <-x.ended:
+					take(e)
+				default:
+					break more
 				}
 			}
-			if !killed {
-				ends = append(ends, End{Seq: e.seq, Instance: cfg.Instance, Attempt: e.attempt, Kind: kind, Error: text})
-			}
+			flush()
 		case <-report.C:
 			flush()
 		case _, ok := <-wake:

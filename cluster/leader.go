@@ -229,7 +229,7 @@ func (l *leader) run() {
 	workerHome := map[string]string{} // worker → the instance it is registered on
 	registered := map[string]string{} // worker → its slots, as registered in the scheduler
 	refresh := false                  // an owner unknown yet: read the instances
-	wake, stopWake := l.n.b.Wake(context.Background())
+	wake, stopWake := l.n.b.Wake(context.Background(), LeaderReads)
 	defer stopWake()
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()

@@ -64,8 +64,10 @@ type Config struct {
 	LeaseTTL, Heartbeat, LostAfter time.Duration
 	// Poll is how often the loops read the database without a wake-up
 	// (default 200 ms; LISTEN wakes them at once when it works);
-	// ReportEvery how long an executor gathers ends into one report
-	// (default 25 ms).
+	// ReportEvery how often an executor retries a report of ends that
+	// failed, and how long the leader gathers events into one publication
+	// (default 25 ms). Ends are reported as soon as they come: those that
+	// come while a report is written go into the next.
 	Poll, ReportEvery time.Duration
 	Logger            *zap.Logger
 }

@@ -199,10 +199,14 @@ func (s *Store) Forget(ctx context.Context, seqs []uint64) error {
 	return nil
 }
 
-// Wake listens for commits of job rows, grants and ends; nil when it
+// Wake listens for the commits r reads (cluster.Backend); nil when it
 // cannot (the caller polls).
-func (s *Store) Wake(ctx context.Context) (<-chan struct{}, func()) {
-	l, err := s.Listen(ctx)
+func (s *Store) Wake(ctx context.Context, r cluster.Reader) (<-chan struct{}, func()) {
+	channel := notifyChannel
+	if r == cluster.ExecutorReads {
+		channel = grantsChannel
+	}
+	l, err := s.listenFor(ctx, channel)
 	if err != nil {
 		return nil, func() {}
 	}

@@ -118,7 +118,7 @@ func (s *Store) RevokeJob(ctx context.Context, domain string, epoch int64, seq u
 		}
 		_, err := tx.Exec(ctx, `UPDATE fairsched_jobs SET cancel_requested = true, grant_xid = pg_current_xact_id() WHERE seq = $1 AND running`, int64(seq))
 		if err == nil {
-			_, err = tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', '')`)
+			_, err = tx.Exec(ctx, `SELECT pg_notify('`+grantsChannel+`', '')`)
 		}
 		return err
 	})

@@ -26,7 +26,8 @@ type Grant = cluster.Grant
 var ErrDoubleAdmission = cluster.ErrDoubleAdmission
 
 // GrantJobs writes grants in one transaction under epoch's lease of
-// domain: each pending, not running job becomes running on its instance.
+// domain: each pending, not running job becomes running on its instance,
+// its record counting the attempt.
 // A deposed leader's batch changes nothing (ErrFenced); a batch that would
 // run two jobs on one exclusive conflict key changes nothing
 // (ErrDoubleAdmission). It returns how many grants took (a job already
@@ -64,11 +65,12 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 	b.Queue(`
 		WITH u AS (
 			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
-				worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id()
+				worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id(),
+				record = jsonb_set(j.record, '{attempt}', to_jsonb(g.attempt))
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
 			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
 			RETURNING j.seq)
-		SELECT u.seq, (SELECT pg_notify('`+notifyChannel+`', ''))::text FROM u`, seqs, instances, attempts, keys, workers, slots)
+		SELECT u.seq, (SELECT pg_notify('`+grantsChannel+`', ''))::text FROM u`, seqs, instances, attempts, keys, workers, slots)
 	err := s.pipeline(ctx, true, domain, epoch, b, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
 			return err

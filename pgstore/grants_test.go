@@ -98,3 +98,36 @@ func TestGrantsAreFencedAndGuarded(t *testing.T) {
 		t.Errorf("grants (-want +got):\n%s", diff)
 	}
 }
+
+// TestGrantRecordsTheAttempt: a grant counts its attempt in the job's
+// record, so the leader's scheduler need not write the record when an
+// attempt starts, and a new leader reading the row counts the attempt.
+func TestGrantRecordsTheAttempt(t *testing.T) {
+	st := open(t, pgtest.URL(t))
+	defer st.Close()
+	ctx := context.Background()
+	rec := fairsched.JobRecord{Seq: 1, Type: "repack", ID: "j1", Attempt: 2, LastError: "boom", EndedAttempt: 2, EnqueuedAt: time.Unix(0, 0).UTC()}
+	if err := st.ApplyJobs([]fairsched.JobOp{{Put: &rec}}); err != nil {
+		t.Fatal(err)
+	}
+	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	if _, err := st.GrantJobs(ctx, "d", epoch, []pgstore.Grant{{Seq: 1, Instance: "i1", Attempt: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := st.Granted(ctx, "i1")
+	if err != nil || len(g) != 1 {
+		t.Fatalf("granted: %v %v", g, err)
+	}
+	var loaded []fairsched.JobRecord
+	if err := st.LoadJobs(func(r fairsched.JobRecord) error { loaded = append(loaded, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := rec
+	want.Attempt = 3 // the rest of the record as it was
+	if diff := cmp.Diff([]fairsched.JobRecord{want, want}, []fairsched.JobRecord{*g[0].Record, loaded[0]}); diff != "" {
+		t.Errorf("records after the grant (-want +got):\n%s", diff)
+	}
+}

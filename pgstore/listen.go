@@ -7,14 +7,24 @@ import (
 	"github.com/fairsched/fairsched"
 )
 
-// Wake-ups. Every commit of job rows notifies channel fairsched_jobs, in
-// its own transaction, so the notification arrives only if the rows were
+// Wake-ups. Every commit of job rows notifies a channel, in its own
+// transaction, so the notification arrives only if the rows were
 // committed. A listener turns notifications into wake-ups — "read the
 // change feed now" — which carry no data: the feed (Changes) is the truth,
 // and a reader behind a pooler in transaction mode, where LISTEN does not
 // work, polls it instead.
+//
+// Two channels, so that nobody is woken by writes that are not for it:
+// fairsched_jobs for what a scheduler (a cluster's leader) reads — new
+// jobs, commands, the executors' reports of ends — and fairsched_grants
+// for what a cluster's executors read — grants, cancellations, and the
+// leader's writes of job records, where a RunSync's or Submit's instance
+// reads how its job ended.
 
-const notifyChannel = "fairsched_jobs"
+const (
+	notifyChannel = "fairsched_jobs"
+	grantsChannel = "fairsched_grants"
+)
 
 // Listener delivers a wake-up after commits of job rows.
 type Listener struct {
@@ -28,10 +38,15 @@ type Listener struct {
 // the channel has room for one, so a slow reader loses nothing but
 // repeats.
 func (s *Store) Listen(ctx context.Context) (*Listener, error) {
+	return s.listenFor(ctx, notifyChannel)
+}
+
+// listenFor is Listen on channel.
+func (s *Store) listenFor(ctx context.Context, channel string) (*Listener, error) {
 	c := make(chan struct{}, 1)
 	l := &Listener{C: c}
 	var err error
-	l.cancel, l.done, err = s.listen(ctx, notifyChannel, func(context.Context, string) {
+	l.cancel, l.done, err = s.listen(ctx, channel, func(context.Context, string) {
 		select {
 		case c <- struct{}{}:
 		default: // one is pending already

@@ -58,13 +58,14 @@ func (s *Store) pipeline(ctx context.Context, fenced bool, domain string, epoch 
 }
 
 // queue queues the deletes, then the upserts, after locking their rows in
-// sequence order, and the wake-up of the listeners (delivered on commit).
-func (c *jobColumns) queue(b *pgx.Batch) {
+// sequence order, and the wake-up of channel's listeners (delivered on
+// commit).
+func (c *jobColumns) queue(b *pgx.Batch, channel string) {
 	if all := append(slices.Clip(c.dels), c.seqs...); len(all) >= 2 {
 		b.Queue(lockRowsSQL, all)
 	}
 	if len(c.seqs)+len(c.dels) > 0 {
-		b.Queue(`SELECT pg_notify('` + notifyChannel + `', '')`)
+		b.Queue(`SELECT pg_notify('` + channel + `', '')`)
 	}
 	if len(c.dels) > 0 {
 		b.Queue(`DELETE FROM fairsched_jobs WHERE seq = ANY($1)`, c.dels)
@@ -82,9 +83,16 @@ func (c *jobColumns) queue(b *pgx.Batch) {
 }
 
 // apply commits c in one pipeline, fenced by (domain, epoch) when fenced.
+// A fenced write is a cluster leader's, which wakes the executors (a
+// RunSync's or Submit's instance reads how its job ended), not itself;
+// any other wakes the listeners of new jobs.
 func (s *Store) apply(ctx context.Context, fenced bool, domain string, epoch int64, c *jobColumns) error {
 	b := &pgx.Batch{}
-	c.queue(b)
+	channel := notifyChannel
+	if fenced {
+		channel = grantsChannel
+	}
+	c.queue(b, channel)
 	err := s.pipeline(ctx, fenced, domain, epoch, b, nil)
 	if err != nil && !errors.Is(err, ErrFenced) {
 		return fmt.Errorf("pgstore: writing jobs: %w", err)

@@ -1,0 +1,84 @@
+package actor_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
+)
+
+// opsStore is a JobStore that keeps nothing and tells each commit's
+// operations, as text, on commits.
+type opsStore struct{ commits chan []string }
+
+func (s *opsStore) Load() (core.State, error)                 { return core.State{}, nil }
+func (s *opsStore) Save(core.State) error                     { return nil }
+func (s *opsStore) LoadJobs(func(core.JobRecord) error) error { return nil }
+func (s *opsStore) ApplyJobs(ops []actor.JobOp) error {
+	var out []string
+	for _, op := range ops {
+		if op.Put != nil {
+			out = append(out, fmt.Sprintf("put %d attempt %d", op.Put.Seq, op.Put.Attempt))
+		} else {
+			out = append(out, fmt.Sprintf("delete %d", op.Delete))
+		}
+	}
+	s.commits <- out
+	return nil
+}
+
+// TestGrantRecordsAttempt: with GrantRecordsAttempt (cluster mode's
+// leader, whose grant counts the attempt in the job's row), the owner
+// writes nothing when a durable job's attempt starts; without it, the
+// attempt's start is written. The handler sees the attempt either way.
+func TestGrantRecordsAttempt(t *testing.T) {
+	for _, grantRecords := range []bool{false, true} {
+		t.Run(fmt.Sprint(grantRecords), func(t *testing.T) {
+			st := &opsStore{commits: make(chan []string, 16)}
+			a := actor.Start(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
+				Store: st, GrantRecordsAttempt: grantRecords})
+			defer a.Close(context.Background())
+			if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
+				t.Fatal(err)
+			}
+			attempts := make(chan int, 1)
+			if err := a.RegisterHandlers(map[policy.JobType]messages.Handler{work: func(_ context.Context, j messages.DurableJob) error {
+				attempts <- j.Attempt
+				return nil
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Enqueue(context.Background(), messages.NewJob(work, "j", "", nil)); err != nil {
+				t.Fatal(err)
+			}
+			if got := <-attempts; got != 1 {
+				t.Errorf("the handler saw attempt %d, want 1", got)
+			}
+			// Every commit until the record is deleted: the job is done.
+			var got []string
+			for {
+				c := <-st.commits
+				got = append(got, c...)
+				if c[len(c)-1] == "delete 1" {
+					break
+				}
+			}
+			want := []string{"put 1 attempt 0", "put 1 attempt 1", "delete 1"}
+			if grantRecords {
+				want = []string{"put 1 attempt 0", "delete 1"}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("writes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
