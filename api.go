@@ -555,7 +555,7 @@ func New(opts ...Option) (*Scheduler, error) {
 	var node *cluster.Node
 	if o.cluster != nil {
 		var err error
-		if node, err = startCluster(&o, a.Relay); err != nil {
+		if node, err = startCluster(&o, a); err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			_ = a.Close(ctx)

@@ -216,11 +216,10 @@ func WithCluster(b ClusterBackend, cfg ClusterConfig) Option {
 	})
 }
 
-// startCluster joins the cluster for s: the leader's scheduler, whenever
-// this instance leads, is built from o.
-// startCluster joins o's cluster; sink takes the domain's events for this
-// instance's subscribers.
-func startCluster(o *options, sink func([]messages.Event)) (*cluster.Node, error) {
+// startCluster joins o's cluster: the leader's scheduler, whenever this
+// instance leads, is built from o; sink takes the domain's events for
+// this instance's subscribers.
+func startCluster(o *options, sink cluster.Sink) (*cluster.Node, error) {
 	cfg := o.clusterCfg
 	if cfg.Logger == nil {
 		cfg.Logger = o.logger

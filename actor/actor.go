@@ -112,6 +112,9 @@ type Actor struct {
 	rand          *rand.Rand              // draws retry jitter
 	coalescing    map[policy.JobType]bool // the types with JobTypeConfig.Coalesce
 	relayed       bool                    // Config.Relayed
+	// subscribed: subs is not empty (the owner writes it; Subscribed
+	// reads it from any goroutine).
+	subscribed atomic.Bool
 	grantRecords  bool                    // Config.GrantRecordsAttempt
 	spent         []*messages.Job         // ended for good this turn: recycled by endTurn
 	store         Store                   // nil: nothing persisted
@@ -382,6 +385,7 @@ func (a *Actor) handle(r messages.Request) {
 		}
 	case messages.Subscribe:
 		a.subs = append(a.subs, m.Events)
+		a.subscribed.Store(true)
 		m.Reply <- struct{}{}
 	case messages.Relay:
 		for _, e := range m.Events {
@@ -392,6 +396,7 @@ func (a *Actor) handle(r messages.Request) {
 			a.subs = slices.Delete(a.subs, i, i+1)
 			close(m.Events)
 		}
+		a.subscribed.Store(len(a.subs) > 0)
 		m.Reply <- struct{}{}
 	case messages.Close:
 		a.closing = true

@@ -129,6 +129,10 @@ type Grant struct {
 	// stops it — or never starts it — and reports the end; the grant
 	// holds its place under the caps until then.
 	Cancelled bool
+	// Handed: the leader hands the grant to its executor in process (the
+	// job runs on the leader's own instance), so the backend need not
+	// wake the executors for it.
+	Handed bool
 }
 
 // EndKind is how an attempt ended on its executor.
@@ -188,8 +192,9 @@ const (
 	// LeaderReads: new jobs, commands, and the executors' reports of
 	// ends.
 	LeaderReads Reader = iota
-	// ExecutorReads: grants, cancellations of running jobs, and the
-	// leader's writes of job records (how a RunSync's or Submit's job
-	// ended).
+	// ExecutorReads: grants and cancellations of running jobs.
 	ExecutorReads
+	// OwnerReads: the leader's writes of job records, where an instance
+	// reads how its RunSync and Submit jobs ended.
+	OwnerReads
 )

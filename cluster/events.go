@@ -201,6 +201,16 @@ func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 	}
 }
 
+// Sink takes the domain's events for an instance's subscribers (an
+// actor.Actor is one).
+type Sink interface {
+	// Subscribed reports whether the instance has subscribers now: the
+	// events published while it has none are not even decoded.
+	Subscribed() bool
+	// Relay hands events to the subscribers.
+	Relay([]messages.Event)
+}
+
 // relayEvents listens for the domain's events and hands them to the
 // instance's subscribers (sink), listening again a beat after the
 // listener is lost, until quit closes; then it closes done.
@@ -216,13 +226,16 @@ func (n *Node) relayEvents(quit <-chan struct{}, done chan<- struct{}) {
 					if !ok {
 						break read
 					}
+					if !n.sink.Subscribed() {
+						continue // decoding costs more than publishing: not for nobody
+					}
 					evs, err := decodeEvents(n.cfg.Domain, p)
 					if err != nil {
 						n.log.Warn("events do not decode", zap.Error(err))
 						continue
 					}
 					if len(evs) > 0 {
-						n.sink(evs)
+						n.sink.Relay(evs)
 					}
 				case <-quit:
 					stop()

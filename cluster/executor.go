@@ -33,7 +33,28 @@ type executor struct {
 	typesChanged chan struct{} // to the lease loop: beat now
 	names        chan chan selfInfo
 	workers      chan workerReg
+	local        chan handoff
 	done         chan struct{}
+}
+
+// handoff is a batch of grants the leader in this process made to this
+// instance, committed, handed over with their records: the executor need
+// not read them back. Their successes go back the same way (ends, while
+// the leader that granted them leads: until leaderDone closes), and the
+// leader's scheduler deletes each row as it would after reading the end
+// from it — one write and one read a job fewer. Any other end is written
+// to the row, as every end of a grant read from the database.
+type handoff struct {
+	grants     []Grant
+	ends       chan<- End
+	leaderDone <-chan struct{}
+}
+
+// endedHere is an attempt that ended on this executor: handed, when its
+// success went back to the leader in process (handoff).
+type endedHere struct {
+	attempt int
+	handed  bool
 }
 
 // selfInfo is what this instance's heartbeat says of it.
@@ -68,10 +89,12 @@ type closure struct {
 
 // attempt is one grant running here.
 type attempt struct {
-	seq     uint64
-	attempt int
-	worker  string // the worker slot it runs on, if any
-	cancel  context.CancelCauseFunc
+	seq      uint64
+	attempt  int
+	worker   string // the worker slot it runs on, if any
+	cancel   context.CancelCauseFunc
+	from     *handoff // the grant came in process; nil: read from the database
+	conflict bool     // it holds an exclusive conflict key
 }
 
 type ended struct {
@@ -84,7 +107,8 @@ type ended struct {
 func newExecutor(n *Node) *executor {
 	return &executor{n: n, handlers: make(chan handlerReg), closures: make(chan *closure),
 		ended: make(chan ended, 64), beatC: make(chan time.Time, 1), cancelAll: make(chan struct{}, 1), stopC: make(chan closeReq),
-		typesChanged: make(chan struct{}, 1), names: make(chan chan selfInfo), workers: make(chan workerReg), done: make(chan struct{})}
+		typesChanged: make(chan struct{}, 1), names: make(chan chan selfInfo), workers: make(chan workerReg),
+		local: make(chan handoff, 16), done: make(chan struct{})}
 }
 
 // self returns the types this instance has handlers for and the workers
@@ -97,6 +121,16 @@ func (x *executor) self() ([]string, map[string][][]string) {
 		return in.types, in.workers
 	case <-x.done:
 		return nil, nil
+	}
+}
+
+// handOver gives the executor grants the leader in this process made to
+// this instance (handoff). The executor never waits on the leader, so the
+// leader may wait here.
+func (x *executor) handOver(h handoff) {
+	select {
+	case x.local <- h:
+	case <-x.done:
 	}
 }
 
@@ -152,10 +186,27 @@ func (x *executor) run() {
 	running := map[uint64]*attempt{}
 	var ends []End
 	early := map[uint64]Grant{} // granted before its function arrived
-	var cursor ReadCursor       // the grants read (GrantsSince)
-	var lastFull time.Time      // the last read of every grant (Granted)
+	// The attempts that ended here, in two generations: those of the
+	// current period between full reads of the grants and of the one
+	// before. A grant of one of them is not started again — a handoff
+	// and a read of the same grant may come in either order — and one
+	// handed back in process whose row still shows it running at a full
+	// read is reported through the database after all (its leader may
+	// have lost the lease before deleting the row).
+	endedNow, endedBefore := map[uint64]endedHere{}, map[uint64]endedHere{}
+	endedAt := func(seq uint64, attempt int) (endedHere, bool) {
+		if e, ok := endedNow[seq]; ok && e.attempt == attempt {
+			return e, true
+		}
+		e, ok := endedBefore[seq]
+		return e, ok && e.attempt == attempt
+	}
+	var cursor ReadCursor  // the grants read (GrantsSince)
+	var lastFull time.Time // the last read of every grant (Granted)
 	wake, stopWake := x.n.b.Wake(context.Background(), ExecutorReads)
 	defer func() { stopWake() }()
+	finalsWake, stopFinalsWake := x.n.b.Wake(context.Background(), OwnerReads)
+	defer func() { stopFinalsWake() }()
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()
 	report := time.NewTicker(cfg.ReportEvery)
@@ -201,13 +252,31 @@ func (x *executor) run() {
 				kind = EndPermanent // its caller left: no retry
 			}
 		}
-		if !killed {
-			ends = append(ends, End{Seq: e.seq, Instance: cfg.Instance, Attempt: e.attempt, Kind: kind, Error: text})
+		if killed {
+			return
 		}
+		end := End{Seq: e.seq, Instance: cfg.Instance, Attempt: e.attempt, Kind: kind, Error: text}
+		// Not one that holds an exclusive conflict key: the database
+		// refuses a grant on the key until the row frees it, so the
+		// leader must learn the end from the write that does.
+		if h := a.from; h != nil && kind == EndOK && !a.conflict {
+			select {
+			case <-h.leaderDone:
+			default:
+				select {
+				case h.ends <- end:
+					endedNow[e.seq] = endedHere{attempt: e.attempt, handed: true}
+					return
+				default: // the leader is behind: through the database
+				}
+			}
+		}
+		endedNow[e.seq] = endedHere{attempt: e.attempt}
+		ends = append(ends, end)
 	}
-	start := func(g Grant) {
+	start := func(g Grant, from *handoff) {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel}
+		a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel, from: from, conflict: g.ConflictKey != ""}
 		if g.Worker != "" { // SlotFromContext tells the job its slot
 			ctx = messages.WithSlot(ctx, messages.SlotRef{Worker: g.Worker, Slot: g.Slot})
 		}
@@ -253,7 +322,9 @@ func (x *executor) run() {
 			x.ended <- ended{seq: g.Seq, attempt: g.Attempt, err: err, panic: panicked}
 		}()
 	}
-	check := func() {
+	// checkGrants reads the grants, checkFinals how this instance's
+	// RunSync and Submit jobs ended; check does both (a poll).
+	checkGrants := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 		defer cancel()
 		if closing == nil && !fenced {
@@ -276,6 +347,12 @@ func (x *executor) run() {
 				lastFull = time.Now()
 				clear(early)
 			}
+			defer func() {
+				if full { // a new period: the one before it is forgotten
+					endedBefore, endedNow = endedNow, endedBefore
+					clear(endedNow)
+				}
+			}()
 			for _, g := range grants {
 				granted[g.Seq] = true
 				if a := running[g.Seq]; a != nil && a.attempt == g.Attempt {
@@ -287,13 +364,20 @@ func (x *executor) run() {
 				if slices.ContainsFunc(ends, func(e End) bool { return e.Seq == g.Seq && e.Attempt == g.Attempt }) {
 					continue // ended here, report under way
 				}
+				if e, ok := endedAt(g.Seq, g.Attempt); ok {
+					if e.handed && full { // its row still says running: report it here
+						endedNow[g.Seq] = endedHere{attempt: g.Attempt}
+						ends = append(ends, End{Seq: g.Seq, Instance: cfg.Instance, Attempt: g.Attempt, Kind: EndOK})
+					}
+					continue // ended here already
+				}
 				if g.Cancelled { // cancelled before it started here: it never will
 					delete(early, g.Seq)
 					ends = append(ends, End{Seq: g.Seq, Instance: cfg.Instance, Attempt: g.Attempt, Kind: EndPermanent,
 						Error: actor.ErrCancelled.Error()})
 					continue
 				}
-				start(g)
+				start(g, nil)
 			}
 			for seq, a := range running {
 				if full && !granted[seq] { // taken back: this instance was declared lost
@@ -301,6 +385,10 @@ func (x *executor) run() {
 				}
 			}
 		}
+	}
+	checkFinals := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+		defer cancel()
 		var waiting []uint64
 		for seq, c := range closures {
 			if !c.running {
@@ -396,7 +484,20 @@ func (x *executor) run() {
 			closures[c.seq] = c
 			if g, ok := early[c.seq]; ok && !fenced {
 				delete(early, c.seq)
-				start(g)
+				start(g, nil)
+			}
+		case h := <-x.local:
+			if closing != nil || fenced {
+				continue // as a read of the grants would not start them
+			}
+			for _, g := range h.grants {
+				if a := running[g.Seq]; a != nil && a.attempt == g.Attempt {
+					continue // read from the database first
+				}
+				if _, ok := endedAt(g.Seq, g.Attempt); ok {
+					continue
+				}
+				start(g, &h)
 			}
 		case e := <-x.ended:
 			// Group commit: every end waiting goes into one report, sent
@@ -420,9 +521,15 @@ func (x *executor) run() {
 			if !ok {
 				wake = nil // the listener's connection is gone: poll
 			}
-			check()
+			checkGrants()
+		case _, ok := <-finalsWake:
+			if !ok {
+				finalsWake = nil
+			}
+			checkFinals()
 		case <-poll.C:
-			check()
+			checkGrants()
+			checkFinals()
 		case t := <-x.beatC:
 			if d := time.Until(t.Add(margin)); d > 0 {
 				fence.Reset(d)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -37,6 +38,9 @@ type leader struct {
 	pubDone  chan struct{}           // closed when the publisher of a's events has returned (events.go)
 	// endCursor: the ends read (endsSince, incremental.go); the loop's.
 	endCursor ReadCursor
+	// localEnds: the successes of the grants handed to this instance's
+	// executor, reported back in process (handoff).
+	localEnds chan End
 }
 
 // wait is an admitted job's attempt, from its grant to its end.
@@ -57,6 +61,9 @@ type wait struct {
 	// job of a worker type).
 	worker string
 	slot   int
+	// job is what the handler was given: the record handed to this
+	// instance's executor with a grant to it.
+	job messages.DurableJob
 }
 
 // counts reports whether w takes one of its instance's Slots: a durable
@@ -89,7 +96,7 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	}
 	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), revokes: make(chan uint64, 64), types: make(chan typeReg),
 		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed,
-		known: map[policy.JobType]bool{}, pubDone: make(chan struct{})}
+		known: map[policy.JobType]bool{}, pubDone: make(chan struct{}), localEnds: make(chan End, 1024)}
 	// Its events are the domain's: published for every instance.
 	evs, _ := a.Subscribe(1 << 14) // closed when a stops
 	go l.publish(evs, l.pubDone)
@@ -138,7 +145,7 @@ func (l *leader) handler(r typeReg) messages.Handler {
 		conflict = string(r.cfg.ConflictGroup)
 	}
 	return func(ctx context.Context, job messages.DurableJob) error {
-		w := &wait{seq: job.Seq, typ: job.Type, id: job.ID, owner: job.Owner, attempt: job.Attempt, done: make(chan error, 1)}
+		w := &wait{seq: job.Seq, typ: job.Type, id: job.ID, owner: job.Owner, attempt: job.Attempt, done: make(chan error, 1), job: job}
 		if conflict != "" {
 			w.conflict = conflict + "/" + job.ID
 		}
@@ -327,7 +334,8 @@ func (l *leader) run() {
 		defer cancel()
 		gs := make([]Grant, len(batch))
 		for i, w := range batch {
-			gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot}
+			gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot,
+				Handed: w.instance == cfg.Instance}
 		}
 		took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, gs)
 		if fenced(err) {
@@ -352,16 +360,28 @@ func (l *leader) run() {
 		for _, s := range took {
 			ok[s] = true
 		}
-		for _, w := range batch {
+		var handed []Grant
+		for i, w := range batch {
 			w.written = true
 			if !ok[w.seq] { // running already (a previous leader's grant): wait for that end
 				if in := instances[w.instance]; in != nil && w.counts() {
 					in.running--
 				}
 				w.attempt, w.instance = -1, ""
+				continue
+			}
+			if gs[i].Handed {
+				g := gs[i]
+				j := w.job
+				g.Record = &core.JobRecord{Seq: j.Seq, Type: j.Type, ID: j.ID, Payload: j.Payload, Key: j.FairnessKey, Group: j.Group,
+					EnqueuedAt: j.EnqueuedAt, Owner: j.Owner, Attempt: w.attempt}
+				handed = append(handed, g)
 			}
 		}
 		batch = batch[:0]
+		if len(handed) > 0 {
+			l.n.x.handOver(handoff{grants: handed, ends: l.localEnds, leaderDone: l.done})
+		}
 	}
 	readEnds := func(ctx context.Context, full bool) {
 		if !full {
@@ -534,6 +554,20 @@ func (l *leader) run() {
 					break drain
 				}
 			}
+		case e := <-l.localEnds:
+			// This instance's executor's successes, in process: the end is
+			// the one the grant's own row would report.
+			for more := true; more; {
+				if w := outstanding[e.Seq]; w != nil && w.written && w.instance == e.Instance && w.attempt == e.Attempt {
+					answer(w, nil)
+				}
+				select {
+				case e = <-l.localEnds:
+				default:
+					more = false
+				}
+			}
+			replace() // slots are free
 		case r := <-l.types:
 			l.register(r)
 		case seq := <-l.revokes:

@@ -135,7 +135,7 @@ type Node struct {
 	cfg     Config
 	b       Backend
 	factory Factory
-	sink    func([]messages.Event) // the domain's events, for this instance's subscribers
+	sink    Sink // the domain's events, for this instance's subscribers
 	log     *zap.Logger
 
 	// To the lease loop.
@@ -190,7 +190,7 @@ type InstanceInfo struct {
 // sink, when not nil, receives the domain's events — its leader's
 // scheduler's, whichever instance leads (events.go) — for this instance's
 // subscribers.
-func Start(b Backend, cfg Config, f Factory, sink func([]messages.Event)) (*Node, error) {
+func Start(b Backend, cfg Config, f Factory, sink Sink) (*Node, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}

@@ -203,8 +203,11 @@ func (s *Store) Forget(ctx context.Context, seqs []uint64) error {
 // cannot (the caller polls).
 func (s *Store) Wake(ctx context.Context, r cluster.Reader) (<-chan struct{}, func()) {
 	channel := notifyChannel
-	if r == cluster.ExecutorReads {
+	switch r {
+	case cluster.ExecutorReads:
 		channel = grantsChannel
+	case cluster.OwnerReads:
+		channel = finalsChannel
 	}
 	l, err := s.listenFor(ctx, channel)
 	if err != nil {

@@ -14,16 +14,17 @@ import (
 // and a reader behind a pooler in transaction mode, where LISTEN does not
 // work, polls it instead.
 //
-// Two channels, so that nobody is woken by writes that are not for it:
+// Three channels, so that nobody is woken by writes that are not for it:
 // fairsched_jobs for what a scheduler (a cluster's leader) reads — new
-// jobs, commands, the executors' reports of ends — and fairsched_grants
-// for what a cluster's executors read — grants, cancellations, and the
-// leader's writes of job records, where a RunSync's or Submit's instance
-// reads how its job ended.
+// jobs, commands, the executors' reports of ends —, fairsched_grants for
+// what a cluster's executors read — grants and cancellations —, and
+// fairsched_finals for the leader's writes of job records, where an
+// instance reads how its RunSync and Submit jobs ended.
 
 const (
 	notifyChannel = "fairsched_jobs"
 	grantsChannel = "fairsched_grants"
+	finalsChannel = "fairsched_finals"
 )
 
 // Listener delivers a wake-up after commits of job rows.

@@ -83,14 +83,14 @@ func (c *jobColumns) queue(b *pgx.Batch, channel string) {
 }
 
 // apply commits c in one pipeline, fenced by (domain, epoch) when fenced.
-// A fenced write is a cluster leader's, which wakes the executors (a
-// RunSync's or Submit's instance reads how its job ended), not itself;
-// any other wakes the listeners of new jobs.
+// A fenced write is a cluster leader's, which wakes the instances waiting
+// for their RunSync and Submit jobs' ends, not itself; any other wakes the
+// listeners of new jobs.
 func (s *Store) apply(ctx context.Context, fenced bool, domain string, epoch int64, c *jobColumns) error {
 	b := &pgx.Batch{}
 	channel := notifyChannel
 	if fenced {
-		channel = grantsChannel
+		channel = finalsChannel
 	}
 	c.queue(b, channel)
 	err := s.pipeline(ctx, fenced, domain, epoch, b, nil)
