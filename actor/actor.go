@@ -107,19 +107,19 @@ const (
 
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
-	core          *core.Core
-	refuses       bool                    // the core may refuse a submission: Submit waits for the verdict
-	rand          *rand.Rand              // draws retry jitter
-	coalescing    map[policy.JobType]bool // the types with JobTypeConfig.Coalesce
-	relayed       bool                    // Config.Relayed
+	core       *core.Core
+	refuses    bool                    // the core may refuse a submission: Submit waits for the verdict
+	rand       *rand.Rand              // draws retry jitter
+	coalescing map[policy.JobType]bool // the types with JobTypeConfig.Coalesce
+	relayed    bool                    // Config.Relayed
 	// subscribed: subs is not empty (the owner writes it; Subscribed
 	// reads it from any goroutine).
-	subscribed atomic.Bool
-	grantRecords  bool                    // Config.GrantRecordsAttempt
-	spent         []*messages.Job         // ended for good this turn: recycled by endTurn
-	store         Store                   // nil: nothing persisted
-	dropped       int                     // jobs refused with ErrClosed, for Close's error
-	dropsReported atomic.Bool             // the first Close reports them
+	subscribed    atomic.Bool
+	grantRecords  bool            // Config.GrantRecordsAttempt
+	spent         []*messages.Job // ended for good this turn: recycled by endTurn
+	store         Store           // nil: nothing persisted
+	dropped       int             // jobs refused with ErrClosed, for Close's error
+	dropsReported atomic.Bool     // the first Close reports them
 	clock         clock.Clock
 	log           *zap.Logger
 	tick          time.Duration
