@@ -26,28 +26,25 @@ import (
 // Job is one job from submission to completion. The caller fills Type, ID,
 // Key and Payload; the core fills the rest.
 type Job struct {
-	q queue.Job
+	// queue.Job is the job's entry in the pending index, and holds what
+	// the two share: Type, ID, Key (fairness key; "" for background
+	// work), Seq (arrival order), Submitted (when Submit accepted it),
+	// Floor, Floored, OnDemand and Deadline. One copy of them a job: a
+	// pending job is most of the scheduler's memory.
+	queue.Job
 
-	Type    policy.JobType
-	ID      string
-	Key     string // fairness key; "" for background work
 	Group   string // "" for none
 	Payload any    // the caller's: what to run, whom to answer
 
-	Seq       uint64    // arrival order
-	Submitted time.Time // when Submit accepted it
-	Started   time.Time // when Dispatch admitted it
+	Started time.Time // when Dispatch admitted it
 	// Priority is the type's (base) priority: the tier the job counts
 	// against. Effective is the priority it was admitted at (aging, floor).
 	Priority, Effective policy.Priority
-	// Floor, when Floored, is set by the caller before Submit: the job's
-	// effective priority never falls below it. A job submitted by a running
-	// job inherits that job's effective priority this way.
-	Floor   policy.Priority
-	Floored bool
+	// Floor, when Floored (queue.Job), is set by the caller before Submit:
+	// the job's effective priority never falls below it. A job submitted
+	// by a running job inherits that job's effective priority this way.
 	// OnDemand: a caller waits for the job (RunSync); with scoring it has
 	// the on-demand bonus and slope.
-	OnDemand bool
 	// Tokens, when positive, is the job's cost as its submitter states it:
 	// charged instead of the learned estimate.
 	Tokens time.Duration
@@ -58,11 +55,10 @@ type Job struct {
 	Retry policy.RetryPolicy
 	Runs  int
 	// TTL, when positive, is how long the job may stay pending (else its
-	// type's QueueTimeout); Deadline is set from it by Submit. Time its
-	// group spends paused does not count: Core.Deadline is the deadline
-	// moved back by the pauses.
-	TTL      time.Duration
-	Deadline time.Time
+	// type's QueueTimeout); Deadline (queue.Job) is set from it by Submit.
+	// Time its group spends paused does not count: Core.Deadline is the
+	// deadline moved back by the pauses.
+	TTL time.Duration
 	// Arrived, when set and not after now, is when the job first arrived,
 	// before a restart: Submit uses it as the job's arrival (aging, queue
 	// timeout). NotBefore, when after now, holds the job out of dispatch
@@ -292,11 +288,11 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if ttl > 0 {
 		j.Deadline = since.Add(ttl)
 	}
-	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: since, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline, Ref: j}
+	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: since, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline, Ref: j}
 	c.queue.At(now)
-	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
+	c.queue.Push(&j.Job, c.ledger.Join(j.Key, now))
 	if j.NotBefore.After(now) {
-		c.queue.Defer(&j.q, j.NotBefore) // one heap, one timer: NextWake
+		c.queue.Defer(&j.Job, j.NotBefore) // one heap, one timer: NextWake
 		j.waitingOn = policy.ReasonScheduled
 	}
 	j.riseFrom = 0
@@ -402,7 +398,7 @@ func (c *Core) admit(now time.Time, j *Job) {
 	}
 	c.queue.SetKeyCost(j.Key, j.KeyCost)
 	j.Started = now
-	j.Effective = c.queue.Effective(&j.q, j.Priority)
+	j.Effective = c.queue.Effective(&j.Job, j.Priority)
 	j.grp.pending--
 	j.grp.running++
 	if c.limits.Tenants != nil {
@@ -481,7 +477,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 // reports false when the job is not pending (running or already gone).
 func (c *Core) Withdraw(now time.Time, j *Job) bool {
 	c.queue.At(now)
-	if !j.q.Queued() {
+	if !j.Job.Queued() {
 		return false
 	}
 	c.drop(now, j)
@@ -492,7 +488,7 @@ func (c *Core) Withdraw(now time.Time, j *Job) bool {
 func (c *Core) drop(now time.Time, j *Job) {
 	c.leaves(j)
 	c.unlistBackground(j)
-	c.queue.Remove(&j.q)
+	c.queue.Remove(&j.Job)
 	c.removeWriter(j, false)
 	c.ledger.Leave(j.Key, now)
 	before := j.grp.demand()
@@ -541,7 +537,7 @@ func (c *Core) Pending() int { return c.queue.Len() }
 
 // IsPending reports whether j waits in the queue (not yet admitted, not
 // gone).
-func (c *Core) IsPending(j *Job) bool { return j.q.Queued() }
+func (c *Core) IsPending(j *Job) bool { return j.Job.Queued() }
 
 // RunningCount returns the number of running jobs.
 func (c *Core) RunningCount() int { return len(c.running) }
@@ -706,7 +702,7 @@ type Denied struct {
 // carries out a denial or a deferral. It reports whether j may be admitted.
 func (c *Core) askPolicy(now time.Time, j *Job) bool {
 	info := policy.JobInfo{Type: j.Type, ID: j.ID, Key: j.Key, Group: j.Group, Priority: j.Priority,
-		Effective: c.queue.Effective(&j.q, j.Priority), Waited: now.Sub(j.Submitted), Attempt: j.Attempt,
+		Effective: c.queue.Effective(&j.Job, j.Priority), Waited: now.Sub(j.Submitted), Attempt: j.Attempt,
 		QueueDepth: c.queue.Len(), Running: len(c.running)}
 	d, panicked := c.decide(info)
 	if err, ok := d.Denied(); ok {
@@ -718,7 +714,7 @@ func (c *Core) askPolicy(now time.Time, j *Job) bool {
 	if delay, ok := d.Deferred(); ok {
 		j.Attempt++
 		c.record(now, j, DecisionDefer, string(policy.ReasonDeferred), delay)
-		c.queue.Defer(&j.q, now.Add(delay))
+		c.queue.Defer(&j.Job, now.Add(delay))
 		if j.widx >= 0 { // a writer waiting on its own holds no shared job back
 			k, _ := j.slot.Config.Conflicts(j.ID)
 			c.wakeShared(k)
@@ -812,10 +808,10 @@ func (c *Core) expire(now time.Time) {
 // arrived. It reports false when j has no deadline, is not pending, or its
 // group is paused (its deadline stands still until the group resumes).
 func (c *Core) Deadline(j *Job) (time.Time, bool) {
-	if !j.q.Queued() {
+	if !j.Job.Queued() {
 		return time.Time{}, false
 	}
-	return c.queue.Deadline(&j.q)
+	return c.queue.Deadline(&j.Job)
 }
 
 // TakeExpired returns the jobs that expired pending since the last call.
@@ -836,9 +832,9 @@ func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	before := g.demand()
 	g.pending++
 	c.demandChanged(g, before)
-	c.queue.Backoff(&j.q, now.Add(delay), c.ledger.Join(j.Key, now))
+	c.queue.Backoff(&j.Job, now.Add(delay), c.ledger.Join(j.Key, now))
 	c.addWriter(j)
-	j.riseFrom = c.queue.Waited(&j.q) // it waits on with its first clock
+	j.riseFrom = c.queue.Waited(&j.Job) // it waits on with its first clock
 	c.enters(j)
 	c.listBackground(j)
 	c.waiting(j, 1)
