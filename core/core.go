@@ -59,12 +59,6 @@ type Job struct {
 	// Time its group spends paused does not count: Core.Deadline is the
 	// deadline moved back by the pauses.
 	TTL time.Duration
-	// Arrived, when set and not after now, is when the job first arrived,
-	// before a restart: Submit uses it as the job's arrival (aging, queue
-	// timeout). NotBefore, when after now, holds the job out of dispatch
-	// until then (reason scheduled).
-	Arrived, NotBefore time.Time
-	buckets            []*bucket // the rate limits of its type, group and key
 	// Cost is the job's cost at admission — its Tokens, or else the learned
 	// estimate — and KeyCost the key's accumulated cost right after charging
 	// it (Cost divided by the key's weight).
@@ -77,9 +71,6 @@ type Job struct {
 	// while the job ran.
 	Worker *workers.Slot
 
-	// waitingOn is the reason the job last started to wait on, as
-	// recorded in a defer decision; "" once admitted.
-	waitingOn policy.Reason
 	// riseFrom is how long the job had waited, for aging, when it last
 	// entered the queue: its rises count from there (see agingRises).
 	riseFrom time.Duration
@@ -96,14 +87,55 @@ type Job struct {
 	// isRun: the shared run of a coalescing type's requests; waiters are
 	// the requests waiting for its result, wanted says a background request
 	// wants it too; leader is, for a waiter, its run (coalesce.go).
-	isRun    bool
-	waiters  []*Job
-	wanted   bool
-	leader   *Job
+	isRun  bool
+	wanted bool
+	// Rare holds what few jobs use (more): nil until then.
+	*Rare
 	slot     *policy.Slot // the type's counters and registration
 	grp      *group
 	runIdx   int    // position in Core.running, -1 when not running
 	admitted uint64 // admission order, set by Dispatch
+}
+
+// Rare holds the fields of a Job that most pending jobs never use, apart:
+// a pending job is most of the scheduler's memory.
+type Rare struct {
+	// Arrived, when set and not after now, is when the job first arrived,
+	// before a restart: Submit uses it as the job's arrival (aging, queue
+	// timeout). NotBefore, when after now, holds the job out of dispatch
+	// until then (reason scheduled).
+	Arrived, NotBefore time.Time
+	buckets            []*bucket // the rate limits of its type, group and key
+	// waitingOn is the reason the job last started to wait on, as
+	// recorded in a defer decision; "" once admitted.
+	waitingOn policy.Reason
+	// waiters, of a coalesced run, are the requests waiting for its
+	// result; leader is, for a waiter, its run (coalesce.go).
+	waiters []*Job
+	leader  *Job
+}
+
+// more returns j's Rare, allocating it if j has none yet.
+func (j *Job) more() *Rare {
+	if j.Rare == nil {
+		j.Rare = new(Rare)
+	}
+	return j.Rare
+}
+
+// waiting is the reason j last started to wait on.
+func (j *Job) waiting() policy.Reason {
+	if j.Rare == nil {
+		return ""
+	}
+	return j.waitingOn
+}
+
+// setWaiting records r as the reason j last started to wait on.
+func (j *Job) setWaiting(r policy.Reason) {
+	if j.Rare != nil || r != "" {
+		j.more().waitingOn = r
+	}
 }
 
 // Aged reports a pending job whose effective priority rose: what the
@@ -268,8 +300,8 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	}
 	c.seq++
 	since := now
-	if !j.Arrived.IsZero() && j.Arrived.Before(now) {
-		since = j.Arrived
+	if r := j.Rare; r != nil && !r.Arrived.IsZero() && r.Arrived.Before(now) {
+		since = r.Arrived
 	}
 	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, since, slot.Config.Priority, slot, -1
 	g := c.groupOf(j.Group)
@@ -291,9 +323,9 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: since, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline, Ref: j}
 	c.queue.At(now)
 	c.queue.Push(&j.Job, c.ledger.Join(j.Key, now))
-	if j.NotBefore.After(now) {
-		c.queue.Defer(&j.Job, j.NotBefore) // one heap, one timer: NextWake
-		j.waitingOn = policy.ReasonScheduled
+	if r := j.Rare; r != nil && r.NotBefore.After(now) {
+		c.queue.Defer(&j.Job, r.NotBefore) // one heap, one timer: NextWake
+		j.setWaiting(policy.ReasonScheduled)
 	}
 	j.riseFrom = 0
 	c.enters(j)
@@ -357,7 +389,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		fills := c.limits.Groups != nil && c.room(j.grp) <= 1
 		c.queue.Admit(qj, fills)
 		c.admit(now, j)
-		j.waitingOn = ""
+		j.setWaiting("")
 		c.record(now, j, DecisionAdmit, "", 0)
 		buf = append(buf, j)
 	}
@@ -720,7 +752,7 @@ func (c *Core) askPolicy(now time.Time, j *Job) bool {
 			c.wakeShared(k)
 		}
 		c.deferred = append(c.deferred, Deferral{Job: j, Until: now.Add(delay)})
-		j.waitingOn = policy.ReasonDeferred
+		j.setWaiting(policy.ReasonDeferred)
 		return false
 	}
 	return true
@@ -838,6 +870,6 @@ func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	c.enters(j)
 	c.listBackground(j)
 	c.waiting(j, 1)
-	j.waitingOn = policy.ReasonBackoff
+	j.setWaiting(policy.ReasonBackoff)
 	c.record(now, j, DecisionDefer, string(policy.ReasonBackoff), delay)
 }

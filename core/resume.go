@@ -23,7 +23,7 @@ func (c *Core) Resume(now time.Time, j *Job) bool {
 	}
 	c.queue.Admit(&j.Job, c.limits.Groups != nil && c.room(j.grp) <= 1)
 	c.admit(now, j)
-	j.waitingOn = ""
+	j.setWaiting("")
 	c.record(now, j, DecisionAdmit, ResumedCode, 0)
 	return true
 }

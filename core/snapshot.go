@@ -306,7 +306,7 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 		}
 	}
 	rate := func(kind policy.RateScopeKind) {
-		for _, b := range j.buckets { // the tokens at now, dispatched or not
+		for _, b := range j.bucketList() { // the tokens at now, dispatched or not
 			if b.scope.Kind == kind && b.short(now, j) {
 				add(policy.ReasonRateLimited)
 			}
@@ -318,7 +318,7 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 	switch {
 	case j.Job.InBackoff():
 		add(policy.ReasonBackoff)
-	case j.Job.Deferred() && j.NotBefore.After(now):
+	case j.Job.Deferred() && j.Rare != nil && j.NotBefore.After(now):
 		add(policy.ReasonScheduled)
 	case j.Job.Deferred():
 		add(policy.ReasonDeferred)

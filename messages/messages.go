@@ -145,6 +145,7 @@ type Extra struct {
 type full struct {
 	Job
 	x Extra
+	r core.Rare
 }
 
 // More returns j's Extra, allocating it if j has none yet.
@@ -171,7 +172,7 @@ func (j *Job) Explicit() bool { return j.Extra != nil && j.RetrySet }
 func NewJob(t policy.JobType, id, key string, fn func(context.Context) error) *Job {
 	f := new(full)
 	j := &f.Job
-	j.Extra, j.inline, j.Fn = &f.x, true, fn
+	j.Extra, j.Rare, j.inline, j.Fn = &f.x, &f.r, true, fn
 	j.Type, j.ID, j.Key, j.Payload = t, id, key, j
 	return j
 }

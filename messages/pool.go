@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/policy"
 )
 
@@ -17,7 +18,7 @@ var (
 	jobs  = sync.Pool{New: func() any { return new(Job) }}
 	fulls = sync.Pool{New: func() any {
 		f := new(full)
-		f.Extra, f.inline = &f.x, true
+		f.Extra, f.Rare, f.inline = &f.x, &f.r, true
 		return &f.Job
 	}}
 )
@@ -50,9 +51,10 @@ func pooled(j *Job, t policy.JobType, id, key string, fn func(context.Context) e
 // apart (More) is dropped, so that the small pool stays small.
 func Recycle(j *Job) {
 	if j.inline {
-		x := j.Extra
-		*x = Extra{}
-		*j = Job{Extra: x, inline: true}
+		x, r := j.Extra, j.Rare
+		*x, *r = Extra{}, core.Rare{}
+		j.Job = core.Job{Rare: r}
+		*j = Job{Job: j.Job, Extra: x, inline: true}
 		fulls.Put(j)
 		return
 	}
