@@ -602,7 +602,7 @@ func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey s
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	j, err := checkJob(messages.NewPooledJob(t, jobID, fairnessKey, fn), opts)
+	j, err := checkJob(messages.NewPooledFull(t, jobID, fairnessKey, fn), opts)
 	if err != nil {
 		return err
 	}
@@ -646,19 +646,21 @@ func checkJob(j *messages.Job, opts []JobOption) (*messages.Job, error) {
 		}
 		o.applyJob(j)
 	}
-	if j.RetrySet {
+	if j.Explicit() {
 		if err := j.Retry.Validate("WithRetry"); err != nil {
 			return nil, fmt.Errorf("%w (type %q, id %q): %w", ErrInvalidJob, t, jobID, err)
 		}
 	}
-	if j.Jitter < 0 {
-		return nil, fmt.Errorf("%w: WithJitter(%v): must not be negative (type %q, id %q)", ErrInvalidJob, j.Jitter, t, jobID)
+	if x := j.Extra; x != nil { // only options set it
+		if x.Jitter < 0 {
+			return nil, fmt.Errorf("%w: WithJitter(%v): must not be negative (type %q, id %q)", ErrInvalidJob, x.Jitter, t, jobID)
+		}
+		if x.Delay < 0 {
+			return nil, fmt.Errorf("%w: Delay(%v): must not be negative (type %q, id %q)", ErrInvalidJob, x.Delay, t, jobID)
+		}
 	}
 	if j.TTL < 0 {
 		return nil, fmt.Errorf("%w: WithQueueTimeout(%v): a queue timeout must not be negative (type %q, id %q)", ErrInvalidJob, j.TTL, t, jobID)
-	}
-	if j.Delay < 0 {
-		return nil, fmt.Errorf("%w: Delay(%v): must not be negative (type %q, id %q)", ErrInvalidJob, j.Delay, t, jobID)
 	}
 	if j.Tokens < 0 || j.Tokens > MaxTokens {
 		return nil, fmt.Errorf("%w: WithTokens(%v): tokens must be within [0, %v] (type %q, id %q)", ErrInvalidJob, j.Tokens, MaxTokens, t, jobID)
@@ -735,13 +737,13 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 // attempt fails and retries, the retry is pending again: a later Supersede
 // replaces it).
 func Supersede() JobOption {
-	return jobOptionFunc(func(j *messages.Job) { j.Supersede = true })
+	return jobOptionFunc(func(j *messages.Job) { j.More().Supersede = true })
 }
 
 // WithJitter delays each occurrence of a SubmitPeriodic job by a random
 // share of up to d, so that schedules started together spread out.
 func WithJitter(d time.Duration) JobOption {
-	return jobOptionFunc(func(j *messages.Job) { j.Jitter = d })
+	return jobOptionFunc(func(j *messages.Job) { j.More().Jitter = d })
 }
 
 // RetryPolicy retries failed jobs with exponential backoff (see WithRetry,
@@ -768,7 +770,7 @@ type RetryPolicy = policy.RetryPolicy
 // the attempts and wraps the last error. A policy without bounds is
 // ErrInvalidJob.
 func WithRetry(p RetryPolicy) JobOption {
-	return jobOptionFunc(func(j *messages.Job) { j.Retry = p; j.RetrySet = true })
+	return jobOptionFunc(func(j *messages.Job) { j.Retry = p; j.More().RetrySet = true })
 }
 
 // Permanent marks err as not worth retrying: a job whose function returns

@@ -64,7 +64,7 @@ func (s *Scheduler) Cancel(ctx context.Context, t JobType, id string) (Cancelled
 func WithValuesFrom(ctx context.Context) JobOption {
 	return jobOptionFunc(func(j *messages.Job) {
 		if ctx != nil {
-			j.Values = context.WithoutCancel(ctx)
+			j.More().Values = context.WithoutCancel(ctx)
 		}
 	})
 }

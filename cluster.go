@@ -243,6 +243,7 @@ func startCluster(o *options, sink cluster.Sink) (*cluster.Node, error) {
 
 // clusterRecord is job j's record, for a cluster's database.
 func (s *Scheduler) clusterRecord(j *messages.Job) *core.JobRecord {
+	j.More() // NewRecord reads Extra's durable fields
 	return actor.NewRecord(j, s.clock.Now())
 }
 

@@ -28,7 +28,7 @@ func (s *Scheduler) enqueueManyCluster(ctx context.Context, js []*messages.Job) 
 		switch cfg, _ := s.a.TypeConfig(js[i].Type); {
 		case cfg.Coalesce:
 			errs[i] = nil // one run serves both, as in one process
-		case js[i].Supersede: // the leader replaces the pending one
+		case js[i].Superseding(): // the leader replaces the pending one
 			errs[i] = s.node.Supersede(ctx, recs[i])
 		}
 	}

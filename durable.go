@@ -253,13 +253,13 @@ func (s *Scheduler) enqueueCluster(ctx context.Context, j *messages.Job) error {
 // RunAt makes a durable job due at t: until then it waits in the queue
 // (reason scheduled), in one heap with one timer, across restarts.
 func RunAt(t time.Time) JobOption {
-	return jobOptionFunc(func(j *messages.Job) { j.RunAt = t })
+	return jobOptionFunc(func(j *messages.Job) { j.More().RunAt = t })
 }
 
 // Delay makes a durable job due d after Enqueue (RunAt of the clock's
 // time then plus d).
 func Delay(d time.Duration) JobOption {
-	return jobOptionFunc(func(j *messages.Job) { j.Delay = d })
+	return jobOptionFunc(func(j *messages.Job) { j.More().Delay = d })
 }
 
 // EnqueueJSON enqueues a durable job whose payload is args in JSON: the

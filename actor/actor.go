@@ -444,7 +444,7 @@ func (a *Actor) submit(m messages.Submit) {
 		a.coalesce(now, j, j.Verdict)
 		return
 	}
-	if j.Supersede && !j.Foreground() {
+	if j.Superseding() && !j.Foreground() {
 		a.supersede(now, j)
 	}
 	if err := a.core.Submit(now, &j.Job); err != nil {
@@ -492,7 +492,7 @@ func (a *Actor) logRefusal(j *messages.Job, re *policy.RefusalError) {
 
 // refuse answers a job that will never run.
 func (a *Actor) refuse(j *messages.Job, err error) {
-	if j.Record != nil && errors.Is(err, ErrClosed) {
+	if j.Durable() && errors.Is(err, ErrClosed) {
 		a.ended(j, err) // it stays in the store: not dropped
 		return
 	}
@@ -534,7 +534,7 @@ func (a *Actor) dispatch(now time.Time) {
 		if j.Foreground() {
 			j.Answer(nil) // its caller runs it
 		} else {
-			if j.Record != nil {
+			if j.Durable() {
 				a.startingDurable(j)
 			}
 			a.startBackground(j)
@@ -583,7 +583,7 @@ func (a *Actor) finish(d messages.Done) {
 	j.Run = nil // the attempt is over (Execute ended its context)
 	done := a.core.Finish(now, &j.Job)
 	j.Runs++
-	if j.Record != nil && a.aborted && !j.Cancelled && d.Err != nil && errors.Is(d.Err, context.Canceled) {
+	if j.Durable() && a.aborted && !j.Cancelled && d.Err != nil && errors.Is(d.Err, context.Canceled) {
 		// Interrupted by a Close that gave up: it goes back to pending in
 		// the store, its attempt counted, and runs after the restart.
 		a.interruptedDurable(j)
@@ -636,7 +636,7 @@ func (a *Actor) finish(d messages.Done) {
 // caller has returned (no retry: it waits for no further answer), and
 // which no nested RunSync may name as its parent.
 func (a *Actor) recycle(j *messages.Job) {
-	if !j.Pooled || j.Record != nil || j.Coalescing || j.OnEnd != nil || j.Parent != nil ||
+	if !j.Pooled || j.Extra != nil && (j.Record != nil || j.Coalescing || j.OnEnd != nil || j.Parent != nil) ||
 		j.Foreground() && j.Retry.Retries() {
 		return
 	}
@@ -745,7 +745,7 @@ func (a *Actor) abort() {
 	a.cancelBase()
 	for _, cj := range a.core.Running() {
 		j := messages.Of(cj)
-		if j.Cancel != nil { // a coalesced run's own context
+		if j.Extra != nil && j.Cancel != nil { // a coalesced run's own context
 			j.Cancel()
 		}
 		j.Run.Cancel(context.Canceled)
@@ -801,7 +801,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 		j := messages.Of(cj)
 		waited := now.Sub(cj.Submitted)
 		err := fmt.Errorf("%w: %s/%s waited %v", policy.ErrExpired, j.Type, j.ID, waited)
-		if j.Runs > 0 && j.LastErr != nil {
+		if j.Runs > 0 && j.Extra != nil && j.LastErr != nil {
 			// It ran: its queue timeout ran out in a retry's backoff. Its
 			// caller is told how its last attempt failed, not that it
 			// never ran (ErrExpired).
@@ -895,8 +895,8 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	// Its waiter has left (a RunSync caller's context, or a coalesced
 	// run's, cancelled once no waiter and no Submit wants it), Cancel
 	// cancelled it, or Close gave up: nobody wants another attempt.
-	unwanted := j.Cancelled || j.Ctx != nil && j.Ctx.Err() != nil
-	if j.Record == nil {
+	unwanted := j.Cancelled || j.Extra != nil && j.Ctx != nil && j.Ctx.Err() != nil
+	if !j.Durable() {
 		unwanted = unwanted || a.aborted // a durable job wants its retry: after the restart
 	}
 	step, delay := core.NextStep(core.AttemptEnd{Err: d.Err, Panicked: d.Panicked, Runs: j.Runs, Retry: j.Retry,
@@ -904,7 +904,7 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	if step != core.StepRetry {
 		return false
 	}
-	if j.Record != nil {
+	if j.Durable() {
 		a.retryingDurable(j, d.Err)
 		if a.closing { // durable work does not start again before Close: it waits in the store
 			delete(a.dur.jobs, durableRef(j))
@@ -912,7 +912,7 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 			return true
 		}
 	}
-	j.LastErr = d.Err
+	j.More().LastErr = d.Err // a retry is rare enough to cost an Extra
 	a.core.Retry(now, &j.Job, delay)
 	a.logDecisions(zap.Int("runs", j.Runs), zap.Error(d.Err))
 	if len(a.subs) > 0 {

@@ -93,6 +93,9 @@ func (a *Actor) attempt(j *messages.Job) {
 // context (a RunSync caller's, a coalesced run's) or the owner's, with the
 // values of WithValuesFrom.
 func (a *Actor) parentContext(j *messages.Job) context.Context {
+	if j.Extra == nil {
+		return a.base
+	}
 	parent := j.Ctx
 	if parent == nil {
 		parent = a.base

@@ -89,7 +89,9 @@ func (a *Actor) dropNestedDeadlock() {
 	}
 	parents := map[*messages.Job]bool{}
 	for _, j := range pending {
-		parents[j.Parent] = true
+		if j.Extra != nil {
+			parents[j.Parent] = true
+		}
 	}
 	for _, cj := range a.core.Running() {
 		if !parents[messages.Of(cj)] {

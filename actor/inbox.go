@@ -76,8 +76,9 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	// The job runs under its caller's context: its attempt's context
 	// (attempt) is cancellable on its own, for a Close that gives up, and
 	// ends when the attempt does.
-	j.Ctx = ctx
-	j.Admit = make(chan struct{}, 1)
+	x := j.More() // a foreground record has it already (NewPooledFull)
+	x.Ctx = ctx
+	x.Admit = make(chan struct{}, 1)
 	j.OnDemand = true // a caller waits: on-demand work for scoring
 	if owner, parent := messages.Inside(ctx); owner == a {
 		j.Parent = parent // nested in a running job of this scheduler

@@ -89,6 +89,9 @@ func (a *Actor) occur(now time.Time, sc *core.Schedule) {
 // ended tells whoever waits that j left the scheduler for good (ran, was
 // dropped, superseded, expired or denied).
 func (a *Actor) ended(j *messages.Job, err error) {
+	if j.Extra == nil {
+		return
+	}
 	if j.Record != nil {
 		a.durableEnded(j, err)
 	}

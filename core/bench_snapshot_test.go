@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/fairsched/fairsched/queue"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func BenchmarkSnapshotRows(b *testing.B) {
 				if i%1000 == 0 {
 					now = now.Add(time.Second) // arrivals spread over the aging bands
 				}
-				if err := c.Submit(now, &Job{Type: "t", ID: fmt.Sprint(i), Key: fmt.Sprint("k", i%10_000)}); err != nil {
+				if err := c.Submit(now, &Job{Job: queue.Job{Type: "t", ID: fmt.Sprint(i), Key: fmt.Sprint("k", i%10_000)}}); err != nil {
 					b.Fatal(err)
 				}
 			}

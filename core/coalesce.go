@@ -38,8 +38,9 @@ func (c *Core) StartRun(run *Job) {
 // (TakeExpiredWaiters) if that comes first.
 func (c *Core) Join(now time.Time, run, w *Job) {
 	c.Extend(now, run, w.TTL)
-	w.leader = run
-	run.waiters = append(run.waiters, w)
+	w.more().leader = run
+	r := run.more()
+	r.waiters = append(r.waiters, w)
 	if w.TTL > 0 {
 		c.Watch(now, w, run, w.TTL)
 	}
@@ -53,7 +54,12 @@ func (c *Core) Want(now time.Time, run *Job, ttl time.Duration) {
 }
 
 // Leader returns the run waiter w waits for, or nil.
-func (c *Core) Leader(w *Job) *Job { return w.leader }
+func (c *Core) Leader(w *Job) *Job {
+	if w.Rare == nil {
+		return nil
+	}
+	return w.leader
+}
 
 // Leave lets waiter w go (its caller left, or its own queue timeout ran out
 // while the run was pending), and withdraws the run if nobody wants it any
@@ -61,8 +67,8 @@ func (c *Core) Leader(w *Job) *Job { return w.leader }
 // withdrawn, and whether it was left unwanted (a running run's owner then
 // cancels it).
 func (c *Core) Leave(now time.Time, w *Job) (run *Job, withdrawn, unwanted bool) {
-	run = w.leader
-	if run == nil {
+	run = c.Leader(w)
+	if run == nil { // a run with a waiter has its Rare
 		return nil, false, false
 	}
 	if i := slices.Index(run.waiters, w); i >= 0 {
@@ -84,6 +90,9 @@ func (c *Core) Leave(now time.Time, w *Job) (run *Job, withdrawn, unwanted bool)
 // dropped), and forgets them: the owner answers them with its result.
 func (c *Core) EndRun(run *Job) []*Job {
 	c.unjoin(run)
+	if run.Rare == nil {
+		return nil
+	}
 	ws := run.waiters
 	for _, w := range ws {
 		w.leader = nil
@@ -107,7 +116,15 @@ func (c *Core) started(j *Job) {
 		return
 	}
 	c.unjoin(j)
-	for _, w := range j.waiters {
+	for _, w := range j.waiterList() {
 		c.Unwatch(w)
 	}
+}
+
+// waiterList returns the waiters of run j.
+func (j *Job) waiterList() []*Job {
+	if j.Rare == nil {
+		return nil
+	}
+	return j.waiters
 }

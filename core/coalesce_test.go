@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/fairsched/fairsched/queue"
 	"testing"
 	"time"
 
@@ -19,13 +20,13 @@ func TestCoalescingInCore(t *testing.T) {
 	if err := c.RegisterType("fetch", policy.JobTypeConfig{DefaultCost: time.Second, Priority: 1, Coalesce: true}); err != nil {
 		t.Fatal(err)
 	}
-	hold := &Job{Type: "fetch", ID: "busy"}
+	hold := &Job{Job: queue.Job{Type: "fetch", ID: "busy"}}
 	if err := c.Submit(t0, hold); err != nil {
 		t.Fatal(err)
 	}
 	c.Dispatch(t0, nil) // the one slot is taken: runs wait
 	newRun := func(id string) *Job {
-		run := &Job{Type: "fetch", ID: id}
+		run := &Job{Job: queue.Job{Type: "fetch", ID: id}}
 		if err := c.Submit(t0, run); err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func TestCoalescingInCore(t *testing.T) {
 	if c.Joinable("fetch", "feed") != run {
 		t.Fatal("the run is not joinable")
 	}
-	a, b := &Job{Type: "fetch", ID: "feed", TTL: time.Minute}, &Job{Type: "fetch", ID: "feed"}
+	a, b := &Job{Job: queue.Job{Type: "fetch", ID: "feed"}, TTL: time.Minute}, &Job{Job: queue.Job{Type: "fetch", ID: "feed"}}
 	c.Join(t0, run, a)
 	c.Join(t0, run, b)
 	if got, withdrawn, unwanted := c.Leave(t0, a); got != run || withdrawn || unwanted || c.Leader(a) != nil {
@@ -48,7 +49,7 @@ func TestCoalescingInCore(t *testing.T) {
 	c.EndRun(run)
 
 	wanted := newRun("wanted")
-	w := &Job{Type: "fetch", ID: "wanted"}
+	w := &Job{Job: queue.Job{Type: "fetch", ID: "wanted"}}
 	c.Join(t0, wanted, w)
 	c.Want(t0, wanted, 0)
 	if _, withdrawn, unwanted := c.Leave(t0, w); withdrawn || unwanted || !c.IsPending(wanted) {
@@ -56,7 +57,7 @@ func TestCoalescingInCore(t *testing.T) {
 	}
 
 	started := newRun("started")
-	x := &Job{Type: "fetch", ID: "started", TTL: time.Minute}
+	x := &Job{Job: queue.Job{Type: "fetch", ID: "started"}, TTL: time.Minute}
 	c.Join(t0, started, x)
 	c.Withdraw(t0, wanted)
 	c.EndRun(wanted)

@@ -47,7 +47,7 @@ func (c *Core) conflictBlocks(j *Job) bool {
 // park parks j, which conflictBlocks holds, on its conflict key.
 func (c *Core) park(j *Job) {
 	k, _ := j.slot.Config.Conflicts(j.ID)
-	c.queue.Park(&j.q, k, j.slot.Config.ConflictMode == policy.ConflictShared)
+	c.queue.Park(&j.Job, k, j.slot.Config.ConflictMode == policy.ConflictShared)
 }
 
 // released wakes the jobs parked on k, which just went idle.
@@ -151,7 +151,7 @@ func (c *Core) firstWriter(k policy.ConflictKey) uint64 {
 // own: its group is paused, it waits out a deferral or a backoff, or no
 // registered worker slot takes its type.
 func (c *Core) waitsOnItsOwn(j *Job) bool {
-	return j.q.Deferred() || j.grp.q.Paused() || j.slot.Config.RequiresWorker && c.pool.Total(j.Type) == 0
+	return j.Job.Deferred() || j.grp.q.Paused() || j.slot.Config.RequiresWorker && c.pool.Total(j.Type) == 0
 }
 
 // addWriter lists pending job j among its key's writers, if it is one.

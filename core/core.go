@@ -26,28 +26,25 @@ import (
 // Job is one job from submission to completion. The caller fills Type, ID,
 // Key and Payload; the core fills the rest.
 type Job struct {
-	q queue.Job
+	// queue.Job is the job's entry in the pending index, and holds what
+	// the two share: Type, ID, Key (fairness key; "" for background
+	// work), Seq (arrival order), Submitted (when Submit accepted it),
+	// Floor, Floored, OnDemand and Deadline. One copy of them a job: a
+	// pending job is most of the scheduler's memory.
+	queue.Job
 
-	Type    policy.JobType
-	ID      string
-	Key     string // fairness key; "" for background work
 	Group   string // "" for none
 	Payload any    // the caller's: what to run, whom to answer
 
-	Seq       uint64    // arrival order
-	Submitted time.Time // when Submit accepted it
-	Started   time.Time // when Dispatch admitted it
+	Started time.Time // when Dispatch admitted it
 	// Priority is the type's (base) priority: the tier the job counts
 	// against. Effective is the priority it was admitted at (aging, floor).
 	Priority, Effective policy.Priority
-	// Floor, when Floored, is set by the caller before Submit: the job's
-	// effective priority never falls below it. A job submitted by a running
-	// job inherits that job's effective priority this way.
-	Floor   policy.Priority
-	Floored bool
+	// Floor, when Floored (queue.Job), is set by the caller before Submit:
+	// the job's effective priority never falls below it. A job submitted
+	// by a running job inherits that job's effective priority this way.
 	// OnDemand: a caller waits for the job (RunSync); with scoring it has
 	// the on-demand bonus and slope.
-	OnDemand bool
 	// Tokens, when positive, is the job's cost as its submitter states it:
 	// charged instead of the learned estimate.
 	Tokens time.Duration
@@ -58,17 +55,10 @@ type Job struct {
 	Retry policy.RetryPolicy
 	Runs  int
 	// TTL, when positive, is how long the job may stay pending (else its
-	// type's QueueTimeout); Deadline is set from it by Submit. Time its
-	// group spends paused does not count: Core.Deadline is the deadline
-	// moved back by the pauses.
-	TTL      time.Duration
-	Deadline time.Time
-	// Arrived, when set and not after now, is when the job first arrived,
-	// before a restart: Submit uses it as the job's arrival (aging, queue
-	// timeout). NotBefore, when after now, holds the job out of dispatch
-	// until then (reason scheduled).
-	Arrived, NotBefore time.Time
-	buckets            []*bucket // the rate limits of its type, group and key
+	// type's QueueTimeout); Deadline (queue.Job) is set from it by Submit.
+	// Time its group spends paused does not count: Core.Deadline is the
+	// deadline moved back by the pauses.
+	TTL time.Duration
 	// Cost is the job's cost at admission — its Tokens, or else the learned
 	// estimate — and KeyCost the key's accumulated cost right after charging
 	// it (Cost divided by the key's weight).
@@ -81,9 +71,6 @@ type Job struct {
 	// while the job ran.
 	Worker *workers.Slot
 
-	// waitingOn is the reason the job last started to wait on, as
-	// recorded in a defer decision; "" once admitted.
-	waitingOn policy.Reason
 	// riseFrom is how long the job had waited, for aging, when it last
 	// entered the queue: its rises count from there (see agingRises).
 	riseFrom time.Duration
@@ -100,14 +87,55 @@ type Job struct {
 	// isRun: the shared run of a coalescing type's requests; waiters are
 	// the requests waiting for its result, wanted says a background request
 	// wants it too; leader is, for a waiter, its run (coalesce.go).
-	isRun    bool
-	waiters  []*Job
-	wanted   bool
-	leader   *Job
+	isRun  bool
+	wanted bool
+	// Rare holds what few jobs use (more): nil until then.
+	*Rare
 	slot     *policy.Slot // the type's counters and registration
 	grp      *group
 	runIdx   int    // position in Core.running, -1 when not running
 	admitted uint64 // admission order, set by Dispatch
+}
+
+// Rare holds the fields of a Job that most pending jobs never use, apart:
+// a pending job is most of the scheduler's memory.
+type Rare struct {
+	// Arrived, when set and not after now, is when the job first arrived,
+	// before a restart: Submit uses it as the job's arrival (aging, queue
+	// timeout). NotBefore, when after now, holds the job out of dispatch
+	// until then (reason scheduled).
+	Arrived, NotBefore time.Time
+	buckets            []*bucket // the rate limits of its type, group and key
+	// waitingOn is the reason the job last started to wait on, as
+	// recorded in a defer decision; "" once admitted.
+	waitingOn policy.Reason
+	// waiters, of a coalesced run, are the requests waiting for its
+	// result; leader is, for a waiter, its run (coalesce.go).
+	waiters []*Job
+	leader  *Job
+}
+
+// more returns j's Rare, allocating it if j has none yet.
+func (j *Job) more() *Rare {
+	if j.Rare == nil {
+		j.Rare = new(Rare)
+	}
+	return j.Rare
+}
+
+// waiting is the reason j last started to wait on.
+func (j *Job) waiting() policy.Reason {
+	if j.Rare == nil {
+		return ""
+	}
+	return j.waitingOn
+}
+
+// setWaiting records r as the reason j last started to wait on.
+func (j *Job) setWaiting(r policy.Reason) {
+	if j.Rare != nil || r != "" {
+		j.more().waitingOn = r
+	}
 }
 
 // Aged reports a pending job whose effective priority rose: what the
@@ -272,8 +300,8 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	}
 	c.seq++
 	since := now
-	if !j.Arrived.IsZero() && j.Arrived.Before(now) {
-		since = j.Arrived
+	if r := j.Rare; r != nil && !r.Arrived.IsZero() && r.Arrived.Before(now) {
+		since = r.Arrived
 	}
 	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, since, slot.Config.Priority, slot, -1
 	g := c.groupOf(j.Group)
@@ -292,12 +320,12 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if ttl > 0 {
 		j.Deadline = since.Add(ttl)
 	}
-	j.q = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: since, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline, Ref: j}
+	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: since, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline, Ref: j}
 	c.queue.At(now)
-	c.queue.Push(&j.q, c.ledger.Join(j.Key, now))
-	if j.NotBefore.After(now) {
-		c.queue.Defer(&j.q, j.NotBefore) // one heap, one timer: NextWake
-		j.waitingOn = policy.ReasonScheduled
+	c.queue.Push(&j.Job, c.ledger.Join(j.Key, now))
+	if r := j.Rare; r != nil && r.NotBefore.After(now) {
+		c.queue.Defer(&j.Job, r.NotBefore) // one heap, one timer: NextWake
+		j.setWaiting(policy.ReasonScheduled)
 	}
 	j.riseFrom = 0
 	c.enters(j)
@@ -361,7 +389,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		fills := c.limits.Groups != nil && c.room(j.grp) <= 1
 		c.queue.Admit(qj, fills)
 		c.admit(now, j)
-		j.waitingOn = ""
+		j.setWaiting("")
 		c.record(now, j, DecisionAdmit, "", 0)
 		buf = append(buf, j)
 	}
@@ -402,7 +430,7 @@ func (c *Core) admit(now time.Time, j *Job) {
 	}
 	c.queue.SetKeyCost(j.Key, j.KeyCost)
 	j.Started = now
-	j.Effective = c.queue.Effective(&j.q, j.Priority)
+	j.Effective = c.queue.Effective(&j.Job, j.Priority)
 	j.grp.pending--
 	j.grp.running++
 	if c.limits.Tenants != nil {
@@ -481,7 +509,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 // reports false when the job is not pending (running or already gone).
 func (c *Core) Withdraw(now time.Time, j *Job) bool {
 	c.queue.At(now)
-	if !j.q.Queued() {
+	if !j.Job.Queued() {
 		return false
 	}
 	c.drop(now, j)
@@ -492,7 +520,7 @@ func (c *Core) Withdraw(now time.Time, j *Job) bool {
 func (c *Core) drop(now time.Time, j *Job) {
 	c.leaves(j)
 	c.unlistBackground(j)
-	c.queue.Remove(&j.q)
+	c.queue.Remove(&j.Job)
 	c.removeWriter(j, false)
 	c.ledger.Leave(j.Key, now)
 	before := j.grp.demand()
@@ -541,7 +569,7 @@ func (c *Core) Pending() int { return c.queue.Len() }
 
 // IsPending reports whether j waits in the queue (not yet admitted, not
 // gone).
-func (c *Core) IsPending(j *Job) bool { return j.q.Queued() }
+func (c *Core) IsPending(j *Job) bool { return j.Job.Queued() }
 
 // RunningCount returns the number of running jobs.
 func (c *Core) RunningCount() int { return len(c.running) }
@@ -706,7 +734,7 @@ type Denied struct {
 // carries out a denial or a deferral. It reports whether j may be admitted.
 func (c *Core) askPolicy(now time.Time, j *Job) bool {
 	info := policy.JobInfo{Type: j.Type, ID: j.ID, Key: j.Key, Group: j.Group, Priority: j.Priority,
-		Effective: c.queue.Effective(&j.q, j.Priority), Waited: now.Sub(j.Submitted), Attempt: j.Attempt,
+		Effective: c.queue.Effective(&j.Job, j.Priority), Waited: now.Sub(j.Submitted), Attempt: j.Attempt,
 		QueueDepth: c.queue.Len(), Running: len(c.running)}
 	d, panicked := c.decide(info)
 	if err, ok := d.Denied(); ok {
@@ -718,13 +746,13 @@ func (c *Core) askPolicy(now time.Time, j *Job) bool {
 	if delay, ok := d.Deferred(); ok {
 		j.Attempt++
 		c.record(now, j, DecisionDefer, string(policy.ReasonDeferred), delay)
-		c.queue.Defer(&j.q, now.Add(delay))
+		c.queue.Defer(&j.Job, now.Add(delay))
 		if j.widx >= 0 { // a writer waiting on its own holds no shared job back
 			k, _ := j.slot.Config.Conflicts(j.ID)
 			c.wakeShared(k)
 		}
 		c.deferred = append(c.deferred, Deferral{Job: j, Until: now.Add(delay)})
-		j.waitingOn = policy.ReasonDeferred
+		j.setWaiting(policy.ReasonDeferred)
 		return false
 	}
 	return true
@@ -812,10 +840,10 @@ func (c *Core) expire(now time.Time) {
 // arrived. It reports false when j has no deadline, is not pending, or its
 // group is paused (its deadline stands still until the group resumes).
 func (c *Core) Deadline(j *Job) (time.Time, bool) {
-	if !j.q.Queued() {
+	if !j.Job.Queued() {
 		return time.Time{}, false
 	}
-	return c.queue.Deadline(&j.q)
+	return c.queue.Deadline(&j.Job)
 }
 
 // TakeExpired returns the jobs that expired pending since the last call.
@@ -836,12 +864,12 @@ func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	before := g.demand()
 	g.pending++
 	c.demandChanged(g, before)
-	c.queue.Backoff(&j.q, now.Add(delay), c.ledger.Join(j.Key, now))
+	c.queue.Backoff(&j.Job, now.Add(delay), c.ledger.Join(j.Key, now))
 	c.addWriter(j)
-	j.riseFrom = c.queue.Waited(&j.q) // it waits on with its first clock
+	j.riseFrom = c.queue.Waited(&j.Job) // it waits on with its first clock
 	c.enters(j)
 	c.listBackground(j)
 	c.waiting(j, 1)
-	j.waitingOn = policy.ReasonBackoff
+	j.setWaiting(policy.ReasonBackoff)
 	c.record(now, j, DecisionDefer, string(policy.ReasonBackoff), delay)
 }

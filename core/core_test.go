@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fairsched/fairsched/queue"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -44,7 +45,7 @@ func newCore(t *testing.T, maxConcurrency int, types ...typeDef) *Core {
 
 func submit(t *testing.T, c *Core, now time.Time, typ policy.JobType, id, key string) *Job {
 	t.Helper()
-	j := &Job{Type: typ, ID: id, Key: key}
+	j := &Job{Job: queue.Job{Type: typ, ID: id, Key: key}}
 	if err := c.Submit(now, j); err != nil {
 		t.Fatalf("Submit(%s/%s): %v", typ, id, err)
 	}
@@ -115,7 +116,7 @@ func TestRegisterType(t *testing.T) {
 	if len(c.Types()) != 1 {
 		t.Error("mutating Types() registered a type")
 	}
-	err := c.Submit(t0, &Job{Type: "bad", ID: "x"})
+	err := c.Submit(t0, &Job{Job: queue.Job{Type: "bad", ID: "x"}})
 	if !errors.Is(err, policy.ErrUnknownJobType) {
 		t.Errorf("Submit of unregistered type = %v, want ErrUnknownJobType", err)
 	}
@@ -412,7 +413,7 @@ func TestWithdraw(t *testing.T) {
 	if c.Withdraw(at(1), wait) {
 		t.Error("second Withdraw reported true")
 	}
-	if c.Withdraw(at(1), &Job{Type: "clone", ID: "never"}) {
+	if c.Withdraw(at(1), &Job{Job: queue.Job{Type: "clone", ID: "never"}}) {
 		t.Error("Withdraw of a job never submitted reported true")
 	}
 	if c.KeyCost("b") != 0 || wait.Cost != 0 {
@@ -437,7 +438,7 @@ func TestWithdrawParked(t *testing.T) {
 	p1 := submit(t, c, at(1), "pull", "r", "b")
 	submit(t, c, at(1), "pull", "r", "c")
 	wantDispatch(t, c, at(1))
-	if !p1.q.Parked() {
+	if !p1.Parked() {
 		t.Fatal("conflicting job not parked by Dispatch")
 	}
 	if !c.Withdraw(at(2), p1) {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/fairsched/fairsched/queue"
 	"slices"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestIdleGroupsAreForgotten(t *testing.T) {
 	}
 	now := t0
 	for i := range 20_000 {
-		j := &Job{Type: "t", ID: fmt.Sprint(i), Group: fmt.Sprint("g", i)}
+		j := &Job{Job: queue.Job{Type: "t", ID: fmt.Sprint(i)}, Group: fmt.Sprint("g", i)}
 		if err := c.Submit(now, j); err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +45,7 @@ func TestIdleGroupsAreForgotten(t *testing.T) {
 	if err := c.PauseGroup(now, "paused"); err != nil {
 		t.Fatal(err)
 	}
-	submit := &Job{Type: "t", ID: "c", Group: "configured"}
+	submit := &Job{Job: queue.Job{Type: "t", ID: "c"}, Group: "configured"}
 	if err := c.Submit(now, submit); err != nil {
 		t.Fatal(err)
 	}

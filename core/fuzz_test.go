@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/fairsched/fairsched/queue"
 	"maps"
 	"math"
 	"slices"
@@ -546,7 +547,7 @@ func (s *fzState) step(r *fzReader) (dispatched, expiredAll bool) {
 
 func (s *fzState) submit(r *fzReader) {
 	ti := r.next() % (len(fzTypes) + 1)
-	j := &Job{ID: fzPick(r, fzIDs), Key: fzPick(r, fzKeys), Group: fzPick(r, fzGroupNames)}
+	j := &Job{Job: queue.Job{ID: fzPick(r, fzIDs), Key: fzPick(r, fzKeys)}, Group: fzPick(r, fzGroupNames)}
 	flags := r.next()
 	j.OnDemand = flags&fzOnDemand != 0
 	if flags&fzTokens != 0 {
@@ -575,7 +576,7 @@ func (s *fzState) submit(r *fzReader) {
 	s.place[j] = fzPending
 	s.pauseMark[j] = s.pausedSoFar(j.Group)
 	if j.TTL > 0 {
-		w := &Job{Type: j.Type, ID: j.ID, Key: j.Key}
+		w := &Job{Job: queue.Job{Type: j.Type, ID: j.ID, Key: j.Key}}
 		s.c.Watch(s.now, w, j, j.TTL/2)
 		s.waiters[w] = &fzWaiter{w: w, on: j, leftAt: -1}
 		s.pauseMark[w] = s.pauseMark[j]

@@ -235,7 +235,7 @@ func (c *Core) allocationBlocks(j *Job) bool {
 	if c.limits.Groups == nil || c.room(g) > 0 {
 		return false
 	}
-	if a := c.limits.Aging; a != nil && a.Urgent(c.queue.Effective(&j.q, j.Priority)) {
+	if a := c.limits.Aging; a != nil && a.Urgent(c.queue.Effective(&j.Job, j.Priority)) {
 		return !c.mayBorrow(g)
 	}
 	return true

@@ -46,11 +46,14 @@ func (c *Core) initRates() {
 
 // bucketsOf resolves j's buckets at submission: at most one per scope kind.
 func (c *Core) bucketsOf(j *Job) {
-	j.buckets = j.buckets[:0]
+	if j.Rare != nil {
+		j.buckets = j.buckets[:0]
+	}
 	for _, s := range [...]policy.RateScope{{Kind: policy.RateType, Name: string(j.Type)},
 		{Kind: policy.RateGroup, Name: j.Group}, {Kind: policy.RateKey, Name: j.Key}} {
 		if b := c.buckets[s]; b != nil {
-			j.buckets = append(j.buckets, b)
+			r := j.more()
+			r.buckets = append(r.buckets, b)
 		}
 	}
 }
@@ -60,7 +63,7 @@ func (c *Core) bucketsOf(j *Job) {
 // other wait), else the first that holds fewer than j's tokens.
 func (c *Core) emptyBucket(now time.Time, j *Job) *bucket {
 	var short *bucket
-	for _, b := range j.buckets {
+	for _, b := range j.bucketList() {
 		if b.blocked {
 			return b
 		}
@@ -115,7 +118,7 @@ func (c *Core) refill(now time.Time) {
 
 // take takes j's tokens from each of its buckets, at its admission.
 func (c *Core) take(now time.Time, j *Job) {
-	for _, b := range j.buckets {
+	for _, b := range j.bucketList() {
 		b.lim.AllowN(now, tokensOf(j, b))
 	}
 }
@@ -156,4 +159,12 @@ func (c *Core) keyRateBlocked(key string) bool {
 	}
 	b := c.buckets[policy.RateScope{Kind: policy.RateKey, Name: key}]
 	return b != nil && b.blocked
+}
+
+// bucketList returns j's buckets.
+func (j *Job) bucketList() []*bucket {
+	if j.Rare == nil {
+		return nil
+	}
+	return j.buckets
 }

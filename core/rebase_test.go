@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/fairsched/fairsched/queue"
 	"math"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestCostsRebaseInsteadOfSaturating(t *testing.T) {
 	now := t0
 	submit := func(key string, n int) {
 		for i := range n {
-			if err := c.Submit(now, &Job{Type: "t", ID: fmt.Sprint(key, i), Key: key, Tokens: time.Minute}); err != nil {
+			if err := c.Submit(now, &Job{Job: queue.Job{Type: "t", ID: fmt.Sprint(key, i), Key: key}, Tokens: time.Minute}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/fairsched/fairsched/queue"
 	"golang.org/x/time/rate"
 	"maps"
 	"math"
@@ -950,7 +951,7 @@ func (run *refRun) event(op int) bool {
 		if run.grouped {
 			group = refGroupNames[r.IntN(len(refGroupNames))]
 		}
-		j := &Job{Type: td.name, ID: id, Key: key, Group: group, OnDemand: run.scoring && r.IntN(3) == 0}
+		j := &Job{Job: queue.Job{Type: td.name, ID: id, Key: key, OnDemand: run.scoring && r.IntN(3) == 0}, Group: group}
 		if run.inherit && r.IntN(3) == 0 {
 			j.Floor, j.Floored = policy.Priority(r.IntN(9)), true
 		}

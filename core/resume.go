@@ -18,12 +18,12 @@ const ResumedCode = "resumed"
 // by the pool, and its end is reported with Finish all the same.
 func (c *Core) Resume(now time.Time, j *Job) bool {
 	c.queue.At(now)
-	if !j.q.Queued() || j.slot.Config.RequiresWorker && c.pool.Free(j.Type) == 0 {
+	if !j.Job.Queued() || j.slot.Config.RequiresWorker && c.pool.Free(j.Type) == 0 {
 		return false
 	}
-	c.queue.Admit(&j.q, c.limits.Groups != nil && c.room(j.grp) <= 1)
+	c.queue.Admit(&j.Job, c.limits.Groups != nil && c.room(j.grp) <= 1)
 	c.admit(now, j)
-	j.waitingOn = ""
+	j.setWaiting("")
 	c.record(now, j, DecisionAdmit, ResumedCode, 0)
 	return true
 }

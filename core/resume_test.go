@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/fairsched/fairsched/queue"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,7 +22,7 @@ func TestResumeCountsAgainstEveryLimit(t *testing.T) {
 	}
 	now := t0
 	submit := func(id string) *Job {
-		j := &Job{Type: "build", ID: id, Key: "k"}
+		j := &Job{Job: queue.Job{Type: "build", ID: id, Key: "k"}}
 		if err := c.Submit(now, j); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func TestResumeCountsAgainstEveryLimit(t *testing.T) {
 	}
 	// A resumed job holds its conflict id: a job on it waits for its end.
 	submit("go-2")
-	onGo := &Job{Type: "build", ID: "go", Key: "k"}
+	onGo := &Job{Job: queue.Job{Type: "build", ID: "go", Key: "k"}}
 	if err := c.Submit(now, onGo); err != nil {
 		t.Fatal(err)
 	}

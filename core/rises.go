@@ -68,7 +68,7 @@ func (c *Core) rises(j *Job) uint64 {
 	if a == nil {
 		return 0
 	}
-	return a.Rises(j.Priority, j.Floor, j.Floored, j.riseFrom, c.queue.Waited(&j.q))
+	return a.Rises(j.Priority, j.Floor, j.Floored, j.riseFrom, c.queue.Waited(&j.Job))
 }
 
 // enters lists job j, which has just entered the queue, for the sweep.

@@ -74,7 +74,7 @@ func TestAgingRisesSweep(t *testing.T) {
 				c.Advance(now)
 				switch rng.IntN(6) {
 				case 0, 1, 2:
-					j := &Job{Type: []policy.JobType{"a", "b"}[rng.IntN(2)], ID: fmt.Sprint(step), Key: fmt.Sprint("k", rng.IntN(4)), Group: []string{"", "g"}[rng.IntN(2)]}
+					j := &Job{Job: queue.Job{Type: []policy.JobType{"a", "b"}[rng.IntN(2)], ID: fmt.Sprint(step), Key: fmt.Sprint("k", rng.IntN(4))}, Group: []string{"", "g"}[rng.IntN(2)]}
 					if err := c.Submit(now, j); err != nil {
 						t.Fatal(err)
 					}
@@ -100,7 +100,7 @@ func TestAgingRisesSweep(t *testing.T) {
 				}
 				running = append(running, c.Dispatch(now, nil)...)
 				for j, n := range before {
-					if !j.q.Queued() {
+					if !j.Queued() {
 						ref.left[j.Type] += n
 					}
 				}

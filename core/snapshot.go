@@ -222,13 +222,13 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 	for _, j := range pending {
 		pj := PendingJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority,
-			EffectivePriority: c.queue.Effective(&j.q, j.Priority),
+			EffectivePriority: c.queue.Effective(&j.Job, j.Priority),
 			Submitted:         j.Submitted,
 		}
 		if pj.Reasons = c.reasons(now, j, nil); len(pj.Reasons) > 0 {
 			pj.Reason = pj.Reasons[0]
 		}
-		pj.Score, _ = c.queue.Score(&j.q, j.Priority)
+		pj.Score, _ = c.queue.Score(&j.Job, j.Priority)
 		if j.Floored {
 			floor := j.Floor // a copy: the snapshot shares nothing
 			pj.InheritedPriority = &floor
@@ -306,7 +306,7 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 		}
 	}
 	rate := func(kind policy.RateScopeKind) {
-		for _, b := range j.buckets { // the tokens at now, dispatched or not
+		for _, b := range j.bucketList() { // the tokens at now, dispatched or not
 			if b.scope.Kind == kind && b.short(now, j) {
 				add(policy.ReasonRateLimited)
 			}
@@ -316,11 +316,11 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 		add(policy.ReasonPaused)
 	}
 	switch {
-	case j.q.InBackoff():
+	case j.Job.InBackoff():
 		add(policy.ReasonBackoff)
-	case j.q.Deferred() && j.NotBefore.After(now):
+	case j.Job.Deferred() && j.Rare != nil && j.NotBefore.After(now):
 		add(policy.ReasonScheduled)
-	case j.q.Deferred():
+	case j.Job.Deferred():
 		add(policy.ReasonDeferred)
 	}
 	if c.conflictBlocks(j) {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/fairsched/fairsched/queue"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func TestSupersedeInCore(t *testing.T) {
 		t.Fatal(err)
 	}
 	submit := func(id string, onDemand bool) *Job {
-		j := &Job{Type: "render", ID: id, OnDemand: onDemand}
+		j := &Job{Job: queue.Job{Type: "render", ID: id, OnDemand: onDemand}}
 		if err := c.Submit(t0, j); err != nil {
 			t.Fatal(err)
 		}

@@ -18,11 +18,11 @@ import (
 // group was not paused has passed, unless Unwatch comes first. w itself is
 // never submitted: only its deadline is kept.
 func (c *Core) Watch(now time.Time, w, on *Job, ttl time.Duration) {
-	c.queue.Unwatch(&w.q)
+	c.queue.Unwatch(&w.Job)
 	w.Deadline = now.Add(ttl)
-	w.q = queue.Job{Type: w.Type, ID: w.ID, Key: w.Key, Seq: on.Seq, Submitted: now, Group: on.grp.q, Deadline: w.Deadline, Ref: w}
+	w.Job = queue.Job{Type: w.Type, ID: w.ID, Key: w.Key, Seq: on.Seq, Submitted: now, Group: on.grp.q, Deadline: w.Deadline, Ref: w}
 	c.queue.At(now)
-	c.queue.Watch(&w.q)
+	c.queue.Watch(&w.Job)
 }
 
 // Extend lets pending job j wait until now + ttl (ttl ≤ 0: its type's
@@ -38,12 +38,12 @@ func (c *Core) Extend(now time.Time, j *Job, ttl time.Duration) {
 	if ttl > 0 {
 		until = now.Add(ttl)
 	}
-	c.queue.Extend(&j.q, until)
+	c.queue.Extend(&j.Job, until)
 }
 
 // Unwatch drops w's deadline (Watch), if it is kept; any other job that is
 // not pending is left alone.
-func (c *Core) Unwatch(w *Job) { c.queue.Unwatch(&w.q) }
+func (c *Core) Unwatch(w *Job) { c.queue.Unwatch(&w.Job) }
 
 // TakeExpiredWaiters returns the watched jobs whose deadline came since the
 // last call; their deadlines are dropped. The slice is reused: use it

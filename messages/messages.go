@@ -61,15 +61,15 @@ func RunningPriority(ctx context.Context) (policy.Priority, bool) {
 }
 
 // Job is a core.Job with what it takes to run it and to answer for it, in
-// one allocation.
+// one allocation. A pending background job is most of the scheduler's
+// memory, so what such a job seldom uses lives in Extra: NewJob and
+// foreground records carry it in the same allocation, a pooled Submit
+// record gets it (More) only when an option or the owner needs it. Read
+// Extra's fields only on a job known to have it (durable, foreground,
+// coalesced), or through the nil-safe methods.
 type Job struct {
 	core.Job
 	Fn func(context.Context) error
-	// Ctx and Cancel: a foreground job runs under Ctx, derived from its
-	// caller's context; the owner calls Cancel when Close's deadline passes.
-	// Both are nil for background work, which runs under the owner's context.
-	Ctx    context.Context
-	Cancel context.CancelFunc
 	// Run, set by the owner for each attempt (Attempt), is the context the
 	// attempt runs under; Cancel cancels it with ErrCancelled, a lost
 	// worker with workers.ErrWorkerLost. nil while the job is not running.
@@ -78,6 +78,24 @@ type Job struct {
 	// submission: nil once it is queued, or why it was refused. It is set
 	// only when the scheduler has pending bounds that may refuse it.
 	Verdict chan error
+	*Extra
+	// Cancelled (owner only): Cancel cancelled the running job's context:
+	// it is not retried.
+	Cancelled bool
+	// Pooled: the record came from the pool (NewPooledJob) and goes back
+	// to it when the job ends (Recycle).
+	Pooled bool
+	// inline: Extra is part of the record's allocation (a full record).
+	inline bool
+}
+
+// Extra holds the fields of a Job that most background jobs never use.
+type Extra struct {
+	// Ctx and Cancel: a foreground job runs under Ctx, derived from its
+	// caller's context; the owner calls Cancel when Close's deadline passes.
+	// Both are nil for background work, which runs under the owner's context.
+	Ctx    context.Context
+	Cancel context.CancelFunc
 	// Admit is signalled for a foreground job each time the owner decides
 	// for it: nil when it may run (its caller runs it), or the
 	// reason it never will (again); after a failed attempt of a job that
@@ -109,9 +127,6 @@ type Job struct {
 	// Values, when set (WithValuesFrom), is the context whose values a
 	// background job's context carries, without its cancellation.
 	Values context.Context
-	// Cancelled (owner only): Cancel cancelled the running job's context:
-	// it is not retried.
-	Cancelled bool
 	// Record (owner only) is a durable job's record, nil for in-memory
 	// work: the owner keeps it up to date and writes copies to the store.
 	// Data and RunAt are what Enqueue was given; Committing says the
@@ -124,14 +139,40 @@ type Job struct {
 	// Coalescing: the job is the shared run of a coalescing type's
 	// requests (the core keeps its waiters: core/coalesce.go).
 	Coalescing bool
-	// Pooled: the record came from the pool (NewPooledJob) and goes back
-	// to it when the job ends (Recycle).
-	Pooled bool
 }
+
+// full is a record with its Extra in the same allocation.
+type full struct {
+	Job
+	x Extra
+	r core.Rare
+}
+
+// More returns j's Extra, allocating it if j has none yet.
+func (j *Job) More() *Extra {
+	if j.Extra == nil {
+		j.Extra = new(Extra)
+	}
+	return j.Extra
+}
+
+// Durable reports whether j has a durable record.
+func (j *Job) Durable() bool { return j.Extra != nil && j.Record != nil }
+
+// Superseding reports whether j replaces the pending jobs of its (type, id).
+func (j *Job) Superseding() bool { return j.Extra != nil && j.Supersede }
+
+// Coalesced reports whether j is the shared run of coalesced requests.
+func (j *Job) Coalesced() bool { return j.Extra != nil && j.Coalescing }
+
+// Explicit reports whether j was given a retry policy of its own.
+func (j *Job) Explicit() bool { return j.Extra != nil && j.RetrySet }
 
 // NewJob returns a job of type t on id for fairness key key.
 func NewJob(t policy.JobType, id, key string, fn func(context.Context) error) *Job {
-	j := &Job{Fn: fn}
+	f := new(full)
+	j := &f.Job
+	j.Extra, j.Rare, j.inline, j.Fn = &f.x, &f.r, true, fn
 	j.Type, j.ID, j.Key, j.Payload = t, id, key, j
 	return j
 }
@@ -166,7 +207,7 @@ func (j *Job) Fresh() *Job {
 func Of(j *core.Job) *Job { return j.Payload.(*Job) }
 
 // Foreground reports whether a caller waits for the job.
-func (j *Job) Foreground() bool { return j.Admit != nil }
+func (j *Job) Foreground() bool { return j.Extra != nil && j.Admit != nil }
 
 // Request is a message for the owner goroutine.
 type Request interface{ request() }

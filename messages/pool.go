@@ -4,19 +4,39 @@ import (
 	"context"
 	"sync"
 
+	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/policy"
 )
 
-// jobs recycles the records of Submit and RunSync jobs: a record is about a
-// kilobyte, and allocating and collecting one per job was the largest cost
-// of the hot path. The owner returns a record (Recycle) only once nothing
-// can reach it any more.
-var jobs = sync.Pool{New: func() any { return new(Job) }}
+// jobs and fulls recycle the records of Submit and RunSync jobs: allocating
+// and collecting one per job was the largest cost of the hot path. A
+// Submit record is small (a pending background job is most of the
+// scheduler's memory); a RunSync record carries its Extra inline (full),
+// which a foreground job always needs. The owner returns a record
+// (Recycle) only once nothing can reach it any more.
+var (
+	jobs  = sync.Pool{New: func() any { return new(Job) }}
+	fulls = sync.Pool{New: func() any {
+		f := new(full)
+		f.Extra, f.Rare, f.inline = &f.x, &f.r, true
+		return &f.Job
+	}}
+)
 
 // NewPooledJob is NewJob from the pool of records, for a job that only the
-// owner and its caller reach: the owner recycles it when the job ends.
+// owner and its caller reach: the owner recycles it when the job ends. Its
+// Extra is nil until More.
 func NewPooledJob(t policy.JobType, id, key string, fn func(context.Context) error) *Job {
-	j := jobs.Get().(*Job)
+	return pooled(jobs.Get().(*Job), t, id, key, fn)
+}
+
+// NewPooledFull is NewPooledJob with Extra in the record: for a foreground
+// job, which uses it.
+func NewPooledFull(t policy.JobType, id, key string, fn func(context.Context) error) *Job {
+	return pooled(fulls.Get().(*Job), t, id, key, fn)
+}
+
+func pooled(j *Job, t policy.JobType, id, key string, fn func(context.Context) error) *Job {
 	j.Fn, j.Pooled = fn, true
 	j.Type, j.ID, j.Key, j.Payload = t, id, key, j
 	return j
@@ -27,8 +47,17 @@ func NewPooledJob(t policy.JobType, id, key string, fn func(context.Context) err
 // that returned, a Submit), not a runner, not a RunContext (its attempt's
 // own, which Attempt made apart from the record and which stops naming j
 // when the attempt ends). Channels are not kept: one made in a
-// testing/synctest bubble must not serve a job outside it.
+// testing/synctest bubble must not serve a job outside it. An Extra made
+// apart (More) is dropped, so that the small pool stays small.
 func Recycle(j *Job) {
+	if j.inline {
+		x, r := j.Extra, j.Rare
+		*x, *r = Extra{}, core.Rare{}
+		j.Job = core.Job{Rare: r}
+		*j = Job{Job: j.Job, Extra: x, inline: true}
+		fulls.Put(j)
+		return
+	}
 	*j = Job{}
 	jobs.Put(j)
 }

@@ -47,14 +47,14 @@ type Job struct {
 	lane     *lane
 	key      *keyRec
 	where    place
-	idx      int // position in the returned heap or the parked heap
-	pos      int // position in its lane's FIFO while there
-	parkedOn parkKey
-	until    int64 // while deferred: when it returns (Unix ns)
-	ekey     int64 // Deadline in Unix ns less its group's paused time at arrival (expiry.go)
-	backoff  bool  // deferred for a retry's backoff (not by the caller's policy)
-	eidx     int   // position in its group's expiry heap; -1 when not there
-	aged     int   // the highest aging band reported for the job
+	idx      int        // position in the returned heap or the parked heap
+	pos      int        // position in its lane's FIFO while there
+	parkedOn *parkedSet // while parked
+	until    int64      // while deferred: when it returns (Unix ns)
+	ekey     int64      // Deadline in Unix ns less its group's paused time at arrival (expiry.go)
+	backoff  bool       // deferred for a retry's backoff (not by the caller's policy)
+	eidx     int        // position in its group's expiry heap; -1 when not there
+	aged     int        // the highest aging band reported for the job
 	// pauseBase is the group's paused time when the job arrived: the
 	// pauses after it are taken off the job's aging clock.
 	pauseBase time.Duration
@@ -284,7 +284,7 @@ type Queue struct {
 	keys   map[string]*keyRec
 	kpeak  shrink.Peak // keys' largest length since it was rebuilt
 	gpeak  shrink.Peak // groups' likewise
-	parked map[parkKey]*ixheap[*Job]
+	parked map[parkKey]*parkedSet
 	groups map[string]*Group
 	urgent []*lane  // held lanes whose head was urgent when last placed
 	open   []*Group // groups that may run more and hold lanes (see bestOpen)
@@ -311,7 +311,7 @@ func New() *Queue {
 		byPrio: map[policy.Priority]*level{},
 		types:  map[policy.JobType]*typeQueue{},
 		keys:   map[string]*keyRec{},
-		parked: map[parkKey]*ixheap[*Job]{},
+		parked: map[parkKey]*parkedSet{},
 		groups: map[string]*Group{},
 	}
 }
@@ -522,11 +522,12 @@ func (q *Queue) Remove(j *Job) {
 	case placeNone:
 		return
 	case placeParked:
-		h := q.parked[j.parkedOn]
+		h := j.parkedOn
 		h.remove(j.idx)
-		if len(*h) == 0 {
-			delete(q.parked, j.parkedOn)
+		if len(h.ixheap) == 0 {
+			delete(q.parked, h.key)
 		}
+		j.parkedOn = nil
 	case placeDeferred:
 		q.deferred.remove(j.idx)
 	default:
@@ -666,6 +667,13 @@ type parkKey struct {
 	shared bool
 }
 
+// parkedSet is the heap of the jobs parked on one parkKey. A parked job
+// points to it rather than holding the key: a pointer, not two strings.
+type parkedSet struct {
+	ixheap[*Job]
+	key parkKey
+}
+
 // Park moves a job that may not start because of its conflict key onto it,
 // among the shared or the exclusive jobs, where Release and ReleaseShared
 // find it.
@@ -675,10 +683,10 @@ func (q *Queue) Park(j *Job, on policy.ConflictKey, shared bool) {
 	pk := parkKey{on, shared}
 	h := q.parked[pk]
 	if h == nil {
-		h = &ixheap[*Job]{}
+		h = &parkedSet{key: pk}
 		q.parked[pk] = h
 	}
-	j.where, j.parkedOn = placeParked, pk
+	j.where, j.parkedOn = placeParked, h
 	h.push(j)
 }
 
@@ -690,7 +698,7 @@ func (q *Queue) Release(key policy.ConflictKey) {
 		return
 	}
 	delete(q.parked, pk)
-	for _, j := range *h {
+	for _, j := range h.ixheap {
 		q.unpark(j)
 	}
 }
@@ -700,16 +708,17 @@ func (q *Queue) Release(key policy.ConflictKey) {
 func (q *Queue) ReleaseShared(key policy.ConflictKey, seq uint64) {
 	pk := parkKey{key, true}
 	h := q.parked[pk]
-	for h != nil && len(*h) > 0 && (*h)[0].Seq < seq {
+	for h != nil && len(h.ixheap) > 0 && h.ixheap[0].Seq < seq {
 		q.unpark(h.remove(0))
 	}
-	if h != nil && len(*h) == 0 {
+	if h != nil && len(h.ixheap) == 0 {
 		delete(q.parked, pk)
 	}
 }
 
 // unpark returns j, just taken off its parking heap, to its lane.
 func (q *Queue) unpark(j *Job) {
+	j.parkedOn = nil
 	l := q.laneOf(j, q.typeOf(j))
 	j.where = placeReturned
 	l.returned.push(j)
@@ -791,7 +800,7 @@ func (q *Queue) Each(fn func(*Job)) {
 		}
 	}
 	for _, h := range q.parked {
-		for _, j := range *h {
+		for _, j := range h.ixheap {
 			fn(j)
 		}
 	}

@@ -724,7 +724,7 @@ func matchesSort(t *testing.T, m sortModel) {
 				t.Fatalf("seed %d op %d: Len = %d, want %d", seed, op, f.q.Len(), len(live))
 			}
 			for j, on := range parkedOn {
-				if !j.Parked() || j.parkedOn.key != on {
+				if !j.Parked() || j.parkedOn.key.key != on {
 					t.Fatalf("seed %d op %d: %v not parked on %v", seed, op, j.Ref, on)
 				}
 			}

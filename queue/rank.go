@@ -45,7 +45,7 @@ func (q *Queue) Top(n int, rank func(*Job) Rank) []*Job {
 		}
 	}
 	for _, ph := range q.parked {
-		for _, j := range *ph {
+		for _, j := range ph.ixheap {
 			h = append(h, topCand{job: j, rank: rank(j)})
 		}
 	}
