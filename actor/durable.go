@@ -641,6 +641,10 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 		m.Reply <- messages.DeadResult{Err: ErrClosed}
 		return
 	}
+	if m.Op == messages.SyncDead {
+		d.acks = append(d.acks, ack{dead: m.Reply}) // answered with the next batch's commit
+		return
+	}
 	var recs []*core.JobRecord
 	for _, rec := range d.dead {
 		if m.ID == "" && (m.Type == "" || rec.Type == m.Type) || rec.Type == m.Type && rec.ID == m.ID {

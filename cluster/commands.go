@@ -249,6 +249,12 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 		if err != nil {
 			return err
 		}
+		// A job listed dead may not be written dead yet: its row would
+		// still hold the (type, id) of an unfinished job, and the insert
+		// below would take it for another.
+		if _, err := a.Dead(ctx, messages.DeadOp{Op: messages.SyncDead}); err != nil {
+			return err
+		}
 		for _, rec := range res.Jobs {
 			fresh := rec
 			fresh.Seq, fresh.State, fresh.Attempt, fresh.EndedAttempt, fresh.LastError = 0, core.RecordPending, 0, 0, ""

@@ -312,6 +312,10 @@ const (
 	ListDead DeadOpKind = iota
 	RequeueDead
 	DeleteDead
+	// SyncDead changes nothing: it is answered once every write queued
+	// before it is committed — after a ListDead, the dead records it
+	// listed are in the store.
+	SyncDead
 )
 
 // DeadOp lists, requeues or deletes dead jobs: all of them, or those of
