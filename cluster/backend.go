@@ -189,9 +189,10 @@ type Command struct {
 type Reader int
 
 const (
-	// LeaderReads: new jobs, commands, and the executors' reports of
-	// ends.
+	// LeaderReads: new jobs and commands.
 	LeaderReads Reader = iota
+	// EndReads: the executors' reports of ends, which the leader reads.
+	EndReads
 	// ExecutorReads: grants and cancellations of running jobs.
 	ExecutorReads
 	// OwnerReads: the leader's writes of job records, where an instance

@@ -238,6 +238,8 @@ func (l *leader) run() {
 	refresh := false                  // an owner unknown yet: read the instances
 	wake, stopWake := l.n.b.Wake(context.Background(), LeaderReads)
 	defer stopWake()
+	endsWake, stopEndsWake := l.n.b.Wake(context.Background(), EndReads)
+	defer stopEndsWake()
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()
 	beat := time.NewTicker(cfg.Heartbeat)
@@ -510,9 +512,19 @@ func (l *leader) run() {
 		}
 	}
 	lastEnds := time.Now() // the last read of every outstanding row
-	read := func() {
+	// read reads what changed: the commands and new jobs (jobs), the ends
+	// reported (ends); each wake-up says which.
+	read := func(jobs, ends bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 		defer cancel()
+		if !jobs {
+			full := time.Since(lastEnds) >= cfg.Heartbeat
+			if full {
+				lastEnds = time.Now()
+			}
+			readEnds(ctx, full)
+			return
+		}
 		// The commands first, the new jobs after: a command sees every job
 		// committed before it was (a Supersede finds the job it replaces).
 		cmds, err := l.n.b.Commands(ctx, cfg.Domain)
@@ -528,11 +540,13 @@ func (l *leader) run() {
 				l.n.log.Warn("adopting new jobs failed", zap.Error(err))
 			}
 		}
-		full := time.Since(lastEnds) >= cfg.Heartbeat
-		if full {
-			lastEnds = time.Now()
+		if ends {
+			full := time.Since(lastEnds) >= cfg.Heartbeat
+			if full {
+				lastEnds = time.Now()
+			}
+			readEnds(ctx, full)
 		}
-		readEnds(ctx, full)
 		l.runCommands(ctx, cmds)
 	}
 
@@ -605,10 +619,16 @@ func (l *leader) run() {
 			if !ok {
 				wake = nil // the listener's connection is gone: poll
 			}
-			read()
+			read(true, false)
+			replace()
+		case _, ok := <-endsWake:
+			if !ok {
+				endsWake = nil
+			}
+			read(false, true)
 			replace()
 		case <-poll.C:
-			read()
+			read(true, true)
 			replace()
 		case <-beat.C:
 			func() {

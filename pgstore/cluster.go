@@ -208,6 +208,8 @@ func (s *Store) Wake(ctx context.Context, r cluster.Reader) (<-chan struct{}, fu
 		channel = grantsChannel
 	case cluster.OwnerReads:
 		channel = finalsChannel
+	case cluster.EndReads:
+		channel = endsChannel
 	}
 	l, err := s.listenFor(ctx, channel)
 	if err != nil {

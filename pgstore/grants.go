@@ -165,7 +165,7 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::smallint[], $5::text[]) AS e(seq, instance, attempt, kind, err)
 			WHERE j.seq = e.seq AND j.running AND j.instance = e.instance AND j.attempt = e.attempt
 			RETURNING 1)
-		SELECT count(*), pg_notify('`+notifyChannel+`', '') FROM ended`, seqs, instances, attempts, kinds, errs)
+		SELECT count(*), pg_notify('`+endsChannel+`', '') FROM ended`, seqs, instances, attempts, kinds, errs)
 	err := s.pipeline(ctx, false, "", 0, b, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
 			return err

@@ -14,15 +14,17 @@ import (
 // and a reader behind a pooler in transaction mode, where LISTEN does not
 // work, polls it instead.
 //
-// Three channels, so that nobody is woken by writes that are not for it:
-// fairsched_jobs for what a scheduler (a cluster's leader) reads — new
-// jobs, commands, the executors' reports of ends —, fairsched_grants for
-// what a cluster's executors read — grants and cancellations —, and
-// fairsched_finals for the leader's writes of job records, where an
-// instance reads how its RunSync and Submit jobs ended.
+// Four channels, so that nobody is woken by writes that are not for it,
+// and each reader reads only what changed: fairsched_jobs for new jobs
+// and commands, which a scheduler (a cluster's leader) reads;
+// fairsched_ends for the executors' reports of ends, which the leader
+// reads; fairsched_grants for grants and cancellations, which the
+// executors read; fairsched_finals for the leader's writes of job
+// records, where an instance reads how its RunSync and Submit jobs ended.
 
 const (
 	notifyChannel = "fairsched_jobs"
+	endsChannel   = "fairsched_ends"
 	grantsChannel = "fairsched_grants"
 	finalsChannel = "fairsched_finals"
 )
