@@ -41,9 +41,9 @@ type executor struct {
 // instance, committed, handed over with their records: the executor need
 // not read them back. Their successes go back the same way (ends, while
 // the leader that granted them leads: until leaderDone closes), and the
-// leader's scheduler deletes each row as it would after reading the end
-// from it — one write and one read a job fewer. Any other end is written
-// to the row, as every end of a grant read from the database.
+// leader deletes their rows (Backend.Succeeded) instead of reading each
+// end from its row — one write and two reads a job fewer. Any other end
+// is written to the row, as every end of a grant read from the database.
 type handoff struct {
 	grants     []Grant
 	ends       chan<- End
@@ -89,12 +89,11 @@ type closure struct {
 
 // attempt is one grant running here.
 type attempt struct {
-	seq      uint64
-	attempt  int
-	worker   string // the worker slot it runs on, if any
-	cancel   context.CancelCauseFunc
-	from     *handoff // the grant came in process; nil: read from the database
-	conflict bool     // it holds an exclusive conflict key
+	seq     uint64
+	attempt int
+	worker  string // the worker slot it runs on, if any
+	cancel  context.CancelCauseFunc
+	from    *handoff // the grant came in process; nil: read from the database
 }
 
 type ended struct {
@@ -256,10 +255,7 @@ func (x *executor) run() {
 			return
 		}
 		end := End{Seq: e.seq, Instance: cfg.Instance, Attempt: e.attempt, Kind: kind, Error: text}
-		// Not one that holds an exclusive conflict key: the database
-		// refuses a grant on the key until the row frees it, so the
-		// leader must learn the end from the write that does.
-		if h := a.from; h != nil && kind == EndOK && !a.conflict {
+		if h := a.from; h != nil && kind == EndOK {
 			select {
 			case <-h.leaderDone:
 			default:
@@ -276,7 +272,7 @@ func (x *executor) run() {
 	}
 	start := func(g Grant, from *handoff) {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel, from: from, conflict: g.ConflictKey != ""}
+		a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel, from: from}
 		if g.Worker != "" { // SlotFromContext tells the job its slot
 			ctx = messages.WithSlot(ctx, messages.SlotRef{Worker: g.Worker, Slot: g.Slot})
 		}

@@ -106,6 +106,13 @@ func (f *faulty) Grant(ctx context.Context, domain string, epoch int64, grants [
 	return f.b.Grant(ctx, domain, epoch, grants)
 }
 
+func (f *faulty) Succeeded(ctx context.Context, domain string, epoch int64, ends []cluster.End) ([]uint64, error) {
+	if f.cut.Load() {
+		return nil, errCut
+	}
+	return f.b.Succeeded(ctx, domain, epoch, ends)
+}
+
 func (f *faulty) Rows(ctx context.Context, seqs []uint64) ([]cluster.Row, error) {
 	if f.cut.Load() {
 		return nil, errCut

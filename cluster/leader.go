@@ -569,11 +569,17 @@ func (l *leader) run() {
 				}
 			}
 		case e := <-l.localEnds:
-			// This instance's executor's successes, in process: the end is
-			// the one the grant's own row would report.
+			// This instance's executor's successes, in process. Each
+			// row is deleted first, in one write for all: the job's slot
+			// is free only once its row no longer runs (every running
+			// row counts against the caps, as a reader of the table
+			// sees). A fenced or failed write answers nothing: the
+			// executor reports them through their rows at its next full
+			// read, to this leader or the next.
+			var ends []End
 			for more := true; more; {
 				if w := outstanding[e.Seq]; w != nil && w.written && w.instance == e.Instance && w.attempt == e.Attempt {
-					answer(w, nil)
+					ends = append(ends, e)
 				}
 				select {
 				case e = <-l.localEnds:
@@ -581,6 +587,26 @@ func (l *leader) run() {
 					more = false
 				}
 			}
+			if len(ends) == 0 {
+				break
+			}
+			func() {
+				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+				defer cancel()
+				gone, err := l.n.b.Succeeded(ctx, cfg.Domain, l.epoch, ends)
+				if fenced(err) {
+					return
+				}
+				if err != nil {
+					l.n.log.Warn("deleting succeeded jobs failed; their executor reports them again", zap.Error(err))
+					return
+				}
+				for _, seq := range gone {
+					if w := outstanding[seq]; w != nil {
+						answer(w, nil)
+					}
+				}
+			}()
 			replace() // slots are free
 		case r := <-l.types:
 			l.register(r)

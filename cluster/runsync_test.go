@@ -89,12 +89,32 @@ func TestRunSyncAcrossInstances(t *testing.T) {
 		t.Errorf("two RunSync calls of one id (-want +got):\n%s", diff)
 	}
 
+	// b's call has joined a's pending run once the leader says so: its
+	// row being written is not enough, the leader reads it when woken.
+	evs, stopEvents := a.s.Subscribe(1024)
+	defer stopEvents()
+	joined := func() {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case e := <-evs:
+				if j, ok := e.(fairsched.JobJoined); ok && j.Type == "fetch" {
+					return
+				}
+			case <-deadline:
+				t.Fatal("b's call never joined a's run")
+			}
+		}
+	}
+
 	// A coalescing type: b's call joins a's pending run; it fails, both see why.
 	for _, runErr := range []error{nil, errors.New("remote: not found")} {
 		release, blocked = block()
 		ca = call(a, ctx, "fetch", fn("fetch on a", runErr))
 		pendingOnLeader(1)
 		cb = call(b, ctx, "fetch", fn("fetch on b", nil))
+		joined()
 		waitFor(t, func() bool { n, _ := a.st.CountJobs(ctx); return n == 3 }) // block, the run, the waiter
 		release()
 		if err := <-blocked; err != nil {
@@ -115,6 +135,7 @@ func TestRunSyncAcrossInstances(t *testing.T) {
 	ca = call(a, leave, "fetch", fn("fetch on a", nil))
 	pendingOnLeader(1)
 	cb = call(b, ctx, "fetch", fn("fetch on b", nil))
+	joined()
 	waitFor(t, func() bool { n, _ := a.st.CountJobs(ctx); return n == 3 })
 	cancel()
 	if err := <-ca; !errors.Is(err, context.Canceled) {

@@ -178,6 +178,48 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 	return n, nil
 }
 
+// Succeeded deletes, under epoch's lease of domain, the rows of the
+// successes ends reports that still match their grant (running, on that
+// instance, for that attempt), in one transaction, and returns their
+// sequences (cluster.Backend): the leader's own executor's successes,
+// handed back in process, end with this one write.
+func (s *Store) Succeeded(ctx context.Context, domain string, epoch int64, ends []End) ([]uint64, error) {
+	seqs := make([]int64, len(ends))
+	instances := make([]string, len(ends))
+	attempts := make([]int32, len(ends))
+	for i, e := range ends {
+		seqs[i], instances[i], attempts[i] = int64(e.Seq), e.Instance, int32(e.Attempt)
+	}
+	var out []uint64
+	b := &pgx.Batch{}
+	b.Queue(lockRowsSQL, seqs)
+	b.Queue(`DELETE FROM fairsched_jobs j USING unnest($1::bigint[], $2::text[], $3::int[]) AS e(seq, instance, attempt)
+		WHERE j.seq = e.seq AND j.running AND j.instance = e.instance AND j.attempt = e.attempt
+		RETURNING j.seq`, seqs, instances, attempts)
+	err := s.pipeline(ctx, true, domain, epoch, b, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var seq int64
+			if err := rows.Scan(&seq); err != nil {
+				return err
+			}
+			out = append(out, uint64(seq))
+		}
+		return rows.Err()
+	})
+	if err != nil && !errors.Is(err, ErrFenced) {
+		return nil, fmt.Errorf("%w: pgstore: deleting succeeded jobs: %w", fairsched.ErrStore, err)
+	}
+	return out, err
+}
+
 // Revoke takes back the grants of instance (declared lost) under epoch's
 // lease: its jobs stop running, to be granted again; its late reports will
 // match nothing. It returns the sequences taken back.

@@ -131,3 +131,47 @@ func TestGrantRecordsTheAttempt(t *testing.T) {
 		t.Errorf("records after the grant (-want +got):\n%s", diff)
 	}
 }
+
+// TestSucceededDeletesMatchingGrants: Succeeded deletes the rows of the
+// successes that still match their grant, under the leader's epoch only;
+// a report for another attempt or instance, or of a job not running,
+// deletes nothing.
+func TestSucceededDeletesMatchingGrants(t *testing.T) {
+	st := open(t, pgtest.URL(t))
+	defer st.Close()
+	ctx := context.Background()
+	var ops []fairsched.JobOp
+	for seq := uint64(1); seq <= 4; seq++ {
+		ops = append(ops, fairsched.JobOp{Put: &fairsched.JobRecord{Seq: seq, Type: "repack", ID: fmt.Sprint("j", seq), EnqueuedAt: time.Unix(0, 0).UTC()}})
+	}
+	if err := st.ApplyJobs(ops); err != nil {
+		t.Fatal(err)
+	}
+	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	if _, err := st.GrantJobs(ctx, "d", epoch, []pgstore.Grant{{Seq: 1, Instance: "i1", Attempt: 1}, {Seq: 2, Instance: "i1", Attempt: 1},
+		{Seq: 3, Instance: "i1", Attempt: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	ends := []pgstore.End{{Seq: 1, Instance: "i1", Attempt: 1}, {Seq: 2, Instance: "i1", Attempt: 2}, {Seq: 3, Instance: "i2", Attempt: 1},
+		{Seq: 4, Instance: "i1", Attempt: 1}}
+	var log []string
+	if _, err := st.Succeeded(ctx, "d", epoch+1, ends); !errors.Is(err, pgstore.ErrFenced) {
+		log = append(log, fmt.Sprintf("deposed leader: %v", err))
+	}
+	gone, err := st.Succeeded(ctx, "d", epoch, ends)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log = append(log, fmt.Sprintf("deleted %v", gone))
+	n, err := st.CountJobs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log = append(log, fmt.Sprintf("%d rows left", n))
+	if diff := cmp.Diff([]string{"deleted [1]", "3 rows left"}, log); diff != "" {
+		t.Errorf("Succeeded (-want +got):\n%s", diff)
+	}
+}
