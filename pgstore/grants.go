@@ -204,15 +204,8 @@ func (s *Store) Succeeded(ctx context.Context, domain string, epoch int64, ends 
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var seq int64
-			if err := rows.Scan(&seq); err != nil {
-				return err
-			}
-			out = append(out, uint64(seq))
-		}
-		return rows.Err()
+		out, err = collectSeqs(rows)
+		return err
 	})
 	if err != nil && !errors.Is(err, ErrFenced) {
 		return nil, fmt.Errorf("%w: pgstore: deleting succeeded jobs: %w", fairsched.ErrStore, err)
@@ -238,18 +231,25 @@ func (s *Store) Revoke(ctx context.Context, domain string, epoch int64, instance
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var seq int64
-			if err := rows.Scan(&seq); err != nil {
-				return err
-			}
-			out = append(out, uint64(seq))
-		}
-		return rows.Err()
+		out, err = collectSeqs(rows)
+		return err
 	})
 	if err != nil && !errors.Is(err, ErrFenced) {
 		return nil, fmt.Errorf("%w: pgstore: revoking the grants of %q: %w", fairsched.ErrStore, instance, err)
 	}
 	return out, err
+}
+
+// collectSeqs returns the sequences rows hold, one a row, and closes rows.
+func collectSeqs(rows pgx.Rows) ([]uint64, error) {
+	defer rows.Close()
+	var out []uint64
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return nil, err
+		}
+		out = append(out, uint64(seq))
+	}
+	return out, rows.Err()
 }

@@ -20,20 +20,9 @@ import (
 // are revoked, and its late report matches nothing, while the new
 // grant's report ends it.
 func TestGrantsAreFencedAndGuarded(t *testing.T) {
-	st := open(t, pgtest.URL(t))
+	st, epoch := leaderOver(t, 3)
 	defer st.Close()
 	ctx := context.Background()
-	var ops []fairsched.JobOp
-	for seq := uint64(1); seq <= 3; seq++ {
-		ops = append(ops, fairsched.JobOp{Put: &fairsched.JobRecord{Seq: seq, Type: "repack", ID: fmt.Sprint("j", seq), EnqueuedAt: time.Unix(0, 0).UTC()}})
-	}
-	if err := st.ApplyJobs(ops); err != nil {
-		t.Fatal(err)
-	}
-	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
-	if err != nil || !ok {
-		t.Fatalf("acquire: %v %v", ok, err)
-	}
 	var log []string
 	grant := func(e int64, gs ...pgstore.Grant) {
 		n, err := st.GrantJobs(ctx, "d", e, gs)
@@ -137,20 +126,9 @@ func TestGrantRecordsTheAttempt(t *testing.T) {
 // a report for another attempt or instance, or of a job not running,
 // deletes nothing.
 func TestSucceededDeletesMatchingGrants(t *testing.T) {
-	st := open(t, pgtest.URL(t))
+	st, epoch := leaderOver(t, 4)
 	defer st.Close()
 	ctx := context.Background()
-	var ops []fairsched.JobOp
-	for seq := uint64(1); seq <= 4; seq++ {
-		ops = append(ops, fairsched.JobOp{Put: &fairsched.JobRecord{Seq: seq, Type: "repack", ID: fmt.Sprint("j", seq), EnqueuedAt: time.Unix(0, 0).UTC()}})
-	}
-	if err := st.ApplyJobs(ops); err != nil {
-		t.Fatal(err)
-	}
-	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
-	if err != nil || !ok {
-		t.Fatalf("acquire: %v %v", ok, err)
-	}
 	if _, err := st.GrantJobs(ctx, "d", epoch, []pgstore.Grant{{Seq: 1, Instance: "i1", Attempt: 1}, {Seq: 2, Instance: "i1", Attempt: 1},
 		{Seq: 3, Instance: "i1", Attempt: 1}}); err != nil {
 		t.Fatal(err)
@@ -174,4 +152,23 @@ func TestSucceededDeletesMatchingGrants(t *testing.T) {
 	if diff := cmp.Diff([]string{"deleted [1]", "3 rows left"}, log); diff != "" {
 		t.Errorf("Succeeded (-want +got):\n%s", diff)
 	}
+}
+
+// leaderOver returns a store holding jobs 1…n, pending, and the epoch of
+// the lease of domain "d" it took.
+func leaderOver(t *testing.T, n uint64) (*pgstore.Store, int64) {
+	t.Helper()
+	st := open(t, pgtest.URL(t))
+	var ops []fairsched.JobOp
+	for seq := uint64(1); seq <= n; seq++ {
+		ops = append(ops, fairsched.JobOp{Put: &fairsched.JobRecord{Seq: seq, Type: "repack", ID: fmt.Sprint("j", seq), EnqueuedAt: time.Unix(0, 0).UTC()}})
+	}
+	if err := st.ApplyJobs(ops); err != nil {
+		t.Fatal(err)
+	}
+	epoch, ok, err := st.Acquire(context.Background(), "d", "leader", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	return st, epoch
 }
