@@ -277,6 +277,7 @@ func (a *Actor) endTurn() {
 	a.releaseJobClosers()
 	a.dropNestedDeadlock()
 	for i, j := range a.spent {
+		a.core.Release(&j.Job)
 		messages.Recycle(j)
 		a.spent[i] = nil
 	}

@@ -36,10 +36,9 @@ type Job struct {
 	Group   string // "" for none
 	Payload any    // the caller's: what to run, whom to answer
 
-	Started time.Time // when Dispatch admitted it
 	// Priority is the type's (base) priority: the tier the job counts
-	// against. Effective is the priority it was admitted at (aging, floor).
-	Priority, Effective policy.Priority
+	// against.
+	Priority policy.Priority
 	// Floor, when Floored (queue.Job), is set by the caller before Submit:
 	// the job's effective priority never falls below it. A job submitted
 	// by a running job inherits that job's effective priority this way.
@@ -59,18 +58,6 @@ type Job struct {
 	// Time its group spends paused does not count: Core.Deadline is the
 	// deadline moved back by the pauses.
 	TTL time.Duration
-	// Cost is the job's cost at admission — its Tokens, or else the learned
-	// estimate — and KeyCost the key's accumulated cost right after charging
-	// it (Cost divided by the key's weight).
-	Cost, KeyCost time.Duration
-	estimate      time.Duration // the learned estimate at admission
-
-	// Worker is the worker slot the job runs on (types with
-	// RequiresWorker), set by Dispatch; nil otherwise. It stays set after
-	// Finish: Worker.Lost() tells whether the worker was unregistered
-	// while the job ran.
-	Worker *workers.Slot
-
 	// riseFrom is how long the job had waited, for aging, when it last
 	// entered the queue: its rises count from there (see agingRises).
 	riseFrom time.Duration
@@ -91,8 +78,30 @@ type Job struct {
 	wanted bool
 	// Rare holds what few jobs use (more): nil until then.
 	*Rare
-	slot     *policy.Slot // the type's counters and registration
-	grp      *group
+	// Running holds what only an admitted job uses, nil until its first
+	// admission: a pending job is most of the scheduler's memory. It stays
+	// after Finish (its events read it) until Core.Release.
+	*Running
+	slot *policy.Slot // the type's counters and registration
+	grp  *group
+}
+
+// Running holds the fields of a Job set at its admission. The Core keeps
+// them on a free list: admitting a job allocates nothing.
+type Running struct {
+	Started time.Time // when Dispatch admitted it
+	// Effective is the priority it was admitted at (aging, floor).
+	Effective policy.Priority
+	// Cost is the job's cost at admission — its Tokens, or else the learned
+	// estimate — and KeyCost the key's accumulated cost right after charging
+	// it (Cost divided by the key's weight).
+	Cost, KeyCost time.Duration
+	estimate      time.Duration // the learned estimate at admission
+	// Worker is the worker slot the job runs on (types with
+	// RequiresWorker), set by Dispatch; nil otherwise. It stays set after
+	// Finish: Worker.Lost() tells whether the worker was unregistered
+	// while the job ran.
+	Worker   *workers.Slot
 	runIdx   int    // position in Core.running, -1 when not running
 	admitted uint64 // admission order, set by Dispatch
 }
@@ -176,6 +185,7 @@ type Core struct {
 	ledger       *costmodel.Ledger
 	estimates    *costmodel.Estimates
 	running      []*Job
+	runFree      []*Running // Running records of released jobs, for the next admissions
 	groups       map[string]*group
 	pool         *workers.Pool
 	aged         []Aged             // since the last TakeAged
@@ -303,7 +313,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if r := j.Rare; r != nil && !r.Arrived.IsZero() && r.Arrived.Before(now) {
 		since = r.Arrived
 	}
-	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, since, slot.Config.Priority, slot, -1
+	j.Seq, j.Submitted, j.Priority, j.slot = c.seq, since, slot.Config.Priority, slot
 	g := c.groupOf(j.Group)
 	j.grp = g
 	if c.buckets != nil {
@@ -411,6 +421,14 @@ func (c *Core) admit(now time.Time, j *Job) {
 	if tr.TypeFull {
 		c.queue.BlockType(j.Type, true)
 	}
+	if j.Running == nil { // a retried job keeps its own
+		if n := len(c.runFree); n > 0 {
+			j.Running, c.runFree[n-1] = c.runFree[n-1], nil
+			c.runFree = c.runFree[:n-1]
+		} else {
+			j.Running = new(Running)
+		}
+	}
 	j.Worker = nil
 	if j.slot.Config.RequiresWorker {
 		c.takeWorker(j)
@@ -448,7 +466,7 @@ func (c *Core) admit(now time.Time, j *Job) {
 // the job's slot, type slot and conflict key are free again.
 func (c *Core) Finish(now time.Time, j *Job) Completion {
 	c.queue.At(now)
-	if j.runIdx < 0 {
+	if j.Running == nil || j.runIdx < 0 {
 		panic(fmt.Sprintf("core: Finish of job %s/%s that is not running", j.Type, j.ID))
 	}
 	inUse := len(c.running) >= c.limits.MaxConcurrency // the limit bound concurrency
@@ -503,6 +521,19 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 		}
 	}
 	return Completion{Elapsed: elapsed, Estimate: est}
+}
+
+// Release takes back the Running record of j, which has ended for good and
+// which nothing reads any more, for the next admission. Call it before j's
+// record is reused; a record never released simply keeps its own.
+func (c *Core) Release(j *Job) {
+	if r := j.Running; r != nil {
+		if r.runIdx >= 0 {
+			panic(fmt.Sprintf("core: Release of running job %s/%s", j.Type, j.ID))
+		}
+		j.Running = nil
+		c.runFree = append(c.runFree, r)
+	}
 }
 
 // Withdraw removes a pending job: it will never run and is never charged. It
