@@ -49,10 +49,9 @@ type Job struct {
 	Tokens time.Duration
 	// Attempt counts the admission policy's deferrals of the job.
 	Attempt int
-	// Retry is the job's retry policy (WithRetry), else its type's, set by
-	// Submit; Runs counts its attempts so far (its owner keeps it).
-	Retry policy.RetryPolicy
-	Runs  int
+	// Runs counts its attempts so far (its owner keeps it). The job's
+	// retry policy is its owner's (its own, else TypeRetry).
+	Runs int
 	// TTL, when positive, is how long the job may stay pending (else its
 	// type's QueueTimeout); Deadline (queue.Job) is set from it by Submit.
 	// Time its group spends paused does not count: Core.Deadline is the
@@ -122,6 +121,15 @@ type Rare struct {
 	// result; leader is, for a waiter, its run (coalesce.go).
 	waiters []*Job
 	leader  *Job
+}
+
+// TypeRetry is the retry policy of j's type once j is submitted, none
+// before: read from the type, not copied into every pending job.
+func (j *Job) TypeRetry() policy.RetryPolicy {
+	if j.slot == nil {
+		return policy.RetryPolicy{}
+	}
+	return j.slot.Config.Retry
 }
 
 // more returns j's Rare, allocating it if j has none yet.
@@ -318,9 +326,6 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	j.grp = g
 	if c.buckets != nil {
 		c.bucketsOf(j)
-	}
-	if j.Retry == (policy.RetryPolicy{}) { // none of its own
-		j.Retry = slot.Config.Retry
 	}
 	ttl := j.TTL
 	if ttl <= 0 {
