@@ -65,16 +65,18 @@ type Job struct {
 	counted          uint64
 	agePrev, ageNext *Job
 
-	widx int // position in its key's writers; -1 when not there (conflict.go)
+	// widx is its position in its key's writers; -1 when not there
+	// (conflict.go). An int32 beside the flags below, in one word: a
+	// pending job is most of the scheduler's memory.
+	widx int32
 	// refListed: the job is in its (type, id)'s list of pending background
 	// jobs, linked by refPrev and refNext (supersede.go).
-	refListed        bool
-	refPrev, refNext *Job
+	refListed bool
 	// isRun: the shared run of a coalescing type's requests; waiters are
 	// the requests waiting for its result, wanted says a background request
 	// wants it too; leader is, for a waiter, its run (coalesce.go).
-	isRun  bool
-	wanted bool
+	isRun, wanted    bool
+	refPrev, refNext *Job
 	// Rare holds what few jobs use (more): nil until then.
 	*Rare
 	// Running holds what only an admitted job uses, nil until its first
