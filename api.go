@@ -647,7 +647,7 @@ func checkJob(j *messages.Job, opts []JobOption) (*messages.Job, error) {
 		o.applyJob(j)
 	}
 	if j.Explicit() {
-		if err := j.Retry.Validate("WithRetry"); err != nil {
+		if err := j.OwnRetry.Validate("WithRetry"); err != nil {
 			return nil, fmt.Errorf("%w (type %q, id %q): %w", ErrInvalidJob, t, jobID, err)
 		}
 	}
@@ -770,7 +770,7 @@ type RetryPolicy = policy.RetryPolicy
 // the attempts and wraps the last error. A policy without bounds is
 // ErrInvalidJob.
 func WithRetry(p RetryPolicy) JobOption {
-	return jobOptionFunc(func(j *messages.Job) { j.Retry = p; j.More().RetrySet = true })
+	return jobOptionFunc(func(j *messages.Job) { x := j.More(); x.OwnRetry, x.RetrySet = p, true })
 }
 
 // Permanent marks err as not worth retrying: a job whose function returns

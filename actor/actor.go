@@ -277,6 +277,7 @@ func (a *Actor) endTurn() {
 	a.releaseJobClosers()
 	a.dropNestedDeadlock()
 	for i, j := range a.spent {
+		a.core.Release(&j.Job)
 		messages.Recycle(j)
 		a.spent[i] = nil
 	}
@@ -593,7 +594,7 @@ func (a *Actor) finish(d messages.Done) {
 		}
 		return
 	}
-	if d.Err != nil && j.Retry.Retries() {
+	if d.Err != nil && j.Retry().Retries() {
 		if a.retry(now, j, d) {
 			return
 		}
@@ -637,7 +638,7 @@ func (a *Actor) finish(d messages.Done) {
 // which no nested RunSync may name as its parent.
 func (a *Actor) recycle(j *messages.Job) {
 	if !j.Pooled || j.Extra != nil && (j.Record != nil || j.Coalescing || j.OnEnd != nil || j.Parent != nil) ||
-		j.Foreground() && j.Retry.Retries() {
+		j.Foreground() && j.Retry().Retries() {
 		return
 	}
 	if len(a.nested) > 0 {
@@ -899,7 +900,7 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	if !j.Durable() {
 		unwanted = unwanted || a.aborted // a durable job wants its retry: after the restart
 	}
-	step, delay := core.NextStep(core.AttemptEnd{Err: d.Err, Panicked: d.Panicked, Runs: j.Runs, Retry: j.Retry,
+	step, delay := core.NextStep(core.AttemptEnd{Err: d.Err, Panicked: d.Panicked, Runs: j.Runs, Retry: j.Retry(),
 		Unwanted: unwanted, Draw: a.rand.Float64})
 	if step != core.StepRetry {
 		return false

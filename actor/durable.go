@@ -149,7 +149,7 @@ func fromRecord(rec *core.JobRecord) *messages.Job {
 	j := messages.NewJob(rec.Type, rec.ID, rec.Key, nil)
 	j.Group, j.Tokens, j.TTL, j.Floor, j.Floored = rec.Group, rec.Tokens, rec.TTL, rec.Floor, rec.Floored
 	if rec.RetrySet {
-		j.Retry, j.RetrySet = rec.Retry, true
+		j.OwnRetry, j.RetrySet = rec.Retry, true
 	}
 	j.Runs = rec.Attempt
 	j.OnDemand = rec.OnDemand
@@ -170,7 +170,7 @@ func NewRecord(j *messages.Job, now time.Time) *core.JobRecord {
 func record(j *messages.Job, seq uint64, now time.Time) *core.JobRecord {
 	return &core.JobRecord{
 		Seq: seq, Type: j.Type, ID: j.ID, Payload: j.Data, Key: j.Key, Group: j.Group,
-		Tokens: j.Tokens, TTL: j.TTL, Retry: j.Retry, RetrySet: j.RetrySet, Floor: j.Floor, Floored: j.Floored,
+		Tokens: j.Tokens, TTL: j.TTL, Retry: j.Retry(), RetrySet: j.RetrySet, Floor: j.Floor, Floored: j.Floored,
 		EnqueuedAt: now, RunAt: j.RunAt, State: core.RecordPending,
 	}
 }

@@ -99,7 +99,7 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	}
 	// Read before the first attempt: once the end of an attempt that does
 	// not retry is reported, the owner may recycle j.
-	retries := j.Retry.Retries()
+	retries := j.Retry().Retries()
 	for {
 		err := a.Execute(j)
 		if err == nil || !retries {

@@ -85,11 +85,11 @@ func (w writerQueue) Len() int           { return len(w) }
 func (w writerQueue) Less(a, b int) bool { return w[a].seq < w[b].seq }
 func (w writerQueue) Swap(a, b int) {
 	w[a], w[b] = w[b], w[a]
-	w[a].job.widx, w[b].job.widx = a, b
+	w[a].job.widx, w[b].job.widx = int32(a), int32(b)
 }
 func (w *writerQueue) Push(x any) {
 	e := x.(writer)
-	e.job.widx = len(*w)
+	e.job.widx = int32(len(*w))
 	*w = append(*w, e)
 }
 func (w *writerQueue) Pop() any {
@@ -181,7 +181,7 @@ func (c *Core) removeWriter(j *Job, started bool) {
 	}
 	k, _ := j.slot.Config.Conflicts(j.ID)
 	w := c.writers[k]
-	heap.Remove(w, j.widx)
+	heap.Remove(w, int(j.widx))
 	if w.Len() == 0 {
 		delete(c.writers, k)
 	}

@@ -36,10 +36,9 @@ type Job struct {
 	Group   string // "" for none
 	Payload any    // the caller's: what to run, whom to answer
 
-	Started time.Time // when Dispatch admitted it
 	// Priority is the type's (base) priority: the tier the job counts
-	// against. Effective is the priority it was admitted at (aging, floor).
-	Priority, Effective policy.Priority
+	// against.
+	Priority policy.Priority
 	// Floor, when Floored (queue.Job), is set by the caller before Submit:
 	// the job's effective priority never falls below it. A job submitted
 	// by a running job inherits that job's effective priority this way.
@@ -50,27 +49,14 @@ type Job struct {
 	Tokens time.Duration
 	// Attempt counts the admission policy's deferrals of the job.
 	Attempt int
-	// Retry is the job's retry policy (WithRetry), else its type's, set by
-	// Submit; Runs counts its attempts so far (its owner keeps it).
-	Retry policy.RetryPolicy
-	Runs  int
+	// Runs counts its attempts so far (its owner keeps it). The job's
+	// retry policy is its owner's (its own, else TypeRetry).
+	Runs int
 	// TTL, when positive, is how long the job may stay pending (else its
 	// type's QueueTimeout); Deadline (queue.Job) is set from it by Submit.
 	// Time its group spends paused does not count: Core.Deadline is the
 	// deadline moved back by the pauses.
 	TTL time.Duration
-	// Cost is the job's cost at admission — its Tokens, or else the learned
-	// estimate — and KeyCost the key's accumulated cost right after charging
-	// it (Cost divided by the key's weight).
-	Cost, KeyCost time.Duration
-	estimate      time.Duration // the learned estimate at admission
-
-	// Worker is the worker slot the job runs on (types with
-	// RequiresWorker), set by Dispatch; nil otherwise. It stays set after
-	// Finish: Worker.Lost() tells whether the worker was unregistered
-	// while the job ran.
-	Worker *workers.Slot
-
 	// riseFrom is how long the job had waited, for aging, when it last
 	// entered the queue: its rises count from there (see agingRises).
 	riseFrom time.Duration
@@ -79,20 +65,44 @@ type Job struct {
 	counted          uint64
 	agePrev, ageNext *Job
 
-	widx int // position in its key's writers; -1 when not there (conflict.go)
+	// widx is its position in its key's writers; -1 when not there
+	// (conflict.go). An int32 beside the flags below, in one word: a
+	// pending job is most of the scheduler's memory.
+	widx int32
 	// refListed: the job is in its (type, id)'s list of pending background
 	// jobs, linked by refPrev and refNext (supersede.go).
-	refListed        bool
-	refPrev, refNext *Job
+	refListed bool
 	// isRun: the shared run of a coalescing type's requests; waiters are
 	// the requests waiting for its result, wanted says a background request
 	// wants it too; leader is, for a waiter, its run (coalesce.go).
-	isRun  bool
-	wanted bool
+	isRun, wanted    bool
+	refPrev, refNext *Job
 	// Rare holds what few jobs use (more): nil until then.
 	*Rare
-	slot     *policy.Slot // the type's counters and registration
-	grp      *group
+	// Running holds what only an admitted job uses, nil until its first
+	// admission: a pending job is most of the scheduler's memory. It stays
+	// after Finish (its events read it) until Core.Release.
+	*Running
+	slot *policy.Slot // the type's counters and registration
+	grp  *group
+}
+
+// Running holds the fields of a Job set at its admission. The Core keeps
+// them on a free list: admitting a job allocates nothing.
+type Running struct {
+	Started time.Time // when Dispatch admitted it
+	// Effective is the priority it was admitted at (aging, floor).
+	Effective policy.Priority
+	// Cost is the job's cost at admission — its Tokens, or else the learned
+	// estimate — and KeyCost the key's accumulated cost right after charging
+	// it (Cost divided by the key's weight).
+	Cost, KeyCost time.Duration
+	estimate      time.Duration // the learned estimate at admission
+	// Worker is the worker slot the job runs on (types with
+	// RequiresWorker), set by Dispatch; nil otherwise. It stays set after
+	// Finish: Worker.Lost() tells whether the worker was unregistered
+	// while the job ran.
+	Worker   *workers.Slot
 	runIdx   int    // position in Core.running, -1 when not running
 	admitted uint64 // admission order, set by Dispatch
 }
@@ -113,6 +123,15 @@ type Rare struct {
 	// result; leader is, for a waiter, its run (coalesce.go).
 	waiters []*Job
 	leader  *Job
+}
+
+// TypeRetry is the retry policy of j's type once j is submitted, none
+// before: read from the type, not copied into every pending job.
+func (j *Job) TypeRetry() policy.RetryPolicy {
+	if j.slot == nil {
+		return policy.RetryPolicy{}
+	}
+	return j.slot.Config.Retry
 }
 
 // more returns j's Rare, allocating it if j has none yet.
@@ -176,6 +195,7 @@ type Core struct {
 	ledger       *costmodel.Ledger
 	estimates    *costmodel.Estimates
 	running      []*Job
+	runFree      []*Running // Running records of released jobs, for the next admissions
 	groups       map[string]*group
 	pool         *workers.Pool
 	aged         []Aged             // since the last TakeAged
@@ -303,14 +323,11 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if r := j.Rare; r != nil && !r.Arrived.IsZero() && r.Arrived.Before(now) {
 		since = r.Arrived
 	}
-	j.Seq, j.Submitted, j.Priority, j.slot, j.runIdx = c.seq, since, slot.Config.Priority, slot, -1
+	j.Seq, j.Submitted, j.Priority, j.slot = c.seq, since, slot.Config.Priority, slot
 	g := c.groupOf(j.Group)
 	j.grp = g
 	if c.buckets != nil {
 		c.bucketsOf(j)
-	}
-	if j.Retry == (policy.RetryPolicy{}) { // none of its own
-		j.Retry = slot.Config.Retry
 	}
 	ttl := j.TTL
 	if ttl <= 0 {
@@ -411,6 +428,14 @@ func (c *Core) admit(now time.Time, j *Job) {
 	if tr.TypeFull {
 		c.queue.BlockType(j.Type, true)
 	}
+	if j.Running == nil { // a retried job keeps its own
+		if n := len(c.runFree); n > 0 {
+			j.Running, c.runFree[n-1] = c.runFree[n-1], nil
+			c.runFree = c.runFree[:n-1]
+		} else {
+			j.Running = new(Running)
+		}
+	}
 	j.Worker = nil
 	if j.slot.Config.RequiresWorker {
 		c.takeWorker(j)
@@ -448,7 +473,7 @@ func (c *Core) admit(now time.Time, j *Job) {
 // the job's slot, type slot and conflict key are free again.
 func (c *Core) Finish(now time.Time, j *Job) Completion {
 	c.queue.At(now)
-	if j.runIdx < 0 {
+	if j.Running == nil || j.runIdx < 0 {
 		panic(fmt.Sprintf("core: Finish of job %s/%s that is not running", j.Type, j.ID))
 	}
 	inUse := len(c.running) >= c.limits.MaxConcurrency // the limit bound concurrency
@@ -503,6 +528,19 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 		}
 	}
 	return Completion{Elapsed: elapsed, Estimate: est}
+}
+
+// Release takes back the Running record of j, which has ended for good and
+// which nothing reads any more, for the next admission. Call it before j's
+// record is reused; a record never released simply keeps its own.
+func (c *Core) Release(j *Job) {
+	if r := j.Running; r != nil {
+		if r.runIdx >= 0 {
+			panic(fmt.Sprintf("core: Release of running job %s/%s", j.Type, j.ID))
+		}
+		j.Running = nil
+		c.runFree = append(c.runFree, r)
+	}
 }
 
 // Withdraw removes a pending job: it will never run and is never charged. It

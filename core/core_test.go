@@ -340,8 +340,8 @@ func TestExpensiveKeyYields(t *testing.T) {
 func TestCostChargedAtAdmissionAndLearned(t *testing.T) {
 	c := newCore(t, 0, clone, pull)
 	j := submit(t, c, t0, "clone", "r", "a")
-	if c.KeyCost("a") != 0 || j.Cost != 0 || j.KeyCost != 0 {
-		t.Fatalf("charged before admission: key %v, job %v/%v", c.KeyCost("a"), j.Cost, j.KeyCost)
+	if c.KeyCost("a") != 0 || j.Running != nil { // its Running record comes with its admission
+		t.Fatalf("charged before admission: key %v, job %+v", c.KeyCost("a"), j.Running)
 	}
 	wantDispatch(t, c, at(100), "clone/r@a")
 	if j.Cost != ms(10) || j.KeyCost != ms(10) || c.KeyCost("a") != ms(10) || !j.Started.Equal(at(100)) {
@@ -416,8 +416,8 @@ func TestWithdraw(t *testing.T) {
 	if c.Withdraw(at(1), &Job{Job: queue.Job{Type: "clone", ID: "never"}}) {
 		t.Error("Withdraw of a job never submitted reported true")
 	}
-	if c.KeyCost("b") != 0 || wait.Cost != 0 {
-		t.Errorf("withdrawn job charged: key %v, job %v", c.KeyCost("b"), wait.Cost)
+	if c.KeyCost("b") != 0 || wait.Running != nil {
+		t.Errorf("withdrawn job charged: key %v, job %+v", c.KeyCost("b"), wait.Running)
 	}
 	if c.Pending() != 1 {
 		t.Errorf("Pending = %d, want 1", c.Pending())
@@ -802,5 +802,39 @@ func TestSnapshotRows(t *testing.T) {
 				t.Fatalf("op %d, rows %d: %d estimates of %d", i, rows, len(got.CostEstimates), len(full.CostEstimates))
 			}
 		}
+	}
+}
+
+// A job's Running record comes with its admission, stays through Finish
+// (what reports the end reads it) and, once released, serves the next
+// admission: a pending job carries none.
+func TestRunningRecordReleasedAndReused(t *testing.T) {
+	c := newCore(t, 1, clone)
+	first := submit(t, c, t0, "clone", "r", "a")
+	second := submit(t, c, t0, "clone", "s", "a")
+	if first.Running != nil || second.Running != nil {
+		t.Fatal("a pending job has a Running record")
+	}
+	wantDispatch(t, c, at(1), "clone/r@a")
+	r := first.Running
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Release of a running job did not panic")
+			}
+		}()
+		c.Release(first)
+	}()
+	c.Finish(at(3), first)
+	if first.Running != r || !first.Started.Equal(at(1)) || first.Cost != ms(10) {
+		t.Fatalf("after Finish: %+v, want its admission's record kept", first.Running)
+	}
+	c.Release(first)
+	if first.Running != nil {
+		t.Fatal("Release left the record on the job")
+	}
+	wantDispatch(t, c, at(4), "clone/s@a")
+	if second.Running != r || !second.Started.Equal(at(4)) {
+		t.Errorf("next admission took %p (Started %v), want the released %p", second.Running, second.Started, r)
 	}
 }

@@ -107,7 +107,10 @@ type Extra struct {
 	// a chan error two.
 	Admit  chan struct{}
 	answer error
-	// RetrySet: the job's own retry policy was given (WithRetry).
+	// OwnRetry, when not zero, is the job's own retry policy (WithRetry,
+	// a durable record's): it replaces its type's. RetrySet: it was given
+	// (WithRetry; kept in durable records).
+	OwnRetry policy.RetryPolicy
 	RetrySet bool
 	// LastErr is the error of the job's last failed attempt while it waits
 	// for its retry: what its caller is told if it never runs again.
@@ -199,8 +202,20 @@ func (j *Job) Answered() error { return j.answer }
 // to live, retry policy, inherited priority) — none of j's history.
 func (j *Job) Fresh() *Job {
 	f := NewJob(j.Type, j.ID, j.Key, j.Fn)
-	f.Group, f.Tokens, f.TTL, f.Retry, f.Floor, f.Floored = j.Group, j.Tokens, j.TTL, j.Retry, j.Floor, j.Floored
+	f.Group, f.Tokens, f.TTL, f.Floor, f.Floored = j.Group, j.Tokens, j.TTL, j.Floor, j.Floored
+	if j.Extra != nil {
+		f.OwnRetry = j.OwnRetry
+	}
 	return f
+}
+
+// Retry is j's retry policy: its own (OwnRetry), else its type's once
+// submitted (none before).
+func (j *Job) Retry() policy.RetryPolicy {
+	if j.Extra != nil && j.OwnRetry != (policy.RetryPolicy{}) {
+		return j.OwnRetry
+	}
+	return j.TypeRetry()
 }
 
 // Of returns the Job a core.Job belongs to.

@@ -118,8 +118,8 @@ func (q *Queue) bandOfLane(l *lane) int {
 	if l.tq.floored {
 		b = max(b, l.tq.floorBand)
 	}
-	if b > head.aged {
-		head.aged = b
+	if b > int(head.aged) {
+		head.aged = int32(b)
 		// Under a floor the effective priority rises only once the aged
 		// one passes it.
 		// A job whose deadline has come expires in this same step: it

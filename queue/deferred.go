@@ -20,7 +20,7 @@ func (j *deferredJob) before(o *deferredJob) bool {
 	}
 	return j.Seq < o.Seq
 }
-func (j *deferredJob) setIndex(i int) { j.idx = i }
+func (j *deferredJob) setIndex(i int) { j.idx = int32(i) }
 
 // Defer takes j out of dispatch until until.
 func (q *Queue) Defer(j *Job, until time.Time) {

@@ -30,7 +30,7 @@ func (j *expiringJob) before(o *expiringJob) bool {
 	}
 	return j.Seq < o.Seq
 }
-func (j *expiringJob) setIndex(i int) { j.eidx = i }
+func (j *expiringJob) setIndex(i int) { j.eidx = int32(i) }
 
 // expiringGroup is a Group as an element of the queue's expiry heap.
 type expiringGroup Group
@@ -79,7 +79,7 @@ func (q *Queue) unexpire(j *Job) {
 		return
 	}
 	g := q.expiryGroup(j)
-	g.expiring.remove(j.eidx)
+	g.expiring.remove(int(j.eidx))
 	q.regroup(g)
 }
 
@@ -167,7 +167,7 @@ func (q *Queue) Extend(j *Job, until time.Time) bool {
 		return false
 	}
 	j.ekey, j.Deadline = key, until
-	g.expiring.fix(j.eidx)
+	g.expiring.fix(int(j.eidx))
 	q.regroup(g)
 	return true
 }
@@ -203,7 +203,7 @@ func (q *Queue) Watched(j *Job) bool {
 		return false
 	}
 	h := q.expiryGroup(j).expiring
-	return j.eidx < len(h) && (*Job)(h[j.eidx]) == j
+	return int(j.eidx) < len(h) && (*Job)(h[j.eidx]) == j
 }
 
 // pausedNow returns group g's paused time so far at the time set by At, the

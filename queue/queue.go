@@ -37,6 +37,14 @@ type Job struct {
 	// OnDemand: a caller waits for the job (RunSync). It matters only with
 	// scoring, where on-demand work has its own bonus and slope.
 	OnDemand bool
+	// Small fields together, and positions as int32 (no queue holds 2³¹
+	// jobs): a pending job is most of the scheduler's memory.
+	where   place
+	backoff bool  // deferred for a retry's backoff (not by the caller's policy)
+	idx     int32 // position in the returned heap or the parked heap
+	pos     int32 // position in its lane's FIFO while there
+	eidx    int32 // position in its group's expiry heap; -1 when not there
+	aged    int32 // the highest aging band reported for the job
 	// Deadline, when not zero, is when the job expires if still pending
 	// (see TakeExpired).
 	Deadline time.Time
@@ -46,22 +54,16 @@ type Job struct {
 
 	lane     *lane
 	key      *keyRec
-	where    place
-	idx      int        // position in the returned heap or the parked heap
-	pos      int        // position in its lane's FIFO while there
 	parkedOn *parkedSet // while parked
 	until    int64      // while deferred: when it returns (Unix ns)
 	ekey     int64      // Deadline in Unix ns less its group's paused time at arrival (expiry.go)
-	backoff  bool       // deferred for a retry's backoff (not by the caller's policy)
-	eidx     int        // position in its group's expiry heap; -1 when not there
-	aged     int        // the highest aging band reported for the job
 	// pauseBase is the group's paused time when the job arrived: the
 	// pauses after it are taken off the job's aging clock.
 	pauseBase time.Duration
 }
 
 func (j *Job) before(o *Job) bool { return j.Seq < o.Seq }
-func (j *Job) setIndex(i int)     { j.idx = i }
+func (j *Job) setIndex(i int)     { j.idx = int32(i) }
 
 // Parked reports whether the job waits on a conflict key.
 func (j *Job) Parked() bool { return j.where == placeParked }
@@ -137,7 +139,7 @@ func (l *lane) setIndex(i int) { l.idx = i }
 // holds reports whether fifo[i] is a job still waiting there.
 func (l *lane) holds(i int) bool {
 	j := l.fifo[i]
-	return j != nil && j.where == placeFIFO && j.lane == l && j.pos == i
+	return j != nil && j.where == placeFIFO && j.lane == l && int(j.pos) == i
 }
 
 // front returns the lane's earliest job.
@@ -175,7 +177,7 @@ func (l *lane) compact() {
 	for i := l.head; i < len(l.fifo); i++ {
 		if l.holds(i) {
 			j := l.fifo[i]
-			j.pos = len(kept)
+			j.pos = int32(len(kept))
 			kept = append(kept, j)
 		}
 	}
@@ -387,7 +389,7 @@ func (q *Queue) Push(j *Job, keyCost time.Duration) {
 	q.count(j, keyCost)
 	j.pauseBase = q.pausedNow(j.Group) // a pause under way counts from now on only
 	l := q.laneOf(j, q.typeOf(j))
-	j.pos = len(l.fifo)
+	j.pos = int32(len(l.fifo)) // compact keeps the FIFO within twice its live jobs
 	l.fifo = append(l.fifo, j)
 	j.where = placeFIFO
 	q.n++
@@ -523,13 +525,13 @@ func (q *Queue) Remove(j *Job) {
 		return
 	case placeParked:
 		h := j.parkedOn
-		h.remove(j.idx)
+		h.remove(int(j.idx))
 		if len(h.ixheap) == 0 {
 			delete(q.parked, h.key)
 		}
 		j.parkedOn = nil
 	case placeDeferred:
-		q.deferred.remove(j.idx)
+		q.deferred.remove(int(j.idx))
 	default:
 		q.leaveLane(j)
 	}
@@ -608,7 +610,7 @@ func (q *Queue) ForgetGroup(g *Group) bool {
 func (q *Queue) leaveLane(j *Job) {
 	l := j.lane
 	if j.where == placeReturned {
-		l.returned.remove(j.idx)
+		l.returned.remove(int(j.idx))
 	} else {
 		l.stale++
 	}
