@@ -271,6 +271,7 @@ func (a *Actor) run() {
 // only now, once every report of the turn that may name them (aged jobs,
 // decision records) has been made.
 func (a *Actor) endTurn() {
+	a.adoptParked()
 	a.flushDurable()
 	a.reportAged()
 	a.arm()

@@ -86,6 +86,12 @@ type durable struct {
 	// joins are the coalesced RunSync and Submit jobs of cluster mode
 	// (core.Joins; joins.go).
 	joins core.Joins
+	// parked are adopted records whose (type, id) an unfinished job here
+	// still holds: in cluster mode the database accepts a new job of the
+	// (type, id) once the old one's row is gone, which may be before this
+	// owner has seen the old one end. Each is adopted when the (type, id)
+	// is free (adoptParked); the database's index allows one at a time.
+	parked map[jobRef][]core.JobRecord
 }
 
 // ack is an answer owed once a batch commits: to an Enqueue (j, whose
@@ -385,20 +391,64 @@ func (a *Actor) adopt(m messages.Adopt) {
 	for i := range m.Records {
 		rec := m.Records[i]
 		ref := recordRef(&rec)
-		if rec.State != core.RecordPending || d.jobs[ref] != nil {
+		if rec.State != core.RecordPending {
 			continue
 		}
-		d.seq = max(d.seq, rec.Seq)
-		j := fromRecord(&rec)
-		d.jobs[ref] = j
-		if err := a.queueDurable(now, j); err != nil {
-			a.log.Warn("an adopted durable job was refused: its record is deleted", zap.Error(err))
+		if old := d.jobs[ref]; old != nil {
+			if old.Record == nil || old.Record.Seq != rec.Seq {
+				if d.parked == nil {
+					d.parked = map[jobRef][]core.JobRecord{}
+				}
+				d.parked[ref] = append(d.parked[ref], rec)
+			}
 			continue
 		}
-		n++
+		if a.adoptOne(now, rec) {
+			n++
+		}
 	}
 	m.Reply <- n
 	a.dispatch(now)
+}
+
+// adoptOne makes rec, pending and free of any job of its (type, id) here,
+// a job of this owner.
+func (a *Actor) adoptOne(now time.Time, rec core.JobRecord) bool {
+	d := a.dur
+	d.seq = max(d.seq, rec.Seq)
+	j := fromRecord(&rec)
+	d.jobs[recordRef(&rec)] = j
+	if err := a.queueDurable(now, j); err != nil {
+		a.log.Warn("an adopted durable job was refused: its record is deleted", zap.Error(err))
+		return false
+	}
+	return true
+}
+
+// adoptParked adopts the parked records whose (type, id) is free now.
+// At the end of each turn; parked is empty but for the moments after a
+// job of a (type, id) ended and before this owner saw it.
+func (a *Actor) adoptParked() {
+	d := a.dur
+	if d == nil || len(d.parked) == 0 || a.aborted || a.closing {
+		return
+	}
+	now, adopted := a.clock.Now(), false
+	for ref, recs := range d.parked {
+		if d.jobs[ref] != nil {
+			continue
+		}
+		a.adoptOne(now, recs[0])
+		adopted = true
+		if len(recs) == 1 {
+			delete(d.parked, ref)
+		} else {
+			d.parked[ref] = recs[1:]
+		}
+	}
+	if adopted {
+		a.dispatch(now)
+	}
 }
 
 // replacePending takes out the pending durable job of (m.Type, m.ID) for

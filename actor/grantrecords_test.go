@@ -102,3 +102,49 @@ func TestSubscribed(t *testing.T) {
 		t.Errorf("Subscribed (-want +got):\n%s", diff)
 	}
 }
+
+// TestAdoptParksAJobOfABusyID: a record adopted while a job of its
+// (type, id) is still unfinished here — in cluster mode the database
+// takes the new job once the old one's row is gone, which may be before
+// the owner sees the old one end — runs once the old one has ended,
+// instead of being dropped.
+func TestAdoptParksAJobOfABusyID(t *testing.T) {
+	st := &opsStore{commits: make(chan []string, 64)}
+	a := actor.Start(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute, Store: st})
+	defer a.Close(context.Background())
+	if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan uint64, 2)
+	release := make(chan struct{})
+	if err := a.RegisterHandlers(map[policy.JobType]messages.Handler{work: func(_ context.Context, j messages.DurableJob) error {
+		started <- j.Seq
+		if j.Seq == 1 {
+			<-release
+		}
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	rec := func(seq uint64) core.JobRecord {
+		return core.JobRecord{Seq: seq, Type: work, ID: "x", State: core.RecordPending, EnqueuedAt: time.Unix(0, 0)}
+	}
+	ctx := context.Background()
+	if _, err := a.Adopt(ctx, []core.JobRecord{rec(1)}); err != nil {
+		t.Fatal(err)
+	}
+	got := []uint64{<-started}
+	if _, err := a.Adopt(ctx, []core.JobRecord{rec(2), rec(1)}); err != nil { // 1 again: the feed may repeat a row
+		t.Fatal(err)
+	}
+	close(release)
+	got = append(got, <-started)
+	if diff := cmp.Diff([]uint64{1, 2}, got); diff != "" {
+		t.Errorf("jobs run (-want +got):\n%s", diff)
+	}
+	select {
+	case s := <-started:
+		t.Errorf("job %d ran again", s)
+	default:
+	}
+}
