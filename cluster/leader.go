@@ -64,13 +64,6 @@ type wait struct {
 	// job is what the handler was given: the record handed to this
 	// instance's executor with a grant to it.
 	job messages.DurableJob
-	// granting: its grant is in the write under way (granting, in run);
-	// revoke: Cancel came meanwhile — taken back once the write is done.
-	granting, revoke bool
-	// succeeding: its executor handed its success back and its row's
-	// delete is queued or under way: a read that finds the row gone
-	// must not take it for a lost grant.
-	succeeding bool
 }
 
 // counts reports whether w takes one of its instance's Slots: a durable
@@ -335,99 +328,42 @@ func (l *leader) run() {
 			place(w)
 		}
 	}
-	// The successes handed back are deleted like the grants are written:
-	// one batch at a time, by a goroutine, the next gathering meanwhile.
-	var successes []End
-	deleting := false
-	succeeded := make(chan successWrite, 1)
-	succeed := func() {
-		if deleting || len(successes) == 0 {
+	grant := func() {
+		if len(batch) == 0 {
 			return
 		}
-		ends := successes
-		successes, deleting = nil, true
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-			defer cancel()
-			gone, err := l.n.b.Succeeded(ctx, cfg.Domain, l.epoch, ends)
-			succeeded <- successWrite{ends, gone, err}
-		}()
-	}
-	// revokeJob asks the executor of granted job seq to stop it (Cancel).
-	revokeJob := func(seq uint64) {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 		defer cancel()
-		if err := l.n.b.RevokeJob(ctx, cfg.Domain, l.epoch, seq); err != nil && !fenced(err) {
-			l.n.log.Warn("taking a cancelled job's grant back failed", zap.Error(err))
-		}
-	}
-	// The grants are written one batch at a time, by a goroutine of
-	// their own, while the loop goes on: the next batch gathers during
-	// the write (group commit), and ends, new jobs and successes are
-	// handled meanwhile. granting is the batch being written.
-	var granting []*wait
-	granted := make(chan grantWrite, 1)
-	grant := func() {
-		if granting != nil || len(batch) == 0 {
-			return
-		}
-		granting, batch = batch, nil
-		gs := make([]Grant, len(granting))
-		for i, w := range granting {
-			w.granting = true
+		gs := make([]Grant, len(batch))
+		for i, w := range batch {
 			gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot,
 				Handed: w.instance == cfg.Instance}
 		}
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-			defer cancel()
-			took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, gs)
-			granted <- grantWrite{gs, took, err}
-		}()
-	}
-	// wrote takes the result of the grants' write.
-	wrote := func(r grantWrite) {
-		ws := granting
-		granting = nil
-		for _, w := range ws {
-			w.granting = false
+		took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, gs)
+		if fenced(err) {
+			return
 		}
-		// Answered meanwhile (its instance was declared lost, the
-		// leader stops): not this write's any more.
-		mine := func(w *wait) bool { return outstanding[w.seq] == w }
-		switch {
-		case fenced(r.err):
-			return
-		case errors.Is(r.err, ErrDoubleAdmission):
+		if errors.Is(err, ErrDoubleAdmission) {
 			// Never from a sound leader: the database's own guard held.
-			l.n.log.Error("the database refused a double admission; the attempts fail", zap.Error(r.err))
-			for _, w := range ws {
-				if mine(w) {
-					answer(w, r.err)
-				}
+			l.n.log.Error("the database refused a double admission; the attempts fail", zap.Error(err))
+			for _, w := range batch {
+				answer(w, err)
 			}
+			batch = batch[:0]
 			return
-		case r.err != nil:
+		}
+		if err != nil {
 			// The database is out of reach: the batch is granted at the
 			// next turn, or the lease is lost and the next leader decides.
-			l.n.log.Warn("granting failed; trying again", zap.Error(r.err))
-			batch = append(slices.DeleteFunc(ws, func(w *wait) bool { return !mine(w) }), batch...)
+			l.n.log.Warn("granting failed; trying again", zap.Error(err))
 			return
 		}
-		ok := make(map[uint64]bool, len(r.took))
-		for _, s := range r.took {
+		ok := make(map[uint64]bool, len(took))
+		for _, s := range took {
 			ok[s] = true
 		}
 		var handed []Grant
-		var revoke []uint64
-		lostNow := map[string]bool{}
-		for i, w := range ws {
-			if !mine(w) {
-				if ok[w.seq] { // granted to an instance lost meanwhile: its grants are taken back below
-					lostNow[w.instance] = true
-				}
-				continue
-			}
+		for i, w := range batch {
 			w.written = true
 			if !ok[w.seq] { // running already (a previous leader's grant): wait for that end
 				if in := instances[w.instance]; in != nil && w.counts() {
@@ -436,29 +372,17 @@ func (l *leader) run() {
 				w.attempt, w.instance = -1, ""
 				continue
 			}
-			if w.revoke {
-				revoke = append(revoke, w.seq)
-			}
-			if r.grants[i].Handed && !w.revoke {
-				g := r.grants[i]
+			if gs[i].Handed {
+				g := gs[i]
 				j := w.job
 				g.Record = &core.JobRecord{Seq: j.Seq, Type: j.Type, ID: j.ID, Payload: j.Payload, Key: j.FairnessKey, Group: j.Group,
 					EnqueuedAt: j.EnqueuedAt, Owner: j.Owner, Attempt: w.attempt}
 				handed = append(handed, g)
 			}
 		}
+		batch = batch[:0]
 		if len(handed) > 0 {
 			l.n.x.handOver(handoff{grants: handed, ends: l.localEnds, leaderDone: l.done})
-		}
-		for _, seq := range revoke {
-			revokeJob(seq)
-		}
-		for id := range lostNow {
-			ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-			if _, err := l.n.b.Revoke(ctx, cfg.Domain, l.epoch, id); err != nil && !fenced(err) {
-				l.n.log.Warn("taking back the grants of a lost instance failed", zap.Error(err))
-			}
-			cancel()
 		}
 	}
 	readEnds := func(ctx context.Context, full bool) {
@@ -473,7 +397,7 @@ func (l *leader) run() {
 			// A grant not committed yet has no end to read; between full
 			// reads, only a resumed job's row is read (to learn where it
 			// runs): the others' ends came by endsSince.
-			if w.written && !w.succeeding && (full || w.attempt == -1) {
+			if w.written && (full || w.attempt == -1) {
 				seqs = append(seqs, s)
 			}
 		}
@@ -652,10 +576,10 @@ func (l *leader) run() {
 			// sees). A fenced or failed write answers nothing: the
 			// executor reports them through their rows at its next full
 			// read, to this leader or the next.
+			var ends []End
 			for more := true; more; {
-				if w := outstanding[e.Seq]; w != nil && w.written && !w.succeeding && w.instance == e.Instance && w.attempt == e.Attempt {
-					w.succeeding = true
-					successes = append(successes, e)
+				if w := outstanding[e.Seq]; w != nil && w.written && w.instance == e.Instance && w.attempt == e.Attempt {
+					ends = append(ends, e)
 				}
 				select {
 				case e = <-l.localEnds:
@@ -663,42 +587,32 @@ func (l *leader) run() {
 					more = false
 				}
 			}
-			succeed()
-		case r := <-succeeded:
-			deleting = false
-			gone := map[uint64]bool{}
-			for _, seq := range r.gone {
-				gone[seq] = true
+			if len(ends) == 0 {
+				break
 			}
-			for _, e := range r.ends {
-				// Not deleted: its row says how it stands (the executor
-				// reports it through the row).
-				if w := outstanding[e.Seq]; w != nil && !gone[e.Seq] {
-					w.succeeding = false
+			func() {
+				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+				defer cancel()
+				gone, err := l.n.b.Succeeded(ctx, cfg.Domain, l.epoch, ends)
+				if fenced(err) {
+					return
 				}
-			}
-			switch {
-			case fenced(r.err):
-			case r.err != nil:
-				l.n.log.Warn("deleting succeeded jobs failed; their executor reports them again", zap.Error(r.err))
-			default:
-				for _, seq := range r.gone {
+				if err != nil {
+					l.n.log.Warn("deleting succeeded jobs failed; their executor reports them again", zap.Error(err))
+					return
+				}
+				for _, seq := range gone {
 					if w := outstanding[seq]; w != nil {
 						answer(w, nil)
 					}
 				}
-				replace() // slots are free
-			}
-			succeed()
+			}()
+			replace() // slots are free
 		case r := <-l.types:
 			l.register(r)
 		case seq := <-l.revokes:
 			// Not granted yet: it never starts. Granted: its executor
 			// stops it and reports the end (readEnds answers).
-			if w := outstanding[seq]; w != nil && w.granting {
-				w.revoke = true // taken back once its grant is written
-				break
-			}
 			if w := outstanding[seq]; w != nil && !w.written {
 				batch = slices.DeleteFunc(batch, func(b *wait) bool { return b == w })
 				answer(w, actor.ErrCancelled)
@@ -710,9 +624,13 @@ func (l *leader) run() {
 				w.done <- actor.ErrCancelled
 				break
 			}
-			revokeJob(seq)
-		case r := <-granted:
-			wrote(r)
+			func() {
+				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+				defer cancel()
+				if err := l.n.b.RevokeJob(ctx, cfg.Domain, l.epoch, seq); err != nil && !fenced(err) {
+					l.n.log.Warn("taking a cancelled job's grant back failed", zap.Error(err))
+				}
+			}()
 		case reply := <-l.infoC:
 			in := leaderInfo{running: map[string]string{}}
 			for _, id := range sortedKeys(instances) {
@@ -851,17 +769,3 @@ func endError(e End) error {
 // isFenced reports whether err is the backend's refusal of a deposed
 // leader's write.
 func isFenced(err error) bool { return errors.Is(err, ErrFenced) }
-
-// grantWrite is the result of a batch of grants' write.
-type grantWrite struct {
-	grants []Grant
-	took   []uint64
-	err    error
-}
-
-// successWrite is the result of a batch of successes' delete.
-type successWrite struct {
-	ends []End
-	gone []uint64
-	err  error
-}
