@@ -203,6 +203,10 @@ type ClusterSnapshot = core.ClusterSnapshot
 //	Types []string
 //
 //	Running int
+//
+//	// Subscribed: it has subscribers to the domain's events (the leader
+//	// publishes them only while some instance has).
+//	Subscribed bool
 type InstanceSnapshot = core.InstanceSnapshot
 
 // WithCluster makes the scheduler one instance of a cluster over b: the

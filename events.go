@@ -320,11 +320,21 @@ const (
 //
 // buffer is cut to [0, MaxSubscribeBuffer]. On a nil Scheduler Subscribe
 // returns a closed channel.
+//
+// In cluster mode the events are the leader's, published through the
+// database only while some instance has subscribers: an instance's first
+// subscriber gets them from the leader's next read of the instances on —
+// at once on the leader's own instance, within a Heartbeat on another.
 func (s *Scheduler) Subscribe(buffer int) (events <-chan Event, cancel func()) {
 	if s.check() != nil {
 		ch := make(chan Event)
 		close(ch)
 		return ch, func() {}
 	}
-	return s.a.Subscribe(min(max(buffer, 0), MaxSubscribeBuffer))
+	ch, stop := s.a.Subscribe(min(max(buffer, 0), MaxSubscribeBuffer))
+	if s.node == nil {
+		return ch, stop
+	}
+	s.node.SubscriptionsChanged() // its heartbeat tells the leader now
+	return ch, func() { stop(); s.node.SubscriptionsChanged() }
 }

@@ -114,6 +114,9 @@ type Instance struct {
 	// Workers are the worker slots registered on it (RegisterWorker): by
 	// worker id, each slot's job types.
 	Workers map[string][][]string
+	// Subscribed: it has subscribers to the domain's events (the leader
+	// publishes them only while some instance has).
+	Subscribed bool
 	// Silent is how long ago, by the database's clock, it last beat.
 	Silent time.Duration
 }

@@ -18,9 +18,13 @@ import (
 // and publishes them in batches (every ReportEvery, or sooner when a batch
 // fills a notification) through the database; every instance listens and
 // hands them to its own subscribers (Subscribe works alike on every
-// instance). Delivery is at most once: the events of a leader that dies
-// before publishing them, and those published while an instance is not
-// listening, are lost, as a full subscriber's are.
+// instance). Only while some instance has subscribers, as its heartbeats
+// say (sent at once when they come or go): encoding and notifying every
+// event for nobody cost the leader a sixth of its time. Delivery is at
+// most once: the events of a leader that dies before publishing them,
+// those of the moments before the leader reads an instance's first
+// subscription (at most a Heartbeat), and those published while an
+// instance is not listening are lost, as a full subscriber's are.
 
 // maxPayload bounds one notification's payload (PostgreSQL's limit is
 // 8000 bytes).
@@ -180,6 +184,9 @@ func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 			if !ok {
 				flush()
 				return
+			}
+			if !l.subscribed.Load() && (l.n.sink == nil || !l.n.sink.Subscribed()) {
+				continue // nobody listens: not even encoded
 			}
 			w, err := encodeEvent(e)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,7 @@ func TestEventsOnEveryInstance(t *testing.T) {
 		t.Cleanup(cancel)
 		subs = append(subs, sub{m.name, c})
 	}
+	subscribedOn(t, lead, "follow")
 	for _, id := range []string{"ok", "bad"} {
 		if err := follow.s.Enqueue(ctx, "mail", id, nil, fairsched.WithFairnessKey("alice")); err != nil {
 			t.Fatal(err)
@@ -84,6 +86,53 @@ func TestEventsOnEveryInstance(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s's events (-want +got):\n%s", s.name, diff)
 		}
+	}
+}
+
+// TestEventsOnlyForSubscribers: the leader publishes nothing while no
+// instance has subscribers, and publishes once one subscribes. Job "one"
+// runs with nobody subscribed, job "two" after a subscription; a raw
+// listener of the events channel — notifications arrive in commit order —
+// must see "two" in the first payload and "one" in none.
+func TestEventsOnlyForSubscribers(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	lead := join(t, url, fast("d", "lead", 2))
+	if leaderOf(t, lead) != lead {
+		t.Fatal("the instance does not lead")
+	}
+	if err := lead.s.RegisterType("mail", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 2)
+	if err := lead.s.RegisterHandler("mail", func(ctx context.Context, j fairsched.Job) error { done <- j.ID; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	raw, stop := lead.st.Events(ctx)
+	if raw == nil {
+		t.Fatal("cannot listen for events")
+	}
+	defer stop()
+	if err := lead.s.Enqueue(ctx, "mail", "one", nil); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	pgtest.Eventually(t, "job one's row gone", func() bool { n, _ := lead.st.CountJobs(ctx); return n == 0 })
+	_, cancel := lead.s.Subscribe(64)
+	defer cancel()
+	if err := lead.s.Enqueue(ctx, "mail", "two", nil); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	var first string
+	select {
+	case p := <-raw:
+		first = string(p)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no events published after a subscription")
+	}
+	if !strings.Contains(first, `"id":"two"`) || strings.Contains(first, `"id":"one"`) {
+		t.Errorf("the first events published: %s", first)
 	}
 }
 

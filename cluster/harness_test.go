@@ -161,3 +161,22 @@ func leaderOf(t *testing.T, ms ...*member) *member {
 	})
 	return l
 }
+
+// subscribedOn waits until the leader lead has read, from the heartbeats,
+// that instance id has subscribers: from then on it publishes the
+// domain's events for it.
+func subscribedOn(t *testing.T, lead *member, id string) {
+	t.Helper()
+	pgtest.Eventually(t, "the leader reads "+id+"'s subscription", func() bool {
+		snap, err := lead.s.Snapshot(context.Background())
+		if err != nil || snap.Cluster == nil {
+			return false
+		}
+		for _, in := range snap.Cluster.Instances {
+			if in.ID == id && in.Subscribed {
+				return true
+			}
+		}
+		return false
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -41,6 +42,9 @@ type leader struct {
 	// localEnds: the successes of the grants handed to this instance's
 	// executor, reported back in process (handoff).
 	localEnds chan End
+	// subscribed: some instance's last heartbeat said it has subscribers
+	// to the domain's events (the loop writes it, the publisher reads it).
+	subscribed atomic.Bool
 }
 
 // wait is an admitted job's attempt, from its grant to its end.
@@ -489,6 +493,11 @@ func (l *leader) run() {
 			}
 		}
 		instances = next
+		subscribed := false
+		for _, in := range next {
+			subscribed = subscribed || in.Subscribed
+		}
+		l.subscribed.Store(subscribed)
 		handled := map[string]bool{}
 		for _, in := range next {
 			for t := range in.types {
@@ -635,7 +644,7 @@ func (l *leader) run() {
 			in := leaderInfo{running: map[string]string{}}
 			for _, id := range sortedKeys(instances) {
 				c := instances[id]
-				in.instances = append(in.instances, InstanceInfo{ID: c.ID, Slots: c.Slots, Types: c.Types, Running: c.running})
+				in.instances = append(in.instances, InstanceInfo{ID: c.ID, Slots: c.Slots, Types: c.Types, Running: c.running, Subscribed: c.Subscribed})
 			}
 			for _, w := range outstanding {
 				in.running[string(w.typ)+"/"+w.id] = w.instance

@@ -144,6 +144,9 @@ type Node struct {
 	closing chan closeReq
 	// To the executor.
 	x *executor
+	// subsChanged: this instance's subscriptions changed; its heartbeat
+	// tells the leader (SubscriptionsChanged).
+	subsChanged chan struct{}
 
 	stopped chan struct{} // closed when every loop has returned
 }
@@ -182,6 +185,20 @@ type InstanceInfo struct {
 	Slots   int      `json:"slots"`
 	Types   []string `json:"types"`
 	Running int      `json:"running"`
+	// Subscribed: its last heartbeat said it has subscribers to the
+	// domain's events.
+	Subscribed bool `json:"subscribed"`
+}
+
+// SubscriptionsChanged tells the node that this instance's subscribers to
+// the domain's events came or went: its next heartbeat, sent now, says
+// whether it has any, and the leader publishes its events only while some
+// instance has.
+func (n *Node) SubscriptionsChanged() {
+	select {
+	case n.subsChanged <- struct{}{}:
+	default: // a beat is due already
+	}
 }
 
 // Start joins the cluster: the loops start, and this instance runs for
@@ -195,7 +212,7 @@ func Start(b Backend, cfg Config, f Factory, sink Sink) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, b: b, factory: f, sink: sink, log: cfg.Logger.With(zap.String("instance", cfg.Instance)),
-		types: make(chan typeReg), info: make(chan chan Info), closing: make(chan closeReq),
+		types: make(chan typeReg), info: make(chan chan Info), closing: make(chan closeReq), subsChanged: make(chan struct{}, 1),
 		stopped: make(chan struct{})}
 	n.x = newExecutor(n)
 	go n.x.run()
@@ -320,7 +337,8 @@ func (n *Node) Snapshot(ctx context.Context, rows int) (core.Snapshot, error) {
 	}
 	cs := &core.ClusterSnapshot{Domain: in.Domain, Instance: in.Instance, Leader: in.Leader, Epoch: in.Epoch, Leading: in.Leading}
 	for _, i := range in.Instances {
-		cs.Instances = append(cs.Instances, core.InstanceSnapshot{ID: i.ID, Slots: i.Slots, Types: i.Types, Running: i.Running})
+		cs.Instances = append(cs.Instances, core.InstanceSnapshot{ID: i.ID, Slots: i.Slots, Types: i.Types, Running: i.Running,
+			Subscribed: i.Subscribed})
 	}
 	s.Cluster = cs
 	return s, nil
@@ -415,7 +433,8 @@ func (n *Node) run() {
 		now := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
 		handled, ws := n.x.self()
-		err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.cfg.Instance, Slots: n.cfg.Slots, Types: handled, Workers: ws})
+		err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.cfg.Instance, Slots: n.cfg.Slots, Types: handled, Workers: ws,
+			Subscribed: n.sink != nil && n.sink.Subscribed()})
 		cancel()
 		// The lease's calls have a beat of their own: a slow heartbeat
 		// must not leave the renewal no time.
@@ -458,6 +477,8 @@ func (n *Node) run() {
 		case <-tick.C:
 			beat()
 		case <-n.x.typesChanged:
+			beat()
+		case <-n.subsChanged:
 			beat()
 		case e := <-failed:
 			if l != nil && e == epoch {

@@ -119,6 +119,9 @@ type InstanceSnapshot struct {
 	Slots   int      `json:"slots"`
 	Types   []string `json:"types"`
 	Running int      `json:"running"`
+	// Subscribed: it has subscribers to the domain's events (the leader
+	// publishes them only while some instance has).
+	Subscribed bool `json:"subscribed,omitempty"`
 }
 
 // PendingJob is one waiting job in a Snapshot.

@@ -28,10 +28,10 @@ func (s *Store) Heartbeat(ctx context.Context, domain string, in Instance) error
 		return fmt.Errorf("pgstore: heartbeat of %q: %w", in.ID, err)
 	}
 	_, err = s.pool.Exec(ctx, `
-		INSERT INTO fairsched_instances (domain, instance, slots, types, workers) VALUES ($1, $2, $3, $4, $5)
+		INSERT INTO fairsched_instances (domain, instance, slots, types, workers, subscribed) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (domain, instance) DO UPDATE SET heartbeat_at = now(), slots = excluded.slots, types = excluded.types,
-			workers = excluded.workers`,
-		domain, in.ID, in.Slots, types, doc)
+			workers = excluded.workers, subscribed = excluded.subscribed`,
+		domain, in.ID, in.Slots, types, doc, in.Subscribed)
 	if err != nil {
 		return fmt.Errorf("%w: pgstore: heartbeat of %q: %w", fairsched.ErrStore, in.ID, err)
 	}
@@ -41,7 +41,7 @@ func (s *Store) Heartbeat(ctx context.Context, domain string, in Instance) error
 // Instances returns domain's instances, by id.
 func (s *Store) Instances(ctx context.Context, domain string) ([]Instance, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT instance, slots, types, extract(epoch FROM now() - heartbeat_at), workers
+		SELECT instance, slots, types, extract(epoch FROM now() - heartbeat_at), workers, subscribed
 		FROM fairsched_instances WHERE domain = $1 ORDER BY instance`, domain)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: reading instances: %w", fairsched.ErrStore, err)
@@ -52,7 +52,7 @@ func (s *Store) Instances(ctx context.Context, domain string) ([]Instance, error
 		var in Instance
 		var silent float64
 		var workers []byte
-		if err := rows.Scan(&in.ID, &in.Slots, &in.Types, &silent, &workers); err != nil {
+		if err := rows.Scan(&in.ID, &in.Slots, &in.Types, &silent, &workers, &in.Subscribed); err != nil {
 			return nil, fmt.Errorf("%w: pgstore: reading instances: %w", fairsched.ErrStore, err)
 		}
 		in.Silent = time.Duration(silent * float64(time.Second))
