@@ -98,6 +98,13 @@ type ClusterConfig = cluster.Config
 //	// leader's scheduler writes nothing when an attempt starts).
 //	Grant(ctx context.Context, domain string, epoch int64, grants []Grant) ([]uint64, error)
 //
+//	// Succeeded (fenced) deletes, in one transaction, the rows of the
+//	// successes of ends that still match a running grant — on that
+//	// instance, for that attempt — and returns their sequences: the ends
+//	// the leader's own executor handed back in process, whose slots it
+//	// frees only once their rows no longer run.
+//	Succeeded(ctx context.Context, domain string, epoch int64, ends []End) ([]uint64, error)
+//
 //	// Rows returns the grant state of the jobs of seqs that exist.
 //	Rows(ctx context.Context, seqs []uint64) ([]Row, error)
 //
