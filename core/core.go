@@ -14,6 +14,7 @@ import (
 	"maps"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/fairsched/fairsched/costmodel"
 	"github.com/fairsched/fairsched/internal/shrink"
@@ -23,8 +24,10 @@ import (
 	"github.com/fairsched/fairsched/workers"
 )
 
-// Job is one job from submission to completion. The caller fills Type, ID,
-// Key and Payload; the core fills the rest.
+// Job is one job from submission to completion. The caller fills Type, ID
+// and Key; the core fills the rest. A caller that needs more per job embeds
+// Job first in its own record and finds the record from the Job (as
+// messages.Of does): a field leading back costs every pending job 16 B.
 type Job struct {
 	// queue.Job is the job's entry in the pending index, and holds what
 	// the two share: Type, ID, Key (fairness key; "" for background
@@ -33,8 +36,7 @@ type Job struct {
 	// pending job is most of the scheduler's memory.
 	queue.Job
 
-	Group   string // "" for none
-	Payload any    // the caller's: what to run, whom to answer
+	Group string // "" for none
 
 	// Priority is the type's (base) priority: the tier the job counts
 	// against.
@@ -86,6 +88,14 @@ type Job struct {
 	slot *policy.Slot // the type's counters and registration
 	grp  *group
 }
+
+// jobOf is the Job whose queue entry qj is. The core pushes only the
+// queue.Job embedded first in a Job, so qj's address is its Job's: the
+// queue keeps no pointer back, which would cost every pending job 16 B.
+func jobOf(qj *queue.Job) *Job { return (*Job)(unsafe.Pointer(qj)) }
+
+// queue.Job must stay Job's first field for jobOf.
+var _ = [1]struct{}{}[unsafe.Offsetof(Job{}.Job)]
 
 // Running holds the fields of a Job set at its admission. The Core keeps
 // them on a free list: admitting a job allocates nothing.
@@ -266,7 +276,7 @@ func New(limits policy.Limits) *Core {
 		estimates:  costmodel.NewEstimates(limits.CostSmoothing),
 	}
 	q.OnAged(func(qj *queue.Job, effective policy.Priority) {
-		j := qj.Ref.(*Job)
+		j := jobOf(qj)
 		c.aged = append(c.aged, Aged{Job: j, Effective: effective, Type: j.Type, ID: j.ID, Key: j.Key,
 			Priority: j.Priority, Submitted: j.Submitted})
 	})
@@ -337,7 +347,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if ttl > 0 {
 		j.Deadline = since.Add(ttl)
 	}
-	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: since, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline, Ref: j}
+	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: since, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline}
 	c.queue.At(now)
 	c.queue.Push(&j.Job, c.ledger.Join(j.Key, now))
 	if r := j.Rare; r != nil && r.NotBefore.After(now) {
@@ -377,7 +387,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 			}
 			continue
 		}
-		j := qj.Ref.(*Job)
+		j := jobOf(qj)
 		if c.tenantBlocks(j) {
 			c.queue.HoldForKey(qj)
 			c.startsWaiting(now, j, policy.ReasonTenantLimit, 0)
@@ -570,7 +580,7 @@ func (c *Core) drop(now time.Time, j *Job) {
 // WithdrawAll removes every pending job and returns them in arrival order.
 func (c *Core) WithdrawAll(now time.Time) []*Job {
 	var out []*Job
-	c.queue.Each(func(qj *queue.Job) { out = append(out, qj.Ref.(*Job)) })
+	c.queue.Each(func(qj *queue.Job) { out = append(out, jobOf(qj)) })
 	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) })
 	for _, j := range out {
 		c.Withdraw(now, j)
@@ -865,7 +875,7 @@ func (c *Core) expire(now time.Time) {
 		if c.expireWatched(qj) {
 			return
 		}
-		j := qj.Ref.(*Job)
+		j := jobOf(qj)
 		c.drop(now, j)
 		c.expired = append(c.expired, j)
 		c.expiredTotal++

@@ -244,7 +244,7 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 // in rank order already).
 func (c *Core) ranked(rows int) []*Job {
 	rank := func(qj *queue.Job) queue.Rank {
-		j := qj.Ref.(*Job)
+		j := jobOf(qj)
 		// With scoring the score orders (the priority is part of it), else
 		// the effective priority.
 		p, scored := c.queue.Score(qj, j.Priority)
@@ -260,7 +260,7 @@ func (c *Core) ranked(rows int) []*Job {
 	top := c.queue.Top(n, rank)
 	out := make([]*Job, len(top))
 	for i, qj := range top {
-		out[i] = qj.Ref.(*Job)
+		out[i] = jobOf(qj)
 	}
 	return out
 }

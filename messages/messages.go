@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+	"unsafe"
 
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/policy"
@@ -176,7 +177,7 @@ func NewJob(t policy.JobType, id, key string, fn func(context.Context) error) *J
 	f := new(full)
 	j := &f.Job
 	j.Extra, j.Rare, j.inline, j.Fn = &f.x, &f.r, true, fn
-	j.Type, j.ID, j.Key, j.Payload = t, id, key, j
+	j.Type, j.ID, j.Key = t, id, key
 	return j
 }
 
@@ -218,8 +219,14 @@ func (j *Job) Retry() policy.RetryPolicy {
 	return j.TypeRetry()
 }
 
-// Of returns the Job a core.Job belongs to.
-func Of(j *core.Job) *Job { return j.Payload.(*Job) }
+// Of returns the Job a core.Job belongs to. Every core.Job the owner hands
+// the core is the one embedded first in a Job (NewJob, the pool), so their
+// addresses are the same: no field leads back, which would cost every
+// pending job 16 B.
+func Of(j *core.Job) *Job { return (*Job)(unsafe.Pointer(j)) }
+
+// core.Job must stay Job's first field for Of.
+var _ = [1]struct{}{}[unsafe.Offsetof(Job{}.Job)]
 
 // Foreground reports whether a caller waits for the job.
 func (j *Job) Foreground() bool { return j.Extra != nil && j.Admit != nil }

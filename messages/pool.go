@@ -38,7 +38,7 @@ func NewPooledFull(t policy.JobType, id, key string, fn func(context.Context) er
 
 func pooled(j *Job, t policy.JobType, id, key string, fn func(context.Context) error) *Job {
 	j.Fn, j.Pooled = fn, true
-	j.Type, j.ID, j.Key, j.Payload = t, id, key, j
+	j.Type, j.ID, j.Key = t, id, key
 	return j
 }
 

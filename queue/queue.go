@@ -18,7 +18,10 @@ const (
 )
 
 // Job is one pending job. The caller fills the exported fields before Push;
-// Seq must grow with arrival so that it orders jobs of equal cost.
+// Seq must grow with arrival so that it orders jobs of equal cost. It holds
+// no reference to the caller's record: a caller embeds Job in its record
+// and finds the record from it (core.jobOf), a pointer less for every
+// pending job.
 type Job struct {
 	Type policy.JobType
 	ID   string
@@ -48,9 +51,6 @@ type Job struct {
 	// Deadline, when not zero, is when the job expires if still pending
 	// (see TakeExpired).
 	Deadline time.Time
-	// Ref belongs to the caller: it leads back from the queue's job to the
-	// caller's record of it.
-	Ref any
 
 	lane     *lane
 	key      *keyRec
