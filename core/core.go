@@ -59,13 +59,9 @@ type Job struct {
 	// Time its group spends paused does not count: Core.Deadline is the
 	// deadline moved back by the pauses.
 	TTL time.Duration
-	// riseFrom is how long the job had waited, for aging, when it last
-	// entered the queue: its rises count from there (see agingRises).
-	riseFrom time.Duration
-	// counted are the job's rises already in Core.risen; agePrev and
-	// ageNext link the pending jobs for the rises sweep (rises.go).
-	counted          uint64
-	agePrev, ageNext *Job
+	// ageIdx is its position in Core.aging while pending with aging on:
+	// the rises sweep's data is kept there (rises.go), not in every job.
+	ageIdx int32
 
 	// widx is its position in its key's writers; -1 when not there
 	// (conflict.go). An int32 beside the flags below, in one word: a
@@ -237,10 +233,8 @@ type Core struct {
 	// byRef are the pending background jobs by (type, id) (supersede.go).
 	byRef   map[jobRef]*Job // the head of each list
 	refPeak shrink.Peak
-	// aging lists the pending jobs, with aging on, for the rises sweep;
-	// sweep is where the next one starts (nil: at aging.head).
-	aging agingList
-	sweep *Job
+	// aging lists the pending jobs, with aging on, for the rises sweep.
+	aging agingTable
 }
 
 // New returns an empty core. The limits must be valid.
@@ -354,8 +348,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 		c.queue.Defer(&j.Job, r.NotBefore) // one heap, one timer: NextWake
 		j.setWaiting(policy.ReasonScheduled)
 	}
-	j.riseFrom = 0
-	c.enters(j)
+	c.enters(j, 0)
 	c.listBackground(j)
 	c.addWriter(j)
 	before := g.demand()
@@ -914,8 +907,7 @@ func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	c.demandChanged(g, before)
 	c.queue.Backoff(&j.Job, now.Add(delay), c.ledger.Join(j.Key, now))
 	c.addWriter(j)
-	j.riseFrom = c.queue.Waited(&j.Job) // it waits on with its first clock
-	c.enters(j)
+	c.enters(j, c.queue.Waited(&j.Job)) // it waits on with its first clock
 	c.listBackground(j)
 	c.waiting(j, 1)
 	j.setWaiting(policy.ReasonBackoff)

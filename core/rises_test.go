@@ -106,7 +106,7 @@ func TestAgingRisesSweep(t *testing.T) {
 				}
 				want := ref.total(c)
 				got := c.AgingRises()
-				if c.aging.n <= sweep {
+				if len(c.aging.recs) <= sweep {
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Fatalf("step %d: AgingRises (-exact +got):\n%s", step, diff)
 					}
@@ -125,7 +125,7 @@ func TestAgingRisesSweep(t *testing.T) {
 				last = got
 			}
 			// No time passes: the sweep goes round and catches up.
-			for range (c.aging.n + sweep - 1) / sweep {
+			for range (len(c.aging.recs) + sweep - 1) / sweep {
 				last = c.AgingRises()
 			}
 			if diff := cmp.Diff(ref.total(c), last); diff != "" {
