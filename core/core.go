@@ -272,7 +272,7 @@ func New(limits policy.Limits) *Core {
 	q.OnAged(func(qj *queue.Job, effective policy.Priority) {
 		j := jobOf(qj)
 		c.aged = append(c.aged, Aged{Job: j, Effective: effective, Type: j.Type, ID: j.ID, Key: j.Key,
-			Priority: j.Priority, Submitted: j.Submitted})
+			Priority: j.Priority, Submitted: q.TimeOf(j.Submitted)})
 	})
 	q.SetRoom(c.hasRoom)
 	if limits.Scoring != nil {
@@ -327,7 +327,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if r := j.Rare; r != nil && !r.Arrived.IsZero() && r.Arrived.Before(now) {
 		since = r.Arrived
 	}
-	j.Seq, j.Submitted, j.Priority, j.slot = c.seq, since, slot.Config.Priority, slot
+	j.Seq, j.Priority, j.slot = c.seq, slot.Config.Priority, slot
 	g := c.groupOf(j.Group)
 	j.grp = g
 	if c.buckets != nil {
@@ -337,11 +337,11 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if ttl <= 0 {
 		ttl = slot.Config.QueueTimeout
 	}
-	j.Deadline = time.Time{}
+	deadline := int64(0)
 	if ttl > 0 {
-		j.Deadline = since.Add(ttl)
+		deadline = queue.DeadlineAt(since.Add(ttl))
 	}
-	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: since, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline}
+	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: policy.NanosSat(since), Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: deadline}
 	c.queue.At(now)
 	c.queue.Push(&j.Job, c.ledger.Join(j.Key, now))
 	if r := j.Rare; r != nil && r.NotBefore.After(now) {
@@ -775,7 +775,7 @@ type Denied struct {
 // carries out a denial or a deferral. It reports whether j may be admitted.
 func (c *Core) askPolicy(now time.Time, j *Job) bool {
 	info := policy.JobInfo{Type: j.Type, ID: j.ID, Key: j.Key, Group: j.Group, Priority: j.Priority,
-		Effective: c.queue.Effective(&j.Job, j.Priority), Waited: now.Sub(j.Submitted), Attempt: j.Attempt,
+		Effective: c.queue.Effective(&j.Job, j.Priority), Waited: j.WaitedAt(now), Attempt: j.Attempt,
 		QueueDepth: c.queue.Len(), Running: len(c.running)}
 	d, panicked := c.decide(info)
 	if err, ok := d.Denied(); ok {

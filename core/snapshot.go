@@ -190,16 +190,16 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 		Groups:        c.groupSnapshots(),
 		Workers:       c.workerSnapshots(),
 	}
+	c.queue.At(now) // its location is the clock's: TimeOf
 	for _, j := range c.Running() {
 		s.Running = append(s.Running, RunningJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority, EffectivePriority: j.Effective,
-			Submitted: j.Submitted, Started: j.Started, EstimatedCost: j.Cost,
+			Submitted: c.queue.TimeOf(j.Submitted), Started: j.Started, EstimatedCost: j.Cost,
 		})
 		if w := j.Worker; w != nil {
 			s.Running[len(s.Running)-1].Worker, s.Running[len(s.Running)-1].Slot = w.Worker, w.Index
 		}
 	}
-	c.queue.At(now)
 	s.AgingRises = c.AgingRises()
 	pending := c.ranked(rows)
 	s.Pending = make([]PendingJob, 0, len(pending))
@@ -223,7 +223,7 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 		pj := PendingJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority,
 			EffectivePriority: c.queue.Effective(&j.Job, j.Priority),
-			Submitted:         j.Submitted,
+			Submitted:         c.queue.TimeOf(j.Submitted),
 		}
 		if pj.Reasons = c.reasons(now, j, nil); len(pj.Reasons) > 0 {
 			pj.Reason = pj.Reasons[0]

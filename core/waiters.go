@@ -3,6 +3,7 @@ package core
 import (
 	"time"
 
+	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
 )
 
@@ -19,8 +20,7 @@ import (
 // never submitted: only its deadline is kept.
 func (c *Core) Watch(now time.Time, w, on *Job, ttl time.Duration) {
 	c.queue.Unwatch(&w.Job)
-	w.Deadline = now.Add(ttl)
-	w.Job = queue.Job{Type: w.Type, ID: w.ID, Key: w.Key, Seq: on.Seq, Submitted: now, Group: on.grp.q, Deadline: w.Deadline}
+	w.Job = queue.Job{Type: w.Type, ID: w.ID, Key: w.Key, Seq: on.Seq, Submitted: policy.NanosSat(now), Group: on.grp.q, Deadline: queue.DeadlineAt(now.Add(ttl))}
 	c.queue.At(now)
 	c.queue.Watch(&w.Job)
 }

@@ -768,7 +768,7 @@ func TestDeadlineStandsStillWhilePaused(t *testing.T) {
 	push := func(name string, grp *Group, arrive, deadline int) *Job {
 		f.q.At(at(arrive))
 		f.seq++
-		j := named(&Job{Type: "bg", ID: name, Seq: f.seq, Group: grp, Submitted: at(arrive), Deadline: at(deadline)}, name)
+		j := named(&Job{Type: "bg", ID: name, Seq: f.seq, Group: grp, Submitted: at(arrive).UnixNano(), Deadline: DeadlineAt(at(deadline))}, name)
 		f.q.Push(j, 0)
 		return j
 	}
@@ -824,16 +824,16 @@ func TestWatchedDeadlines(t *testing.T) {
 	g := f.q.Group("g")
 	f.q.At(at(0))
 	f.seq++
-	pending := named(&Job{Type: "bg", ID: "p", Seq: f.seq, Group: g, Submitted: at(0), Deadline: at(20)}, "p")
+	pending := named(&Job{Type: "bg", ID: "p", Seq: f.seq, Group: g, Submitted: at(0).UnixNano(), Deadline: DeadlineAt(at(20))}, "p")
 	f.q.Push(pending, 0)
-	w1 := named(&Job{Seq: pending.Seq, Group: g, Deadline: at(4)}, "w1")
+	w1 := named(&Job{Seq: pending.Seq, Group: g, Deadline: DeadlineAt(at(4))}, "w1")
 	f.q.Watch(w1)
 	f.q.At(at(2))
 	f.q.Pause(g)
 	f.q.At(at(3))
-	w2 := named(&Job{Seq: pending.Seq, Group: g, Deadline: at(8)}, "w2") // joins paused
+	w2 := named(&Job{Seq: pending.Seq, Group: g, Deadline: DeadlineAt(at(8))}, "w2") // joins paused
 	f.q.Watch(w2)
-	gone := named(&Job{Seq: pending.Seq, Group: g, Deadline: at(5)}, "gone")
+	gone := named(&Job{Seq: pending.Seq, Group: g, Deadline: DeadlineAt(at(5))}, "gone")
 	f.q.Watch(gone)
 	f.q.Unwatch(gone)
 	f.q.Unwatch(&Job{})  // never watched: nothing happens
@@ -890,5 +890,41 @@ func TestBusyKeyForgetsGroupLanes(t *testing.T) {
 	}
 	if len(f.q.groups) != 0 {
 		t.Errorf("the queue keeps %d groups; want 0", len(f.q.groups))
+	}
+}
+
+// TestJobTimesSaturate: a Job's times are Unix nanoseconds; what is
+// computed from them saturates instead of wrapping, and a deadline never
+// falls on 0, which means none.
+func TestJobTimesSaturate(t *testing.T) {
+	const max, min = math.MaxInt64, math.MinInt64
+	for _, c := range []struct{ a, b, want int64 }{
+		{5, 3, 2}, {-5, 3, -8}, {max, -1, max}, {min, 1, min}, {max, min, max}, {min, max, min}, {-1, min, max}, {0, min, max},
+	} {
+		if got := satSub(c.a, c.b); got != c.want {
+			t.Errorf("satSub(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	for _, tm := range []time.Time{time.Unix(-3, -1), time.Unix(-1, 0), time.Unix(0, -1), time.Unix(0, 0), time.Unix(2, 5e8)} {
+		if got := unixSec(tm.UnixNano()); got != tm.Unix() {
+			t.Errorf("unixSec(%v) = %d, want %d", tm, got, tm.Unix())
+		}
+	}
+	if d := DeadlineAt(time.Time{}); d != 0 {
+		t.Errorf("DeadlineAt(zero) = %d, want 0 (none)", d)
+	}
+	if d := DeadlineAt(time.Unix(0, 0)); d != 1 {
+		t.Errorf("DeadlineAt(Unix 0) = %d, want 1", d)
+	}
+	if d := DeadlineAt(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)); d != max {
+		t.Errorf("DeadlineAt(year 3000) = %d, want saturated", d)
+	}
+	old := &Job{Submitted: min}
+	if w := old.WaitedAt(time.Unix(0, 1)); w != max {
+		t.Errorf("WaitedAt far past: %v, want saturated", w)
+	}
+	late := &Job{Submitted: max}
+	if w := late.WaitedAt(time.Unix(0, -1)); w != min {
+		t.Errorf("WaitedAt far future: %v, want saturated", w)
 	}
 }
