@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 	"unsafe"
@@ -50,10 +51,11 @@ type Job struct {
 	// charged instead of the learned estimate.
 	Tokens time.Duration
 	// Attempt counts the admission policy's deferrals of the job.
-	Attempt int
 	// Runs counts its attempts so far (its owner keeps it). The job's
-	// retry policy is its owner's (its own, else TypeRetry).
-	Runs int
+	// retry policy is its owner's (its own, else TypeRetry). Both are
+	// int32, in one word, and stop at math.MaxInt32: a pending job is most
+	// of the scheduler's memory.
+	Attempt, Runs int32
 	// TTL, when positive, is how long the job may stay pending (else its
 	// type's QueueTimeout); Deadline (queue.Job) is set from it by Submit.
 	// Time its group spends paused does not count: Core.Deadline is the
@@ -73,7 +75,10 @@ type Job struct {
 	// isRun: the shared run of a coalescing type's requests; waiters are
 	// the requests waiting for its result, wanted says a background request
 	// wants it too; leader is, for a waiter, its run (coalesce.go).
-	isRun, wanted    bool
+	isRun, wanted bool
+	// Flags belong to the caller: the flags of the record that embeds the
+	// Job (messages.Job's), in the word that the core's own leave free.
+	Flags            uint8
 	refPrev, refNext *Job
 	// Rare holds what few jobs use (more): nil until then.
 	*Rare
@@ -108,7 +113,11 @@ type Running struct {
 	// RequiresWorker), set by Dispatch; nil otherwise. It stays set after
 	// Finish: Worker.Lost() tells whether the worker was unregistered
 	// while the job ran.
-	Worker   *workers.Slot
+	Worker *workers.Slot
+	// Caller belongs to the caller: what the current attempt runs under
+	// (a *messages.RunContext), nil between attempts. Here, it costs only
+	// the jobs that run, not every pending one.
+	Caller   any
 	runIdx   int    // position in Core.running, -1 when not running
 	admitted uint64 // admission order, set by Dispatch
 }
@@ -775,7 +784,7 @@ type Denied struct {
 // carries out a denial or a deferral. It reports whether j may be admitted.
 func (c *Core) askPolicy(now time.Time, j *Job) bool {
 	info := policy.JobInfo{Type: j.Type, ID: j.ID, Key: j.Key, Group: j.Group, Priority: j.Priority,
-		Effective: c.queue.Effective(&j.Job, j.Priority), Waited: j.WaitedAt(now), Attempt: j.Attempt,
+		Effective: c.queue.Effective(&j.Job, j.Priority), Waited: j.WaitedAt(now), Attempt: int(j.Attempt),
 		QueueDepth: c.queue.Len(), Running: len(c.running)}
 	d, panicked := c.decide(info)
 	if err, ok := d.Denied(); ok {
@@ -785,7 +794,9 @@ func (c *Core) askPolicy(now time.Time, j *Job) bool {
 		return false
 	}
 	if delay, ok := d.Deferred(); ok {
-		j.Attempt++
+		if j.Attempt < math.MaxInt32 { // int32: stops, never wraps
+			j.Attempt++
+		}
 		c.record(now, j, DecisionDefer, string(policy.ReasonDeferred), delay)
 		c.queue.Defer(&j.Job, now.Add(delay))
 		if j.widx >= 0 { // a writer waiting on its own holds no shared job back
