@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -303,7 +304,9 @@ func (a *Actor) stop() {
 
 func (a *Actor) receive(r messages.Request) {
 	a.inflight.Add(-1)
-	if _, ok := r.(messages.Submit); !ok {
+	switch r.(type) {
+	case messages.Submit, messages.SubmitChecked: // a verdict needs no admission first
+	default:
 		a.flush() // what it asks or answers sees every earlier admission
 	}
 	a.handle(r)
@@ -312,7 +315,9 @@ func (a *Actor) receive(r messages.Request) {
 func (a *Actor) handle(r messages.Request) {
 	switch m := r.(type) {
 	case messages.Submit:
-		a.submit(m)
+		a.submit(m.Job, nil)
+	case messages.SubmitChecked:
+		a.submit(m.Job, m.Verdict)
 	case messages.Withdraw:
 		a.withdraw(m)
 	case messages.Register:
@@ -428,11 +433,12 @@ func (a *Actor) publishTypes() {
 	a.types.Store(&t)
 }
 
-func (a *Actor) submit(m messages.Submit) {
-	j := m.Job
+// submit queues j; verdict, when not nil, receives the owner's verdict:
+// nil once it is queued, or why it was refused.
+func (a *Actor) submit(j *messages.Job, verdict chan error) {
 	refuse := func(err error) {
-		if j.Verdict != nil { // the caller waits: it gets the error
-			j.Verdict <- err
+		if verdict != nil { // the caller waits: it gets the error
+			verdict <- err
 			return
 		}
 		a.refuse(j, err)
@@ -443,7 +449,7 @@ func (a *Actor) submit(m messages.Submit) {
 	}
 	now := a.clock.Now()
 	if a.coalescing[j.Type] { // a lookup in a map that is empty unless a type coalesces
-		a.coalesce(now, j, j.Verdict)
+		a.coalesce(now, j, verdict)
 		return
 	}
 	if j.Superseding() && !j.Foreground() {
@@ -457,8 +463,8 @@ func (a *Actor) submit(m messages.Submit) {
 		refuse(err)
 		return
 	}
-	if j.Verdict != nil {
-		j.Verdict <- nil
+	if verdict != nil {
+		verdict <- nil
 	}
 	a.queued(now, j)
 	if j.Foreground() && j.Parent != nil {
@@ -474,7 +480,7 @@ func (a *Actor) submit(m messages.Submit) {
 func (a *Actor) queued(now time.Time, j *messages.Job) {
 	if len(a.subs) > 0 {
 		a.emit(messages.JobQueued{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group,
-			Foreground: j.Foreground(), Attempt: j.Runs + 1})
+			Foreground: j.Foreground(), Attempt: int(j.Runs) + 1})
 	}
 }
 
@@ -528,7 +534,7 @@ func (a *Actor) dispatch(now time.Time) {
 			a.emit(messages.JobAdmitted{
 				Time: now, Type: cj.Type, ID: cj.ID, FairnessKey: cj.Key,
 				BasePriority: cj.Priority, EffectivePriority: cj.Effective, Group: cj.Group,
-				Waited: now.Sub(cj.Submitted), Cost: cj.Cost, KeyCost: cj.KeyCost,
+				Waited: cj.WaitedAt(now), Cost: cj.Cost, KeyCost: cj.KeyCost,
 			})
 		}
 		j := messages.Of(cj)
@@ -555,7 +561,7 @@ func (a *Actor) Execute(j *messages.Job) (err error) {
 	// The attempt's context (attempt) carries the job's effective priority
 	// (InheritPriority), its slot and its owner (a nested RunSync, Close);
 	// it ends with the attempt, before the owner hears of the end.
-	ctx := j.Run
+	ctx := j.Run()
 	defer func() {
 		ctx.End()
 		a.done <- messages.Done{Job: j, Err: err, Panicked: panicked}
@@ -582,10 +588,12 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 func (a *Actor) finish(d messages.Done) {
 	now := a.clock.Now()
 	j := d.Job
-	j.Run = nil // the attempt is over (Execute ended its context)
+	j.SetRun(nil) // the attempt is over (Execute ended its context)
 	done := a.core.Finish(now, &j.Job)
-	j.Runs++
-	if j.Durable() && a.aborted && !j.Cancelled && d.Err != nil && errors.Is(d.Err, context.Canceled) {
+	if j.Runs < math.MaxInt32 { // int32: stops, never wraps
+		j.Runs++
+	}
+	if j.Durable() && a.aborted && !j.Cancelled() && d.Err != nil && errors.Is(d.Err, context.Canceled) {
 		// Interrupted by a Close that gave up: it goes back to pending in
 		// the store, its attempt counted, and runs after the restart.
 		a.interruptedDurable(j)
@@ -638,7 +646,7 @@ func (a *Actor) finish(d messages.Done) {
 // caller has returned (no retry: it waits for no further answer), and
 // which no nested RunSync may name as its parent.
 func (a *Actor) recycle(j *messages.Job) {
-	if !j.Pooled || j.Extra != nil && (j.Record != nil || j.Coalescing || j.OnEnd != nil || j.Parent != nil) ||
+	if !j.Pooled() || j.Extra != nil && (j.Record != nil || j.Coalescing || j.OnEnd != nil || j.Parent != nil) ||
 		j.Foreground() && j.Retry().Retries() {
 		return
 	}
@@ -750,7 +758,7 @@ func (a *Actor) abort() {
 		if j.Extra != nil && j.Cancel != nil { // a coalesced run's own context
 			j.Cancel()
 		}
-		j.Run.Cancel(context.Canceled)
+		j.Run().Cancel(context.Canceled)
 	}
 	dropped := a.core.WithdrawAll(a.clock.Now())
 	for _, cj := range dropped {
@@ -801,7 +809,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 	}
 	for _, cj := range a.core.TakeExpired() {
 		j := messages.Of(cj)
-		waited := now.Sub(cj.Submitted)
+		waited := cj.WaitedAt(now)
 		err := fmt.Errorf("%w: %s/%s waited %v", policy.ErrExpired, j.Type, j.ID, waited)
 		if j.Runs > 0 && j.Extra != nil && j.LastErr != nil {
 			// It ran: its queue timeout ran out in a retry's backoff. Its
@@ -859,13 +867,13 @@ func (a *Actor) logDecisions(extra ...zap.Field) {
 			// Besides: tier_running and running after the whole dispatch.
 			fields = append(fields, zap.String("key", j.Key), zap.String("group", j.Group), zap.Int("priority", int(j.Priority)),
 				zap.Int("effective_priority", int(j.Effective)), zap.Duration("cost", j.Cost), zap.Duration("key_cost", j.KeyCost),
-				zap.Duration("waited", d.Time.Sub(j.Submitted)), zap.Int("tier_running", a.core.TierRunning(j.Priority)),
+				zap.Duration("waited", j.WaitedAt(d.Time)), zap.Int("tier_running", a.core.TierRunning(j.Priority)),
 				zap.Int("running", a.core.RunningCount()))
 			if w := j.Worker; w != nil {
 				fields = append(fields, zap.String("worker", w.Worker), zap.Int("slot", w.Index))
 			}
 		case d.ReasonCode == core.CodeExpired:
-			fields = append(fields, zap.Duration("waited", d.Time.Sub(j.Submitted)))
+			fields = append(fields, zap.Duration("waited", j.WaitedAt(d.Time)))
 		}
 		ce.Write(append(fields, extra...)...)
 	}
@@ -897,11 +905,11 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	// Its waiter has left (a RunSync caller's context, or a coalesced
 	// run's, cancelled once no waiter and no Submit wants it), Cancel
 	// cancelled it, or Close gave up: nobody wants another attempt.
-	unwanted := j.Cancelled || j.Extra != nil && j.Ctx != nil && j.Ctx.Err() != nil
+	unwanted := j.Cancelled() || j.Extra != nil && j.Ctx != nil && j.Ctx.Err() != nil
 	if !j.Durable() {
 		unwanted = unwanted || a.aborted // a durable job wants its retry: after the restart
 	}
-	step, delay := core.NextStep(core.AttemptEnd{Err: d.Err, Panicked: d.Panicked, Runs: j.Runs, Retry: j.Retry(),
+	step, delay := core.NextStep(core.AttemptEnd{Err: d.Err, Panicked: d.Panicked, Runs: int(j.Runs), Retry: j.Retry(),
 		Unwanted: unwanted, Draw: a.rand.Float64})
 	if step != core.StepRetry {
 		return false
@@ -916,7 +924,7 @@ func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
 	}
 	j.More().LastErr = d.Err // a retry is rare enough to cost an Extra
 	a.core.Retry(now, &j.Job, delay)
-	a.logDecisions(zap.Int("runs", j.Runs), zap.Error(d.Err))
+	a.logDecisions(zap.Int("runs", int(j.Runs)), zap.Error(d.Err))
 	if len(a.subs) > 0 {
 		a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: d.Err, Retrying: true})
 	}

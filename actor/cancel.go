@@ -49,9 +49,9 @@ func (a *Actor) cancel(m messages.Cancel) {
 	}
 	for _, cj := range a.core.Running() {
 		j := messages.Of(cj)
-		if cj.Type == m.Type && cj.ID == m.ID && !j.Foreground() && j.Run != nil && !j.Cancelled {
-			j.Cancelled = true
-			j.Run.Cancel(ErrCancelled)
+		if cj.Type == m.Type && cj.ID == m.ID && !j.Foreground() && j.Run() != nil && !j.Cancelled() {
+			j.SetCancelled()
+			j.Run().Cancel(ErrCancelled)
 			res.Running++
 		}
 	}
@@ -86,7 +86,7 @@ func (a *Actor) attempt(j *messages.Job) {
 	if w := j.Worker; w != nil {
 		slot = messages.SlotRef{Worker: w.Worker, Slot: w.Index}
 	}
-	j.Run = j.Attempt(a.parentContext(j), a, j.Effective, slot, j.Worker != nil)
+	j.SetRun(j.Attempt(a.parentContext(j), a, j.Effective, slot, j.Worker != nil))
 }
 
 // parentContext is what job j's attempt context derives from: its own

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -157,7 +158,7 @@ func fromRecord(rec *core.JobRecord) *messages.Job {
 	if rec.RetrySet {
 		j.OwnRetry, j.RetrySet = rec.Retry, true
 	}
-	j.Runs = rec.Attempt
+	j.Runs = int32(min(rec.Attempt, math.MaxInt32)) // Valid: not negative
 	j.OnDemand = rec.OnDemand
 	j.Record = rec
 	return j
@@ -593,9 +594,9 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 		// A success is deleted (gone: its instance reads a success); any
 		// other end — a cancellation too — is written, for its instance
 		// to read why.
-		a.ownerEnded(rec, err, j.Cancelled, now)
+		a.ownerEnded(rec, err, j.Cancelled(), now)
 		if a.coalescing[j.Type] {
-			a.endWaiters(now, rec, err, j.Cancelled)
+			a.endWaiters(now, rec, err, j.Cancelled())
 		}
 	case err == nil && d.retention > 0:
 		rec.State, rec.FinishedAt = core.RecordSucceeded, now
@@ -605,7 +606,7 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 		d.delete(rec.Seq)
 	case errors.Is(err, ErrClosed):
 		// Dropped by Close unrun: it runs after the restart.
-	case errors.Is(err, ErrCancelled) || j.Cancelled:
+	case errors.Is(err, ErrCancelled) || j.Cancelled():
 		d.delete(rec.Seq) // Cancel: however its last attempt ended, it is over
 	default:
 		rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, err.Error(), now

@@ -62,8 +62,7 @@ func (a *Actor) Submit(ctx context.Context, j *messages.Job) error {
 	}
 	// The limits may refuse it: the caller waits for the verdict.
 	verdict := make(chan error, 1) // j may run, end and be recycled before the verdict is read
-	j.Verdict = verdict
-	if err := a.send(ctx, messages.Submit{Job: j}); err != nil {
+	if err := a.send(ctx, messages.SubmitChecked{Job: j, Verdict: verdict}); err != nil {
 		return err
 	}
 	return <-verdict

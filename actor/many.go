@@ -15,12 +15,11 @@ func (a *Actor) SubmitMany(ctx context.Context, jobs []*messages.Job) ([]error, 
 	var verdicts []chan error // jobs may run, end and be recycled before their verdict is read
 	if a.refuses {
 		verdicts = make([]chan error, len(jobs))
-		for i, j := range jobs {
+		for i := range jobs {
 			verdicts[i] = make(chan error, 1)
-			j.Verdict = verdicts[i]
 		}
 	}
-	if err := a.send(ctx, messages.SubmitMany{Jobs: jobs}); err != nil {
+	if err := a.send(ctx, messages.SubmitMany{Jobs: jobs, Verdicts: verdicts}); err != nil {
 		return nil, err
 	}
 	errs := make([]error, len(jobs))
@@ -34,8 +33,12 @@ func (a *Actor) SubmitMany(ctx context.Context, jobs []*messages.Job) ([]error, 
 func (a *Actor) submitMany(m messages.SubmitMany) {
 	batching := a.batching
 	a.batching = true
-	for _, j := range m.Jobs {
-		a.submit(messages.Submit{Job: j})
+	for i, j := range m.Jobs {
+		var verdict chan error
+		if m.Verdicts != nil {
+			verdict = m.Verdicts[i]
+		}
+		a.submit(j, verdict)
 	}
 	a.batching = batching
 	if !batching {

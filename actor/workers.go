@@ -30,7 +30,7 @@ func (a *Actor) worker(m messages.WorkerOp) error {
 	}
 	for _, cj := range lost {
 		cause := fmt.Errorf("%w: %q slot %d", workers.ErrWorkerLost, cj.Worker.Worker, cj.Worker.Index)
-		messages.Of(cj).Run.Cancel(cause)
+		messages.Of(cj).Run().Cancel(cause)
 	}
 	a.log.Debug("worker unregistered", zap.String("worker", m.ID), zap.Int("jobs_lost", len(lost)))
 	return nil

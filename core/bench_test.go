@@ -104,7 +104,8 @@ func newHarness(eng engine, pending, keys, groups int) *harness {
 		}
 	}
 	for range pending + benchCap {
-		j := &Job{Payload: h.pickType()}
+		j := &Job{}
+		j.Type = h.pickType().name
 		h.fill(j)
 		if err := eng.Submit(h.now, j); err != nil {
 			panic(err)
@@ -133,12 +134,16 @@ func (h *harness) pickType() *benchType {
 	return &benchTypes[0]
 }
 
-// fill gives a job a fresh id and key; its type (Payload) and group are
+// fill gives a job a fresh id and key; its type and group are
 // kept, so the number of jobs of each type and of each group, pending plus
 // running, never changes: no group drains, the allocation stays put.
 func (h *harness) fill(j *Job) {
-	t := j.Payload.(*benchType)
-	j.Type = t.name
+	t := &benchTypes[0]
+	for i := range benchTypes { // a few types: cheaper than a map
+		if benchTypes[i].name == j.Type {
+			t = &benchTypes[i]
+		}
+	}
 	j.ID = h.ids[h.next()%benchIDs]
 	j.Key = ""
 	if len(h.groups) > 0 && j.Group == "" {
@@ -173,7 +178,8 @@ func (h *harness) step() {
 		h.n--
 		h.eng.Finish(h.now, j)
 	} else {
-		j = &Job{Payload: h.pickType()}
+		j = &Job{}
+		j.Type = h.pickType().name
 	}
 	h.fill(j)
 	if err := h.eng.Submit(h.now, j); err != nil {

@@ -121,7 +121,7 @@ func (c *Core) sharedTypeRegistered(g policy.ConflictGroup) {
 	}
 	c.sharedGroups[g] = true
 	c.queue.Each(func(qj *queue.Job) {
-		if j := qj.Ref.(*Job); j.slot.Config.ConflictGroup == g {
+		if j := jobOf(qj); j.slot.Config.ConflictGroup == g {
 			c.addWriter(j)
 		}
 	})

@@ -12,8 +12,10 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/fairsched/fairsched/costmodel"
 	"github.com/fairsched/fairsched/internal/shrink"
@@ -23,8 +25,10 @@ import (
 	"github.com/fairsched/fairsched/workers"
 )
 
-// Job is one job from submission to completion. The caller fills Type, ID,
-// Key and Payload; the core fills the rest.
+// Job is one job from submission to completion. The caller fills Type, ID
+// and Key; the core fills the rest. A caller that needs more per job embeds
+// Job first in its own record and finds the record from the Job (as
+// messages.Of does): a field leading back costs every pending job 16 B.
 type Job struct {
 	// queue.Job is the job's entry in the pending index, and holds what
 	// the two share: Type, ID, Key (fairness key; "" for background
@@ -33,8 +37,7 @@ type Job struct {
 	// pending job is most of the scheduler's memory.
 	queue.Job
 
-	Group   string // "" for none
-	Payload any    // the caller's: what to run, whom to answer
+	Group string // "" for none
 
 	// Priority is the type's (base) priority: the tier the job counts
 	// against.
@@ -48,22 +51,19 @@ type Job struct {
 	// charged instead of the learned estimate.
 	Tokens time.Duration
 	// Attempt counts the admission policy's deferrals of the job.
-	Attempt int
 	// Runs counts its attempts so far (its owner keeps it). The job's
-	// retry policy is its owner's (its own, else TypeRetry).
-	Runs int
+	// retry policy is its owner's (its own, else TypeRetry). Both are
+	// int32, in one word, and stop at math.MaxInt32: a pending job is most
+	// of the scheduler's memory.
+	Attempt, Runs int32
 	// TTL, when positive, is how long the job may stay pending (else its
 	// type's QueueTimeout); Deadline (queue.Job) is set from it by Submit.
 	// Time its group spends paused does not count: Core.Deadline is the
 	// deadline moved back by the pauses.
 	TTL time.Duration
-	// riseFrom is how long the job had waited, for aging, when it last
-	// entered the queue: its rises count from there (see agingRises).
-	riseFrom time.Duration
-	// counted are the job's rises already in Core.risen; agePrev and
-	// ageNext link the pending jobs for the rises sweep (rises.go).
-	counted          uint64
-	agePrev, ageNext *Job
+	// ageIdx is its position in Core.aging while pending with aging on:
+	// the rises sweep's data is kept there (rises.go), not in every job.
+	ageIdx int32
 
 	// widx is its position in its key's writers; -1 when not there
 	// (conflict.go). An int32 beside the flags below, in one word: a
@@ -75,7 +75,10 @@ type Job struct {
 	// isRun: the shared run of a coalescing type's requests; waiters are
 	// the requests waiting for its result, wanted says a background request
 	// wants it too; leader is, for a waiter, its run (coalesce.go).
-	isRun, wanted    bool
+	isRun, wanted bool
+	// Flags belong to the caller: the flags of the record that embeds the
+	// Job (messages.Job's), in the word that the core's own leave free.
+	Flags            uint8
 	refPrev, refNext *Job
 	// Rare holds what few jobs use (more): nil until then.
 	*Rare
@@ -86,6 +89,14 @@ type Job struct {
 	slot *policy.Slot // the type's counters and registration
 	grp  *group
 }
+
+// jobOf is the Job whose queue entry qj is. The core pushes only the
+// queue.Job embedded first in a Job, so qj's address is its Job's: the
+// queue keeps no pointer back, which would cost every pending job 16 B.
+func jobOf(qj *queue.Job) *Job { return (*Job)(unsafe.Pointer(qj)) }
+
+// queue.Job must stay Job's first field for jobOf.
+var _ = [1]struct{}{}[unsafe.Offsetof(Job{}.Job)]
 
 // Running holds the fields of a Job set at its admission. The Core keeps
 // them on a free list: admitting a job allocates nothing.
@@ -102,7 +113,11 @@ type Running struct {
 	// RequiresWorker), set by Dispatch; nil otherwise. It stays set after
 	// Finish: Worker.Lost() tells whether the worker was unregistered
 	// while the job ran.
-	Worker   *workers.Slot
+	Worker *workers.Slot
+	// Caller belongs to the caller: what the current attempt runs under
+	// (a *messages.RunContext), nil between attempts. Here, it costs only
+	// the jobs that run, not every pending one.
+	Caller   any
 	runIdx   int    // position in Core.running, -1 when not running
 	admitted uint64 // admission order, set by Dispatch
 }
@@ -227,10 +242,8 @@ type Core struct {
 	// byRef are the pending background jobs by (type, id) (supersede.go).
 	byRef   map[jobRef]*Job // the head of each list
 	refPeak shrink.Peak
-	// aging lists the pending jobs, with aging on, for the rises sweep;
-	// sweep is where the next one starts (nil: at aging.head).
-	aging agingList
-	sweep *Job
+	// aging lists the pending jobs, with aging on, for the rises sweep.
+	aging agingTable
 }
 
 // New returns an empty core. The limits must be valid.
@@ -266,9 +279,9 @@ func New(limits policy.Limits) *Core {
 		estimates:  costmodel.NewEstimates(limits.CostSmoothing),
 	}
 	q.OnAged(func(qj *queue.Job, effective policy.Priority) {
-		j := qj.Ref.(*Job)
+		j := jobOf(qj)
 		c.aged = append(c.aged, Aged{Job: j, Effective: effective, Type: j.Type, ID: j.ID, Key: j.Key,
-			Priority: j.Priority, Submitted: j.Submitted})
+			Priority: j.Priority, Submitted: q.TimeOf(j.Submitted)})
 	})
 	q.SetRoom(c.hasRoom)
 	if limits.Scoring != nil {
@@ -323,7 +336,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if r := j.Rare; r != nil && !r.Arrived.IsZero() && r.Arrived.Before(now) {
 		since = r.Arrived
 	}
-	j.Seq, j.Submitted, j.Priority, j.slot = c.seq, since, slot.Config.Priority, slot
+	j.Seq, j.Priority, j.slot = c.seq, slot.Config.Priority, slot
 	g := c.groupOf(j.Group)
 	j.grp = g
 	if c.buckets != nil {
@@ -333,19 +346,18 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if ttl <= 0 {
 		ttl = slot.Config.QueueTimeout
 	}
-	j.Deadline = time.Time{}
+	deadline := int64(0)
 	if ttl > 0 {
-		j.Deadline = since.Add(ttl)
+		deadline = queue.DeadlineAt(since.Add(ttl))
 	}
-	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: since, Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: j.Deadline, Ref: j}
+	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: policy.NanosSat(since), Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: deadline}
 	c.queue.At(now)
 	c.queue.Push(&j.Job, c.ledger.Join(j.Key, now))
 	if r := j.Rare; r != nil && r.NotBefore.After(now) {
 		c.queue.Defer(&j.Job, r.NotBefore) // one heap, one timer: NextWake
 		j.setWaiting(policy.ReasonScheduled)
 	}
-	j.riseFrom = 0
-	c.enters(j)
+	c.enters(j, 0)
 	c.listBackground(j)
 	c.addWriter(j)
 	before := g.demand()
@@ -377,7 +389,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 			}
 			continue
 		}
-		j := qj.Ref.(*Job)
+		j := jobOf(qj)
 		if c.tenantBlocks(j) {
 			c.queue.HoldForKey(qj)
 			c.startsWaiting(now, j, policy.ReasonTenantLimit, 0)
@@ -570,7 +582,7 @@ func (c *Core) drop(now time.Time, j *Job) {
 // WithdrawAll removes every pending job and returns them in arrival order.
 func (c *Core) WithdrawAll(now time.Time) []*Job {
 	var out []*Job
-	c.queue.Each(func(qj *queue.Job) { out = append(out, qj.Ref.(*Job)) })
+	c.queue.Each(func(qj *queue.Job) { out = append(out, jobOf(qj)) })
 	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) })
 	for _, j := range out {
 		c.Withdraw(now, j)
@@ -772,7 +784,7 @@ type Denied struct {
 // carries out a denial or a deferral. It reports whether j may be admitted.
 func (c *Core) askPolicy(now time.Time, j *Job) bool {
 	info := policy.JobInfo{Type: j.Type, ID: j.ID, Key: j.Key, Group: j.Group, Priority: j.Priority,
-		Effective: c.queue.Effective(&j.Job, j.Priority), Waited: now.Sub(j.Submitted), Attempt: j.Attempt,
+		Effective: c.queue.Effective(&j.Job, j.Priority), Waited: j.WaitedAt(now), Attempt: int(j.Attempt),
 		QueueDepth: c.queue.Len(), Running: len(c.running)}
 	d, panicked := c.decide(info)
 	if err, ok := d.Denied(); ok {
@@ -782,7 +794,9 @@ func (c *Core) askPolicy(now time.Time, j *Job) bool {
 		return false
 	}
 	if delay, ok := d.Deferred(); ok {
-		j.Attempt++
+		if j.Attempt < math.MaxInt32 { // int32: stops, never wraps
+			j.Attempt++
+		}
 		c.record(now, j, DecisionDefer, string(policy.ReasonDeferred), delay)
 		c.queue.Defer(&j.Job, now.Add(delay))
 		if j.widx >= 0 { // a writer waiting on its own holds no shared job back
@@ -865,7 +879,7 @@ func (c *Core) expire(now time.Time) {
 		if c.expireWatched(qj) {
 			return
 		}
-		j := qj.Ref.(*Job)
+		j := jobOf(qj)
 		c.drop(now, j)
 		c.expired = append(c.expired, j)
 		c.expiredTotal++
@@ -904,8 +918,7 @@ func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	c.demandChanged(g, before)
 	c.queue.Backoff(&j.Job, now.Add(delay), c.ledger.Join(j.Key, now))
 	c.addWriter(j)
-	j.riseFrom = c.queue.Waited(&j.Job) // it waits on with its first clock
-	c.enters(j)
+	c.enters(j, c.queue.Waited(&j.Job)) // it waits on with its first clock
 	c.listBackground(j)
 	c.waiting(j, 1)
 	j.setWaiting(policy.ReasonBackoff)

@@ -124,8 +124,8 @@ func TestRegisterType(t *testing.T) {
 		t.Errorf("rejected Submit left Pending %d", c.Pending())
 	}
 	j := submit(t, c, t0, "clone", "r", "k")
-	if j.Seq != 1 || j.Priority != 3 || !j.Submitted.Equal(t0) {
-		t.Errorf("submitted job: Seq %d Priority %d Submitted %v", j.Seq, j.Priority, j.Submitted)
+	if j.Seq != 1 || j.Priority != 3 || !submittedAt(j).Equal(t0) {
+		t.Errorf("submitted job: Seq %d Priority %d Submitted %v", j.Seq, j.Priority, submittedAt(j))
 	}
 }
 
@@ -837,4 +837,16 @@ func TestRunningRecordReleasedAndReused(t *testing.T) {
 	if second.Running != r || !second.Started.Equal(at(4)) {
 		t.Errorf("next admission took %p (Started %v), want the released %p", second.Running, second.Started, r)
 	}
+}
+
+// submittedAt is j's Submitted (Unix ns) as a time in the tests' clock's
+// location.
+func submittedAt(j *Job) time.Time { return time.Unix(0, j.Submitted).In(t0.Location()) }
+
+// deadlineAt is j's Deadline as a time: zero for none.
+func deadlineAt(j *Job) time.Time {
+	if j.Deadline == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, j.Deadline).In(t0.Location())
 }

@@ -95,7 +95,7 @@ func (c *Core) record(now time.Time, j *Job, kind DecisionKind, code string, del
 	}
 	c.decisions = append(c.decisions, Decision{Time: now, Job: j, Tenant: j.Key, Tier: j.Priority,
 		QueueDepth: c.queue.Len(), Inflight: len(c.running), Decision: kind, ReasonCode: code,
-		RetryDelay: max(delay, 0), Attempt: j.Attempt})
+		RetryDelay: max(delay, 0), Attempt: int(j.Attempt)})
 }
 
 // startsWaiting records that pending job j starts to wait on reason r,

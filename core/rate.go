@@ -78,7 +78,7 @@ func (c *Core) emptyBucket(now time.Time, j *Job) *bucket {
 // of j (qj's job), and holds j's lane if the scope is its key or group.
 func (c *Core) block(now time.Time, b *bucket, qj *queue.Job) {
 	if !b.blocked {
-		wait := b.waitFor(now, tokensOf(qj.Ref.(*Job), b))
+		wait := b.waitFor(now, tokensOf(jobOf(qj), b))
 		b.blocked, b.until = true, now.Add(wait)
 		c.refills.Push(b)
 		if b.scope.Kind == policy.RateType {

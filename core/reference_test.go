@@ -679,7 +679,7 @@ func (a admission) String() string {
 func coreAdmissions(js []*Job) []admission {
 	out := []admission{}
 	for _, j := range js {
-		a := admission{j.Seq, j.Type, j.ID, j.Key, j.Group, j.Priority, j.Effective, j.Submitted, j.Started, j.Cost, j.KeyCost, ""}
+		a := admission{j.Seq, j.Type, j.ID, j.Key, j.Group, j.Priority, j.Effective, submittedAt(j), j.Started, j.Cost, j.KeyCost, ""}
 		if j.Worker != nil {
 			a.Slot = fmt.Sprintf("%s/%d", j.Worker.Worker, j.Worker.Index)
 		}

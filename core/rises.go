@@ -2,7 +2,9 @@ package core
 
 import (
 	"maps"
+	"time"
 
+	"github.com/fairsched/fairsched/internal/shrink"
 	"github.com/fairsched/fairsched/policy"
 )
 
@@ -18,47 +20,35 @@ import (
 // denied — its rises not yet counted are added, O(1). The jobs still
 // waiting are caught up by a sweep that AgingRises runs over at most
 // agingSweep of them per call, round robin over the pending jobs in a
-// list, so a snapshot's cost stays bounded at a million pending jobs. With
-// no more pending jobs than that, the total is exact at the time given;
-// with more, it lags by the rises of jobs the sweep has not reached yet and
-// catches up within ⌈pending / agingSweep⌉ snapshots. Either way it never
+// table (agingTable), so a snapshot's cost stays bounded at a million
+// pending jobs. With no more pending jobs than that, the total is exact at
+// the time given; with more, it lags by the rises of jobs the sweep has not
+// reached yet and catches up within ⌈pending / agingSweep⌉ snapshots (one
+// more for a job moved behind the sweep into a leaving job's place). Either way it never
 // decreases and never counts a rise twice: a Prometheus counter.
 
 // agingSweep bounds the pending jobs one AgingRises call brings up to
 // date (about 20 ms of owner time on this project's 2-core machine).
 var agingSweep = 1 << 16
 
-// agingList is a doubly linked list of pending jobs, through
-// Job.agePrev/ageNext: O(1) to join and to leave.
-type agingList struct {
-	head, tail *Job
-	n          int
+// agingTable holds, with aging on, what the rises sweep keeps of each
+// pending job, apart from the job (which keeps only its position, ageIdx):
+// a pending job is most of the scheduler's memory, and without aging none
+// of it is needed. Joining appends, leaving moves the last entry into the
+// hole: O(1) both, and the sweep walks the slice.
+type agingTable struct {
+	recs  []ageRec
+	sweep int // where the next sweep starts
 }
 
-func (l *agingList) push(j *Job) {
-	j.agePrev, j.ageNext = l.tail, nil
-	if l.tail != nil {
-		l.tail.ageNext = j
-	} else {
-		l.head = j
-	}
-	l.tail = j
-	l.n++
-}
-
-func (l *agingList) remove(j *Job) {
-	if j.agePrev != nil {
-		j.agePrev.ageNext = j.ageNext
-	} else {
-		l.head = j.ageNext
-	}
-	if j.ageNext != nil {
-		j.ageNext.agePrev = j.agePrev
-	} else {
-		l.tail = j.agePrev
-	}
-	j.agePrev, j.ageNext = nil, nil
-	l.n--
+// ageRec is one pending job's entry in the aging table.
+type ageRec struct {
+	job *Job
+	// riseFrom is how long the job had waited, for aging, when it last
+	// entered the queue: its rises count from there (see agingRises).
+	riseFrom time.Duration
+	// counted are the job's rises already in Core.risen.
+	counted uint64
 }
 
 // rises returns pending job j's rises since it entered the queue, at the
@@ -68,16 +58,17 @@ func (c *Core) rises(j *Job) uint64 {
 	if a == nil {
 		return 0
 	}
-	return a.Rises(j.Priority, j.Floor, j.Floored, j.riseFrom, c.queue.Waited(&j.Job))
+	return a.Rises(j.Priority, j.Floor, j.Floored, c.aging.recs[j.ageIdx].riseFrom, c.queue.Waited(&j.Job))
 }
 
-// enters lists job j, which has just entered the queue, for the sweep.
-func (c *Core) enters(j *Job) {
+// enters lists job j, which has just entered the queue having waited from
+// (for aging) already, for the sweep.
+func (c *Core) enters(j *Job, from time.Duration) {
 	if c.limits.Aging == nil {
 		return
 	}
-	j.counted = 0
-	c.aging.push(j)
+	j.ageIdx = int32(len(c.aging.recs))
+	c.aging.recs = append(c.aging.recs, ageRec{job: j, riseFrom: from})
 }
 
 // leaves counts the rises of pending job j, which leaves the queue now.
@@ -86,23 +77,29 @@ func (c *Core) leaves(j *Job) {
 		return
 	}
 	c.catchUp(j)
-	if c.sweep == j {
-		c.sweep = j.ageNext
+	t := &c.aging
+	i, last := int(j.ageIdx), len(t.recs)-1
+	if i != last {
+		t.recs[i] = t.recs[last]
+		t.recs[i].job.ageIdx = int32(i)
 	}
-	c.aging.remove(j)
+	t.recs[last] = ageRec{}
+	t.recs = t.recs[:last]
+	t.recs = shrink.Slice(t.recs) // a burst's table is not kept for good
 }
 
 // catchUp adds pending job j's rises not counted yet.
 func (c *Core) catchUp(j *Job) {
 	n := c.rises(j)
-	if n <= j.counted {
+	r := &c.aging.recs[j.ageIdx]
+	if n <= r.counted {
 		return
 	}
 	if c.risen == nil {
 		c.risen = map[policy.JobType]uint64{}
 	}
-	c.risen[j.Type] += n - j.counted
-	j.counted = n
+	c.risen[j.Type] += n - r.counted
+	r.counted = n
 }
 
 // AgingRises returns, by type, how many times waiting jobs' effective
@@ -114,14 +111,13 @@ func (c *Core) AgingRises() map[policy.JobType]uint64 {
 	if c.limits.Aging == nil {
 		return nil
 	}
-	j := c.sweep
-	for range min(agingSweep, c.aging.n) {
-		if j == nil {
-			j = c.aging.head
+	t := &c.aging
+	for range min(agingSweep, len(t.recs)) {
+		if t.sweep >= len(t.recs) {
+			t.sweep = 0
 		}
-		c.catchUp(j)
-		j = j.ageNext
+		c.catchUp(t.recs[t.sweep].job)
+		t.sweep++
 	}
-	c.sweep = j
 	return maps.Clone(c.risen)
 }

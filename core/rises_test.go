@@ -23,7 +23,7 @@ func (r *exactRises) total(c *Core) map[policy.JobType]uint64 {
 		out[t] += n
 	}
 	c.queue.Each(func(qj *queue.Job) {
-		j := qj.Ref.(*Job)
+		j := jobOf(qj)
 		out[j.Type] += c.rises(j)
 	})
 	for t, n := range out {
@@ -70,7 +70,7 @@ func TestAgingRisesSweep(t *testing.T) {
 				// count these.
 				c.queue.At(now)
 				before := map[*Job]uint64{}
-				c.queue.Each(func(qj *queue.Job) { before[qj.Ref.(*Job)] = c.rises(qj.Ref.(*Job)) })
+				c.queue.Each(func(qj *queue.Job) { before[jobOf(qj)] = c.rises(jobOf(qj)) })
 				c.Advance(now)
 				switch rng.IntN(6) {
 				case 0, 1, 2:
@@ -106,7 +106,7 @@ func TestAgingRisesSweep(t *testing.T) {
 				}
 				want := ref.total(c)
 				got := c.AgingRises()
-				if c.aging.n <= sweep {
+				if len(c.aging.recs) <= sweep {
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Fatalf("step %d: AgingRises (-exact +got):\n%s", step, diff)
 					}
@@ -125,7 +125,7 @@ func TestAgingRisesSweep(t *testing.T) {
 				last = got
 			}
 			// No time passes: the sweep goes round and catches up.
-			for range (c.aging.n + sweep - 1) / sweep {
+			for range (len(c.aging.recs) + sweep - 1) / sweep {
 				last = c.AgingRises()
 			}
 			if diff := cmp.Diff(ref.total(c), last); diff != "" {

@@ -193,16 +193,16 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 		Groups:        c.groupSnapshots(),
 		Workers:       c.workerSnapshots(),
 	}
+	c.queue.At(now) // its location is the clock's: TimeOf
 	for _, j := range c.Running() {
 		s.Running = append(s.Running, RunningJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority, EffectivePriority: j.Effective,
-			Submitted: j.Submitted, Started: j.Started, EstimatedCost: j.Cost,
+			Submitted: c.queue.TimeOf(j.Submitted), Started: j.Started, EstimatedCost: j.Cost,
 		})
 		if w := j.Worker; w != nil {
 			s.Running[len(s.Running)-1].Worker, s.Running[len(s.Running)-1].Slot = w.Worker, w.Index
 		}
 	}
-	c.queue.At(now)
 	s.AgingRises = c.AgingRises()
 	pending := c.ranked(rows)
 	s.Pending = make([]PendingJob, 0, len(pending))
@@ -226,7 +226,7 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 		pj := PendingJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority,
 			EffectivePriority: c.queue.Effective(&j.Job, j.Priority),
-			Submitted:         j.Submitted,
+			Submitted:         c.queue.TimeOf(j.Submitted),
 		}
 		if pj.Reasons = c.reasons(now, j, nil); len(pj.Reasons) > 0 {
 			pj.Reason = pj.Reasons[0]
@@ -247,7 +247,7 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 // in rank order already).
 func (c *Core) ranked(rows int) []*Job {
 	rank := func(qj *queue.Job) queue.Rank {
-		j := qj.Ref.(*Job)
+		j := jobOf(qj)
 		// With scoring the score orders (the priority is part of it), else
 		// the effective priority.
 		p, scored := c.queue.Score(qj, j.Priority)
@@ -263,7 +263,7 @@ func (c *Core) ranked(rows int) []*Job {
 	top := c.queue.Top(n, rank)
 	out := make([]*Job, len(top))
 	for i, qj := range top {
-		out[i] = qj.Ref.(*Job)
+		out[i] = jobOf(qj)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"time"
 
+	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
 )
 
@@ -19,8 +20,7 @@ import (
 // never submitted: only its deadline is kept.
 func (c *Core) Watch(now time.Time, w, on *Job, ttl time.Duration) {
 	c.queue.Unwatch(&w.Job)
-	w.Deadline = now.Add(ttl)
-	w.Job = queue.Job{Type: w.Type, ID: w.ID, Key: w.Key, Seq: on.Seq, Submitted: now, Group: on.grp.q, Deadline: w.Deadline, Ref: w}
+	w.Job = queue.Job{Type: w.Type, ID: w.ID, Key: w.Key, Seq: on.Seq, Submitted: policy.NanosSat(now), Group: on.grp.q, Deadline: queue.DeadlineAt(now.Add(ttl))}
 	c.queue.At(now)
 	c.queue.Watch(&w.Job)
 }
@@ -61,6 +61,6 @@ func (c *Core) expireWatched(qj *queue.Job) bool {
 	if qj.Queued() {
 		return false
 	}
-	c.expiredWaiters = append(c.expiredWaiters, qj.Ref.(*Job))
+	c.expiredWaiters = append(c.expiredWaiters, jobOf(qj))
 	return true
 }

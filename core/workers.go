@@ -87,7 +87,7 @@ func (c *Core) UnregisterWorker(now time.Time, id string) ([]*Job, error) {
 func (c *Core) WithdrawWorkerless(now time.Time) []*Job {
 	var out []*Job
 	c.queue.Each(func(qj *queue.Job) {
-		if j := qj.Ref.(*Job); j.slot.Config.RequiresWorker && c.pool.Total(j.Type) == 0 {
+		if j := jobOf(qj); j.slot.Config.RequiresWorker && c.pool.Total(j.Type) == 0 {
 			out = append(out, j)
 		}
 	})

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+	"unsafe"
 
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/policy"
@@ -70,24 +71,50 @@ func RunningPriority(ctx context.Context) (policy.Priority, bool) {
 type Job struct {
 	core.Job
 	Fn func(context.Context) error
-	// Run, set by the owner for each attempt (Attempt), is the context the
-	// attempt runs under; Cancel cancels it with ErrCancelled, a lost
-	// worker with workers.ErrWorkerLost. nil while the job is not running.
-	Run *RunContext
-	// Verdict, when not nil, receives the owner's verdict on a background
-	// submission: nil once it is queued, or why it was refused. It is set
-	// only when the scheduler has pending bounds that may refuse it.
-	Verdict chan error
 	*Extra
-	// Cancelled (owner only): Cancel cancelled the running job's context:
-	// it is not retried.
-	Cancelled bool
-	// Pooled: the record came from the pool (NewPooledJob) and goes back
-	// to it when the job ends (Recycle).
-	Pooled bool
-	// inline: Extra is part of the record's allocation (a full record).
-	inline bool
 }
+
+// A Job's flags, in core.Job.Flags: a word of their own would cost every
+// pending job 8 B.
+const (
+	// flagCancelled (owner only): Cancel cancelled the running job's
+	// context: it is not retried.
+	flagCancelled uint8 = 1 << iota
+	// flagPooled: the record came from the pool (NewPooledJob) and goes
+	// back to it when the job ends (Recycle).
+	flagPooled
+	// flagInline: Extra is part of the record's allocation (a full record).
+	flagInline
+)
+
+// Cancelled reports whether Cancel cancelled the running job's context
+// (SetCancelled): it is not retried. Owner only.
+func (j *Job) Cancelled() bool { return j.Flags&flagCancelled != 0 }
+
+// SetCancelled records that Cancel cancelled the running job's context.
+func (j *Job) SetCancelled() { j.Flags |= flagCancelled }
+
+// Pooled reports whether the record came from the pool (NewPooledJob) and
+// goes back to it when the job ends (Recycle).
+func (j *Job) Pooled() bool { return j.Flags&flagPooled != 0 }
+
+func (j *Job) inline() bool { return j.Flags&flagInline != 0 }
+
+// Run is the context the job's current attempt runs under (SetRun): Cancel
+// cancels it with ErrCancelled, a lost worker with workers.ErrWorkerLost.
+// nil while the job is not running. It is kept in core.Running, which only
+// admitted jobs have.
+func (j *Job) Run() *RunContext {
+	if j.Running == nil {
+		return nil
+	}
+	rc, _ := j.Running.Caller.(*RunContext)
+	return rc
+}
+
+// SetRun sets the context of the job's attempt, set by the owner for each
+// attempt (Attempt) of an admitted job, and nil when the attempt ends.
+func (j *Job) SetRun(rc *RunContext) { j.Running.Caller = rc }
 
 // Extra holds the fields of a Job that most background jobs never use.
 type Extra struct {
@@ -175,8 +202,8 @@ func (j *Job) Explicit() bool { return j.Extra != nil && j.RetrySet }
 func NewJob(t policy.JobType, id, key string, fn func(context.Context) error) *Job {
 	f := new(full)
 	j := &f.Job
-	j.Extra, j.Rare, j.inline, j.Fn = &f.x, &f.r, true, fn
-	j.Type, j.ID, j.Key, j.Payload = t, id, key, j
+	j.Extra, j.Rare, j.Flags, j.Fn = &f.x, &f.r, flagInline, fn
+	j.Type, j.ID, j.Key = t, id, key
 	return j
 }
 
@@ -218,8 +245,14 @@ func (j *Job) Retry() policy.RetryPolicy {
 	return j.TypeRetry()
 }
 
-// Of returns the Job a core.Job belongs to.
-func Of(j *core.Job) *Job { return j.Payload.(*Job) }
+// Of returns the Job a core.Job belongs to. Every core.Job the owner hands
+// the core is the one embedded first in a Job (NewJob, the pool), so their
+// addresses are the same: no field leads back, which would cost every
+// pending job 16 B.
+func Of(j *core.Job) *Job { return (*Job)(unsafe.Pointer(j)) }
+
+// core.Job must stay Job's first field for Of.
+var _ = [1]struct{}{}[unsafe.Offsetof(Job{}.Job)]
 
 // Foreground reports whether a caller waits for the job.
 func (j *Job) Foreground() bool { return j.Extra != nil && j.Admit != nil }
@@ -227,11 +260,19 @@ func (j *Job) Foreground() bool { return j.Extra != nil && j.Admit != nil }
 // Request is a message for the owner goroutine.
 type Request interface{ request() }
 
-// Submit asks the owner to queue a job (the job's Verdict, when set,
-// receives the verdict). It is one pointer, so making it a Request
-// allocates nothing.
+// Submit asks the owner to queue a job. It is one pointer, so making it a
+// Request allocates nothing.
 type Submit struct {
 	Job *Job
+}
+
+// SubmitChecked is Submit when the scheduler has pending bounds that may
+// refuse the job: Verdict receives nil once it is queued, or why it was
+// refused. The channel travels in the message, not in the job's record,
+// which it would cost 8 B for as long as the job waits.
+type SubmitChecked struct {
+	Job     *Job
+	Verdict chan error
 }
 
 // Withdraw tells the owner that a foreground job's caller left with Err. A
@@ -295,9 +336,11 @@ type Enqueue struct {
 }
 
 // SubmitMany asks the owner to queue Jobs, in order, as one batch: one
-// dispatch for all. Each job's Verdict, when set, receives its verdict.
+// dispatch for all. Verdicts, when set (pending bounds may refuse), has
+// a channel for each job, which receives its verdict as SubmitChecked's.
 type SubmitMany struct {
-	Jobs []*Job
+	Jobs     []*Job
+	Verdicts []chan error
 }
 
 // EnqueueMany asks the owner to make Jobs durable and queue them, in
@@ -462,6 +505,7 @@ type Close struct{ InJob chan error }
 type Abort struct{}
 
 func (Submit) request()          {}
+func (SubmitChecked) request()   {}
 func (Withdraw) request()        {}
 func (Cancel) request()          {}
 func (Enqueue) request()         {}

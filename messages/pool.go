@@ -18,7 +18,7 @@ var (
 	jobs  = sync.Pool{New: func() any { return new(Job) }}
 	fulls = sync.Pool{New: func() any {
 		f := new(full)
-		f.Extra, f.Rare, f.inline = &f.x, &f.r, true
+		f.Extra, f.Rare, f.Flags = &f.x, &f.r, flagInline
 		return &f.Job
 	}}
 )
@@ -37,8 +37,9 @@ func NewPooledFull(t policy.JobType, id, key string, fn func(context.Context) er
 }
 
 func pooled(j *Job, t policy.JobType, id, key string, fn func(context.Context) error) *Job {
-	j.Fn, j.Pooled = fn, true
-	j.Type, j.ID, j.Key, j.Payload = t, id, key, j
+	j.Fn = fn
+	j.Flags |= flagPooled
+	j.Type, j.ID, j.Key = t, id, key
 	return j
 }
 
@@ -50,11 +51,10 @@ func pooled(j *Job, t policy.JobType, id, key string, fn func(context.Context) e
 // testing/synctest bubble must not serve a job outside it. An Extra made
 // apart (More) is dropped, so that the small pool stays small.
 func Recycle(j *Job) {
-	if j.inline {
+	if j.inline() {
 		x, r := j.Extra, j.Rare
 		*x, *r = Extra{}, core.Rare{}
-		j.Job = core.Job{Rare: r}
-		*j = Job{Job: j.Job, Extra: x, inline: true}
+		*j = Job{Job: core.Job{Rare: r, Flags: flagInline}, Extra: x}
 		fulls.Put(j)
 		return
 	}

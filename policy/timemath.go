@@ -7,7 +7,8 @@ import (
 
 // Time arithmetic that cannot wrap. Instants are kept as time.Time, whose
 // range is wide; they become int64 nanoseconds (UnixNano) only where heaps
-// order them, and UnixNano is undefined past the year 2262. NanosSat
+// order them or a pending job keeps them (queue.Job: 8 B, not 24), and
+// UnixNano is undefined past the year 2262. NanosSat
 // saturates there instead: an instant past the largest is "never", and a
 // deadline, deferral, backoff, promotion or refill that far off simply never
 // comes, rather than wrapping to the past and coming at once.

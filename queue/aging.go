@@ -41,9 +41,9 @@ func (q *Queue) OnAged(fn func(j *Job, effective policy.Priority)) { q.onAged = 
 // head has aged into a higher band since. Call it before Best whenever time
 // has passed.
 func (q *Queue) At(now time.Time) {
-	q.now = now
-	q.wake(policy.NanosSat(now))
-	for t := policy.NanosSat(now); len(q.promos) > 0 && q.promos[0].at <= t; {
+	q.now, q.nowNs = now, policy.NanosSat(now)
+	q.wake(q.nowNs)
+	for t := q.nowNs; len(q.promos) > 0 && q.promos[0].at <= t; {
 		l := q.promos[0].lane
 		if l.held == holdPaused {
 			q.unschedule(l) // paused: its clock stands still
@@ -62,15 +62,15 @@ func (q *Queue) Waited(j *Job) time.Duration { return q.waited(j) }
 // waited returns how long j has waited for aging purposes: since its
 // submission, less the time its group was paused since then.
 func (q *Queue) waited(j *Job) time.Duration {
-	end := q.now
+	end := q.nowNs
 	var paused time.Duration
 	if g := j.Group; g != nil {
 		paused = g.pausedTotal - j.pauseBase
 		if g.paused {
-			end = g.pausedAt
+			end = policy.NanosSat(g.pausedAt)
 		}
 	}
-	return end.Sub(j.Submitted) - paused
+	return policy.AddSat(time.Duration(satSub(end, j.Submitted)), -paused)
 }
 
 // bandsOf returns the number of aging bands of base priority p.

@@ -63,11 +63,11 @@ func (q *Queue) expiryGroup(j *Job) *Group {
 // expireAt gives the just-pushed job j its deadline.
 func (q *Queue) expireAt(j *Job) {
 	j.eidx = -1
-	if j.Deadline.IsZero() {
+	if j.Deadline == 0 {
 		return
 	}
 	g := q.expiryGroup(j)
-	j.ekey = satAdd(policy.NanosSat(j.Deadline), -int64(j.pauseBase))
+	j.ekey = satAdd(j.Deadline, -int64(j.pauseBase))
 	g.expiring.push((*expiringJob)(j))
 	q.regroup(g)
 }
@@ -158,7 +158,7 @@ func (q *Queue) Extend(j *Job, until time.Time) bool {
 	}
 	if until.IsZero() {
 		q.unexpire(j)
-		j.eidx, j.Deadline = -1, time.Time{}
+		j.eidx, j.Deadline = -1, 0
 		return true
 	}
 	g := q.expiryGroup(j)
@@ -166,7 +166,7 @@ func (q *Queue) Extend(j *Job, until time.Time) bool {
 	if key <= j.ekey {
 		return false
 	}
-	j.ekey, j.Deadline = key, until
+	j.ekey, j.Deadline = key, DeadlineAt(until)
 	g.expiring.fix(int(j.eidx))
 	q.regroup(g)
 	return true
@@ -176,13 +176,13 @@ func (q *Queue) Extend(j *Job, until time.Time) bool {
 func satAdd(a, b int64) int64 { return int64(policy.AddSat(time.Duration(a), time.Duration(b))) }
 
 // Watch puts a deadline that belongs to no pending job into j's group's
-// expiry heap: j (Group, Deadline, Seq and Ref set) is not pushed, but
+// expiry heap: j (Group, Deadline and Seq set) is not pushed, but
 // TakeExpired hands it to fn, off the heap, when its deadline, moved back
 // by its group's pauses after now (the time set by At), comes.
 // The caller uses it for what waits on a pending job of the group with a
 // time to live of its own (a coalesced run's waiters).
 func (q *Queue) Watch(j *Job) {
-	if j.where != placeNone || j.Deadline.IsZero() {
+	if j.where != placeNone || j.Deadline == 0 {
 		panic("queue: Watch of a queued job or without a deadline")
 	}
 	j.pauseBase = q.pausedNow(j.Group)

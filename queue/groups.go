@@ -28,7 +28,7 @@ import (
 // Group is the queue's record of one group.
 type Group struct {
 	Name        string
-	Ref         any        // belongs to the caller, like Job.Ref
+	Ref         any        // belongs to the caller
 	lanes       []*lane    // the group's lanes that hold jobs
 	held        []*heldSet // held lanes by type; sets stay once made
 	nheld       int        // lanes held for the allocation, over all sets

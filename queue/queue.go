@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"math"
 	"time"
 
 	"github.com/fairsched/fairsched/internal/shrink"
@@ -18,14 +19,19 @@ const (
 )
 
 // Job is one pending job. The caller fills the exported fields before Push;
-// Seq must grow with arrival so that it orders jobs of equal cost.
+// Seq must grow with arrival so that it orders jobs of equal cost. It holds
+// no reference to the caller's record: a caller embeds Job in its record
+// and finds the record from it (core.jobOf), a pointer less for every
+// pending job.
 type Job struct {
 	Type policy.JobType
 	ID   string
 	Key  string // fairness key; "" for background work
 	Seq  uint64
-	// Submitted starts the job's aging clock.
-	Submitted time.Time
+	// Submitted starts the job's aging clock: when the job arrived. Times
+	// in a Job are Unix nanoseconds, saturated (policy.NanosSat), not
+	// time.Time: 8 B instead of 24 in every pending job.
+	Submitted int64
 	// Group is the job's group (Queue.Group), nil for none: jobs of a group
 	// can be held together (its allocation reached) or paused.
 	Group *Group
@@ -45,12 +51,9 @@ type Job struct {
 	pos     int32 // position in its lane's FIFO while there
 	eidx    int32 // position in its group's expiry heap; -1 when not there
 	aged    int32 // the highest aging band reported for the job
-	// Deadline, when not zero, is when the job expires if still pending
-	// (see TakeExpired).
-	Deadline time.Time
-	// Ref belongs to the caller: it leads back from the queue's job to the
-	// caller's record of it.
-	Ref any
+	// Deadline, when not 0, is when the job expires if still pending
+	// (see TakeExpired), in Unix nanoseconds: DeadlineAt makes one.
+	Deadline int64
 
 	lane     *lane
 	key      *keyRec
@@ -60,6 +63,50 @@ type Job struct {
 	// pauseBase is the group's paused time when the job arrived: the
 	// pauses after it are taken off the job's aging clock.
 	pauseBase time.Duration
+}
+
+// DeadlineAt returns t as a Job's Deadline: 0 (none) for the zero time; a
+// time whose Unix nanoseconds are 0 becomes 1 ns later, not "none".
+func DeadlineAt(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	if n := policy.NanosSat(t); n != 0 {
+		return n
+	}
+	return 1
+}
+
+// WaitedAt returns how long from the job's arrival to now (its group's
+// pauses not taken off: Queue.Waited does), saturated.
+func (j *Job) WaitedAt(now time.Time) time.Duration {
+	return time.Duration(satSub(policy.NanosSat(now), j.Submitted))
+}
+
+// TimeOf returns Unix nanoseconds n, a time of a Job, as a time.Time in
+// the location of the time set by At (the caller's clock's).
+func (q *Queue) TimeOf(n int64) time.Time { return time.Unix(0, n).In(q.now.Location()) }
+
+// satSub returns a - b (nanoseconds), saturated to the int64 range.
+func satSub(a, b int64) int64 {
+	d := a - b
+	if (a < 0) != (b < 0) && (d < 0) != (a < 0) { // wrapped
+		if a < 0 {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return d
+}
+
+// unixSec returns Unix nanoseconds n in whole seconds, rounded down as
+// time.Time.Unix does.
+func unixSec(n int64) int64 {
+	s := n / 1e9
+	if n%1e9 < 0 {
+		s--
+	}
+	return s
 }
 
 func (j *Job) before(o *Job) bool { return j.Seq < o.Seq }
@@ -163,7 +210,7 @@ func (l *lane) refresh() {
 	if f := l.front(); f != nil {
 		l.headSeq = f.Seq
 		if l.tq.q.score != nil {
-			l.headSec = f.Submitted.Unix()
+			l.headSec = unixSec(f.Submitted)
 		}
 	}
 	if l.head > 64 && l.head*2 > len(l.fifo) || l.stale > 64 && l.stale*2 > l.live {
@@ -278,6 +325,7 @@ type level struct {
 type Queue struct {
 	aging  *policy.AgingConfig // nil: no aging
 	now    time.Time           // set by At: the time aging is computed for
+	nowNs  int64               // now in Unix ns (policy.NanosSat)
 	promos ixheap[*promotion]  // lanes by the time their head next ages
 	onAged func(*Job, policy.Priority)
 	levels []*level // by priority, highest first
@@ -315,6 +363,7 @@ func New() *Queue {
 		keys:   map[string]*keyRec{},
 		parked: map[parkKey]*parkedSet{},
 		groups: map[string]*Group{},
+		nowNs:  math.MinInt64, // the zero now's
 	}
 }
 

@@ -48,7 +48,7 @@ func stdFixture() *fixture {
 func (f *fixture) push(t policy.JobType, id, key string) *Job {
 	f.seq++
 	j := &Job{Type: t, ID: id, Key: key, Seq: f.seq}
-	j.Ref = fmt.Sprintf("%s/%s/%s#%d", t, id, key, f.seq)
+	named(j, fmt.Sprintf("%s/%s/%s#%d", t, id, key, f.seq))
 	f.q.Push(j, f.cost[key])
 	return j
 }
@@ -62,7 +62,7 @@ func (f *fixture) setCost(key string, c time.Duration) {
 func (f *fixture) drain() []string {
 	var out []string
 	for j := f.q.Best(); j != nil; j = f.q.Best() {
-		out = append(out, j.Ref.(string))
+		out = append(out, ref(j).(string))
 		f.q.Remove(j)
 	}
 	return out
@@ -71,7 +71,7 @@ func (f *fixture) drain() []string {
 func names(js ...*Job) []string {
 	out := make([]string, len(js))
 	for i, j := range js {
-		out[i] = j.Ref.(string)
+		out[i] = ref(j).(string)
 	}
 	return out
 }
@@ -87,7 +87,7 @@ func each(q *Queue) []string {
 func TestEmpty(t *testing.T) {
 	f := stdFixture()
 	if j := f.q.Best(); j != nil {
-		t.Errorf("Best of empty queue = %v", j.Ref)
+		t.Errorf("Best of empty queue = %v", ref(j))
 	}
 	if f.q.Len() != 0 {
 		t.Errorf("Len = %d", f.q.Len())
@@ -102,7 +102,7 @@ func TestEmpty(t *testing.T) {
 	f.q.BlockType("nope", true)                            // unknown type: no-op
 	f.q.SetKeyCost("nobody", time.Hour)                    // unknown key: no-op
 	if j := f.q.Best(); j != nil {
-		t.Errorf("Best = %v", j.Ref)
+		t.Errorf("Best = %v", ref(j))
 	}
 }
 
@@ -127,7 +127,7 @@ func TestBestOrder(t *testing.T) {
 	}
 	for _, j := range jobs {
 		if !j.Queued() || j.Parked() {
-			t.Errorf("%v: Queued %v Parked %v", j.Ref, j.Queued(), j.Parked())
+			t.Errorf("%v: Queued %v Parked %v", ref(j), j.Queued(), j.Parked())
 		}
 	}
 	// Priority 40 first: a (0) then b and c (5, by arrival), then priority
@@ -141,7 +141,7 @@ func TestBestOrder(t *testing.T) {
 	}
 	for _, j := range jobs {
 		if j.Queued() {
-			t.Errorf("%v still queued after Remove", j.Ref)
+			t.Errorf("%v still queued after Remove", ref(j))
 		}
 	}
 }
@@ -168,7 +168,7 @@ func TestSetKeyCostReordersAcrossTypes(t *testing.T) {
 	a3 := f.push("bg", "5", "a")
 	b3 := f.push("bg", "6", "b")
 	if got := f.q.Best(); got != a1 {
-		t.Fatalf("Best = %v, want a1", got.Ref)
+		t.Fatalf("Best = %v, want a1", ref(got))
 	}
 	f.setCost("a", 3*time.Second)
 	if diff := gocmp.Diff(names(b1, b2, a1, a2, b3, a3), f.drain()); diff != "" {
@@ -183,7 +183,7 @@ func TestSetKeyCostReordersAcrossTypes(t *testing.T) {
 	}
 	var got []string
 	for j := f.q.Best(); j != nil; j = f.q.Best() {
-		got = append(got, j.Ref.(string))
+		got = append(got, ref(j).(string))
 		f.q.Remove(j)
 		f.setCost(j.Key, f.cost[j.Key]+time.Second)
 	}
@@ -204,12 +204,12 @@ func TestBlockTier(t *testing.T) {
 	}
 	f.q.BlockTier(10, true)
 	if got := f.q.Best(); got != nil {
-		t.Fatalf("both tiers blocked: Best = %v, want nil", got.Ref)
+		t.Fatalf("both tiers blocked: Best = %v, want nil", ref(got))
 	}
 	// Jobs still arrive in a blocked tier.
 	fg2 := f.push("fgB", "3", "b")
 	if got := f.q.Best(); got != nil {
-		t.Fatalf("both tiers blocked after push: Best = %v", got.Ref)
+		t.Fatalf("both tiers blocked after push: Best = %v", ref(got))
 	}
 	if f.q.Len() != 3 {
 		t.Errorf("Len = %d, want 3", f.q.Len())
@@ -233,12 +233,12 @@ func TestBlockType(t *testing.T) {
 	f.q.BlockType("fgA", true)
 	f.q.BlockType("fgA", true) // idempotent
 	if got := f.q.Best(); got != b1 {
-		t.Fatalf("fgA blocked: Best = %v, want b1", got.Ref)
+		t.Fatalf("fgA blocked: Best = %v, want b1", ref(got))
 	}
 	f.q.BlockType("fgB", true)
 	// The whole tier 40 is out of dispatch: the lower tier runs.
 	if got := f.q.Best(); got != g {
-		t.Fatalf("fgA, fgB blocked: Best = %v, want the bg job", got.Ref)
+		t.Fatalf("fgA, fgB blocked: Best = %v, want the bg job", ref(got))
 	}
 	// A blocked type still takes pushes and cost changes.
 	a3 := f.push("fgA", "5", "z")
@@ -266,7 +266,7 @@ func TestParkRelease(t *testing.T) {
 	// Park in the order Dispatch would meet them: j1, j3, then j4.
 	for _, want := range []*Job{j1, j2} {
 		if got := f.q.Best(); got != want {
-			t.Fatalf("Best = %v, want %v", got.Ref, want.Ref)
+			t.Fatalf("Best = %v, want %v", ref(got), ref(want))
 		}
 		if want.ID == "r" {
 			f.q.Park(want, key, false)
@@ -286,17 +286,17 @@ func TestParkRelease(t *testing.T) {
 		t.Errorf("Each with parked jobs (-want +got):\n%s", diff)
 	}
 	if got := f.q.Best(); got != j5 {
-		t.Fatalf("Best with r parked = %v, want j5", got.Ref)
+		t.Fatalf("Best with r parked = %v, want j5", ref(got))
 	}
 	f.q.Release(policy.ConflictKey{Group: "git", ID: "other"}) // no-op
 	f.q.Release(policy.ConflictKey{Group: "db", ID: "r"})      // no-op
 	if got := f.q.Best(); got != j5 {
-		t.Fatalf("Best after unrelated releases = %v, want j5", got.Ref)
+		t.Fatalf("Best after unrelated releases = %v, want j5", ref(got))
 	}
 	f.q.Release(key)
 	for _, j := range []*Job{j1, j3, j4} {
 		if j.Parked() || !j.Queued() {
-			t.Errorf("%v after Release: Parked %v Queued %v", j.Ref, j.Parked(), j.Queued())
+			t.Errorf("%v after Release: Parked %v Queued %v", ref(j), j.Parked(), j.Queued())
 		}
 	}
 	// Returned jobs rejoin their lanes in arrival order, ahead of j5.
@@ -476,7 +476,7 @@ func TestFIFOCompaction(t *testing.T) {
 	for _, want := range kept[:30] {
 		got := f.q.Best()
 		if got != want {
-			t.Fatalf("Best = %v, want %v", got.Ref, want.Ref)
+			t.Fatalf("Best = %v, want %v", ref(got), ref(want))
 		}
 		f.q.Remove(got)
 	}
@@ -725,13 +725,13 @@ func matchesSort(t *testing.T, m sortModel) {
 			}
 			for j, on := range parkedOn {
 				if !j.Parked() || j.parkedOn.key.key != on {
-					t.Fatalf("seed %d op %d: %v not parked on %v", seed, op, j.Ref, on)
+					t.Fatalf("seed %d op %d: %v not parked on %v", seed, op, ref(j), on)
 				}
 			}
 		}
 		wantEach := make([]string, 0, len(live))
 		for _, j := range slices.SortedFunc(slices.Values(live), func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) }) {
-			wantEach = append(wantEach, j.Ref.(string))
+			wantEach = append(wantEach, ref(j).(string))
 		}
 		if diff := gocmp.Diff(wantEach, each(f.q), cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("seed %d: Each (-want +got):\n%s", seed, diff)
@@ -739,11 +739,21 @@ func matchesSort(t *testing.T, m sortModel) {
 	}
 }
 
+// refs names the tests' jobs (the queue keeps no reference for its caller:
+// the core finds its job from the queue's, which it embeds).
+var refs = map[*Job]any{}
+
 func ref(j *Job) any {
 	if j == nil {
 		return nil
 	}
-	return j.Ref
+	return refs[j]
+}
+
+// named records v as j's name (ref) and returns j.
+func named(j *Job, v any) *Job {
+	refs[j] = v
+	return j
 }
 
 // TestDeadlineStandsStillWhilePaused: a job's deadline moves back by its
@@ -758,7 +768,7 @@ func TestDeadlineStandsStillWhilePaused(t *testing.T) {
 	push := func(name string, grp *Group, arrive, deadline int) *Job {
 		f.q.At(at(arrive))
 		f.seq++
-		j := &Job{Type: "bg", ID: name, Seq: f.seq, Group: grp, Submitted: at(arrive), Deadline: at(deadline), Ref: name}
+		j := named(&Job{Type: "bg", ID: name, Seq: f.seq, Group: grp, Submitted: at(arrive).UnixNano(), Deadline: DeadlineAt(at(deadline))}, name)
 		f.q.Push(j, 0)
 		return j
 	}
@@ -774,7 +784,7 @@ func TestDeadlineStandsStillWhilePaused(t *testing.T) {
 	var expired []string
 	take := func(s int) {
 		f.q.At(at(s))
-		f.q.TakeExpired(at(s), func(j *Job) { expired = append(expired, j.Ref.(string)); f.q.Remove(j) })
+		f.q.TakeExpired(at(s), func(j *Job) { expired = append(expired, ref(j).(string)); f.q.Remove(j) })
 	}
 	take(20)
 	if diff := gocmp.Diff([]string{"b"}, expired); diff != "" {
@@ -786,7 +796,7 @@ func TestDeadlineStandsStillWhilePaused(t *testing.T) {
 		want time.Time
 	}{{a, at(28)}, {c, at(30)}} {
 		if d, ok := f.q.Deadline(tc.j); !ok || !d.Equal(tc.want) {
-			t.Errorf("deadline of %v = %v, %v; want %v", tc.j.Ref, d, ok, tc.want)
+			t.Errorf("deadline of %v = %v, %v; want %v", ref(tc.j), d, ok, tc.want)
 		}
 	}
 	if w, ok := f.q.NextWake(); !ok || !w.Equal(at(28)) {
@@ -814,16 +824,16 @@ func TestWatchedDeadlines(t *testing.T) {
 	g := f.q.Group("g")
 	f.q.At(at(0))
 	f.seq++
-	pending := &Job{Type: "bg", ID: "p", Seq: f.seq, Group: g, Submitted: at(0), Deadline: at(20), Ref: "p"}
+	pending := named(&Job{Type: "bg", ID: "p", Seq: f.seq, Group: g, Submitted: at(0).UnixNano(), Deadline: DeadlineAt(at(20))}, "p")
 	f.q.Push(pending, 0)
-	w1 := &Job{Seq: pending.Seq, Group: g, Deadline: at(4), Ref: "w1"}
+	w1 := named(&Job{Seq: pending.Seq, Group: g, Deadline: DeadlineAt(at(4))}, "w1")
 	f.q.Watch(w1)
 	f.q.At(at(2))
 	f.q.Pause(g)
 	f.q.At(at(3))
-	w2 := &Job{Seq: pending.Seq, Group: g, Deadline: at(8), Ref: "w2"} // joins paused
+	w2 := named(&Job{Seq: pending.Seq, Group: g, Deadline: DeadlineAt(at(8))}, "w2") // joins paused
 	f.q.Watch(w2)
-	gone := &Job{Seq: pending.Seq, Group: g, Deadline: at(5), Ref: "gone"}
+	gone := named(&Job{Seq: pending.Seq, Group: g, Deadline: DeadlineAt(at(5))}, "gone")
 	f.q.Watch(gone)
 	f.q.Unwatch(gone)
 	f.q.Unwatch(&Job{})  // never watched: nothing happens
@@ -836,7 +846,7 @@ func TestWatchedDeadlines(t *testing.T) {
 	take := func(s int) {
 		f.q.At(at(s))
 		f.q.TakeExpired(at(s), func(j *Job) {
-			got = append(got, fmt.Sprintf("%v@%d queued=%v watched=%v", j.Ref, s, j.Queued(), f.q.Watched(j)))
+			got = append(got, fmt.Sprintf("%v@%d queued=%v watched=%v", ref(j), s, j.Queued(), f.q.Watched(j)))
 			if j.Queued() {
 				f.q.Remove(j)
 			}
@@ -868,7 +878,7 @@ func TestBusyKeyForgetsGroupLanes(t *testing.T) {
 	for i := range 10_000 {
 		g := f.q.Group(fmt.Sprint("g", i))
 		f.seq++
-		j := &Job{Type: "t", ID: fmt.Sprint(i), Key: "k", Seq: f.seq, Group: g, Ref: i}
+		j := named(&Job{Type: "t", ID: fmt.Sprint(i), Key: "k", Seq: f.seq, Group: g}, i)
 		f.q.Push(j, 0)
 		f.q.Remove(j)
 		if !f.q.ForgetGroup(g) {
@@ -880,5 +890,41 @@ func TestBusyKeyForgetsGroupLanes(t *testing.T) {
 	}
 	if len(f.q.groups) != 0 {
 		t.Errorf("the queue keeps %d groups; want 0", len(f.q.groups))
+	}
+}
+
+// TestJobTimesSaturate: a Job's times are Unix nanoseconds; what is
+// computed from them saturates instead of wrapping, and a deadline never
+// falls on 0, which means none.
+func TestJobTimesSaturate(t *testing.T) {
+	const max, min = math.MaxInt64, math.MinInt64
+	for _, c := range []struct{ a, b, want int64 }{
+		{5, 3, 2}, {-5, 3, -8}, {max, -1, max}, {min, 1, min}, {max, min, max}, {min, max, min}, {-1, min, max}, {0, min, max},
+	} {
+		if got := satSub(c.a, c.b); got != c.want {
+			t.Errorf("satSub(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	for _, tm := range []time.Time{time.Unix(-3, -1), time.Unix(-1, 0), time.Unix(0, -1), time.Unix(0, 0), time.Unix(2, 5e8)} {
+		if got := unixSec(tm.UnixNano()); got != tm.Unix() {
+			t.Errorf("unixSec(%v) = %d, want %d", tm, got, tm.Unix())
+		}
+	}
+	if d := DeadlineAt(time.Time{}); d != 0 {
+		t.Errorf("DeadlineAt(zero) = %d, want 0 (none)", d)
+	}
+	if d := DeadlineAt(time.Unix(0, 0)); d != 1 {
+		t.Errorf("DeadlineAt(Unix 0) = %d, want 1", d)
+	}
+	if d := DeadlineAt(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)); d != max {
+		t.Errorf("DeadlineAt(year 3000) = %d, want saturated", d)
+	}
+	old := &Job{Submitted: min}
+	if w := old.WaitedAt(time.Unix(0, 1)); w != max {
+		t.Errorf("WaitedAt far past: %v, want saturated", w)
+	}
+	late := &Job{Submitted: max}
+	if w := late.WaitedAt(time.Unix(0, -1)); w != min {
+		t.Errorf("WaitedAt far future: %v, want saturated", w)
 	}
 }

@@ -34,7 +34,7 @@ func (q *Queue) Score(j *Job, base policy.Priority) (float64, bool) {
 		p = j.Floor
 	}
 	return q.score.Score(policy.JobClass{Priority: p, OnDemand: j.OnDemand, CompatibleSlots: q.freeSlots(j.Type)},
-		q.now.Unix()-j.Submitted.Unix()), true
+		q.now.Unix()-unixSec(j.Submitted)), true
 }
 
 // scoreOf returns the score of lane l's head.
