@@ -21,10 +21,7 @@ import (
 func TestEventsOnEveryInstance(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx := context.Background()
-	lead := join(t, url, fast("d", "lead", 2))
-	if leaderOf(t, lead) != lead {
-		t.Fatal("the first instance does not lead")
-	}
+	lead := joinLeader(t, url, fast("d", "lead", 2))
 	follow := join(t, url, fast("d", "follow", 2))
 	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}
 	for _, m := range []*member{lead, follow} {
@@ -97,10 +94,7 @@ func TestEventsOnEveryInstance(t *testing.T) {
 func TestEventsOnlyForSubscribers(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx := context.Background()
-	lead := join(t, url, fast("d", "lead", 2))
-	if leaderOf(t, lead) != lead {
-		t.Fatal("the instance does not lead")
-	}
+	lead := joinLeader(t, url, fast("d", "lead", 2))
 	if err := lead.s.RegisterType("mail", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}

@@ -180,3 +180,13 @@ func subscribedOn(t *testing.T, lead *member, id string) {
 		return false
 	})
 }
+
+// joinLeader joins the first instance of a domain and waits until it leads.
+func joinLeader(t *testing.T, url string, cfg fairsched.ClusterConfig, opts ...fairsched.Option) *member {
+	t.Helper()
+	lead := join(t, url, cfg, opts...)
+	if leaderOf(t, lead) != lead {
+		t.Fatal("the first instance does not lead")
+	}
+	return lead
+}

@@ -20,10 +20,7 @@ import (
 // (ErrWorkerLost).
 func TestWorkerSlotsAcrossInstances(t *testing.T) {
 	url := pgtest.URL(t)
-	lead := join(t, url, fast("d", "lead", 2))
-	if leaderOf(t, lead) != lead {
-		t.Fatal("the first instance does not lead")
-	}
+	lead := joinLeader(t, url, fast("d", "lead", 2))
 	host := join(t, url, fast("d", "host", 2))
 	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond, RequiresWorker: true}
 	for _, m := range []*member{lead, host} {
