@@ -54,7 +54,7 @@ func Default() Config {
 	return Config{Scenarios: []int{1, 2, 3, 4, 5}, Jobs: 10_000, Continuous: 10 * time.Second, MinAvail: 10_000,
 		Big: 10_000, Small: 100, CapJobs: 5_000, Cap: 40, ConfJobs: 3_000, ConfIDs: 100, ConfWork: 5 * time.Millisecond,
 		FaultJobs: 3_000, FaultWork: 10 * time.Millisecond, Lease: 2 * time.Second, Poll: 20 * time.Millisecond,
-		Workers: 2_000, Slots: 256}
+		Workers: 2_000, Slots: 128}
 }
 
 // Full is the sizes: 1 000 000 jobs burnt down, 75 000 kept

@@ -38,6 +38,7 @@ func run() int {
 	profile := flag.Bool("cpuprofile", false, "CPU profiles of every worker process into -keep")
 	statements := flag.Int("statements", 0, "print the top N statements of each run (needs pg_stat_statements preloaded)")
 	jobs := flag.Int("jobs", 0, "scenario 1's burn-down jobs (default 10 000; -full 1 000 000)")
+	slots := flag.Int("slots", 0, "fairsched's Slots per instance (default 128)")
 	flag.Parse()
 	cfg := clusterbench.Default()
 	if *full {
@@ -45,6 +46,9 @@ func run() int {
 	}
 	if *jobs > 0 {
 		cfg.Jobs = *jobs
+	}
+	if *slots > 0 {
+		cfg.Slots = *slots
 	}
 	cfg.Scenarios = nil
 	for _, s := range strings.Split(*scen, ",") {
