@@ -124,14 +124,27 @@ func newFixture(t *testing.T) fixture {
 	must(s.RegisterType(render, fairsched.JobTypeConfig{DefaultCost: 5 * time.Second, Priority: 5, RequiresWorker: true}))
 	must(s.RegisterWorker(fairsched.WorkerSpec{ID: "render-1", Slots: []fairsched.SlotSpec{{Types: []fairsched.JobType{render}}}}))
 
-	must(s.Submit(clone, "linux", block, fairsched.InGroup("tenants"), fairsched.WithFairnessKey("10.0.0.7")))
-	must(s.Submit(render, "report-1", block))
+	// Submit returns before the owner has taken the job, and the owner
+	// takes every message waiting in one turn: two Submits in one turn
+	// join their fairness keys before either job is charged, in separate
+	// turns after. Each Submit here waits for its turn to end (a Snapshot
+	// is answered after every earlier message), so the keys' costs are
+	// the same in every run.
+	submit := func(t2 fairsched.JobType, id string, opts ...fairsched.JobOption) {
+		t.Helper()
+		must(s.Submit(t2, id, block, opts...))
+		if _, err := s.Snapshot(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit(clone, "linux", fairsched.InGroup("tenants"), fairsched.WithFairnessKey("10.0.0.7"))
+	submit(render, "report-1")
 	mock.Add(30 * time.Second)
-	must(s.Submit(repack, "linux", block, fairsched.InGroup("batch")))
-	must(s.Submit(clone, "git.git", block, fairsched.InGroup("tenants"), fairsched.WithFairnessKey("10.0.0.9")))
+	submit(repack, "linux", fairsched.InGroup("batch"))
+	submit(clone, "git.git", fairsched.InGroup("tenants"), fairsched.WithFairnessKey("10.0.0.9"))
 	mock.Add(30 * time.Second)
-	must(s.Submit(render, "report-2", block))
-	must(s.Submit(clone, scriptID, block, fairsched.InGroup("tenants"), fairsched.WithFairnessKey("10.0.0.7")))
+	submit(render, "report-2")
+	submit(clone, scriptID, fairsched.InGroup("tenants"), fairsched.WithFairnessKey("10.0.0.7"))
 	mock.Add(30 * time.Second)
 	return fixture{s: s, clock: mock}
 }
