@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/pgstore"
 )
@@ -118,11 +119,21 @@ type member struct {
 // cluster's own.
 func join(t *testing.T, url string, cfg fairsched.ClusterConfig, opts ...fairsched.Option) *member {
 	t.Helper()
+	return joinVia(t, url, nil, cfg, opts...)
+}
+
+// joinVia is join with the backend wrapped by wrap (nil: none).
+func joinVia(t *testing.T, url string, wrap func(cluster.Backend) cluster.Backend, cfg fairsched.ClusterConfig, opts ...fairsched.Option) *member {
+	t.Helper()
 	st, err := pgstore.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithCluster(st, cfg)}, opts...)...)
+	var b cluster.Backend = st
+	if wrap != nil {
+		b = wrap(st)
+	}
+	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithCluster(b, cfg)}, opts...)...)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
