@@ -534,7 +534,7 @@ func (a *Actor) dispatch(now time.Time) {
 			a.emit(messages.JobAdmitted{
 				Time: now, Type: cj.Type, ID: cj.ID, FairnessKey: cj.Key,
 				BasePriority: cj.Priority, EffectivePriority: cj.Effective, Group: cj.Group,
-				Waited: cj.WaitedAt(now), Cost: cj.Cost, KeyCost: cj.KeyCost,
+				Waited: a.core.Waited(cj, now), Cost: cj.Cost, KeyCost: cj.KeyCost,
 			})
 		}
 		j := messages.Of(cj)
@@ -809,7 +809,7 @@ func (a *Actor) reportDecisions(now time.Time) {
 	}
 	for _, cj := range a.core.TakeExpired() {
 		j := messages.Of(cj)
-		waited := cj.WaitedAt(now)
+		waited := a.core.Waited(cj, now)
 		err := fmt.Errorf("%w: %s/%s waited %v", policy.ErrExpired, j.Type, j.ID, waited)
 		if j.Runs > 0 && j.Extra != nil && j.LastErr != nil {
 			// It ran: its queue timeout ran out in a retry's backoff. Its
@@ -867,13 +867,13 @@ func (a *Actor) logDecisions(extra ...zap.Field) {
 			// Besides: tier_running and running after the whole dispatch.
 			fields = append(fields, zap.String("key", j.Key), zap.String("group", j.Group), zap.Int("priority", int(j.Priority)),
 				zap.Int("effective_priority", int(j.Effective)), zap.Duration("cost", j.Cost), zap.Duration("key_cost", j.KeyCost),
-				zap.Duration("waited", j.WaitedAt(d.Time)), zap.Int("tier_running", a.core.TierRunning(j.Priority)),
+				zap.Duration("waited", a.core.Waited(j, d.Time)), zap.Int("tier_running", a.core.TierRunning(j.Priority)),
 				zap.Int("running", a.core.RunningCount()))
 			if w := j.Worker; w != nil {
 				fields = append(fields, zap.String("worker", w.Worker), zap.Int("slot", w.Index))
 			}
 		case d.ReasonCode == core.CodeExpired:
-			fields = append(fields, zap.Duration("waited", j.WaitedAt(d.Time)))
+			fields = append(fields, zap.Duration("waited", a.core.Waited(j, d.Time)))
 		}
 		ce.Write(append(fields, extra...)...)
 	}

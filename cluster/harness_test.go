@@ -2,6 +2,8 @@ package cluster_test
 
 import (
 	"context"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 	"os"
 	"sync"
 	"testing"
@@ -133,7 +135,10 @@ func joinVia(t *testing.T, url string, wrap func(cluster.Backend) cluster.Backen
 	if wrap != nil {
 		b = wrap(st)
 	}
-	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithCluster(b, cfg)}, opts...)...)
+	// The instance's warnings and leadership changes, shown with a failure
+	// (a later WithLogger in opts replaces it).
+	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))
+	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithCluster(b, cfg), fairsched.WithLogger(log)}, opts...)...)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

@@ -90,6 +90,10 @@ type Job struct {
 	grp  *group
 }
 
+// Waited returns how long j has waited at now since it arrived (pauses of
+// its group included), saturated.
+func (c *Core) Waited(j *Job, now time.Time) time.Duration { return c.queue.WaitedAt(&j.Job, now) }
+
 // jobOf is the Job whose queue entry qj is. The core pushes only the
 // queue.Job embedded first in a Job, so qj's address is its Job's: the
 // queue keeps no pointer back, which would cost every pending job 16 B.
@@ -346,12 +350,12 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if ttl <= 0 {
 		ttl = slot.Config.QueueTimeout
 	}
+	c.queue.At(now) // first: the queue's epoch is a time of the clock
 	deadline := int64(0)
 	if ttl > 0 {
-		deadline = queue.DeadlineAt(since.Add(ttl))
+		deadline = c.queue.DeadlineAt(since.Add(ttl))
 	}
-	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: policy.NanosSat(since), Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: deadline}
-	c.queue.At(now)
+	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: c.queue.Nanos(since), Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: deadline}
 	c.queue.Push(&j.Job, c.ledger.Join(j.Key, now))
 	if r := j.Rare; r != nil && r.NotBefore.After(now) {
 		c.queue.Defer(&j.Job, r.NotBefore) // one heap, one timer: NextWake
@@ -784,7 +788,7 @@ type Denied struct {
 // carries out a denial or a deferral. It reports whether j may be admitted.
 func (c *Core) askPolicy(now time.Time, j *Job) bool {
 	info := policy.JobInfo{Type: j.Type, ID: j.ID, Key: j.Key, Group: j.Group, Priority: j.Priority,
-		Effective: c.queue.Effective(&j.Job, j.Priority), Waited: j.WaitedAt(now), Attempt: int(j.Attempt),
+		Effective: c.queue.Effective(&j.Job, j.Priority), Waited: c.Waited(j, now), Attempt: int(j.Attempt),
 		QueueDepth: c.queue.Len(), Running: len(c.running)}
 	d, panicked := c.decide(info)
 	if err, ok := d.Denied(); ok {

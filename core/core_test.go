@@ -124,8 +124,8 @@ func TestRegisterType(t *testing.T) {
 		t.Errorf("rejected Submit left Pending %d", c.Pending())
 	}
 	j := submit(t, c, t0, "clone", "r", "k")
-	if j.Seq != 1 || j.Priority != 3 || !submittedAt(j).Equal(t0) {
-		t.Errorf("submitted job: Seq %d Priority %d Submitted %v", j.Seq, j.Priority, submittedAt(j))
+	if j.Seq != 1 || j.Priority != 3 || !submittedAt(c, j).Equal(t0) {
+		t.Errorf("submitted job: Seq %d Priority %d Submitted %v", j.Seq, j.Priority, submittedAt(c, j))
 	}
 }
 
@@ -839,14 +839,14 @@ func TestRunningRecordReleasedAndReused(t *testing.T) {
 	}
 }
 
-// submittedAt is j's Submitted (Unix ns) as a time in the tests' clock's
-// location.
-func submittedAt(j *Job) time.Time { return time.Unix(0, j.Submitted).In(t0.Location()) }
+// submittedAt is j's Submitted (nanoseconds since c's queue's epoch) as a
+// time in the tests' clock's location.
+func submittedAt(c *Core, j *Job) time.Time { return c.queue.TimeOf(j.Submitted).In(t0.Location()) }
 
 // deadlineAt is j's Deadline as a time: zero for none.
-func deadlineAt(j *Job) time.Time {
+func deadlineAt(c *Core, j *Job) time.Time {
 	if j.Deadline == 0 {
 		return time.Time{}
 	}
-	return time.Unix(0, j.Deadline).In(t0.Location())
+	return c.queue.TimeOf(j.Deadline).In(t0.Location())
 }

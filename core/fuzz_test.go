@@ -218,7 +218,7 @@ func (s *fzState) deadline(j *Job, g string) (time.Time, bool) {
 	if j.Deadline == 0 || s.paused[g] {
 		return time.Time{}, false
 	}
-	return deadlineAt(j).Add(s.pausedSoFar(g) - s.pauseMark[j]), true
+	return deadlineAt(s.c, j).Add(s.pausedSoFar(g) - s.pauseMark[j]), true
 }
 
 // config is type t's registration: c has priority 0 when priorities only
@@ -351,14 +351,14 @@ func fzRun(t *testing.T, data []byte) {
 // fzRiseAt returns the earliest time job j can have aged to effective,
 // aging from the higher of its base priority and its floor and never
 // paused: a lower bound of when it rose.
-func fzRiseAt(a *policy.AgingConfig, j *Job, effective policy.Priority) time.Time {
+func fzRiseAt(c *Core, a *policy.AgingConfig, j *Job, effective policy.Priority) time.Time {
 	from := j.Priority
 	if j.Floored {
 		from = max(from, j.Floor)
 	}
 	step := max(a.Step, 1)
 	k := max((effective-from+step-1)/step, 0)
-	return submittedAt(j).Add(a.GracePeriod + time.Duration(k)*a.Interval)
+	return submittedAt(c, j).Add(a.GracePeriod + time.Duration(k)*a.Interval)
 }
 
 // fail reports a broken invariant with the operations so far.
@@ -646,7 +646,7 @@ func (s *fzState) collect() {
 			s.fail("%s expired, but was not pending (place %d)", fzLabel(j), s.place[j])
 		}
 		if d, ok := s.deadline(j, j.Group); !ok || d.After(s.now) {
-			s.fail("%s expired at %v, its deadline %v moved back by its group's pauses to %v (paused %v)", fzLabel(j), s.now, deadlineAt(j), d, s.paused[j.Group])
+			s.fail("%s expired at %v, its deadline %v moved back by its group's pauses to %v (paused %v)", fzLabel(j), s.now, deadlineAt(s.c, j), d, s.paused[j.Group])
 		}
 		s.logf("expired %s", fzJ{j})
 		s.leave(j)
@@ -659,9 +659,9 @@ func (s *fzState) collect() {
 		case s.expiredNow[j]:
 			// It expired in this operation: it must have risen before its
 			// deadline, when it was still pending.
-			if rise := fzRiseAt(s.limits.Aging, j, a.Effective); !rise.Before(deadlineAt(j)) {
+			if rise := fzRiseAt(s.c, s.limits.Aging, j, a.Effective); !rise.Before(deadlineAt(s.c, j)) {
 				s.fail("%s reported aged to %d (at %v at the earliest) but expired at its deadline %v",
-					fzLabel(j), a.Effective, rise.Sub(fzStart), deadlineAt(j).Sub(fzStart))
+					fzLabel(j), a.Effective, rise.Sub(fzStart), deadlineAt(s.c, j).Sub(fzStart))
 			}
 		case !s.wasPending[j]:
 			s.fail("%s reported aged, but was not pending (place %d)", fzLabel(j), s.place[j])
@@ -733,8 +733,8 @@ func (s *fzState) check(dispatched, expiredAll bool) {
 		if i > 0 && running[i-1].admitted >= j.admitted {
 			s.fail("Running out of admission order")
 		}
-		if j.Started.After(s.now) || submittedAt(j).After(j.Started) {
-			s.fail("%s submitted %v, started %v, now %v", fzLabel(j), submittedAt(j), j.Started, s.now)
+		if j.Started.After(s.now) || submittedAt(s.c, j).After(j.Started) {
+			s.fail("%s submitted %v, started %v, now %v", fzLabel(j), submittedAt(s.c, j), j.Started, s.now)
 		}
 		if rj := snap.Running[i]; rj.Type != j.Type || rj.ID != j.ID || rj.FairnessKey != j.Key || rj.Group != j.Group {
 			s.fail("snapshot running[%d] = %+v, Running()[%d] = %s", i, rj, i, fzLabel(j))

@@ -676,10 +676,10 @@ func (a admission) String() string {
 		a.Seq, a.Type, a.ID, a.Key, a.Group, a.Priority, a.Effective, a.Submitted.Sub(t0), a.Started.Sub(t0), a.Cost, a.KeyCost, a.Slot)
 }
 
-func coreAdmissions(js []*Job) []admission {
+func coreAdmissions(c *Core, js []*Job) []admission {
 	out := []admission{}
 	for _, j := range js {
-		a := admission{j.Seq, j.Type, j.ID, j.Key, j.Group, j.Priority, j.Effective, submittedAt(j), j.Started, j.Cost, j.KeyCost, ""}
+		a := admission{j.Seq, j.Type, j.ID, j.Key, j.Group, j.Priority, j.Effective, submittedAt(c, j), j.Started, j.Cost, j.KeyCost, ""}
 		if j.Worker != nil {
 			a.Slot = fmt.Sprintf("%s/%d", j.Worker.Worker, j.Worker.Index)
 		}
@@ -794,7 +794,7 @@ func (run *refRun) logf(format string, args ...any) {
 }
 
 func (run *refRun) dispatch(op int) {
-	got := coreAdmissions(run.c.Dispatch(run.now, nil))
+	got := coreAdmissions(run.c, run.c.Dispatch(run.now, nil))
 	admitted := run.ref.dispatch(run.now)
 	for _, rj := range admitted {
 		if run.ref.effective(rj, run.now) > rj.prio {
@@ -882,7 +882,7 @@ func (run *refRun) check(op int, dispatched, full bool) {
 	if every := 8 + 8*b2i(run.long); !full && op%every != 0 {
 		return
 	}
-	if diff := diffOf(run.ref.admissions(run.ref.running), coreAdmissions(run.c.Running()), slices.Equal); diff != "" {
+	if diff := diffOf(run.ref.admissions(run.ref.running), coreAdmissions(run.c, run.c.Running()), slices.Equal); diff != "" {
 		run.fail(op, "running jobs in admission order (-ref +core):\n%s", diff)
 	}
 	s := run.c.Snapshot(run.now)

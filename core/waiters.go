@@ -3,7 +3,6 @@ package core
 import (
 	"time"
 
-	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
 )
 
@@ -20,8 +19,8 @@ import (
 // never submitted: only its deadline is kept.
 func (c *Core) Watch(now time.Time, w, on *Job, ttl time.Duration) {
 	c.queue.Unwatch(&w.Job)
-	w.Job = queue.Job{Type: w.Type, ID: w.ID, Key: w.Key, Seq: on.Seq, Submitted: policy.NanosSat(now), Group: on.grp.q, Deadline: queue.DeadlineAt(now.Add(ttl))}
-	c.queue.At(now)
+	c.queue.At(now) // first: the queue's epoch is a time of the clock
+	w.Job = queue.Job{Type: w.Type, ID: w.ID, Key: w.Key, Seq: on.Seq, Submitted: c.queue.Nanos(now), Group: on.grp.q, Deadline: c.queue.DeadlineAt(now.Add(ttl))}
 	c.queue.Watch(&w.Job)
 }
 

@@ -3,22 +3,16 @@ package policy
 import (
 	"math"
 	"testing"
-	"time"
 )
 
 // TestSaturatingTime: conversions and sums at and past the int64 range
 // saturate instead of wrapping.
 func TestSaturatingTime(t *testing.T) {
-	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name string
 		got  int64
 		want int64
 	}{
-		{"now", NanosSat(now), now.UnixNano()},
-		{"now + 280 years", NanosSat(now.Add(280 * 365 * 24 * time.Hour)), math.MaxInt64},
-		{"Never", NanosSat(Never), math.MaxInt64},
-		{"year 1", NanosSat(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)), math.MinInt64},
 		{"MaxInt64 + 1", int64(AddSat(math.MaxInt64, 1)), math.MaxInt64},
 		{"MinInt64 - 1", int64(AddSat(math.MinInt64, -1)), math.MinInt64},
 		{"1 + 2", int64(AddSat(1, 2)), 3},

@@ -17,7 +17,7 @@ import (
 // promotion is a lane's entry in the promotion heap.
 type promotion struct {
 	lane *lane
-	at   int64 // Unix nanoseconds: cheaper to compare than a time.Time
+	at   int64 // Queue.Nanos: cheaper to compare than a time.Time
 	idx  int   // in Queue.promos; -1 when not scheduled
 }
 
@@ -41,7 +41,10 @@ func (q *Queue) OnAged(fn func(j *Job, effective policy.Priority)) { q.onAged = 
 // head has aged into a higher band since. Call it before Best whenever time
 // has passed.
 func (q *Queue) At(now time.Time) {
-	q.now, q.nowNs = now, policy.NanosSat(now)
+	if !q.based {
+		q.setEpoch(now)
+	}
+	q.now, q.nowNs = now, q.Nanos(now)
 	q.wake(q.nowNs)
 	for t := q.nowNs; len(q.promos) > 0 && q.promos[0].at <= t; {
 		l := q.promos[0].lane
@@ -67,7 +70,7 @@ func (q *Queue) waited(j *Job) time.Duration {
 	if g := j.Group; g != nil {
 		paused = g.pausedTotal - j.pauseBase
 		if g.paused {
-			end = policy.NanosSat(g.pausedAt)
+			end = q.Nanos(g.pausedAt)
 		}
 	}
 	return policy.AddSat(time.Duration(satSub(end, j.Submitted)), -paused)
@@ -126,7 +129,7 @@ func (q *Queue) bandOfLane(l *lane) int {
 		// is not reported as risen, since it may have passed its deadline
 		// before the rise.
 		d := q.deadlineOf(head)
-		expiring := d != 0 && d <= policy.NanosSat(q.now)
+		expiring := d != 0 && d <= q.nowNs
 		if q.onAged != nil && !(l.tq.floored && e <= l.tq.floor) && !expiring {
 			q.onAged(head, e)
 		}
@@ -146,7 +149,7 @@ func (q *Queue) schedule(l *lane) {
 		q.unschedule(l)
 		return
 	}
-	l.promo.lane, l.promo.at = l, policy.NanosSat(q.now.Add(next-waited))
+	l.promo.lane, l.promo.at = l, satAdd(q.nowNs, int64(next-waited))
 	if l.promo.idx >= 0 {
 		q.promos.fix(l.promo.idx)
 	} else {
@@ -159,7 +162,7 @@ func (q *Queue) NextPromotion() (time.Time, bool) {
 	if len(q.promos) == 0 {
 		return time.Time{}, false
 	}
-	return time.Unix(0, q.promos[0].at), true
+	return q.TimeOf(q.promos[0].at), true
 }
 
 func (q *Queue) unschedule(l *lane) {

@@ -2,8 +2,6 @@ package queue
 
 import (
 	"time"
-
-	"github.com/fairsched/fairsched/policy"
 )
 
 // Deferred jobs. The caller's admission policy may defer a job: it leaves
@@ -26,7 +24,7 @@ func (j *deferredJob) setIndex(i int) { j.idx = int32(i) }
 func (q *Queue) Defer(j *Job, until time.Time) {
 	q.leaveLane(j)
 	j.lane = nil
-	j.where, j.until = placeDeferred, policy.NanosSat(until)
+	j.where, j.until = placeDeferred, q.Nanos(until)
 	q.deferred.push((*deferredJob)(j))
 }
 
@@ -47,10 +45,10 @@ func (q *Queue) NextWake() (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	return time.Unix(0, at), true
+	return q.TimeOf(at), true
 }
 
-// wake returns to their lanes the deferred jobs due at t (Unix ns).
+// wake returns to their lanes the deferred jobs due at t (Nanos).
 func (q *Queue) wake(t int64) {
 	for len(q.deferred) > 0 && q.deferred[0].until <= t {
 		j := (*Job)(q.deferred.remove(0))
@@ -69,7 +67,7 @@ func (q *Queue) wake(t int64) {
 func (q *Queue) Backoff(j *Job, until time.Time, keyCost time.Duration) {
 	q.count(j, keyCost)
 	j.lane = nil
-	j.where, j.until, j.backoff = placeDeferred, policy.NanosSat(until), true
+	j.where, j.until, j.backoff = placeDeferred, q.Nanos(until), true
 	q.deferred.push((*deferredJob)(j))
 	q.n++
 	q.expireAt(j)

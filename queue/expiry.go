@@ -45,7 +45,7 @@ func (g *expiringGroup) before(o *expiringGroup) bool {
 func (g *expiringGroup) setIndex(i int) { g.eidx = i }
 
 // firstDeadline returns the effective deadline of g's first expiring job
-// (Unix ns); g has one.
+// (Queue.Nanos); g has one.
 func (g *Group) firstDeadline() int64 { return satAdd(g.expiring[0].ekey, int64(g.pausedTotal)) }
 
 // expiryGroup returns the group whose pauses j's deadline follows: its
@@ -98,7 +98,7 @@ func (q *Queue) regroup(g *Group) {
 	}
 }
 
-// deadlineOf returns pending job j's effective deadline (Unix ns), the
+// deadlineOf returns pending job j's effective deadline (Queue.Nanos), the
 // largest int64 while its group is paused; 0 when it has none.
 func (q *Queue) deadlineOf(j *Job) int64 {
 	if j.eidx < 0 {
@@ -119,11 +119,11 @@ func (q *Queue) Deadline(j *Job) (time.Time, bool) {
 	if d == 0 || d == math.MaxInt64 {
 		return time.Time{}, false
 	}
-	return time.Unix(0, d), true
+	return q.TimeOf(d), true
 }
 
 // nextDeadline returns the earliest effective deadline of a pending job
-// whose group is not paused (Unix ns), and whether there is one.
+// whose group is not paused (Queue.Nanos), and whether there is one.
 func (q *Queue) nextDeadline() (int64, bool) {
 	if len(q.expiring) == 0 {
 		return 0, false
@@ -136,7 +136,7 @@ func (q *Queue) nextDeadline() (int64, bool) {
 // its expiry heap already; fn must remove a pending job (Remove). A
 // watched job is the one whose Queued is false.
 func (q *Queue) TakeExpired(now time.Time, fn func(*Job)) {
-	for t := policy.NanosSat(now); ; {
+	for t := q.Nanos(now); ; {
 		d, ok := q.nextDeadline()
 		if !ok || d > t {
 			return
@@ -162,11 +162,11 @@ func (q *Queue) Extend(j *Job, until time.Time) bool {
 		return true
 	}
 	g := q.expiryGroup(j)
-	key := satAdd(policy.NanosSat(until), -int64(q.pausedNow(j.Group)))
+	key := satAdd(q.Nanos(until), -int64(q.pausedNow(j.Group)))
 	if key <= j.ekey {
 		return false
 	}
-	j.ekey, j.Deadline = key, DeadlineAt(until)
+	j.ekey, j.Deadline = key, q.DeadlineAt(until)
 	g.expiring.fix(int(j.eidx))
 	q.regroup(g)
 	return true

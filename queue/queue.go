@@ -29,8 +29,8 @@ type Job struct {
 	Key  string // fairness key; "" for background work
 	Seq  uint64
 	// Submitted starts the job's aging clock: when the job arrived. Times
-	// in a Job are Unix nanoseconds, saturated (policy.NanosSat), not
-	// time.Time: 8 B instead of 24 in every pending job.
+	// in a Job are nanoseconds since the queue's epoch (Queue.Nanos makes
+	// one), not time.Time: 8 B instead of 24 in every pending job.
 	Submitted int64
 	// Group is the job's group (Queue.Group), nil for none: jobs of a group
 	// can be held together (its allocation reached) or paused.
@@ -52,40 +52,68 @@ type Job struct {
 	eidx    int32 // position in its group's expiry heap; -1 when not there
 	aged    int32 // the highest aging band reported for the job
 	// Deadline, when not 0, is when the job expires if still pending
-	// (see TakeExpired), in Unix nanoseconds: DeadlineAt makes one.
+	// (see TakeExpired), in nanoseconds since the queue's epoch:
+	// Queue.DeadlineAt makes one.
 	Deadline int64
 
 	lane     *lane
 	key      *keyRec
 	parkedOn *parkedSet // while parked
-	until    int64      // while deferred: when it returns (Unix ns)
-	ekey     int64      // Deadline in Unix ns less its group's paused time at arrival (expiry.go)
+	until    int64      // while deferred: when it returns (Queue.Nanos)
+	ekey     int64      // Deadline less its group's paused time at arrival (expiry.go)
 	// pauseBase is the group's paused time when the job arrived: the
 	// pauses after it are taken off the job's aging clock.
 	pauseBase time.Duration
 }
 
-// DeadlineAt returns t as a Job's Deadline: 0 (none) for the zero time; a
-// time whose Unix nanoseconds are 0 becomes 1 ns later, not "none".
-func DeadlineAt(t time.Time) int64 {
+// Times. A Job and the queue's heaps keep instants as int64 nanoseconds
+// since the queue's epoch — the first time it is given (At, or Nanos before
+// any At), rounded down to its second — not as Unix nanoseconds: an offset
+// from one time.Time is taken with Time.Sub, which reads the monotonic clock
+// when both times carry it, so a step of the wall clock (NTP, an operator,
+// a VM resumed) moves no job's wait, deadline, deferral or promotion; and
+// any year works, not only 1678–2262. Rounding to a second keeps the offsets'
+// whole seconds those of the wall clock (scoring counts ages in seconds).
+// Offsets saturate: one beyond ±292 years of the epoch is the first or the
+// last instant, and the last never comes.
+
+// Nanos returns t as nanoseconds since the queue's epoch, saturated.
+func (q *Queue) Nanos(t time.Time) int64 {
+	if !q.based {
+		if t.IsZero() {
+			return math.MinInt64
+		}
+		q.setEpoch(t)
+	}
+	return int64(t.Sub(q.epoch)) // Sub saturates
+}
+
+// setEpoch makes t, rounded down to its second, the queue's epoch. Add, not
+// Truncate: Truncate drops the monotonic reading that Nanos relies on.
+func (q *Queue) setEpoch(t time.Time) {
+	q.epoch, q.based = t.Add(-time.Duration(t.Nanosecond())), true
+}
+
+// DeadlineAt returns t as a Job's Deadline: 0 (none) for the zero time; the
+// epoch itself becomes 1 ns later, not "none".
+func (q *Queue) DeadlineAt(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
-	if n := policy.NanosSat(t); n != 0 {
+	if n := q.Nanos(t); n != 0 {
 		return n
 	}
 	return 1
 }
 
-// WaitedAt returns how long from the job's arrival to now (its group's
-// pauses not taken off: Queue.Waited does), saturated.
-func (j *Job) WaitedAt(now time.Time) time.Duration {
-	return time.Duration(satSub(policy.NanosSat(now), j.Submitted))
+// WaitedAt returns how long from j's arrival to now (its group's pauses
+// not taken off: Waited does), saturated.
+func (q *Queue) WaitedAt(j *Job, now time.Time) time.Duration {
+	return time.Duration(satSub(q.Nanos(now), j.Submitted))
 }
 
-// TimeOf returns Unix nanoseconds n, a time of a Job, as a time.Time in
-// the location of the time set by At (the caller's clock's).
-func (q *Queue) TimeOf(n int64) time.Time { return time.Unix(0, n).In(q.now.Location()) }
+// TimeOf returns n, an instant as Nanos gives it, as a time.Time.
+func (q *Queue) TimeOf(n int64) time.Time { return q.epoch.Add(time.Duration(n)) }
 
 // satSub returns a - b (nanoseconds), saturated to the int64 range.
 func satSub(a, b int64) int64 {
@@ -99,9 +127,10 @@ func satSub(a, b int64) int64 {
 	return d
 }
 
-// unixSec returns Unix nanoseconds n in whole seconds, rounded down as
-// time.Time.Unix does.
-func unixSec(n int64) int64 {
+// secOf returns n (Queue.Nanos) in whole seconds, rounded down as
+// time.Time.Unix does: the epoch is a whole second, so these are the wall
+// clock's seconds less a constant.
+func secOf(n int64) int64 {
 	s := n / 1e9
 	if n%1e9 < 0 {
 		s--
@@ -210,7 +239,7 @@ func (l *lane) refresh() {
 	if f := l.front(); f != nil {
 		l.headSeq = f.Seq
 		if l.tq.q.score != nil {
-			l.headSec = unixSec(f.Submitted)
+			l.headSec = secOf(f.Submitted)
 		}
 	}
 	if l.head > 64 && l.head*2 > len(l.fifo) || l.stale > 64 && l.stale*2 > l.live {
@@ -323,10 +352,13 @@ type level struct {
 
 // Queue is the pending-job index. It is not safe for concurrent use.
 type Queue struct {
-	aging  *policy.AgingConfig // nil: no aging
-	now    time.Time           // set by At: the time aging is computed for
-	nowNs  int64               // now in Unix ns (policy.NanosSat)
-	promos ixheap[*promotion]  // lanes by the time their head next ages
+	aging *policy.AgingConfig // nil: no aging
+	now   time.Time           // set by At: the time aging is computed for
+	nowNs int64               // now as Nanos gives it
+	// epoch is what Nanos counts from, once based (see Nanos).
+	epoch  time.Time
+	based  bool
+	promos ixheap[*promotion] // lanes by the time their head next ages
 	onAged func(*Job, policy.Priority)
 	levels []*level // by priority, highest first
 	byPrio map[policy.Priority]*level

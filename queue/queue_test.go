@@ -768,7 +768,7 @@ func TestDeadlineStandsStillWhilePaused(t *testing.T) {
 	push := func(name string, grp *Group, arrive, deadline int) *Job {
 		f.q.At(at(arrive))
 		f.seq++
-		j := named(&Job{Type: "bg", ID: name, Seq: f.seq, Group: grp, Submitted: at(arrive).UnixNano(), Deadline: DeadlineAt(at(deadline))}, name)
+		j := named(&Job{Type: "bg", ID: name, Seq: f.seq, Group: grp, Submitted: f.q.Nanos(at(arrive)), Deadline: f.q.DeadlineAt(at(deadline))}, name)
 		f.q.Push(j, 0)
 		return j
 	}
@@ -824,16 +824,16 @@ func TestWatchedDeadlines(t *testing.T) {
 	g := f.q.Group("g")
 	f.q.At(at(0))
 	f.seq++
-	pending := named(&Job{Type: "bg", ID: "p", Seq: f.seq, Group: g, Submitted: at(0).UnixNano(), Deadline: DeadlineAt(at(20))}, "p")
+	pending := named(&Job{Type: "bg", ID: "p", Seq: f.seq, Group: g, Submitted: f.q.Nanos(at(0)), Deadline: f.q.DeadlineAt(at(20))}, "p")
 	f.q.Push(pending, 0)
-	w1 := named(&Job{Seq: pending.Seq, Group: g, Deadline: DeadlineAt(at(4))}, "w1")
+	w1 := named(&Job{Seq: pending.Seq, Group: g, Deadline: f.q.DeadlineAt(at(4))}, "w1")
 	f.q.Watch(w1)
 	f.q.At(at(2))
 	f.q.Pause(g)
 	f.q.At(at(3))
-	w2 := named(&Job{Seq: pending.Seq, Group: g, Deadline: DeadlineAt(at(8))}, "w2") // joins paused
+	w2 := named(&Job{Seq: pending.Seq, Group: g, Deadline: f.q.DeadlineAt(at(8))}, "w2") // joins paused
 	f.q.Watch(w2)
-	gone := named(&Job{Seq: pending.Seq, Group: g, Deadline: DeadlineAt(at(5))}, "gone")
+	gone := named(&Job{Seq: pending.Seq, Group: g, Deadline: f.q.DeadlineAt(at(5))}, "gone")
 	f.q.Watch(gone)
 	f.q.Unwatch(gone)
 	f.q.Unwatch(&Job{})  // never watched: nothing happens
@@ -893,9 +893,10 @@ func TestBusyKeyForgetsGroupLanes(t *testing.T) {
 	}
 }
 
-// TestJobTimesSaturate: a Job's times are Unix nanoseconds; what is
-// computed from them saturates instead of wrapping, and a deadline never
-// falls on 0, which means none.
+// TestJobTimesSaturate: a Job's times are nanoseconds since the queue's
+// epoch (its first time, rounded down to a second); what is computed from
+// them saturates instead of wrapping, and a deadline never falls on 0,
+// which means none.
 func TestJobTimesSaturate(t *testing.T) {
 	const max, min = math.MaxInt64, math.MinInt64
 	for _, c := range []struct{ a, b, want int64 }{
@@ -905,26 +906,72 @@ func TestJobTimesSaturate(t *testing.T) {
 			t.Errorf("satSub(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
 		}
 	}
-	for _, tm := range []time.Time{time.Unix(-3, -1), time.Unix(-1, 0), time.Unix(0, -1), time.Unix(0, 0), time.Unix(2, 5e8)} {
-		if got := unixSec(tm.UnixNano()); got != tm.Unix() {
-			t.Errorf("unixSec(%v) = %d, want %d", tm, got, tm.Unix())
+	q := New()
+	q.At(time.Unix(1000, 5e8))
+	if e := q.TimeOf(0); !e.Equal(time.Unix(1000, 0)) {
+		t.Errorf("epoch %v, want the first time rounded down to its second", e)
+	}
+	// Whole seconds of the offsets are the wall clock's, less the epoch's.
+	for _, tm := range []time.Time{time.Unix(997, 0), time.Unix(999, 999999999), time.Unix(1000, 0), time.Unix(1002, 5e8)} {
+		if got := secOf(q.Nanos(tm)); got != tm.Unix()-1000 {
+			t.Errorf("secOf(Nanos(%v)) = %d, want %d", tm, got, tm.Unix()-1000)
+		}
+		if back := q.TimeOf(q.Nanos(tm)); !back.Equal(tm) {
+			t.Errorf("TimeOf(Nanos(%v)) = %v", tm, back)
 		}
 	}
-	if d := DeadlineAt(time.Time{}); d != 0 {
+	if d := q.DeadlineAt(time.Time{}); d != 0 {
 		t.Errorf("DeadlineAt(zero) = %d, want 0 (none)", d)
 	}
-	if d := DeadlineAt(time.Unix(0, 0)); d != 1 {
-		t.Errorf("DeadlineAt(Unix 0) = %d, want 1", d)
+	if d := q.DeadlineAt(time.Unix(1000, 0)); d != 1 {
+		t.Errorf("DeadlineAt(epoch) = %d, want 1", d)
 	}
-	if d := DeadlineAt(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)); d != max {
+	if d := q.DeadlineAt(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)); d != max {
 		t.Errorf("DeadlineAt(year 3000) = %d, want saturated", d)
 	}
-	old := &Job{Submitted: min}
-	if w := old.WaitedAt(time.Unix(0, 1)); w != max {
+	if w := q.WaitedAt(&Job{Submitted: min}, time.Unix(1000, 1)); w != max {
 		t.Errorf("WaitedAt far past: %v, want saturated", w)
 	}
-	late := &Job{Submitted: max}
-	if w := late.WaitedAt(time.Unix(0, -1)); w != min {
+	if w := q.WaitedAt(&Job{Submitted: max}, time.Unix(999, 0)); w != min {
 		t.Errorf("WaitedAt far future: %v, want saturated", w)
+	}
+}
+
+// TestTimesPastUnixNanos: instants are offsets from the queue's epoch, not
+// Unix nanoseconds, which end in 2262: a clock in 2300 still ages, defers
+// and expires jobs on time, to the nanosecond.
+func TestTimesPastUnixNanos(t *testing.T) {
+	t0 := time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	f := stdFixture()
+	f.q.At(at(0))
+	f.seq++
+	j := named(&Job{Type: "bg", ID: "j", Seq: f.seq, Submitted: f.q.Nanos(at(0)), Deadline: f.q.DeadlineAt(at(10_000))}, "j")
+	f.q.Push(j, 0)
+	f.seq++
+	d := named(&Job{Type: "bg", ID: "d", Seq: f.seq, Submitted: f.q.Nanos(at(0))}, "d")
+	f.q.Push(d, 0)
+	f.q.Defer(d, at(3_000))
+	type moment struct {
+		Waited  time.Duration
+		Wake    time.Time
+		Expired []string
+	}
+	var got []moment
+	for _, ms := range []int{2_999, 3_000, 9_999, 10_000} {
+		f.q.At(at(ms))
+		m := moment{Waited: f.q.Waited(j)}
+		m.Wake, _ = f.q.NextWake()
+		f.q.TakeExpired(at(ms), func(x *Job) { m.Expired = append(m.Expired, x.ID); f.q.Remove(x) })
+		got = append(got, m)
+	}
+	want := []moment{
+		{Waited: 2999 * time.Millisecond, Wake: at(3_000)},
+		{Waited: 3 * time.Second, Wake: at(10_000)},
+		{Waited: 9999 * time.Millisecond, Wake: at(10_000)},
+		{Waited: 10 * time.Second, Wake: at(10_000), Expired: []string{"j"}},
+	}
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("timeline in 2300 (-want +got):\n%s", diff)
 	}
 }

@@ -34,7 +34,7 @@ func (q *Queue) Score(j *Job, base policy.Priority) (float64, bool) {
 		p = j.Floor
 	}
 	return q.score.Score(policy.JobClass{Priority: p, OnDemand: j.OnDemand, CompatibleSlots: q.freeSlots(j.Type)},
-		q.now.Unix()-unixSec(j.Submitted)), true
+		secOf(q.nowNs)-secOf(j.Submitted)), true
 }
 
 // scoreOf returns the score of lane l's head.
@@ -45,7 +45,7 @@ func (q *Queue) scoreOf(l *lane) float64 {
 		p = tq.floor
 	}
 	return q.score.Score(policy.JobClass{Priority: p, OnDemand: tq.onDemand, CompatibleSlots: q.freeSlots(tq.t)},
-		q.now.Unix()-l.headSec)
+		secOf(q.nowNs)-l.headSec)
 }
 
 // bestScored is Best with scoring: the highest-scoring top lane over every
