@@ -35,7 +35,7 @@ func (a *Actor) cancel(m messages.Cancel) {
 	if done(m.Done) {
 		return // the caller left: nothing is cancelled for nobody
 	}
-	now := a.clock.Now()
+	now := a.now()
 	var res messages.CancelResult
 	if cr := a.core.Joinable(m.Type, m.ID); cr != nil && a.core.Withdraw(now, cr) {
 		a.removed(now, messages.Of(cr)) // its waiters get ErrCancelled

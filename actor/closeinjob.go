@@ -98,7 +98,7 @@ func (a *Actor) dropNestedDeadlock() {
 			return // a job that does not wait on a nested call may end and free its slot
 		}
 	}
-	now := a.clock.Now()
+	now := a.now()
 	for _, j := range pending {
 		if a.core.Withdraw(now, &j.Job) {
 			a.refuse(j, ErrClosed)

@@ -227,7 +227,7 @@ func (a *Actor) enqueue(m messages.Enqueue) {
 			return
 		}
 	}
-	now := a.clock.Now()
+	now := a.now()
 	if j.Delay > 0 {
 		j.RunAt = now.Add(j.Delay) // time.Time holds centuries past int64 nanoseconds
 	}
@@ -281,7 +281,7 @@ func (a *Actor) durableIdle() bool {
 func (a *Actor) committed(r batchDone) {
 	d := a.dur
 	d.flight = nil
-	now := a.clock.Now()
+	now := a.now()
 	for _, k := range r.b.acks {
 		if k.j == nil {
 			k.dead <- messages.DeadResult{N: k.n, Err: r.err}
@@ -388,7 +388,7 @@ func (a *Actor) adopt(m messages.Adopt) {
 		m.Reply <- 0
 		return
 	}
-	now := a.clock.Now()
+	now := a.now()
 	for i := range m.Records {
 		rec := m.Records[i]
 		ref := recordRef(&rec)
@@ -434,7 +434,7 @@ func (a *Actor) adoptParked() {
 	if d == nil || len(d.parked) == 0 || a.aborted || a.closing {
 		return
 	}
-	now, adopted := a.clock.Now(), false
+	now, adopted := a.now(), false
 	for ref, recs := range d.parked {
 		if d.jobs[ref] != nil {
 			continue
@@ -466,7 +466,7 @@ func (a *Actor) replacePending(m messages.ReplacePending) {
 		return
 	}
 	seq := old.Record.Seq
-	a.supersedeDurable(a.clock.Now(), old)
+	a.supersedeDurable(a.now(), old)
 	delete(d.jobs, jobRef{m.Type, m.ID})
 	d.delete(seq)
 	d.acks = append(d.acks, ack{dead: m.Reply, n: 1}) // answered with the batch's commit
@@ -530,7 +530,7 @@ func (a *Actor) registerHandler(m messages.RegisterHandler) {
 		gx, gy := x.Record.Granted == "", y.Record.Granted == "" // running ones first
 		return cmp.Or(cmpBool(gx, gy), x.Record.EnqueuedAt.Compare(y.Record.EnqueuedAt), cmp.Compare(x.Record.Seq, y.Record.Seq))
 	})
-	now := a.clock.Now()
+	now := a.now()
 	for _, j := range w {
 		if err := a.queueDurable(now, j); err != nil {
 			a.log.Error("a restored durable job was refused: its record is deleted")
@@ -586,7 +586,7 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 	if rec == nil {
 		return // superseded: its record is gone already
 	}
-	now := a.clock.Now()
+	now := a.now()
 	switch {
 	case rec.Owner != "":
 		// A RunSync's or Submit's job in cluster mode: its instance reads
@@ -724,7 +724,7 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 			m.Reply <- messages.DeadResult{Err: ErrClosed}
 			return
 		}
-		now := a.clock.Now()
+		now := a.now()
 		n := 0
 		for _, r := range recs {
 			if d.jobs[recordRef(r)] != nil {

@@ -44,7 +44,7 @@ func (a *Actor) addPeriodic(m messages.AddPeriodic) {
 		m.Reply <- 0
 		return
 	}
-	now := a.clock.Now()
+	now := a.now()
 	sc := a.core.AddSchedule(now, runKey(m.Job), m.Job, m.Every, m.Jitter, a.rand.Int64N)
 	m.Reply <- sc.ID
 	a.runSchedules(now)

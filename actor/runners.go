@@ -87,6 +87,6 @@ func (a *Actor) flush() {
 	}
 	batching := a.batching
 	a.batching, a.dirty = false, false
-	a.dispatch(a.clock.Now())
+	a.dispatch(a.now())
 	a.batching = batching
 }

@@ -13,7 +13,7 @@ import (
 // running on its slots with workers.ErrWorkerLost as the cause; each runs
 // to its end, then follows its retry policy.
 func (a *Actor) worker(m messages.WorkerOp) error {
-	now := a.clock.Now()
+	now := a.now()
 	if !m.Remove {
 		if err := a.core.RegisterWorker(now, m.ID, m.Slots); err != nil {
 			return err
