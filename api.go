@@ -1150,6 +1150,17 @@ func WithIdleExpiry(d time.Duration) Option {
 	return optionFunc(func(o *options) { o.limits.KeyTTL = d })
 }
 
+// WithMaxCostEstimates bounds the cost estimates the scheduler learns per
+// (type, id) to n (default 100 000, about 15 MB): past it, a new id's
+// estimate takes the place of the least recently used one, whose (type, id)
+// starts again from its type's DefaultCost. Ids made fresh for every job (a
+// request id, a timestamp) would otherwise keep an estimate each for as
+// long as WithIdleExpiry's duration. n must not be negative; 0 is the
+// default.
+func WithMaxCostEstimates(n int) Option {
+	return optionFunc(func(o *options) { o.limits.MaxCostEstimates = n })
+}
+
 // ScoreConfig sets the coefficients of linear scoring (WithScoring).
 //
 // Fields, from policy.ScoreConfig:

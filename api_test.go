@@ -86,16 +86,17 @@ func (g *gate) fn(ctx context.Context) error {
 
 func TestNewRejectsInvalidOptions(t *testing.T) {
 	for name, opt := range map[string]fairsched.Option{
-		"MaxConcurrency=0":   fairsched.WithMaxConcurrency(0),
-		"MaxConcurrency=-3":  fairsched.WithMaxConcurrency(-3),
-		"CostSmoothing=0":    fairsched.WithCostSmoothing(0),
-		"CostSmoothing=1.5":  fairsched.WithCostSmoothing(1.5),
-		"KeyTTL=0":           fairsched.WithIdleExpiry(0),
-		"KeyTTL=-1s":         fairsched.WithIdleExpiry(-time.Second),
-		"Clock=nil":          fairsched.WithClock(nil),
-		"Logger=nil":         fairsched.WithLogger(nil),
-		"CostSmoothing=NaN":  fairsched.WithCostSmoothing(nan()),
-		"MaxConcurrency=-1x": fairsched.WithMaxConcurrency(-1),
+		"MaxConcurrency=0":    fairsched.WithMaxConcurrency(0),
+		"MaxConcurrency=-3":   fairsched.WithMaxConcurrency(-3),
+		"CostSmoothing=0":     fairsched.WithCostSmoothing(0),
+		"CostSmoothing=1.5":   fairsched.WithCostSmoothing(1.5),
+		"KeyTTL=0":            fairsched.WithIdleExpiry(0),
+		"KeyTTL=-1s":          fairsched.WithIdleExpiry(-time.Second),
+		"MaxCostEstimates=-1": fairsched.WithMaxCostEstimates(-1),
+		"Clock=nil":           fairsched.WithClock(nil),
+		"Logger=nil":          fairsched.WithLogger(nil),
+		"CostSmoothing=NaN":   fairsched.WithCostSmoothing(nan()),
+		"MaxConcurrency=-1x":  fairsched.WithMaxConcurrency(-1),
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, err := fairsched.New(opt)

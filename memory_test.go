@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
 )
@@ -50,6 +54,54 @@ func TestMemoryReturnsAfterEviction(t *testing.T) {
 		t.Logf("heap in use: fresh %d KiB, peak %d KiB, after eviction %d KiB", fresh>>10, peak>>10, after>>10)
 		if after > 2*fresh {
 			t.Errorf("heap in use after eviction %d KiB, more than twice the fresh scheduler's %d KiB", after>>10, fresh>>10)
+		}
+	})
+}
+
+// TestCostEstimatesBounded: ids made fresh per job keep at most
+// WithMaxCostEstimates estimates — the most recent ones — long before the
+// idle expiry would drop them (what a dropped id is charged then:
+// costmodel's TestEstimatesBounded).
+func TestCostEstimatesBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := fairsched.New(fairsched.WithMaxCostEstimates(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close(context.Background())
+		if err := s.RegisterType("bg", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			if err := s.Submit("bg", fmt.Sprint("job-", i), func(context.Context) error {
+				time.Sleep(time.Duration(i+1) * time.Millisecond)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+			time.Sleep(time.Second) // one at a time: each is the most recent in turn
+			synctest.Wait()
+		}
+		snap := snapshot(t, s)
+		type est struct {
+			ID   string
+			Cost time.Duration
+		}
+		var got []est
+		for _, e := range snap.CostEstimates {
+			got = append(got, est{e.ID, e.Cost})
+		}
+		slices.SortFunc(got, func(a, b est) int { return strings.Compare(a.ID, b.ID) })
+		// The first observation of an id smooths from the type's default:
+		// 0.3·observed + 0.7·1s.
+		smooth := func(ms int) time.Duration { return 700*time.Millisecond + time.Duration(ms)*300*time.Microsecond }
+		want := []est{{"job-7", smooth(8)}, {"job-8", smooth(9)}, {"job-9", smooth(10)}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("estimates kept (-want +got):\n%s", diff)
+		}
+		if snap.EstimatesTotal != 3 {
+			t.Errorf("EstimatesTotal %d, want 3", snap.EstimatesTotal)
 		}
 	})
 }

@@ -280,7 +280,7 @@ func New(limits policy.Limits) *Core {
 		queue:      q,
 		usage:      newUsage(limits),
 		ledger:     costmodel.NewLedger(),
-		estimates:  costmodel.NewEstimates(limits.CostSmoothing),
+		estimates:  costmodel.NewEstimates(limits.CostSmoothing, cmp.Or(limits.MaxCostEstimates, policy.DefaultMaxCostEstimates)),
 	}
 	q.OnAged(func(qj *queue.Job, effective policy.Priority) {
 		j := jobOf(qj)

@@ -42,7 +42,7 @@ func TestSmooth(t *testing.T) {
 }
 
 func TestEstimatesDefaultOnFirstSight(t *testing.T) {
-	e := NewEstimates(0.3)
+	e := NewEstimates(0.3, 1000)
 	k := EstimateKey{"clone", "linux"}
 	if got := e.Cost(k, 10*time.Second, t0); got != 10*time.Second {
 		t.Errorf("Cost of unseen key = %v, want the default 10s", got)
@@ -56,7 +56,7 @@ func TestEstimatesDefaultOnFirstSight(t *testing.T) {
 }
 
 func TestEstimatesObserve(t *testing.T) {
-	e := NewEstimates(0.3)
+	e := NewEstimates(0.3, 1000)
 	k := EstimateKey{"clone", "linux"}
 	other := EstimateKey{"repack", "linux"}
 
@@ -91,7 +91,7 @@ func TestEstimatesObserve(t *testing.T) {
 
 func TestEstimatesEvictLRU(t *testing.T) {
 	const ttl = 10 * time.Minute
-	e := NewEstimates(0.3)
+	e := NewEstimates(0.3, 1000)
 	a, b, c := EstimateKey{"t", "a"}, EstimateKey{"t", "b"}, EstimateKey{"t", "c"}
 	e.Observe(a, time.Second, time.Second, at(0))
 	e.Observe(b, time.Second, time.Second, at(time.Minute))
@@ -446,5 +446,38 @@ func TestLedgerChargeSaturates(t *testing.T) {
 	l.Charge("b", time.Second)
 	if l.Cost("a") < l.Cost("b") {
 		t.Errorf("a (%v) ranks before b (%v)", l.Cost("a"), l.Cost("b"))
+	}
+}
+
+// TestEstimatesBounded: a full table drops its least recently used
+// estimate for a new one — a Cost or an Observe counts as a use — so ids
+// made fresh per job cannot grow it past its bound, and the survivors are
+// the recently used ones, oldest first.
+func TestEstimatesBounded(t *testing.T) {
+	e := NewEstimates(1, 3)
+	key := func(id string) EstimateKey { return EstimateKey{"t", id} }
+	for i, id := range []string{"a", "b", "c"} {
+		e.Observe(key(id), time.Duration(i+1)*time.Second, 0, at(time.Duration(i)*time.Second))
+	}
+	e.Cost(key("a"), 0, at(4*time.Second)) // a is now the most recent: b goes first
+	for i := range 2 {
+		e.Observe(key(fmt.Sprint("fresh", i)), time.Minute, 0, at(time.Duration(5+i)*time.Second))
+		if e.Len() > 3 {
+			t.Fatalf("after %d fresh ids: %d estimates, bound 3", i+1, e.Len())
+		}
+	}
+	type kept struct {
+		ID   string
+		Cost time.Duration
+	}
+	var got []kept
+	e.Each(func(k EstimateKey, c time.Duration) { got = append(got, kept{k.ID, c}) })
+	want := []kept{{"a", time.Second}, {"fresh0", time.Minute}, {"fresh1", time.Minute}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("estimates kept, least recently used first (-want +got):\n%s", diff)
+	}
+	// A dropped id starts again from the default it is given.
+	if c := e.Cost(key("b"), 7*time.Second, at(time.Minute)); c != 7*time.Second {
+		t.Errorf("a dropped estimate's cost: %v, want the default 7s", c)
 	}
 }

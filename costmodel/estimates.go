@@ -33,15 +33,17 @@ type Estimates struct {
 	lru   estimate    // the list's sentinel: lru.next is the least recently used
 	free  *estimate   // evicted estimates, linked by next, for reuse
 	nfree int         // at most maxFree
+	max   int         // the most estimates held; the oldest goes first
 }
 
 // maxFree bounds the evicted estimates kept for reuse: enough for a steady
 // stream of new ids between two evictions, not a copy of a past peak.
 const maxFree = 4096
 
-// NewEstimates returns an empty table with smoothing factor alpha in (0, 1].
-func NewEstimates(alpha float64) *Estimates {
-	e := &Estimates{alpha: alpha, byKey: map[EstimateKey]*estimate{}}
+// NewEstimates returns an empty table with smoothing factor alpha in (0, 1]
+// that holds at most limit estimates (at least 1).
+func NewEstimates(alpha float64, limit int) *Estimates {
+	e := &Estimates{alpha: alpha, byKey: map[EstimateKey]*estimate{}, max: max(limit, 1)}
 	e.lru.prev, e.lru.next = &e.lru, &e.lru
 	return e
 }
@@ -65,10 +67,16 @@ func (e *Estimates) used(est *estimate) {
 	e.pushBack(est)
 }
 
-// add makes a new estimate of k, the most recently used.
+// add makes a new estimate of k, the most recently used; a full table
+// gives up its least recently used one for it (no allocation).
 func (e *Estimates) add(k EstimateKey) *estimate {
 	est := e.free
-	if est != nil {
+	if len(e.byKey) >= e.max {
+		est = e.lru.next
+		e.unlink(est)
+		delete(e.byKey, est.key)
+		*est = estimate{key: k}
+	} else if est != nil {
 		e.free, e.nfree = est.next, e.nfree-1
 		*est = estimate{key: k}
 	} else {

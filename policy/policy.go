@@ -219,6 +219,12 @@ type Limits struct {
 	// below 4ns) from making a ticker with no period — so idle state goes
 	// between KeyTTL and KeyTTL + max(KeyTTL/4, 1ms) after its last use.
 	KeyTTL time.Duration
+	// MaxCostEstimates bounds the cost estimates learned per (type, id):
+	// past it, learning a new one drops the least recently used, whose
+	// (type, id) starts again from its type's default cost. 0 means
+	// DefaultMaxCostEstimates. Ids made fresh per job (a request id, a
+	// timestamp) would otherwise fill it for a whole KeyTTL.
+	MaxCostEstimates int
 	// Aging, when not nil, raises the effective priority of waiting jobs.
 	Aging *AgingConfig
 	// Groups, when not nil, splits MaxConcurrency among job groups.
@@ -327,6 +333,8 @@ func (g GroupConfig) Validate(name string) error {
 const (
 	DefaultCostSmoothing = 0.3
 	DefaultKeyTTL        = 10 * time.Minute
+	// DefaultMaxCostEstimates is about 15 MB of estimates.
+	DefaultMaxCostEstimates = 100_000
 )
 
 // DefaultLimits returns the limits used when no option changes them.
@@ -343,6 +351,8 @@ func (l Limits) Validate() error {
 		return InvalidConfig("CostSmoothing", l.CostSmoothing, "must be in (0, 1]")
 	case l.KeyTTL <= 0:
 		return InvalidConfig("KeyTTL", l.KeyTTL, "must be positive")
+	case l.MaxCostEstimates < 0:
+		return InvalidConfig("MaxCostEstimates", l.MaxCostEstimates, "must be positive (0: the default)")
 	}
 	if err := l.PriorityMode.Validate(); err != nil {
 		return err
