@@ -153,29 +153,56 @@ func wireError(text string) error {
 	return errors.New(text)
 }
 
+// maxUnpublished bounds the payloads the publisher keeps while publishing
+// fails (about 450 KB): past it the oldest are dropped, and said so.
+const maxUnpublished = 64
+
 // publish is the leader's publisher: it owns the batch of events read from
 // evs, its scheduler's subscription, and publishes them until evs closes
-// (the scheduler stopped), then closes done.
+// (the scheduler stopped), then closes done. A payload that fails to
+// publish (the database slow or out of reach) is kept and published again
+// at the next tick, in order, ahead of newer ones: a subscriber sees every
+// event the leader's scheduler made while its instance listens.
 func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 	defer close(done)
 	cfg := l.n.cfg
 	tick := time.NewTicker(cfg.ReportEvery)
 	defer tick.Stop()
 	var batch []wireEvent
+	var unpublished [][]byte // oldest first
 	size := 0
+	failing := false // since the last publish that went through
 	flush := func() {
-		if len(batch) == 0 {
-			return
+		if len(batch) > 0 {
+			payload, err := json.Marshal(wireBatch{Domain: cfg.Domain, Events: batch})
+			batch, size = batch[:0], 0
+			if err != nil {
+				l.n.log.Warn("events do not encode; they are lost", zap.Error(err))
+			} else {
+				unpublished = append(unpublished, payload)
+			}
 		}
-		payload, err := json.Marshal(wireBatch{Domain: cfg.Domain, Events: batch})
-		batch, size = batch[:0], 0
-		if err == nil {
+		if n := len(unpublished) - maxUnpublished; n > 0 {
+			l.n.log.Warn("publishing events has failed for too long; the oldest are lost", zap.Int("payloads", n))
+			unpublished = append(unpublished[:0], unpublished[n:]...)
+		}
+		for len(unpublished) > 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-			err = l.n.b.Publish(ctx, payload)
+			err := l.n.b.Publish(ctx, unpublished[0])
 			cancel()
-		}
-		if err != nil {
-			l.n.log.Warn("publishing events failed; they are lost", zap.Error(err))
+			if err != nil {
+				if !failing {
+					l.n.log.Warn("publishing events failed; retrying", zap.Error(err))
+				}
+				failing = true
+				return
+			}
+			if failing {
+				l.n.log.Info("publishing events again")
+			}
+			failing = false
+			unpublished[0] = nil
+			unpublished = unpublished[1:]
 		}
 	}
 	for {
@@ -183,6 +210,9 @@ func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 		case e, ok := <-evs:
 			if !ok {
 				flush()
+				if len(unpublished) > 0 {
+					l.n.log.Warn("the leader stops with events unpublished; they are lost", zap.Int("payloads", len(unpublished)))
+				}
 				return
 			}
 			if !l.subscribed.Load() && (l.n.sink == nil || !l.n.sink.Subscribed()) {

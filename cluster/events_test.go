@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,6 +129,72 @@ func TestEventsOnlyForSubscribers(t *testing.T) {
 	if !strings.Contains(first, `"id":"two"`) || strings.Contains(first, `"id":"one"`) {
 		t.Errorf("the first events published: %s", first)
 	}
+}
+
+// TestEventsSurviveFailedPublishes: a publish that fails (the database
+// slow or out of reach) is tried again at the next tick, in order, so the
+// subscriber still sees each event once and in order. Before, the failed
+// batch was dropped and a subscriber waited for ever.
+func TestEventsSurviveFailedPublishes(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	var fails atomic.Int32
+	fails.Store(3)
+	lead := joinVia(t, url, func(b cluster.Backend) cluster.Backend { return &flakyPublish{Backend: b, fails: &fails} }, fast("d", "lead", 2))
+	if leaderOf(t, lead) != lead {
+		t.Fatal("the only instance does not lead")
+	}
+	if err := lead.s.RegisterType("mail", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if err := lead.s.RegisterHandler("mail", func(context.Context, fairsched.Job) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	c, cancel := lead.s.Subscribe(256)
+	defer cancel()
+	subscribedOn(t, lead, "lead")
+	for _, id := range []string{"a", "b"} {
+		if err := lead.s.Enqueue(ctx, "mail", id, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string][]string{}
+	deadline := time.After(30 * time.Second)
+	for len(got["a"]) < 3 || len(got["b"]) < 3 {
+		select {
+		case e := <-c:
+			switch e := e.(type) {
+			case fairsched.JobQueued:
+				got[e.ID] = append(got[e.ID], "queued")
+			case fairsched.JobAdmitted:
+				got[e.ID] = append(got[e.ID], "admitted")
+			case fairsched.JobCompleted:
+				got[e.ID] = append(got[e.ID], "completed")
+			}
+		case <-deadline:
+			t.Fatalf("events after 30 s: %v", got)
+		}
+	}
+	want := map[string][]string{"a": {"queued", "admitted", "completed"}, "b": {"queued", "admitted", "completed"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if n := fails.Load(); n > 0 {
+		t.Errorf("%d injected failures left: no publish failed, the test tested nothing", n)
+	}
+}
+
+// flakyPublish fails the first publishes (as many as fails says).
+type flakyPublish struct {
+	cluster.Backend
+	fails *atomic.Int32
+}
+
+func (f *flakyPublish) Publish(ctx context.Context, payload []byte) error {
+	if f.fails.Add(-1) >= 0 {
+		return errors.New("injected: publishing failed")
+	}
+	return f.Backend.Publish(ctx, payload)
 }
 
 // TestEventsRoundTrip: every kind of event crosses the wire as itself,
