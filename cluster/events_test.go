@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -62,29 +63,38 @@ func TestEventsOnEveryInstance(t *testing.T) {
 		"bad": {"queued", "admitted", "failed: no such mailbox"},
 	}
 	for _, s := range subs {
-		got := map[string][]string{}
-		deadline := time.After(30 * time.Second)
-		for len(got["ok"]) < 3 || len(got["bad"]) < 3 {
-			select {
-			case e := <-s.c:
-				switch e := e.(type) {
-				case fairsched.JobQueued:
-					got[e.ID] = append(got[e.ID], "queued")
-				case fairsched.JobAdmitted:
-					got[e.ID] = append(got[e.ID], "admitted")
-				case fairsched.JobCompleted:
-					got[e.ID] = append(got[e.ID], "completed")
-				case fairsched.JobFailed:
-					got[e.ID] = append(got[e.ID], fmt.Sprintf("failed: %v", e.Err))
-				}
-			case <-deadline:
-				t.Fatalf("%s: events after 30 s: %v", s.name, got)
-			}
-		}
+		got := eventsOf(t, s.name, s.c, 3, "ok", "bad")
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s's events (-want +got):\n%s", s.name, diff)
 		}
 	}
+}
+
+// eventsOf reads c until each of ids has had n events of the kinds these
+// tests follow — queued, admitted, completed, failed (with its error's
+// message) — and returns them by id, in order; it fails after 30 s.
+func eventsOf(t *testing.T, name string, c <-chan fairsched.Event, n int, ids ...string) map[string][]string {
+	t.Helper()
+	got := map[string][]string{}
+	deadline := time.After(30 * time.Second)
+	for slices.ContainsFunc(ids, func(id string) bool { return len(got[id]) < n }) {
+		select {
+		case e := <-c:
+			switch e := e.(type) {
+			case fairsched.JobQueued:
+				got[e.ID] = append(got[e.ID], "queued")
+			case fairsched.JobAdmitted:
+				got[e.ID] = append(got[e.ID], "admitted")
+			case fairsched.JobCompleted:
+				got[e.ID] = append(got[e.ID], "completed")
+			case fairsched.JobFailed:
+				got[e.ID] = append(got[e.ID], fmt.Sprintf("failed: %v", e.Err))
+			}
+		case <-deadline:
+			t.Fatalf("%s: events after 30 s: %v", name, got)
+		}
+	}
+	return got
 }
 
 // TestEventsOnlyForSubscribers: the leader publishes nothing while no
@@ -158,23 +168,7 @@ func TestEventsSurviveFailedPublishes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := map[string][]string{}
-	deadline := time.After(30 * time.Second)
-	for len(got["a"]) < 3 || len(got["b"]) < 3 {
-		select {
-		case e := <-c:
-			switch e := e.(type) {
-			case fairsched.JobQueued:
-				got[e.ID] = append(got[e.ID], "queued")
-			case fairsched.JobAdmitted:
-				got[e.ID] = append(got[e.ID], "admitted")
-			case fairsched.JobCompleted:
-				got[e.ID] = append(got[e.ID], "completed")
-			}
-		case <-deadline:
-			t.Fatalf("events after 30 s: %v", got)
-		}
-	}
+	got := eventsOf(t, "lead", c, 3, "a", "b")
 	want := map[string][]string{"a": {"queued", "admitted", "completed"}, "b": {"queued", "admitted", "completed"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
