@@ -315,7 +315,7 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 			}
 		}
 	}
-	if j.grp().q.Paused() {
+	if j.Job.Group.Paused() {
 		add(policy.ReasonPaused)
 	}
 	switch {
@@ -337,7 +337,7 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 		add(policy.ReasonTenantLimit)
 	}
 	rate(policy.RateKey)
-	if !j.grp().q.Paused() && c.allocationBlocks(j) { // a paused group's allocation is 0 for its pause
+	if !j.Job.Group.Paused() && c.allocationBlocks(j) { // a paused group's allocation is 0 for its pause
 
 		add(policy.ReasonGroupLimit)
 	}
