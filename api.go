@@ -659,11 +659,11 @@ func checkJob(j *messages.Job, opts []JobOption) (*messages.Job, error) {
 			return nil, fmt.Errorf("%w: Delay(%v): must not be negative (type %q, id %q)", ErrInvalidJob, x.Delay, t, jobID)
 		}
 	}
-	if j.TTL < 0 {
-		return nil, fmt.Errorf("%w: WithQueueTimeout(%v): a queue timeout must not be negative (type %q, id %q)", ErrInvalidJob, j.TTL, t, jobID)
+	if ttl := j.TTL(); ttl < 0 {
+		return nil, fmt.Errorf("%w: WithQueueTimeout(%v): a queue timeout must not be negative (type %q, id %q)", ErrInvalidJob, ttl, t, jobID)
 	}
-	if j.Tokens < 0 || j.Tokens > MaxTokens {
-		return nil, fmt.Errorf("%w: WithTokens(%v): tokens must be within [0, %v] (type %q, id %q)", ErrInvalidJob, j.Tokens, MaxTokens, t, jobID)
+	if tokens := j.Tokens(); tokens < 0 || tokens > MaxTokens {
+		return nil, fmt.Errorf("%w: WithTokens(%v): tokens must be within [0, %v] (type %q, id %q)", ErrInvalidJob, tokens, MaxTokens, t, jobID)
 	}
 	return j, nil
 }
@@ -685,7 +685,7 @@ func (f jobOptionFunc) applyJob(j *messages.Job) { f(j) }
 // most the bucket's burst. A job without it takes 1. 0 means the estimate
 // (and 1 token); a negative cost is ErrInvalidJob.
 func WithTokens(cost time.Duration) JobOption {
-	return jobOptionFunc(func(j *messages.Job) { j.Tokens = cost })
+	return jobOptionFunc(func(j *messages.Job) { j.SetTokens(cost) })
 }
 
 // SubmitPeriodic runs fn as a background job every `every`: the first
@@ -840,7 +840,7 @@ func WithRandSeed(seed uint64) Option {
 // deadline works as before, beside it (it does not stop during a pause).
 // The scheduler arms one timer, for the earliest deadline.
 func WithQueueTimeout(d time.Duration) JobOption {
-	return jobOptionFunc(func(j *messages.Job) { j.TTL = d })
+	return jobOptionFunc(func(j *messages.Job) { j.SetTTL(d) })
 }
 
 // WithFairnessKey attributes the job to a tenant: its cost is charged to key

@@ -553,7 +553,7 @@ func (a *Actor) dispatch(now time.Time) {
 		if len(a.subs) > 0 {
 			a.emit(messages.JobAdmitted{
 				Time: now, Type: cj.Type, ID: cj.ID, FairnessKey: cj.Key,
-				BasePriority: cj.Priority, EffectivePriority: cj.Effective, Group: cj.Group,
+				BasePriority: cj.Priority(), EffectivePriority: cj.Effective, Group: cj.Group,
 				Waited: a.core.Waited(cj, now), Cost: cj.Cost, KeyCost: cj.KeyCost,
 			})
 		}
@@ -885,9 +885,9 @@ func (a *Actor) logDecisions(extra ...zap.Field) {
 		switch {
 		case d.Decision == core.DecisionAdmit:
 			// Besides: tier_running and running after the whole dispatch.
-			fields = append(fields, zap.String("key", j.Key), zap.String("group", j.Group), zap.Int("priority", int(j.Priority)),
+			fields = append(fields, zap.String("key", j.Key), zap.String("group", j.Group), zap.Int("priority", int(j.Priority())),
 				zap.Int("effective_priority", int(j.Effective)), zap.Duration("cost", j.Cost), zap.Duration("key_cost", j.KeyCost),
-				zap.Duration("waited", a.core.Waited(j, d.Time)), zap.Int("tier_running", a.core.TierRunning(j.Priority)),
+				zap.Duration("waited", a.core.Waited(j, d.Time)), zap.Int("tier_running", a.core.TierRunning(j.Priority())),
 				zap.Int("running", a.core.RunningCount()))
 			if w := j.Worker; w != nil {
 				fields = append(fields, zap.String("worker", w.Worker), zap.Int("slot", w.Index))

@@ -55,7 +55,7 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 	if j.Foreground() {
 		a.core.Join(now, cr, &j.Job)
 	} else {
-		a.core.Want(now, cr, j.TTL)
+		a.core.Want(now, cr, j.TTL())
 	}
 	if reply != nil {
 		reply <- nil
@@ -105,7 +105,7 @@ func (a *Actor) expireWaiters(now time.Time) {
 		if cr := a.core.Leader(cj); cr == nil || !a.core.IsPending(cr) {
 			continue
 		}
-		err := fmt.Errorf("%w: %s/%s waited %v, its time to live (its group's pauses not counted)", policy.ErrExpired, w.Type, w.ID, w.TTL)
+		err := fmt.Errorf("%w: %s/%s waited %v, its time to live (its group's pauses not counted)", policy.ErrExpired, w.Type, w.ID, w.TTL())
 		withdrawn = a.detach(now, w, err) || withdrawn
 	}
 	if withdrawn {

@@ -154,7 +154,9 @@ func newDurable() *durable {
 // so far count against its retry policy.
 func fromRecord(rec *core.JobRecord) *messages.Job {
 	j := messages.NewJob(rec.Type, rec.ID, rec.Key, nil)
-	j.Group, j.Tokens, j.TTL, j.Floor, j.Floored = rec.Group, rec.Tokens, rec.TTL, rec.Floor, rec.Floored
+	j.Group, j.Floor, j.Floored = rec.Group, rec.Floor, rec.Floored
+	j.SetTokens(rec.Tokens)
+	j.SetTTL(rec.TTL)
 	if rec.RetrySet {
 		j.OwnRetry, j.RetrySet = rec.Retry, true
 	}
@@ -177,7 +179,7 @@ func NewRecord(j *messages.Job, now time.Time) *core.JobRecord {
 func record(j *messages.Job, seq uint64, now time.Time) *core.JobRecord {
 	return &core.JobRecord{
 		Seq: seq, Type: j.Type, ID: j.ID, Payload: j.Data, Key: j.Key, Group: j.Group,
-		Tokens: j.Tokens, TTL: j.TTL, Retry: j.Retry(), RetrySet: j.RetrySet, Floor: j.Floor, Floored: j.Floored,
+		Tokens: j.Tokens(), TTL: j.TTL(), Retry: j.Retry(), RetrySet: j.RetrySet, Floor: j.Floor, Floored: j.Floored,
 		EnqueuedAt: now, RunAt: j.RunAt, State: core.RecordPending,
 	}
 }

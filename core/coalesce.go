@@ -37,12 +37,13 @@ func (c *Core) StartRun(run *Job) {
 // run waits at least w's queue timeout, and w leaves at its own
 // (TakeExpiredWaiters) if that comes first.
 func (c *Core) Join(now time.Time, run, w *Job) {
-	c.Extend(now, run, w.TTL)
+	ttl := w.TTL()
+	c.Extend(now, run, ttl)
 	w.more().leader = run
 	r := run.more()
 	r.waiters = append(r.waiters, w)
-	if w.TTL > 0 {
-		c.Watch(now, w, run, w.TTL)
+	if ttl > 0 {
+		c.Watch(now, w, run, ttl)
 	}
 }
 

@@ -37,7 +37,8 @@ func TestCoalescingInCore(t *testing.T) {
 	if c.Joinable("fetch", "feed") != run {
 		t.Fatal("the run is not joinable")
 	}
-	a, b := &Job{Job: queue.Job{Type: "fetch", ID: "feed"}, TTL: time.Minute}, &Job{Job: queue.Job{Type: "fetch", ID: "feed"}}
+	a, b := &Job{Job: queue.Job{Type: "fetch", ID: "feed"}}, &Job{Job: queue.Job{Type: "fetch", ID: "feed"}}
+	a.SetTTL(time.Minute)
 	c.Join(t0, run, a)
 	c.Join(t0, run, b)
 	if got, withdrawn, unwanted := c.Leave(t0, a); got != run || withdrawn || unwanted || c.Leader(a) != nil {
@@ -57,7 +58,8 @@ func TestCoalescingInCore(t *testing.T) {
 	}
 
 	started := newRun("started")
-	x := &Job{Job: queue.Job{Type: "fetch", ID: "started"}, TTL: time.Minute}
+	x := &Job{Job: queue.Job{Type: "fetch", ID: "started"}}
+	x.SetTTL(time.Minute)
 	c.Join(t0, started, x)
 	c.Withdraw(t0, wanted)
 	c.EndRun(wanted)

@@ -151,7 +151,7 @@ func (c *Core) firstWriter(k policy.ConflictKey) uint64 {
 // own: its group is paused, it waits out a deferral or a backoff, or no
 // registered worker slot takes its type.
 func (c *Core) waitsOnItsOwn(j *Job) bool {
-	return j.Job.Deferred() || j.grp.q.Paused() || j.slot.Config.RequiresWorker && c.pool.Total(j.Type) == 0
+	return j.Job.Deferred() || j.Job.Group.Paused() || j.slot.Config.RequiresWorker && c.pool.Total(j.Type) == 0
 }
 
 // addWriter lists pending job j among its key's writers, if it is one.

@@ -29,45 +29,36 @@ import (
 // and Key; the core fills the rest. A caller that needs more per job embeds
 // Job first in its own record and finds the record from the Job (as
 // messages.Of does): a field leading back costs every pending job 16 B.
+//
+// A pending job is most of the scheduler's memory, so a Job keeps only what
+// most pending jobs use: what few use is in Rare (the job's TTL, Tokens,
+// admission deferrals), what its type or group knows is read from there
+// (Priority, its group's record), and what only a running job uses is in
+// Running. A pending background job of the messages package is 224 B.
 type Job struct {
 	// queue.Job is the job's entry in the pending index, and holds what
 	// the two share: Type, ID, Key (fairness key; "" for background
 	// work), Seq (arrival order), Submitted (when Submit accepted it),
-	// Floor, Floored, OnDemand and Deadline. One copy of them a job: a
-	// pending job is most of the scheduler's memory.
+	// Floor, Floored, OnDemand, Deadline and Group (the queue's record of
+	// the job's group, whose Ref is the core's). One copy of them a job.
+	// Floor, when Floored, is set by the caller before Submit: the job's
+	// effective priority never falls below it. A job submitted by a
+	// running job inherits that job's effective priority this way.
+	// OnDemand: a caller waits for the job (RunSync); with scoring it has
+	// the on-demand bonus and slope.
 	queue.Job
 
 	Group string // "" for none
 
-	// Priority is the type's (base) priority: the tier the job counts
-	// against.
-	Priority policy.Priority
-	// Floor, when Floored (queue.Job), is set by the caller before Submit:
-	// the job's effective priority never falls below it. A job submitted
-	// by a running job inherits that job's effective priority this way.
-	// OnDemand: a caller waits for the job (RunSync); with scoring it has
-	// the on-demand bonus and slope.
-	// Tokens, when positive, is the job's cost as its submitter states it:
-	// charged instead of the learned estimate.
-	Tokens time.Duration
-	// Attempt counts the admission policy's deferrals of the job.
 	// Runs counts its attempts so far (its owner keeps it). The job's
-	// retry policy is its owner's (its own, else TypeRetry). Both are
-	// int32, in one word, and stop at math.MaxInt32: a pending job is most
-	// of the scheduler's memory.
-	Attempt, Runs int32
-	// TTL, when positive, is how long the job may stay pending (else its
-	// type's QueueTimeout); Deadline (queue.Job) is set from it by Submit.
-	// Time its group spends paused does not count: Core.Deadline is the
-	// deadline moved back by the pauses.
-	TTL time.Duration
+	// retry policy is its owner's (its own, else TypeRetry). An int32 that
+	// stops at math.MaxInt32.
+	Runs int32
 	// ageIdx is its position in Core.aging while pending with aging on:
 	// the rises sweep's data is kept there (rises.go), not in every job.
 	ageIdx int32
-
 	// widx is its position in its key's writers; -1 when not there
-	// (conflict.go). An int32 beside the flags below, in one word: a
-	// pending job is most of the scheduler's memory.
+	// (conflict.go). The int32s and the flags below share two words.
 	widx int32
 	// refListed: the job is in its (type, id)'s list of pending background
 	// jobs, linked by refPrev and refNext (supersede.go).
@@ -87,8 +78,21 @@ type Job struct {
 	// after Finish (its events read it) until Core.Release.
 	*Running
 	slot *policy.Slot // the type's counters and registration
-	grp  *group
 }
+
+// Priority is the job's base priority, its type's: the tier the job counts
+// against. Read from the type once submitted (0 before): a type's priority
+// never changes.
+func (j *Job) Priority() policy.Priority {
+	if j.slot == nil {
+		return 0
+	}
+	return j.slot.Config.Priority
+}
+
+// grp is the core's record of j's group, once submitted: its queue
+// record's Ref, rather than a pointer more in every pending job.
+func (j *Job) grp() *group { return j.Job.Group.Ref.(*group) }
 
 // Waited returns how long j has waited at now since it arrived (pauses of
 // its group included), saturated.
@@ -134,7 +138,9 @@ type Rare struct {
 	// timeout). NotBefore, when after now, holds the job out of dispatch
 	// until then (reason scheduled).
 	Arrived, NotBefore time.Time
-	buckets            []*bucket // the rate limits of its type, group and key
+	// ttl and tokens are the job's TTL and Tokens (SetTTL, SetTokens).
+	ttl, tokens time.Duration
+	buckets     []*bucket // the rate limits of its type, group and key
 	// waitingOn is the reason the job last started to wait on, as
 	// recorded in a defer decision; "" once admitted.
 	waitingOn policy.Reason
@@ -142,6 +148,52 @@ type Rare struct {
 	// result; leader is, for a waiter, its run (coalesce.go).
 	waiters []*Job
 	leader  *Job
+	// deferrals counts the admission policy's deferrals of the job
+	// (Deferrals); it stops at math.MaxInt32.
+	deferrals int32
+}
+
+// TTL is how long the job may stay pending when positive (else its type's
+// QueueTimeout): Submit sets Deadline from it. Time its group spends
+// paused does not count: Core.Deadline is the deadline moved back by the
+// pauses.
+func (j *Job) TTL() time.Duration {
+	if j.Rare == nil {
+		return 0
+	}
+	return j.ttl
+}
+
+// SetTTL sets TTL, before Submit.
+func (j *Job) SetTTL(d time.Duration) {
+	if j.Rare != nil || d != 0 {
+		j.more().ttl = d
+	}
+}
+
+// Tokens, when positive, is the job's cost as its submitter states it:
+// charged instead of the learned estimate.
+func (j *Job) Tokens() time.Duration {
+	if j.Rare == nil {
+		return 0
+	}
+	return j.tokens
+}
+
+// SetTokens sets Tokens, before Submit.
+func (j *Job) SetTokens(d time.Duration) {
+	if j.Rare != nil || d != 0 {
+		j.more().tokens = d
+	}
+}
+
+// Deferrals counts the admission policy's deferrals of the job (its
+// policy.JobInfo.Attempt).
+func (j *Job) Deferrals() int32 {
+	if j.Rare == nil {
+		return 0
+	}
+	return j.deferrals
 }
 
 // TypeRetry is the retry policy of j's type once j is submitted, none
@@ -285,7 +337,7 @@ func New(limits policy.Limits) *Core {
 	q.OnAged(func(qj *queue.Job, effective policy.Priority) {
 		j := jobOf(qj)
 		c.aged = append(c.aged, Aged{Job: j, Effective: effective, Type: j.Type, ID: j.ID, Key: j.Key,
-			Priority: j.Priority, Submitted: q.TimeOf(j.Submitted)})
+			Priority: j.Priority(), Submitted: q.TimeOf(j.Submitted)})
 	})
 	q.SetRoom(c.hasRoom)
 	if limits.Scoring != nil {
@@ -330,7 +382,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", policy.ErrUnknownJobType, j.Type)
 	}
-	j.Priority = slot.Config.Priority // for the refusal's record too
+	j.slot = slot // its Priority, for the refusal's record too
 	if err := c.refusal(j); err != nil {
 		c.record(now, j, DecisionRefuse, string(err.(*policy.RefusalError).Reason), 0)
 		return err
@@ -340,13 +392,12 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if r := j.Rare; r != nil && !r.Arrived.IsZero() && r.Arrived.Before(now) {
 		since = r.Arrived
 	}
-	j.Seq, j.Priority, j.slot = c.seq, slot.Config.Priority, slot
+	j.Seq = c.seq
 	g := c.groupOf(j.Group)
-	j.grp = g
 	if c.buckets != nil {
 		c.bucketsOf(j)
 	}
-	ttl := j.TTL
+	ttl := j.TTL()
 	if ttl <= 0 {
 		ttl = slot.Config.QueueTimeout
 	}
@@ -419,7 +470,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		}
 		// A group this admission fills has the lane held now, while it is
 		// at hand, rather than when its next job reaches the top.
-		fills := c.limits.Groups != nil && c.room(j.grp) <= 1
+		fills := c.limits.Groups != nil && c.room(j.grp()) <= 1
 		c.queue.Admit(qj, fills)
 		c.admit(now, j)
 		j.setWaiting("")
@@ -439,7 +490,7 @@ func (c *Core) admit(now time.Time, j *Job) {
 	if c.usage.Shares() {
 		c.syncTiers()
 	} else if tr.TierFull {
-		c.queue.BlockTier(j.Priority, true)
+		c.queue.BlockTier(j.Priority(), true)
 	}
 	if tr.TypeFull {
 		c.queue.BlockType(j.Type, true)
@@ -461,8 +512,8 @@ func (c *Core) admit(now time.Time, j *Job) {
 		c.take(now, j)
 	}
 	j.Cost = j.estimate
-	if j.Tokens > 0 {
-		j.Cost = j.Tokens
+	if t := j.Tokens(); t > 0 {
+		j.Cost = t
 	}
 	j.KeyCost = c.ledger.Charge(j.Key, policy.Weighted(j.Cost, c.keyWeight(j.Key)))
 	if shift := c.ledger.Rebase(j.KeyCost); shift > 0 {
@@ -471,9 +522,9 @@ func (c *Core) admit(now time.Time, j *Job) {
 	}
 	c.queue.SetKeyCost(j.Key, j.KeyCost)
 	j.Started = now
-	j.Effective = c.queue.Effective(&j.Job, j.Priority)
-	j.grp.pending--
-	j.grp.running++
+	j.Effective = c.queue.Effective(&j.Job, j.Priority())
+	j.grp().pending--
+	j.grp().running++
 	if c.limits.Tenants != nil {
 		c.keyRunning[j.Key]++
 		shrink.Note(c.keyRunning, &c.kpeak)
@@ -505,7 +556,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	if c.usage.Shares() {
 		c.syncTiers()
 	} else if tr.TierFreed {
-		c.queue.BlockTier(j.Priority, false)
+		c.queue.BlockTier(j.Priority(), false)
 	}
 	if tr.TypeFreed {
 		c.queue.BlockType(j.Type, c.typeBlocked(j.slot))
@@ -529,7 +580,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 			c.queue.ReleaseKey(j.Key) // it may run one more
 		}
 	}
-	g := j.grp
+	g := j.grp()
 	before := g.demand()
 	g.running--
 	c.demandChanged(g, before)
@@ -577,9 +628,9 @@ func (c *Core) drop(now time.Time, j *Job) {
 	c.queue.Remove(&j.Job)
 	c.removeWriter(j, false)
 	c.ledger.Leave(j.Key, now)
-	before := j.grp.demand()
-	j.grp.pending--
-	c.demandChanged(j.grp, before)
+	before := j.grp().demand()
+	j.grp().pending--
+	c.demandChanged(j.grp(), before)
 	c.waiting(j, -1)
 }
 
@@ -756,16 +807,16 @@ func (c *Core) countWaiting(j *Job, delta int) bool {
 		return false
 	}
 	if c.limits.Groups != nil {
-		g := j.grp
+		g := j.grp()
 		if g.waiting == nil {
 			g.waiting = map[policy.Priority]int{}
 		}
-		g.waiting[j.Priority] += delta
+		g.waiting[j.Priority()] += delta
 		if g.alloc == 0 {
 			return false
 		}
 	}
-	c.usage.Waiting(j.Priority, delta)
+	c.usage.Waiting(j.Priority(), delta)
 	return true
 }
 
@@ -787,8 +838,8 @@ type Denied struct {
 // askPolicy asks the admission policy about j, which may start now, and
 // carries out a denial or a deferral. It reports whether j may be admitted.
 func (c *Core) askPolicy(now time.Time, j *Job) bool {
-	info := policy.JobInfo{Type: j.Type, ID: j.ID, Key: j.Key, Group: j.Group, Priority: j.Priority,
-		Effective: c.queue.Effective(&j.Job, j.Priority), Waited: c.Waited(j, now), Attempt: int(j.Attempt),
+	info := policy.JobInfo{Type: j.Type, ID: j.ID, Key: j.Key, Group: j.Group, Priority: j.Priority(),
+		Effective: c.queue.Effective(&j.Job, j.Priority()), Waited: c.Waited(j, now), Attempt: int(j.Deferrals()),
 		QueueDepth: c.queue.Len(), Running: len(c.running)}
 	d, panicked := c.decide(info)
 	if err, ok := d.Denied(); ok {
@@ -798,8 +849,8 @@ func (c *Core) askPolicy(now time.Time, j *Job) bool {
 		return false
 	}
 	if delay, ok := d.Deferred(); ok {
-		if j.Attempt < math.MaxInt32 { // int32: stops, never wraps
-			j.Attempt++
+		if r := j.more(); r.deferrals < math.MaxInt32 { // int32: stops, never wraps
+			r.deferrals++
 		}
 		c.record(now, j, DecisionDefer, string(policy.ReasonDeferred), delay)
 		c.queue.Defer(&j.Job, now.Add(delay))
@@ -916,7 +967,7 @@ func (c *Core) TakeExpired() []*Job {
 // next admission is charged again, like any.
 func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	c.queue.At(now)
-	g := j.grp
+	g := j.grp()
 	before := g.demand()
 	g.pending++
 	c.demandChanged(g, before)

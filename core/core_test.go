@@ -124,8 +124,8 @@ func TestRegisterType(t *testing.T) {
 		t.Errorf("rejected Submit left Pending %d", c.Pending())
 	}
 	j := submit(t, c, t0, "clone", "r", "k")
-	if j.Seq != 1 || j.Priority != 3 || !submittedAt(c, j).Equal(t0) {
-		t.Errorf("submitted job: Seq %d Priority %d Submitted %v", j.Seq, j.Priority, submittedAt(c, j))
+	if j.Seq != 1 || j.Priority() != 3 || !submittedAt(c, j).Equal(t0) {
+		t.Errorf("submitted job: Seq %d Priority %d Submitted %v", j.Seq, j.Priority(), submittedAt(c, j))
 	}
 }
 

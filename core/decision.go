@@ -93,9 +93,9 @@ func (c *Core) record(now time.Time, j *Job, kind DecisionKind, code string, del
 	if !c.logDecisions {
 		return
 	}
-	c.decisions = append(c.decisions, Decision{Time: now, Job: j, Tenant: j.Key, Tier: j.Priority,
+	c.decisions = append(c.decisions, Decision{Time: now, Job: j, Tenant: j.Key, Tier: j.Priority(),
 		QueueDepth: c.queue.Len(), Inflight: len(c.running), Decision: kind, ReasonCode: code,
-		RetryDelay: max(delay, 0), Attempt: int(j.Attempt)})
+		RetryDelay: max(delay, 0), Attempt: int(j.Deferrals())})
 }
 
 // startsWaiting records that pending job j starts to wait on reason r,

@@ -253,8 +253,8 @@ func (s *fzState) takeTokens(j *Job) {
 			continue
 		}
 		n := 1.0
-		if j.Tokens > 0 {
-			n = math.Ceil(j.Tokens.Seconds())
+		if j.Tokens() > 0 {
+			n = math.Ceil(j.Tokens().Seconds())
 		}
 		s.taken[l.Scope] += min(n, float64(l.Burst))
 		if allowed := float64(l.Burst) + l.PerSecond*s.now.Sub(fzStart).Seconds(); s.taken[l.Scope] > allowed+1e-9 {
@@ -352,7 +352,7 @@ func fzRun(t *testing.T, data []byte) {
 // aging from the higher of its base priority and its floor and never
 // paused: a lower bound of when it rose.
 func fzRiseAt(c *Core, a *policy.AgingConfig, j *Job, effective policy.Priority) time.Time {
-	from := j.Priority
+	from := j.Priority()
 	if j.Floored {
 		from = max(from, j.Floor)
 	}
@@ -551,13 +551,13 @@ func (s *fzState) submit(r *fzReader) {
 	flags := r.next()
 	j.OnDemand = flags&fzOnDemand != 0
 	if flags&fzTokens != 0 {
-		j.Tokens = time.Duration(1+flags>>4) * 100 * time.Millisecond
+		j.SetTokens(time.Duration(1+flags>>4) * 100 * time.Millisecond)
 	}
 	if flags&fzFloor != 0 {
 		j.Floor, j.Floored = policy.Priority(flags>>4&7), true
 	}
 	if flags&fzTTL != 0 {
-		j.TTL = time.Duration(1+flags>>6) * 500 * time.Millisecond
+		j.SetTTL(time.Duration(1+flags>>6) * 500 * time.Millisecond)
 	}
 	if ti == len(fzTypes) {
 		j.Type = "unknown"
@@ -571,13 +571,13 @@ func (s *fzState) submit(r *fzReader) {
 	if err := s.c.Submit(s.now, j); err != nil {
 		s.fail("Submit(%s): %v", fzLabel(j), err)
 	}
-	s.logf("submit %s on-demand=%v tokens=%v floor=%v/%v ttl=%v", fzJ{j}, j.OnDemand, j.Tokens, j.Floor, j.Floored, j.TTL)
+	s.logf("submit %s on-demand=%v tokens=%v floor=%v/%v ttl=%v", fzJ{j}, j.OnDemand, j.Tokens(), j.Floor, j.Floored, j.TTL())
 	s.submitted++
 	s.place[j] = fzPending
 	s.pauseMark[j] = s.pausedSoFar(j.Group)
-	if j.TTL > 0 {
+	if j.TTL() > 0 {
 		w := &Job{Job: queue.Job{Type: j.Type, ID: j.ID, Key: j.Key}}
-		s.c.Watch(s.now, w, j, j.TTL/2)
+		s.c.Watch(s.now, w, j, j.TTL()/2)
 		s.waiters[w] = &fzWaiter{w: w, on: j, leftAt: -1}
 		s.pauseMark[w] = s.pauseMark[j]
 	}
@@ -740,10 +740,10 @@ func (s *fzState) check(dispatched, expiredAll bool) {
 			s.fail("snapshot running[%d] = %+v, Running()[%d] = %s", i, rj, i, fzLabel(j))
 		}
 		cfg := s.config(j.Type)
-		if j.Priority != cfg.Priority {
-			s.fail("%s at priority %d, its type's is %d", fzLabel(j), j.Priority, cfg.Priority)
+		if j.Priority() != cfg.Priority {
+			s.fail("%s at priority %d, its type's is %d", fzLabel(j), j.Priority(), cfg.Priority)
 		}
-		tiers[j.Priority]++
+		tiers[j.Priority()]++
 		types[j.Type]++
 		keys[j.Key]++
 		groups[j.Group]++

@@ -226,16 +226,16 @@ func (c *Core) mayBorrow(g *group) bool {
 // groupBlocks reports whether j's group keeps it waiting: its group runs its
 // allocation (or limit) and j is not urgent enough to borrow.
 func (c *Core) groupBlocks(j *Job) bool {
-	return c.rateBlocksGroup(j.grp) || c.allocationBlocks(j) // a rate limit is not borrowed past
+	return c.rateBlocksGroup(j.grp()) || c.allocationBlocks(j) // a rate limit is not borrowed past
 }
 
 // allocationBlocks is groupBlocks without the group's rate limit.
 func (c *Core) allocationBlocks(j *Job) bool {
-	g := j.grp
+	g := j.grp()
 	if c.limits.Groups == nil || c.room(g) > 0 {
 		return false
 	}
-	if a := c.limits.Aging; a != nil && a.Urgent(c.queue.Effective(&j.Job, j.Priority)) {
+	if a := c.limits.Aging; a != nil && a.Urgent(c.queue.Effective(&j.Job, j.Priority())) {
 		return !c.mayBorrow(g)
 	}
 	return true

@@ -30,7 +30,9 @@ func TestCostsRebaseInsteadOfSaturating(t *testing.T) {
 	now := t0
 	submit := func(key string, n int) {
 		for i := range n {
-			if err := c.Submit(now, &Job{Job: queue.Job{Type: "t", ID: fmt.Sprint(key, i), Key: key}, Tokens: time.Minute}); err != nil {
+			j := &Job{Job: queue.Job{Type: "t", ID: fmt.Sprint(key, i), Key: key}}
+			j.SetTokens(time.Minute)
+			if err := c.Submit(now, j); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -679,7 +679,7 @@ func (a admission) String() string {
 func coreAdmissions(c *Core, js []*Job) []admission {
 	out := []admission{}
 	for _, j := range js {
-		a := admission{j.Seq, j.Type, j.ID, j.Key, j.Group, j.Priority, j.Effective, submittedAt(c, j), j.Started, j.Cost, j.KeyCost, ""}
+		a := admission{j.Seq, j.Type, j.ID, j.Key, j.Group, j.Priority(), j.Effective, submittedAt(c, j), j.Started, j.Cost, j.KeyCost, ""}
 		if j.Worker != nil {
 			a.Slot = fmt.Sprintf("%s/%d", j.Worker.Worker, j.Worker.Index)
 		}
@@ -956,13 +956,13 @@ func (run *refRun) event(op int) bool {
 			j.Floor, j.Floored = policy.Priority(r.IntN(9)), true
 		}
 		if run.weighted && r.IntN(3) == 0 {
-			j.Tokens = time.Duration(1+r.IntN(20)) * time.Millisecond * run.timeScale
+			j.SetTokens(time.Duration(1+r.IntN(20)) * time.Millisecond * run.timeScale)
 		}
 		if run.rated && r.IntN(3) == 0 {
-			j.Tokens = time.Duration(1+r.IntN(12)) * 250 * time.Millisecond // 1 to 3 tokens
+			j.SetTokens(time.Duration(1+r.IntN(12)) * 250 * time.Millisecond) // 1 to 3 tokens
 		}
 		if run.expiring && r.IntN(3) == 0 {
-			j.TTL = time.Duration(1+r.IntN(8)) * time.Millisecond * run.timeScale
+			j.SetTTL(time.Duration(1+r.IntN(8)) * time.Millisecond * run.timeScale)
 		}
 		err := run.c.Submit(run.now, j)
 		if want := run.ref.refusal(key); want != "" || err != nil {
@@ -975,8 +975,8 @@ func (run *refRun) event(op int) bool {
 			return true
 		}
 		rj := run.ref.submitIn(run.now, td.name, id, key, group)
-		rj.floor, rj.floored, rj.tokens, rj.onDemand = j.Floor, j.Floored, j.Tokens, j.OnDemand
-		if ttl := cmp.Or(j.TTL, run.ref.types[td.name].QueueTimeout); ttl > 0 {
+		rj.floor, rj.floored, rj.tokens, rj.onDemand = j.Floor, j.Floored, j.Tokens(), j.OnDemand
+		if ttl := cmp.Or(j.TTL(), run.ref.types[td.name].QueueTimeout); ttl > 0 {
 			rj.deadline = run.now.Add(ttl)
 		}
 		run.allocOp = allocOp{kind: "event", group: group}

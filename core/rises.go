@@ -58,7 +58,7 @@ func (c *Core) rises(j *Job) uint64 {
 	if a == nil {
 		return 0
 	}
-	return a.Rises(j.Priority, j.Floor, j.Floored, c.aging.recs[j.ageIdx].riseFrom, c.queue.Waited(&j.Job))
+	return a.Rises(j.Priority(), j.Floor, j.Floored, c.aging.recs[j.ageIdx].riseFrom, c.queue.Waited(&j.Job))
 }
 
 // enters lists job j, which has just entered the queue having waited from

@@ -196,7 +196,7 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 	c.queue.At(now) // its location is the clock's: TimeOf
 	for _, j := range c.Running() {
 		s.Running = append(s.Running, RunningJob{
-			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority, EffectivePriority: j.Effective,
+			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority(), EffectivePriority: j.Effective,
 			Submitted: c.queue.TimeOf(j.Submitted), Started: j.Started, EstimatedCost: j.Cost,
 		})
 		if w := j.Worker; w != nil {
@@ -224,14 +224,14 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 	}
 	for _, j := range pending {
 		pj := PendingJob{
-			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority,
-			EffectivePriority: c.queue.Effective(&j.Job, j.Priority),
+			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority(),
+			EffectivePriority: c.queue.Effective(&j.Job, j.Priority()),
 			Submitted:         c.queue.TimeOf(j.Submitted),
 		}
 		if pj.Reasons = c.reasons(now, j, nil); len(pj.Reasons) > 0 {
 			pj.Reason = pj.Reasons[0]
 		}
-		pj.Score, _ = c.queue.Score(&j.Job, j.Priority)
+		pj.Score, _ = c.queue.Score(&j.Job, j.Priority())
 		if j.Floored {
 			floor := j.Floor // a copy: the snapshot shares nothing
 			pj.InheritedPriority = &floor
@@ -250,9 +250,9 @@ func (c *Core) ranked(rows int) []*Job {
 		j := jobOf(qj)
 		// With scoring the score orders (the priority is part of it), else
 		// the effective priority.
-		p, scored := c.queue.Score(qj, j.Priority)
+		p, scored := c.queue.Score(qj, j.Priority())
 		if !scored {
-			p = float64(c.queue.Effective(qj, j.Priority))
+			p = float64(c.queue.Effective(qj, j.Priority()))
 		}
 		return queue.Rank{Prio: p, Cost: c.queue.KeyCost(qj), Seq: j.Seq}
 	}
@@ -315,7 +315,7 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 			}
 		}
 	}
-	if j.grp.q.Paused() {
+	if j.Job.Group.Paused() {
 		add(policy.ReasonPaused)
 	}
 	switch {
@@ -337,12 +337,12 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 		add(policy.ReasonTenantLimit)
 	}
 	rate(policy.RateKey)
-	if !j.grp.q.Paused() && c.allocationBlocks(j) { // a paused group's allocation is 0 for its pause
+	if !j.Job.Group.Paused() && c.allocationBlocks(j) { // a paused group's allocation is 0 for its pause
 
 		add(policy.ReasonGroupLimit)
 	}
 	rate(policy.RateGroup)
-	if c.usage.TierFull(j.Priority) || !c.usage.GlobalFull() && c.usage.Reserved(j.Priority) {
+	if c.usage.TierFull(j.Priority()) || !c.usage.GlobalFull() && c.usage.Reserved(j.Priority()) {
 		add(policy.ReasonTierLimit)
 	}
 	if w := c.workerReason(j.slot); w != "" {

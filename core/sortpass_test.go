@@ -31,7 +31,7 @@ func (e *refEngine) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) err
 
 func (e *refEngine) Submit(now time.Time, j *Job) error {
 	rj := e.r.submit(now, j.Type, j.ID, j.Key)
-	j.Seq, j.Submitted, j.Priority = rj.seq, now.UnixNano(), rj.prio
+	j.Seq, j.Submitted = rj.seq, now.UnixNano()
 	e.refs[j], e.jobs[rj] = rj, j
 	return nil
 }

@@ -14,11 +14,11 @@ import (
 // finds the bucket empty (the tokens past the burst are not owed).
 func tokensOf(j *Job, b *bucket) int {
 	n := 1
-	if j.Tokens > 0 {
+	if t := j.Tokens(); t > 0 {
 		// Whole seconds, rounded up, from integer nanoseconds: exact, and
 		// at most MaxInt64/1e9 + 1, which int holds.
-		secs := j.Tokens / time.Second
-		if j.Tokens%time.Second != 0 {
+		secs := t / time.Second
+		if t%time.Second != 0 {
 			secs++
 		}
 		n = int(secs)

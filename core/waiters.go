@@ -20,7 +20,7 @@ import (
 func (c *Core) Watch(now time.Time, w, on *Job, ttl time.Duration) {
 	c.queue.Unwatch(&w.Job)
 	c.queue.At(now) // first: the queue's epoch is a time of the clock
-	w.Job = queue.Job{Type: w.Type, ID: w.ID, Key: w.Key, Seq: on.Seq, Submitted: c.queue.Nanos(now), Group: on.grp.q, Deadline: c.queue.DeadlineAt(now.Add(ttl))}
+	w.Job = queue.Job{Type: w.Type, ID: w.ID, Key: w.Key, Seq: on.Seq, Submitted: c.queue.Nanos(now), Group: on.Job.Group, Deadline: c.queue.DeadlineAt(now.Add(ttl))}
 	c.queue.Watch(&w.Job)
 }
 

@@ -229,7 +229,9 @@ func (j *Job) Answered() error { return j.answer }
 // to live, retry policy, inherited priority) — none of j's history.
 func (j *Job) Fresh() *Job {
 	f := NewJob(j.Type, j.ID, j.Key, j.Fn)
-	f.Group, f.Tokens, f.TTL, f.Floor, f.Floored = j.Group, j.Tokens, j.TTL, j.Floor, j.Floored
+	f.Group, f.Floor, f.Floored = j.Group, j.Floor, j.Floored
+	f.SetTokens(j.Tokens())
+	f.SetTTL(j.TTL())
 	if j.Extra != nil {
 		f.OwnRetry = j.OwnRetry
 	}

@@ -9,23 +9,28 @@ import (
 // returns it to its lane then. The heap's top is the only wake-up time the
 // caller needs (NextWake): one timer, never one per job.
 
-// deferredJob is a Job as an element of the deferred heap.
-type deferredJob Job
-
-func (j *deferredJob) before(o *deferredJob) bool {
-	if j.until != o.until {
-		return j.until < o.until
-	}
-	return j.Seq < o.Seq
+// deferral is a deferred job as an element of the deferred heap, with the
+// time it returns (Queue.Nanos): kept here, not in every Job, as few jobs
+// are ever deferred.
+type deferral struct {
+	until int64
+	j     *Job
 }
-func (j *deferredJob) setIndex(i int) { j.idx = int32(i) }
+
+func (d deferral) before(o deferral) bool {
+	if d.until != o.until {
+		return d.until < o.until
+	}
+	return d.j.Seq < o.j.Seq
+}
+func (d deferral) setIndex(i int) { d.j.idx = int32(i) }
 
 // Defer takes j out of dispatch until until.
 func (q *Queue) Defer(j *Job, until time.Time) {
 	q.leaveLane(j)
 	j.lane = nil
-	j.where, j.until = placeDeferred, q.Nanos(until)
-	q.deferred.push((*deferredJob)(j))
+	j.where = placeDeferred
+	q.deferred.push(deferral{q.Nanos(until), j})
 }
 
 // Deferred reports whether j waits out a deferral (or a retry backoff).
@@ -51,7 +56,7 @@ func (q *Queue) NextWake() (time.Time, bool) {
 // wake returns to their lanes the deferred jobs due at t (Nanos).
 func (q *Queue) wake(t int64) {
 	for len(q.deferred) > 0 && q.deferred[0].until <= t {
-		j := (*Job)(q.deferred.remove(0))
+		j := q.deferred.remove(0).j
 		j.backoff = false
 		l := q.laneOf(j, q.typeOf(j))
 		j.where = placeReturned
@@ -67,8 +72,8 @@ func (q *Queue) wake(t int64) {
 func (q *Queue) Backoff(j *Job, until time.Time, keyCost time.Duration) {
 	q.count(j, keyCost)
 	j.lane = nil
-	j.where, j.until, j.backoff = placeDeferred, q.Nanos(until), true
-	q.deferred.push((*deferredJob)(j))
+	j.where, j.backoff = placeDeferred, true
+	q.deferred.push(deferral{q.Nanos(until), j})
 	q.n++
 	q.expireAt(j)
 }

@@ -15,7 +15,8 @@ import (
 // Within a group every job's deadline moves by the same pauses, so the
 // group's jobs keep one order: each waits in its group's heap by its
 // deadline less the group's paused time at its arrival (ekey), and its
-// effective deadline is ekey plus the group's paused time now. The groups
+// effective deadline is ekey plus the group's paused time now. The ekey is
+// worked out from the two, not kept: 8 B less in every pending job. The groups
 // that are not paused wait in one heap by their first job's effective
 // deadline; a pause takes the group out of it and a resume puts it back, so
 // neither touches a job. The heap's top is one more wake-up time for the
@@ -25,8 +26,8 @@ import (
 type expiringJob Job
 
 func (j *expiringJob) before(o *expiringJob) bool {
-	if j.ekey != o.ekey {
-		return j.ekey < o.ekey
+	if a, b := (*Job)(j).ekey(), (*Job)(o).ekey(); a != b {
+		return a < b
 	}
 	return j.Seq < o.Seq
 }
@@ -46,7 +47,13 @@ func (g *expiringGroup) setIndex(i int) { g.eidx = i }
 
 // firstDeadline returns the effective deadline of g's first expiring job
 // (Queue.Nanos); g has one.
-func (g *Group) firstDeadline() int64 { return satAdd(g.expiring[0].ekey, int64(g.pausedTotal)) }
+func (g *Group) firstDeadline() int64 {
+	return satAdd((*Job)(g.expiring[0]).ekey(), int64(g.pausedTotal))
+}
+
+// ekey is j's deadline less its group's paused time at its arrival: its
+// order in its group's expiry heap, which the group's pauses do not change.
+func (j *Job) ekey() int64 { return satAdd(j.Deadline, -int64(j.pauseBase)) }
 
 // expiryGroup returns the group whose pauses j's deadline follows: its
 // group, or the queue's stand-in for jobs without one.
@@ -67,7 +74,6 @@ func (q *Queue) expireAt(j *Job) {
 		return
 	}
 	g := q.expiryGroup(j)
-	j.ekey = satAdd(j.Deadline, -int64(j.pauseBase))
 	g.expiring.push((*expiringJob)(j))
 	q.regroup(g)
 }
@@ -108,7 +114,7 @@ func (q *Queue) deadlineOf(j *Job) int64 {
 	if g.paused {
 		return math.MaxInt64
 	}
-	return satAdd(j.ekey, int64(g.pausedTotal))
+	return satAdd(j.ekey(), int64(g.pausedTotal))
 }
 
 // Deadline returns when pending job j expires at the time set by At, its
@@ -163,10 +169,15 @@ func (q *Queue) Extend(j *Job, until time.Time) bool {
 	}
 	g := q.expiryGroup(j)
 	key := satAdd(q.Nanos(until), -int64(q.pausedNow(j.Group)))
-	if key <= j.ekey {
+	if key <= j.ekey() {
 		return false
 	}
-	j.ekey, j.Deadline = key, q.DeadlineAt(until)
+	// Stored as a deadline from the job's arrival: the pauses since then
+	// are taken off, as those to come will be added.
+	j.Deadline = satAdd(key, int64(j.pauseBase))
+	if j.Deadline == 0 {
+		j.Deadline = 1 // 0 is "none"
+	}
 	g.expiring.fix(int(j.eidx))
 	q.regroup(g)
 	return true

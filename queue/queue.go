@@ -46,23 +46,27 @@ type Job struct {
 	// Small fields together, and positions as int32 (no queue holds 2³¹
 	// jobs): a pending job is most of the scheduler's memory.
 	where   place
-	backoff bool  // deferred for a retry's backoff (not by the caller's policy)
-	idx     int32 // position in the returned heap or the parked heap
-	pos     int32 // position in its lane's FIFO while there
-	eidx    int32 // position in its group's expiry heap; -1 when not there
-	aged    int32 // the highest aging band reported for the job
+	backoff bool // deferred for a retry's backoff (not by the caller's policy)
+	// idx is the job's position where it waits: in its lane's FIFO
+	// (placeFIFO), else in the returned, parked or deferred heap. One
+	// field: a job is in one of them at a time.
+	idx  int32
+	eidx int32 // position in its group's expiry heap; -1 when not there
+	aged int32 // the highest aging band reported for the job
 	// Deadline, when not 0, is when the job expires if still pending
 	// (see TakeExpired), in nanoseconds since the queue's epoch:
-	// Queue.DeadlineAt makes one.
+	// Queue.DeadlineAt makes one. Its group's pauses after the job's
+	// arrival move it back (Queue.Deadline is the effective one); Extend
+	// sets it so too.
 	Deadline int64
 
 	lane     *lane
 	key      *keyRec
 	parkedOn *parkedSet // while parked
-	until    int64      // while deferred: when it returns (Queue.Nanos)
-	ekey     int64      // Deadline less its group's paused time at arrival (expiry.go)
 	// pauseBase is the group's paused time when the job arrived: the
-	// pauses after it are taken off the job's aging clock.
+	// pauses after it are taken off the job's aging clock and move its
+	// deadline back. A deferred job's return time is kept in the deferred
+	// heap, not here: few jobs are deferred.
 	pauseBase time.Duration
 }
 
@@ -215,7 +219,7 @@ func (l *lane) setIndex(i int) { l.idx = i }
 // holds reports whether fifo[i] is a job still waiting there.
 func (l *lane) holds(i int) bool {
 	j := l.fifo[i]
-	return j != nil && j.where == placeFIFO && j.lane == l && int(j.pos) == i
+	return j != nil && j.where == placeFIFO && j.lane == l && int(j.idx) == i
 }
 
 // front returns the lane's earliest job.
@@ -253,7 +257,7 @@ func (l *lane) compact() {
 	for i := l.head; i < len(l.fifo); i++ {
 		if l.holds(i) {
 			j := l.fifo[i]
-			j.pos = int32(len(kept))
+			j.idx = int32(len(kept))
 			kept = append(kept, j)
 		}
 	}
@@ -371,7 +375,7 @@ type Queue struct {
 	urgent []*lane  // held lanes whose head was urgent when last placed
 	open   []*Group // groups that may run more and hold lanes (see bestOpen)
 	// deferred holds the deferred jobs by the time they return.
-	deferred ixheap[*deferredJob]
+	deferred ixheap[deferral]
 	// expiring holds the groups that are not paused and have pending jobs
 	// with a deadline, by their first one (expiry.go); ungrouped stands in
 	// for the group of jobs without one.
@@ -470,7 +474,7 @@ func (q *Queue) Push(j *Job, keyCost time.Duration) {
 	q.count(j, keyCost)
 	j.pauseBase = q.pausedNow(j.Group) // a pause under way counts from now on only
 	l := q.laneOf(j, q.typeOf(j))
-	j.pos = int32(len(l.fifo)) // compact keeps the FIFO within twice its live jobs
+	j.idx = int32(len(l.fifo)) // compact keeps the FIFO within twice its live jobs
 	l.fifo = append(l.fifo, j)
 	j.where = placeFIFO
 	q.n++
@@ -887,7 +891,7 @@ func (q *Queue) Each(fn func(*Job)) {
 			fn(j)
 		}
 	}
-	for _, j := range q.deferred {
-		fn((*Job)(j))
+	for _, d := range q.deferred {
+		fn(d.j)
 	}
 }

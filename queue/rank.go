@@ -50,8 +50,7 @@ func (q *Queue) Top(n int, rank func(*Job) Rank) []*Job {
 		}
 	}
 	for _, d := range q.deferred {
-		j := (*Job)(d)
-		h = append(h, topCand{job: j, rank: rank(j)})
+		h = append(h, topCand{job: d.j, rank: rank(d.j)})
 	}
 	heap.Init(&h)
 	out := make([]*Job, 0, min(n, q.n))
