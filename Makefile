@@ -10,7 +10,7 @@ FUZZ_BRIEF ?= 3s
 FUZZTIME ?= 2m
 BENCH_COUNT ?= 6
 
-.PHONY: test check demo bench bench-cluster bench-module fuzz fuzz-brief soak fmt vet lint race invariant-long
+.PHONY: test check demo bench bench-cluster bench-module bench-smoke fuzz fuzz-brief soak fmt vet lint race invariant-long
 
 ## test: vet, gofmt, the unit, scenario and example tests with a short
 ## invariant run (go test -short), then a line per skipped test and why
@@ -20,12 +20,17 @@ test: lint
 ## check: what test does, then -race over everything (the full invariant
 ## run included), a long invariant run, a brief run of every fuzz target and
 ## the bench/ module's tests
-check: test race invariant-long fuzz-brief bench-module
+check: test race invariant-long fuzz-brief bench-smoke bench-module
+
+## bench-smoke: every benchmark once (-benchtime 1x), so that none rots
+## unnoticed between `make bench` runs
+bench-smoke:
+	@out=$$($(GO) test -count=1 -run '^$$' -bench . -benchtime 1x $(PKGS) 2>&1) || { echo "$$out" | grep -v '^Benchmark'; exit 1; }; echo "bench-smoke: every benchmark ran once"
 
 ## bench-module: the tests of the bench/ module (its own go.mod): the
 ## cluster harness at a tiny size on PostgreSQL, the peers built
 bench-module:
-	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./... && { out=$$($(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./... 2>&1) || { echo "$$out" | grep -v '^Benchmark'; exit 1; }; }
 
 lint: vet
 	@out=$$(gofmt -l . | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -39,6 +39,9 @@ func (e *refEngine) Submit(now time.Time, j *Job) error {
 func (e *refEngine) Dispatch(now time.Time, buf []*Job) []*Job {
 	for _, rj := range e.r.dispatch(now) {
 		j := e.jobs[rj]
+		if j.Running == nil {
+			j.Running = &Running{} // the core's Dispatch gives it one from its free list
+		}
 		j.Cost, j.KeyCost, j.Started = rj.cost, rj.keyCost, rj.started
 		buf = append(buf, j)
 	}
