@@ -291,6 +291,12 @@ func (a *Actor) now() time.Time {
 // decision records) has been made.
 func (a *Actor) endTurn() {
 	a.nowValid = false // the turn's own work reads a fresh time, once
+	if a.core.TakeWoken() && !a.aborted {
+		// A call of the turn that does not dispatch (a snapshot, a
+		// group's resume, a withdrawal…) took time past a deferred job's
+		// return: the timer set for it is gone with it, so dispatch now.
+		a.dispatch(a.now())
+	}
 	a.adoptParked()
 	a.flushDurable()
 	a.reportAged()

@@ -430,6 +430,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 // admitted jobs to buf, in admission order, and returns it.
 func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 	c.queue.At(now)
+	c.queue.TakeWoken() // this dispatch acts on it
 	c.expire(now)
 	c.refill(now)
 	if c.limits.Groups != nil && c.limits.Aging != nil {
@@ -896,6 +897,13 @@ func (c *Core) TakeDenied() []Denied {
 	c.denied = c.denied[:0]
 	return out
 }
+
+// TakeWoken reports, and clears, whether a call other than Dispatch took
+// time past a deferred job's return (its backoff, its NotBefore or its
+// admission policy's deferral over) or a lane's rise to a higher aging
+// band since the last Dispatch: the caller must dispatch then, as NextWake
+// no longer holds that moment.
+func (c *Core) TakeWoken() bool { return c.queue.TakeWoken() }
 
 // NextWake returns when a deferred job next returns to dispatch: the
 // caller's one timer (Advance or Dispatch at that time admits it).

@@ -54,8 +54,19 @@ func (q *Queue) At(now time.Time) {
 		}
 		// Held lanes age all the same; a lane held for its group's
 		// allocation is offered to ReleaseUrgent once urgent.
+		q.woken = true
 		q.update(l)
 	}
+}
+
+// TakeWoken reports whether an At since the last TakeWoken brought a
+// deferred job back or moved a lane up a band — what only a dispatch acts
+// on, and whose wake-up time NextWake and NextPromotion no longer hold —
+// and clears it.
+func (q *Queue) TakeWoken() bool {
+	w := q.woken
+	q.woken = false
+	return w
 }
 
 // Waited returns how long pending job j has waited for aging purposes at

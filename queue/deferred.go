@@ -56,6 +56,7 @@ func (q *Queue) NextWake() (time.Time, bool) {
 // wake returns to their lanes the deferred jobs due at t (Nanos).
 func (q *Queue) wake(t int64) {
 	for len(q.deferred) > 0 && q.deferred[0].until <= t {
+		q.woken = true
 		j := q.deferred.remove(0).j
 		j.backoff = false
 		l := q.laneOf(j, q.typeOf(j))

@@ -360,8 +360,11 @@ type Queue struct {
 	now   time.Time           // set by At: the time aging is computed for
 	nowNs int64               // now as Nanos gives it
 	// epoch is what Nanos counts from, once based (see Nanos).
-	epoch  time.Time
-	based  bool
+	epoch time.Time
+	based bool
+	// woken: At brought a deferred job back or moved a lane since the
+	// last TakeWoken.
+	woken  bool
 	promos ixheap[*promotion] // lanes by the time their head next ages
 	onAged func(*Job, policy.Priority)
 	levels []*level // by priority, highest first
