@@ -1161,6 +1161,17 @@ func WithMaxCostEstimates(n int) Option {
 	return optionFunc(func(o *options) { o.limits.MaxCostEstimates = n })
 }
 
+// WithMaxIdleKeys bounds the idle fairness keys the scheduler remembers to
+// n (default 100 000, about 80 MB): past it, a key that becomes idle (no
+// job pending or running) pushes out the least recently used idle key,
+// which is forgotten as WithIdleExpiry forgets an expired one — it starts
+// again at the floor if it comes back. Keys made fresh for every request
+// would otherwise be kept for the whole idle expiry. n must not be
+// negative; 0 is the default.
+func WithMaxIdleKeys(n int) Option {
+	return optionFunc(func(o *options) { o.limits.MaxIdleKeys = n })
+}
+
 // ScoreConfig sets the coefficients of linear scoring (WithScoring).
 //
 // Fields, from policy.ScoreConfig:

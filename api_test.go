@@ -93,6 +93,7 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		"KeyTTL=0":            fairsched.WithIdleExpiry(0),
 		"KeyTTL=-1s":          fairsched.WithIdleExpiry(-time.Second),
 		"MaxCostEstimates=-1": fairsched.WithMaxCostEstimates(-1),
+		"MaxIdleKeys=-1":      fairsched.WithMaxIdleKeys(-1),
 		"Clock=nil":           fairsched.WithClock(nil),
 		"Logger=nil":          fairsched.WithLogger(nil),
 		"CostSmoothing=NaN":   fairsched.WithCostSmoothing(nan()),

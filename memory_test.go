@@ -64,14 +64,7 @@ func TestMemoryReturnsAfterEviction(t *testing.T) {
 // costmodel's TestEstimatesBounded).
 func TestCostEstimatesBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := fairsched.New(fairsched.WithMaxCostEstimates(3))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close(context.Background())
-		if err := s.RegisterType("bg", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}); err != nil {
-			t.Fatal(err)
-		}
+		s := boundedScheduler(t, fairsched.WithMaxCostEstimates(3), "bg")
 		for i := range 10 {
 			if err := s.Submit("bg", fmt.Sprint("job-", i), func(context.Context) error {
 				time.Sleep(time.Duration(i+1) * time.Millisecond)
@@ -104,6 +97,42 @@ func TestCostEstimatesBounded(t *testing.T) {
 			t.Errorf("EstimatesTotal %d, want 3", snap.EstimatesTotal)
 		}
 	})
+}
+
+// TestIdleKeysBounded: fairness keys made fresh per request keep at most
+// WithMaxIdleKeys idle keys — the most recently used — long before the
+// idle expiry would drop them; a pushed-out key returns at the floor
+// (costmodel's TestLedgerBoundsIdleKeys).
+func TestIdleKeysBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := boundedScheduler(t, fairsched.WithMaxIdleKeys(3), "fg")
+		for i := range 10 {
+			key := fmt.Sprint("request-", i)
+			if err := s.RunSync(context.Background(), "fg", "same", key, func(context.Context) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		snap := snapshot(t, s)
+		var keys []string
+		for k := range snap.AccumulatedCost {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if diff := cmp.Diff([]string{"request-7", "request-8", "request-9"}, keys); diff != "" {
+			t.Errorf("keys kept (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// boundedScheduler is a scheduler with opt and one type typ (a second's
+// default cost), closed when the test ends.
+func boundedScheduler(t *testing.T, opt fairsched.Option, typ fairsched.JobType) *fairsched.Scheduler {
+	t.Helper()
+	s := newScheduler(t, opt)
+	if err := s.RegisterType(typ, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 8}); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func heapInUse() uint64 {

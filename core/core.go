@@ -334,6 +334,8 @@ func New(limits policy.Limits) *Core {
 		ledger:     costmodel.NewLedger(),
 		estimates:  costmodel.NewEstimates(limits.CostSmoothing, cmp.Or(limits.MaxCostEstimates, policy.DefaultMaxCostEstimates)),
 	}
+	// A key pushed out of the idle keys is forgotten as an expired one is.
+	c.ledger.BoundIdle(cmp.Or(limits.MaxIdleKeys, policy.DefaultMaxIdleKeys), func(key string) { q.ForgetKey(key) })
 	q.OnAged(func(qj *queue.Job, effective policy.Priority) {
 		j := jobOf(qj)
 		c.aged = append(c.aged, Aged{Job: j, Effective: effective, Type: j.Type, ID: j.ID, Key: j.Key,

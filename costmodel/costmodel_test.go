@@ -481,3 +481,39 @@ func TestEstimatesBounded(t *testing.T) {
 		t.Errorf("a dropped estimate's cost: %v, want the default 7s", c)
 	}
 }
+
+// TestLedgerBoundsIdleKeys: past the bound, a key that becomes idle pushes
+// out the least recently used idle key — forgotten (forget is told) and
+// back at the floor if it returns — while active keys are never counted
+// nor dropped.
+func TestLedgerBoundsIdleKeys(t *testing.T) {
+	l := NewLedger()
+	var forgotten []string
+	l.BoundIdle(2, func(k string) { forgotten = append(forgotten, k) })
+	// "busy" stays active throughout: it holds the floor at 0.
+	l.Join("busy", t0)
+	for i, k := range []string{"a", "b", "c", "d"} {
+		now := at(time.Duration(i) * time.Second)
+		l.Join(k, now)
+		l.Charge(k, time.Duration(i+1)*time.Second)
+		l.Leave(k, now)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, forgotten); diff != "" {
+		t.Errorf("keys forgotten, oldest first (-want +got):\n%s", diff)
+	}
+	want := map[string]time.Duration{"busy": 0, "c": 3 * time.Second, "d": 4 * time.Second}
+	if diff := cmp.Diff(want, l.Costs()); diff != "" {
+		t.Errorf("costs kept (-want +got):\n%s", diff)
+	}
+	// "a" comes back with no history: at the floor, 0.
+	if c := l.Join("a", at(10*time.Second)); c != 0 {
+		t.Errorf("a forgotten key rejoins at %v, want the floor 0", c)
+	}
+	// Using "c" again makes "d" the oldest idle key: "a" leaving pushes it out.
+	l.Join("c", at(11*time.Second))
+	l.Leave("c", at(11*time.Second))
+	l.Leave("a", at(12*time.Second))
+	if diff := cmp.Diff([]string{"a", "b", "d"}, forgotten); diff != "" {
+		t.Errorf("keys forgotten after reuse (-want +got):\n%s", diff)
+	}
+}

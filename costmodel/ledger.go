@@ -30,7 +30,12 @@ type Ledger struct {
 	peak     shrink.Peak // accounts' largest length since it was rebuilt
 	active   activeHeap  // keys with jobs, by accumulated cost
 	idle     account     // sentinel of the idle list: idle.next is the oldest
+	nidle    int         // keys in the idle list
 	floor    time.Duration
+	// maxIdle bounds the idle keys (0: no bound); forget is told of each
+	// key the bound drops (BoundIdle).
+	maxIdle int
+	forget  func(key string)
 }
 
 // NewLedger returns an empty ledger.
@@ -40,15 +45,36 @@ func NewLedger() *Ledger {
 	return l
 }
 
+// pushIdle makes a the most recently used idle key; past the bound, the
+// least recently used goes (never a itself: it is the newest).
 func (l *Ledger) pushIdle(a *account) {
 	a.prev, a.next = l.idle.prev, &l.idle
 	a.prev.next, l.idle.prev = a, a
 	a.idle = true
+	l.nidle++
+	for l.maxIdle > 0 && l.nidle > l.maxIdle {
+		old := l.idle.next
+		l.unlinkIdle(old)
+		delete(l.accounts, old.key)
+		if l.forget != nil {
+			l.forget(old.key)
+		}
+	}
 }
 
 func (l *Ledger) unlinkIdle(a *account) {
 	a.prev.next, a.next.prev = a.next, a.prev
 	a.prev, a.next, a.idle = nil, nil, false
+	l.nidle--
+}
+
+// BoundIdle keeps at most max idle keys (0: no bound): past it, a key that
+// becomes idle pushes out the least recently used one, which is forgotten
+// as Evict forgets an expired key (forget, if not nil, is told) — it
+// starts again at the floor if it comes back. Keys made fresh per request
+// would otherwise be kept for a whole TTL.
+func (l *Ledger) BoundIdle(max int, forget func(key string)) {
+	l.maxIdle, l.forget = max, forget
 }
 
 // Join records one more pending job of key at now. A key that was idle (or

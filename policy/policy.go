@@ -225,6 +225,11 @@ type Limits struct {
 	// DefaultMaxCostEstimates. Ids made fresh per job (a request id, a
 	// timestamp) would otherwise fill it for a whole KeyTTL.
 	MaxCostEstimates int
+	// MaxIdleKeys bounds the idle fairness keys kept (a key is idle while
+	// it has no pending or running job): past it, a key that becomes idle
+	// pushes out the least recently used one, forgotten as if its KeyTTL
+	// had passed. 0 means DefaultMaxIdleKeys.
+	MaxIdleKeys int
 	// Aging, when not nil, raises the effective priority of waiting jobs.
 	Aging *AgingConfig
 	// Groups, when not nil, splits MaxConcurrency among job groups.
@@ -335,6 +340,9 @@ const (
 	DefaultKeyTTL        = 10 * time.Minute
 	// DefaultMaxCostEstimates is about 15 MB of estimates.
 	DefaultMaxCostEstimates = 100_000
+	// DefaultMaxIdleKeys is about 80 MB of idle keys (their accumulated
+	// cost and the queue's records of them).
+	DefaultMaxIdleKeys = 100_000
 )
 
 // DefaultLimits returns the limits used when no option changes them.
@@ -353,6 +361,8 @@ func (l Limits) Validate() error {
 		return InvalidConfig("KeyTTL", l.KeyTTL, "must be positive")
 	case l.MaxCostEstimates < 0:
 		return InvalidConfig("MaxCostEstimates", l.MaxCostEstimates, "must be positive (0: the default)")
+	case l.MaxIdleKeys < 0:
+		return InvalidConfig("MaxIdleKeys", l.MaxIdleKeys, "must be positive (0: the default)")
 	}
 	if err := l.PriorityMode.Validate(); err != nil {
 		return err

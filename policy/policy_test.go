@@ -90,6 +90,7 @@ func TestLimitsValidate(t *testing.T) {
 		{"zero TTL", Limits{CostSmoothing: 0.3, KeyTTL: 0}, []string{"KeyTTL", "= 0s"}},
 		{"negative TTL", Limits{CostSmoothing: 0.3, KeyTTL: -time.Second}, []string{"KeyTTL", "-1s"}},
 		{"negative estimates bound", Limits{CostSmoothing: 0.3, KeyTTL: time.Second, MaxCostEstimates: -1}, []string{"MaxCostEstimates", "-1"}},
+		{"negative idle keys bound", Limits{CostSmoothing: 0.3, KeyTTL: time.Second, MaxIdleKeys: -1}, []string{"MaxIdleKeys", "-1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
