@@ -123,9 +123,4 @@ func (c *Core) started(j *Job) {
 }
 
 // waiterList returns the waiters of run j.
-func (j *Job) waiterList() []*Job {
-	if j.Rare == nil {
-		return nil
-	}
-	return j.waiters
-}
+func (j *Job) waiterList() []*Job { return j.rare().waiters }

@@ -157,12 +157,7 @@ type Rare struct {
 // QueueTimeout): Submit sets Deadline from it. Time its group spends
 // paused does not count: Core.Deadline is the deadline moved back by the
 // pauses.
-func (j *Job) TTL() time.Duration {
-	if j.Rare == nil {
-		return 0
-	}
-	return j.ttl
-}
+func (j *Job) TTL() time.Duration { return j.rare().ttl }
 
 // SetTTL sets TTL, before Submit.
 func (j *Job) SetTTL(d time.Duration) {
@@ -173,12 +168,7 @@ func (j *Job) SetTTL(d time.Duration) {
 
 // Tokens, when positive, is the job's cost as its submitter states it:
 // charged instead of the learned estimate.
-func (j *Job) Tokens() time.Duration {
-	if j.Rare == nil {
-		return 0
-	}
-	return j.tokens
-}
+func (j *Job) Tokens() time.Duration { return j.rare().tokens }
 
 // SetTokens sets Tokens, before Submit.
 func (j *Job) SetTokens(d time.Duration) {
@@ -189,12 +179,7 @@ func (j *Job) SetTokens(d time.Duration) {
 
 // Deferrals counts the admission policy's deferrals of the job (its
 // policy.JobInfo.Attempt).
-func (j *Job) Deferrals() int32 {
-	if j.Rare == nil {
-		return 0
-	}
-	return j.deferrals
-}
+func (j *Job) Deferrals() int32 { return j.rare().deferrals }
 
 // TypeRetry is the retry policy of j's type once j is submitted, none
 // before: read from the type, not copied into every pending job.
@@ -203,6 +188,19 @@ func (j *Job) TypeRetry() policy.RetryPolicy {
 		return policy.RetryPolicy{}
 	}
 	return j.slot.Config.Retry
+}
+
+// noRare is what a job without a Rare reads (rare): every field zero. It
+// is never written.
+var noRare Rare
+
+// rare returns j's Rare to read from: the zero one when j has none, so a
+// getter of a rare field needs no case of its own.
+func (j *Job) rare() *Rare {
+	if j.Rare != nil {
+		return j.Rare
+	}
+	return &noRare
 }
 
 // more returns j's Rare, allocating it if j has none yet.
@@ -214,12 +212,7 @@ func (j *Job) more() *Rare {
 }
 
 // waiting is the reason j last started to wait on.
-func (j *Job) waiting() policy.Reason {
-	if j.Rare == nil {
-		return ""
-	}
-	return j.waitingOn
-}
+func (j *Job) waiting() policy.Reason { return j.rare().waitingOn }
 
 // setWaiting records r as the reason j last started to wait on.
 func (j *Job) setWaiting(r policy.Reason) {

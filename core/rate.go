@@ -162,9 +162,4 @@ func (c *Core) keyRateBlocked(key string) bool {
 }
 
 // bucketList returns j's buckets.
-func (j *Job) bucketList() []*bucket {
-	if j.Rare == nil {
-		return nil
-	}
-	return j.buckets
-}
+func (j *Job) bucketList() []*bucket { return j.rare().buckets }
