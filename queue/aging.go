@@ -41,10 +41,7 @@ func (q *Queue) OnAged(fn func(j *Job, effective policy.Priority)) { q.onAged = 
 // head has aged into a higher band since. Call it before Best whenever time
 // has passed.
 func (q *Queue) At(now time.Time) {
-	if !q.based {
-		q.setEpoch(now)
-	}
-	q.now, q.nowNs = now, q.Nanos(now)
+	q.now, q.nowNs = now, q.Nanos(now) // the first time given is the epoch
 	q.wake(q.nowNs)
 	for t := q.nowNs; len(q.promos) > 0 && q.promos[0].at <= t; {
 		l := q.promos[0].lane
