@@ -123,11 +123,10 @@ type Actor struct {
 	dropsReported atomic.Bool     // the first Close reports them
 	clock         clock.Clock
 	// turnNow is the time of the owner's turn, read at its first use
-	// (now) and forgotten when the turn ends or the owner parks.
-	turnNow  time.Time
-	nowValid bool
-	log      *zap.Logger
-	tick     time.Duration
+	// (now) and forgotten (zero) when the turn ends or the owner parks.
+	turnNow time.Time
+	log     *zap.Logger
+	tick    time.Duration
 
 	requests chan messages.Request
 	done     chan messages.Done
@@ -243,7 +242,7 @@ func (a *Actor) run() {
 			a.endTurn()
 			continue
 		}
-		a.nowValid = false // about to park: the next message reads the clock again
+		a.turnNow = time.Time{} // about to park: the next message reads the clock again
 		select {
 		case r := <-a.requests:
 			a.receive(r)
@@ -278,8 +277,8 @@ func (a *Actor) run() {
 // microseconds, the most any time it stamps (a submission, an admission, a
 // job's end) can be early by.
 func (a *Actor) now() time.Time {
-	if !a.nowValid {
-		a.turnNow, a.nowValid = a.clock.Now(), true
+	if a.turnNow.IsZero() {
+		a.turnNow = a.clock.Now()
 	}
 	return a.turnNow
 }
@@ -290,7 +289,7 @@ func (a *Actor) now() time.Time {
 // only now, once every report of the turn that may name them (aged jobs,
 // decision records) has been made.
 func (a *Actor) endTurn() {
-	a.nowValid = false // the turn's own work reads a fresh time, once
+	a.turnNow = time.Time{} // the turn's own work reads a fresh time, once
 	if a.core.TakeWoken() && !a.aborted {
 		// A call of the turn that does not dispatch (a snapshot, a
 		// group's resume, a withdrawal…) took time past a deferred job's
@@ -309,7 +308,7 @@ func (a *Actor) endTurn() {
 		a.spent[i] = nil
 	}
 	a.spent = a.spent[:0]
-	a.nowValid = false
+	a.turnNow = time.Time{}
 }
 
 // stop is the owner's last step: it turns new requests away and answers the
