@@ -53,12 +53,16 @@ func (l *Ledger) pushIdle(a *account) {
 	a.idle = true
 	l.nidle++
 	for l.maxIdle > 0 && l.nidle > l.maxIdle {
-		old := l.idle.next
-		l.unlinkIdle(old)
-		delete(l.accounts, old.key)
-		if l.forget != nil {
-			l.forget(old.key)
-		}
+		l.drop(l.idle.next, l.forget)
+	}
+}
+
+// drop forgets idle key a, telling forget (if not nil).
+func (l *Ledger) drop(a *account, forget func(key string)) {
+	l.unlinkIdle(a)
+	delete(l.accounts, a.key)
+	if forget != nil {
+		forget(a.key)
 	}
 }
 
@@ -195,11 +199,7 @@ func (l *Ledger) Evict(now time.Time, ttl time.Duration, forget func(key string)
 		if now.Sub(a.lastUsed) < ttl {
 			break
 		}
-		l.unlinkIdle(a)
-		delete(l.accounts, a.key)
-		if forget != nil {
-			forget(a.key)
-		}
+		l.drop(a, forget)
 		n++
 	}
 	l.accounts = shrink.Map(l.accounts, &l.peak)
