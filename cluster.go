@@ -87,9 +87,12 @@ type ClusterConfig = cluster.Config
 //
 //	Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error)
 //
-//	// Domain opens the leader's view under epoch: a JobStore whose writes
-//	// are fenced, the pending records as they stand (running ones with
-//	// Granted set), and the feed of the jobs inserted after them.
+//	// Domain opens the leader's view under epoch, from one snapshot: a
+//	// JobStore whose writes are fenced; the records as they stand — every
+//	// running one (Granted set) and every finished one, with as many of
+//	// the other pending ones as it likes —; and the feed, which returns
+//	// the rest of the snapshot's pending records (Backlog), then the jobs
+//	// inserted after it (Next).
 //	Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, Feed, error)
 //
 //	// Grant writes grants (fenced) in one transaction and returns the

@@ -36,9 +36,12 @@ type Backend interface {
 	Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error)
 	Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error)
 
-	// Domain opens the leader's view under epoch: a JobStore whose writes
-	// are fenced, the pending records as they stand (running ones with
-	// Granted set), and the feed of the jobs inserted after them.
+	// Domain opens the leader's view under epoch, from one snapshot: a
+	// JobStore whose writes are fenced; the records as they stand — every
+	// running one (Granted set) and every finished one, with as many of
+	// the other pending ones as it likes —; and the feed, which returns
+	// the rest of the snapshot's pending records (Backlog), then the jobs
+	// inserted after it (Next).
 	Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, Feed, error)
 	// Grant writes grants (fenced) in one transaction and returns the
 	// sequences that took: a job already running is not granted again.
@@ -101,9 +104,19 @@ type Backend interface {
 	BulkInserter     // InsertMany (bulk.go)
 }
 
-// Feed returns the jobs inserted since its last call, each once.
+// Feed is what a leader reads of the pending jobs beyond Domain's
+// records. One goroutine may call Backlog while another calls Next.
 type Feed interface {
+	// Backlog returns the next part of the pending records of Domain's
+	// snapshot that Domain did not return, and whether more remain; each
+	// record once. Once it has said none remain, it returns nothing.
+	Backlog(ctx context.Context) (recs []core.JobRecord, more bool, err error)
+	// Next returns the jobs inserted since Domain's snapshot, or since
+	// its last call, each once.
 	Next(ctx context.Context) ([]core.JobRecord, error)
+	// Close releases what the feed holds (the snapshot of a backlog not
+	// read to its end). Backlog is not called after it.
+	Close()
 }
 
 // Instance is one instance of a cluster as its heartbeats describe it.

@@ -178,6 +178,13 @@ type faultyFeed struct {
 	f *faulty
 }
 
+func (r *faultyFeed) Backlog(ctx context.Context) ([]core.JobRecord, bool, error) {
+	if r.f.cut.Load() {
+		return nil, false, errCut
+	}
+	return r.Feed.Backlog(ctx)
+}
+
 func (r *faultyFeed) Next(ctx context.Context) ([]core.JobRecord, error) {
 	if r.f.cut.Load() {
 		return nil, errCut

@@ -45,6 +45,11 @@ type leader struct {
 	// subscribed: some instance's last heartbeat said it has subscribers
 	// to the domain's events (the loop writes it, the publisher reads it).
 	subscribed atomic.Bool
+	// loaded is closed once every pending job of the domain is in the
+	// scheduler; loaderDone once the backlog's loader has returned (loaded
+	// or not), and stopLoad ends its reads.
+	loaded, loaderDone chan struct{}
+	stopLoad           context.CancelFunc
 }
 
 // wait is an admitted job's attempt, from its grant to its end.
@@ -96,19 +101,26 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	}
 	a, err := n.factory(st, recs)
 	if err != nil {
+		feed.Close()
 		return nil, err
 	}
 	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), revokes: make(chan uint64, 64), types: make(chan typeReg),
 		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed,
-		known: map[policy.JobType]bool{}, pubDone: make(chan struct{}), localEnds: make(chan End, 1024)}
+		known: map[policy.JobType]bool{}, pubDone: make(chan struct{}), localEnds: make(chan End, 1024),
+		loaded: make(chan struct{}), loaderDone: make(chan struct{}), stopLoad: func() {}}
+	abort := func(err error) (*leader, error) {
+		feed.Close()
+		close(l.loaderDone)
+		go l.run()
+		l.stop()
+		return nil, err
+	}
 	// Its events are the domain's: published for every instance.
 	evs, _ := a.Subscribe(1 << 14) // closed when a stops
 	go l.publish(evs, l.pubDone)
 	settings, err := n.b.Settings(ctx, n.cfg.Domain)
 	if err != nil {
-		go l.run()
-		l.stop()
-		return nil, err
+		return abort(err)
 	}
 	// Every type of the domain first — this instance's configurations
 	// over those written before (types.go) — then every handler at once:
@@ -133,12 +145,46 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	// The domain's weights and pauses apply before the first decision.
 	l.applySettings(settings)
 	if err := l.a.RegisterHandlers(all); err != nil {
-		go l.run()
-		l.stop()
-		return nil, err
+		return abort(err)
 	}
 	go l.run()
+	loadCtx, stopLoad := context.WithCancel(context.Background())
+	l.stopLoad = stopLoad
+	go l.loadBacklog(loadCtx, len(recs))
 	return l, nil
+}
+
+// loadBacklog hands the scheduler the pending jobs Domain left in the
+// feed's backlog, a part at a time, while it already decides over those it
+// has: a large backlog holds back neither the first grant nor the node's
+// heartbeats. A backlog that cannot be read ends this leadership (as a
+// fenced write does): the next leader, maybe this instance again, loads it
+// from a new snapshot.
+func (l *leader) loadBacklog(ctx context.Context, first int) {
+	defer close(l.loaderDone)
+	defer l.feed.Close()
+	start, n := time.Now(), 0
+	for more := true; more; {
+		recs, m, err := l.feed.Backlog(ctx)
+		if err == nil && len(recs) > 0 {
+			_, err = l.a.Adopt(ctx, recs) // the owner never waits on this goroutine
+			n += len(recs)
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				l.n.log.Error("loading the pending jobs failed; leading stops", zap.Int("loaded", first+n), zap.Error(err))
+				select {
+				case l.failed <- l.epoch:
+				default:
+				}
+			}
+			return
+		}
+		more = m
+	}
+	close(l.loaded)
+	l.n.log.Info("loaded the pending jobs", zap.Int("records", first+n), zap.Int("afterFirstDecision", n),
+		zap.Duration("took", time.Since(start)))
 }
 
 // handler is type r's handler in the leader's scheduler: grant the
@@ -217,6 +263,7 @@ func (l *leader) stop() {
 	// interrupts (they stay pending), whereas a handler answered by a
 	// stopped loop would fail its attempt — and the lease may not have
 	// expired yet, so that write might not be fenced.
+	l.stopLoad()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = l.a.Close(ctx)
@@ -227,6 +274,7 @@ func (l *leader) stop() {
 	cancel()
 	close(l.stopC)
 	<-l.done
+	<-l.loaderDone
 	<-l.pubDone // a's last events published
 }
 
@@ -240,6 +288,7 @@ func (l *leader) run() {
 	workerHome := map[string]string{} // worker → the instance it is registered on
 	registered := map[string]string{} // worker → its slots, as registered in the scheduler
 	refresh := false                  // an owner unknown yet: read the instances
+	loaded := l.loaded                // nil once the backlog is loaded
 	wake, stopWake := l.n.b.Wake(context.Background(), LeaderReads)
 	defer stopWake()
 	endsWake, stopEndsWake := l.n.b.Wake(context.Background(), EndReads)
@@ -535,10 +584,14 @@ func (l *leader) run() {
 			return
 		}
 		// The commands first, the new jobs after: a command sees every job
-		// committed before it was (a Supersede finds the job it replaces).
-		cmds, err := l.n.b.Commands(ctx, cfg.Domain)
-		if err != nil {
-			l.n.log.Warn("reading commands failed", zap.Error(err))
+		// committed before it was (a Supersede finds the job it replaces)
+		// — so none runs before the backlog is loaded.
+		var cmds []Command
+		if loaded == nil {
+			var err error
+			if cmds, err = l.n.b.Commands(ctx, cfg.Domain); err != nil {
+				l.n.log.Warn("reading commands failed", zap.Error(err))
+			}
 		}
 		recs, err := l.feed.Next(ctx)
 		if err != nil {
@@ -566,6 +619,10 @@ func (l *leader) run() {
 	}()
 	for {
 		select {
+		case <-loaded:
+			loaded = nil // every pending job is in: the commands waiting run
+			read(true, false)
+			replace()
 		case w := <-l.requests:
 			place(w)
 		drain:

@@ -1,10 +1,13 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,68 +22,168 @@ import (
 var _ cluster.Backend = (*Store)(nil)
 
 // Domain opens the leader's view of domain under epoch: a JobStore whose
-// writes (state and job records) are fenced by the lease, every job
-// record as it stands — a running one with Granted set to its instance —
-// and the feed of the jobs inserted after that read, each once (the
-// cursor starts at the read's own snapshot, its rows already seen).
+// writes (state and job records) are fenced by the lease; every job record
+// that is not plainly pending — a running one with Granted set to its
+// instance, the dead, the succeeded kept — with the first page of the
+// pending ones; and the feed, whose Backlog returns the other pending
+// records of that one snapshot page by page and whose Next returns the
+// jobs inserted after it, each once (its cursor starts at the snapshot,
+// every row of it seen).
+//
+// A leader thus decides over its first page while it loads the rest: with
+// a million jobs waiting, the first grant does not wait for all of them to
+// be read and decoded (the snapshot's transaction stays open meanwhile).
 func (s *Store) Domain(ctx context.Context, domain string, epoch int64) (fairsched.JobStore, []fairsched.JobRecord, cluster.Feed, error) {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
+	fail := func(err error) (fairsched.JobStore, []fairsched.JobRecord, cluster.Feed, error) {
 		return nil, nil, nil, fmt.Errorf("%w: pgstore: reading the domain: %w", fairsched.ErrStore, err)
 	}
-	defer tx.Rollback(ctx)
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fail(err)
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			_ = tx.Rollback(context.Background())
+		}
+	}()
 	var xminText string
 	if err := tx.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text`).Scan(&xminText); err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: pgstore: reading the domain: %w", fairsched.ErrStore, err)
+		return fail(err)
 	}
 	xmin, err := strconv.ParseUint(xminText, 10, 64)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: pgstore: xmin %q: %w", fairsched.ErrStore, xminText, err)
+		return fail(fmt.Errorf("xmin %q: %w", xminText, err))
+	}
+	// The rows of the snapshot the feed would read again (written at or
+	// after its xmin) are seen already, whichever page holds them.
+	cur := Cursor{xmin: xmin, seen: map[rowVersion]bool{}}
+	rows, err := tx.Query(ctx, `SELECT seq, xid::text FROM fairsched_jobs WHERE xid >= $1::text::xid8`, xminText)
+	if err != nil {
+		return fail(err)
+	}
+	for rows.Next() {
+		var seq int64
+		var xidText string
+		if err := rows.Scan(&seq, &xidText); err != nil {
+			rows.Close()
+			return fail(err)
+		}
+		xid, _ := strconv.ParseUint(xidText, 10, 64)
+		cur.seen[rowVersion{uint64(seq), xid}] = true
+	}
+	if rows.Close(); rows.Err() != nil {
+		return fail(rows.Err())
 	}
 	// A running job is resumed on its instance; so is one whose end was
 	// reported for an attempt later than the last its record says was
 	// applied (the last leader died in between): its new leader reads the
 	// report back — a success, or a failure its retry policy then weighs —
-	// instead of running the job again at once.
-	rows, err := tx.Query(ctx, `SELECT seq, xid::text, record,
+	// instead of running the job again at once. Those, and the finished,
+	// are all read now: no grant may start before every running one is
+	// counted.
+	recs, err := scanRecords(tx.Query(ctx, `SELECT seq, record,
 			CASE WHEN running THEN instance
 				WHEN state = 0 AND end_attempt > coalesce((record->>'ended_attempt')::int, 0) THEN coalesce(end_instance, '')
 				ELSE '' END
-		FROM fairsched_jobs ORDER BY seq`)
+		FROM fairsched_jobs WHERE (`+plainPending+`) IS NOT TRUE ORDER BY seq`))
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: pgstore: reading the domain: %w", fairsched.ErrStore, err)
+		return fail(err)
+	}
+	b := &backlog{tx: tx, page: s.loadPage}
+	first, err := b.read(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	recs = append(recs, first...)
+	slices.SortFunc(recs, func(x, y fairsched.JobRecord) int { return cmp.Compare(x.Seq, y.Seq) })
+	keep = b.tx != nil // more pages: the feed's backlog holds the snapshot
+	return &fenced{s: s, domain: domain, epoch: epoch}, recs, &feed{s: s, cur: cur, backlog: b}, nil
+}
+
+// plainPending is the condition of a pending job no instance runs and no
+// reported end waits on: the rows a leader may load after its first
+// decisions. It is never NULL.
+const plainPending = `state = 0 AND NOT running AND (end_attempt IS NULL OR end_attempt <= coalesce((record->>'ended_attempt')::int, 0))`
+
+// backlog reads the plainly pending rows of Domain's snapshot in sequence
+// order, a page at a time, in the transaction that took the snapshot; it
+// ends that transaction after the last page, or at Close.
+type backlog struct {
+	tx   pgx.Tx // nil once every page is read (or on the first error)
+	page int
+	last int64 // the last sequence read
+}
+
+func (b *backlog) read(ctx context.Context) ([]fairsched.JobRecord, error) {
+	if b.tx == nil {
+		return nil, nil
+	}
+	recs, err := scanRecords(b.tx.Query(ctx, `SELECT seq, record, '' FROM fairsched_jobs
+		WHERE `+plainPending+` AND seq > $1 ORDER BY seq LIMIT $2`, b.last, b.page))
+	if err != nil || len(recs) < b.page {
+		b.close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) > 0 {
+		b.last = int64(recs[len(recs)-1].Seq)
+	}
+	return recs, nil
+}
+
+func (b *backlog) close() {
+	if b.tx != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = b.tx.Rollback(ctx) // read-only: nothing to keep
+		cancel()
+		b.tx = nil
+	}
+}
+
+// scanRecords decodes the rows of (seq, record, granted).
+func scanRecords(rows pgx.Rows, err error) ([]fairsched.JobRecord, error) {
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
-	cur := Cursor{xmin: xmin, seen: map[rowVersion]bool{}}
 	var recs []fairsched.JobRecord
 	for rows.Next() {
 		var seq int64
-		var xidText, granted string
 		var data []byte
-		if err := rows.Scan(&seq, &xidText, &data, &granted); err != nil {
-			return nil, nil, nil, fmt.Errorf("%w: pgstore: reading the domain: %w", fairsched.ErrStore, err)
+		var granted string
+		if err := rows.Scan(&seq, &data, &granted); err != nil {
+			return nil, err
 		}
 		var rec fairsched.JobRecord
 		if err := json.Unmarshal(data, &rec); err != nil || uint64(seq) != rec.Seq || !rec.Valid() {
-			return nil, nil, nil, fmt.Errorf("%w: pgstore: job record %d does not decode", fairsched.ErrStore, seq)
+			return nil, fmt.Errorf("job record %d does not decode", seq)
 		}
 		rec.Granted = granted
-		if xid, _ := strconv.ParseUint(xidText, 10, 64); xid >= xmin {
-			cur.seen[rowVersion{uint64(seq), xid}] = true // read here: not again by the feed
-		}
 		recs = append(recs, rec)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: pgstore: reading the domain: %w", fairsched.ErrStore, err)
-	}
-	return &fenced{s: s, domain: domain, epoch: epoch}, recs, &feed{s: s, cur: cur}, nil
+	return recs, rows.Err()
 }
 
-// feed is the change feed from a cursor (cluster.Feed).
+// feed is the leader's feed (cluster.Feed): the snapshot's backlog, then
+// the change feed from a cursor. Backlog and Next touch apart fields: one
+// goroutine may call each.
 type feed struct {
-	s   *Store
-	cur Cursor
+	s       *Store
+	cur     Cursor
+	backlog *backlog
 }
+
+func (f *feed) Backlog(ctx context.Context) ([]fairsched.JobRecord, bool, error) {
+	recs, err := f.backlog.read(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: pgstore: reading the backlog: %w", fairsched.ErrStore, err)
+	}
+	return recs, f.backlog.tx != nil, nil
+}
+
+func (f *feed) Close() { f.backlog.close() }
 
 func (f *feed) Next(ctx context.Context) ([]fairsched.JobRecord, error) {
 	recs, next, err := f.s.Changes(ctx, f.cur)

@@ -50,6 +50,31 @@ type Store struct {
 	// timeout bounds each call: a stalled database makes the call fail
 	// (ErrStore) instead of holding the scheduler's writer for ever.
 	timeout time.Duration
+	// loadPage: how many pending jobs a new leader reads at a time
+	// (WithBacklogPage).
+	loadPage int
+}
+
+// Option configures Open.
+type Option func(*Store) error
+
+// DefaultBacklogPage is how many pending jobs a new leader of cluster mode
+// reads at a time unless WithBacklogPage says otherwise.
+const DefaultBacklogPage = 5000
+
+// WithBacklogPage sets how many pending jobs a new leader of cluster mode
+// reads, decodes and hands its scheduler at a time (n ≥ 1). It decides
+// over the first page while it reads the next: smaller pages start the
+// first grant sooner and hold the scheduler for less at each hand-over;
+// larger ones take fewer queries to load a large backlog.
+func WithBacklogPage(n int) Option {
+	return func(s *Store) error {
+		if n < 1 {
+			return fmt.Errorf("%w: pgstore: WithBacklogPage(%d): want at least 1", fairsched.ErrInvalidConfig, n)
+		}
+		s.loadPage = n
+		return nil
+	}
 }
 
 var _ fairsched.JobStore = (*Store)(nil)
@@ -83,8 +108,17 @@ func Layout() int { m := Migrations(); return m[len(m)-1].Version }
 // Open connects to the database connString names (a pgx connection
 // string or URL), applies the migrations it lacks and returns the store.
 // A schema newer than this package's is an error wrapping
-// fairsched.ErrStore.
-func Open(ctx context.Context, connString string) (*Store, error) {
+// fairsched.ErrStore; an invalid option is fairsched.ErrInvalidConfig.
+func Open(ctx context.Context, connString string, opts ...Option) (*Store, error) {
+	s := &Store{timeout: 30 * time.Second, loadPage: DefaultBacklogPage}
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: pgstore: Open: option %d is nil", fairsched.ErrInvalidConfig, i+1)
+		}
+		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)
@@ -99,7 +133,7 @@ func Open(ctx context.Context, connString string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)
 	}
-	s := &Store{pool: pool, timeout: 30 * time.Second}
+	s.pool = pool
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)

@@ -46,7 +46,10 @@ type Config struct {
 	Dir        string        // logs and stderr of the workers
 	Profile    bool          // CPU profiles of the fairsched instances into Dir
 	Statements int           // print the top statements per run (pg_stat_statements)
-	Out        io.Writer
+	// Only, when set, skips every run whose label (River, fairsched ×1,
+	// …) is not one of these: for profiling one system.
+	Only []string
+	Out  io.Writer
 }
 
 // Default is a run that finishes in a few minutes; Full the sizes.
@@ -103,6 +106,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Date: time.Now(), Machine: machine(), Config: cfg}
 	do := func(spec runSpec) (*Result, error) {
+		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, spec.label()) {
+			return &Result{}, nil
+		}
 		fmt.Fprintf(cfg.Out, "scenario %d, %s …\n", spec.scenario, spec.label())
 		r, err := h.run(ctx, spec)
 		if err != nil {

@@ -39,6 +39,7 @@ func run() int {
 	statements := flag.Int("statements", 0, "print the top N statements of each run (needs pg_stat_statements preloaded)")
 	jobs := flag.Int("jobs", 0, "scenario 1's burn-down jobs (default 10 000; -full 1 000 000)")
 	slots := flag.Int("slots", 0, "fairsched's Slots per instance (default 128)")
+	only := flag.String("only", "", "run only these systems, comma-separated labels (River, \"fairsched ×1\", …): for profiling one")
 	flag.Parse()
 	cfg := clusterbench.Default()
 	if *full {
@@ -58,6 +59,11 @@ func run() int {
 			return 2
 		}
 		cfg.Scenarios = append(cfg.Scenarios, n)
+	}
+	if *only != "" {
+		for _, l := range strings.Split(*only, ",") {
+			cfg.Only = append(cfg.Only, strings.TrimSpace(l))
+		}
 	}
 	cfg.Dir, cfg.Profile, cfg.Statements, cfg.Out = *dir, *profile, *statements, os.Stdout
 	if *profile && *dir == "" {
