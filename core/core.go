@@ -289,7 +289,7 @@ type Core struct {
 	joinable map[jobRef]*Job
 	joinPeak shrink.Peak
 	// byRef are the pending background jobs by (type, id) (supersede.go).
-	byRef   map[jobRef]*Job // the head of each list
+	byRef   map[uint64]*Job // the head of each list, by refHash
 	refPeak shrink.Peak
 	// aging lists the pending jobs, with aging on, for the rises sweep.
 	aging agingTable

@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"hash/maphash"
 	"slices"
 	"time"
 
@@ -15,12 +16,25 @@ import (
 // O(jobs of the (type, id)) and with no scan. Foreground jobs (OnDemand)
 // are not kept: their callers cancel them through their contexts. Each
 // (type, id)'s jobs are a list linked through the jobs themselves, so a
-// job with an id of its own costs a map entry and no allocation.
+// job with an id of its own costs a map entry and no allocation. The map
+// is keyed by a 64-bit hash of the (type, id), not by the two strings: a
+// lookup among millions of ids then compares words, not the strings'
+// bytes elsewhere in memory (a cache miss each). Two (type, id)s of one
+// hash share a list; readers of a list compare the strings.
 
 // jobRef names a (type, id).
 type jobRef struct {
 	t  policy.JobType
 	id string
+}
+
+// refSeed seeds the hashes of (type, id)s: one per process.
+var refSeed = maphash.MakeSeed()
+
+// refHash is the hash of (t, id) that keys Core.byRef (a variable: a
+// test makes (type, id)s collide).
+var refHash = func(t policy.JobType, id string) uint64 {
+	return maphash.Comparable(refSeed, jobRef{t, id})
 }
 
 // listBackground adds pending background job j to its (type, id)'s list.
@@ -29,9 +43,9 @@ func (c *Core) listBackground(j *Job) {
 		return
 	}
 	if c.byRef == nil {
-		c.byRef = map[jobRef]*Job{}
+		c.byRef = map[uint64]*Job{}
 	}
-	ref := jobRef{j.Type, j.ID}
+	ref := refHash(j.Type, j.ID)
 	head := c.byRef[ref]
 	j.refListed, j.refPrev, j.refNext = true, nil, head
 	if head != nil {
@@ -50,9 +64,9 @@ func (c *Core) unlistBackground(j *Job) {
 	case j.refPrev != nil:
 		j.refPrev.refNext = j.refNext
 	case j.refNext != nil:
-		c.byRef[jobRef{j.Type, j.ID}] = j.refNext
+		c.byRef[refHash(j.Type, j.ID)] = j.refNext
 	default:
-		delete(c.byRef, jobRef{j.Type, j.ID})
+		delete(c.byRef, refHash(j.Type, j.ID))
 	}
 	if j.refNext != nil {
 		j.refNext.refPrev = j.refPrev
@@ -64,8 +78,10 @@ func (c *Core) unlistBackground(j *Job) {
 // arrival order.
 func (c *Core) PendingBackground(t policy.JobType, id string) []*Job {
 	var out []*Job
-	for j := c.byRef[jobRef{t, id}]; j != nil; j = j.refNext {
-		out = append(out, j)
+	for j := c.byRef[refHash(t, id)]; j != nil; j = j.refNext {
+		if j.Type == t && j.ID == id {
+			out = append(out, j)
+		}
 	}
 	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out

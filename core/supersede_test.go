@@ -60,3 +60,52 @@ func TestSupersedeInCore(t *testing.T) {
 		t.Errorf("after Supersede: %d listed, %d refs kept; want 0 and 1 (other)", n, len(c.byRef))
 	}
 }
+
+// TestSupersedeOfCollidingRefs: (type, id)s of one hash share a list in
+// the index, and each still sees, supersedes and forgets only its own
+// jobs.
+func TestSupersedeOfCollidingRefs(t *testing.T) {
+	real := refHash
+	refHash = func(policy.JobType, string) uint64 { return 7 }
+	t.Cleanup(func() { refHash = real })
+	l := policy.DefaultLimits()
+	l.MaxConcurrency = 1
+	c := New(l)
+	for _, typ := range []policy.JobType{"render", "fetch"} {
+		if err := c.RegisterType(typ, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit := func(typ policy.JobType, id string) *Job {
+		j := &Job{Job: queue.Job{Type: typ, ID: id}}
+		if err := c.Submit(t0, j); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	submit("render", "a")
+	submit("render", "b")
+	submit("fetch", "a")
+	submit("render", "a")
+	pending := func() map[string][]uint64 {
+		out := map[string][]uint64{}
+		for _, r := range []jobRef{{"render", "a"}, {"render", "b"}, {"fetch", "a"}} {
+			for _, j := range c.PendingBackground(r.t, r.id) {
+				out[string(r.t)+"/"+r.id] = append(out[string(r.t)+"/"+r.id], j.Seq)
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff(map[string][]uint64{"render/a": {1, 4}, "render/b": {2}, "fetch/a": {3}}, pending()); diff != "" {
+		t.Errorf("pending by (type, id) (-want +got):\n%s", diff)
+	}
+	if gone := c.Supersede(t0, "render", "a"); len(gone) != 2 {
+		t.Errorf("superseded %d, want render/a's 2", len(gone))
+	}
+	if diff := cmp.Diff(map[string][]uint64{"render/b": {2}, "fetch/a": {3}}, pending()); diff != "" {
+		t.Errorf("pending after Supersede (-want +got):\n%s", diff)
+	}
+	if gone := c.Supersede(t0, "fetch", "a"); len(gone) != 1 || len(c.byRef) != 1 {
+		t.Errorf("superseded %d with %d hashes left; want 1 and 1", len(gone), len(c.byRef))
+	}
+}

@@ -517,3 +517,38 @@ func TestLedgerBoundsIdleKeys(t *testing.T) {
 		t.Errorf("keys forgotten after reuse (-want +got):\n%s", diff)
 	}
 }
+
+// TestEstimatesOfCollidingKeys: two keys of one hash never read each
+// other's estimate: the later takes the slot as if the earlier were
+// evicted, and the earlier starts again from the default it is given.
+func TestEstimatesOfCollidingKeys(t *testing.T) {
+	real := hashOf
+	hashOf = func(EstimateKey) uint64 { return 7 }
+	t.Cleanup(func() { hashOf = real })
+	e := NewEstimates(1, 10)
+	a, b := EstimateKey{"t", "a"}, EstimateKey{"t", "b"}
+	e.Observe(a, time.Second, 0, at(0))
+	if c := e.Cost(b, 5*time.Second, at(time.Second)); c != 5*time.Second {
+		t.Errorf("b's cost beside a of its hash: %v, want its default 5s", c)
+	}
+	e.Observe(b, 2*time.Second, 0, at(2*time.Second))
+	if c := e.Cost(a, 5*time.Second, at(3*time.Second)); c != 5*time.Second {
+		t.Errorf("a's cost after b took its slot: %v, want its default 5s", c)
+	}
+	if c := e.Cost(b, 5*time.Second, at(4*time.Second)); c != 2*time.Second {
+		t.Errorf("b's cost: %v, want the 2s observed", c)
+	}
+	var held []string
+	e.Each(func(k EstimateKey, _ time.Duration) { held = append(held, k.ID) })
+	if diff := cmp.Diff([]string{"b"}, held); diff != "" {
+		t.Errorf("estimates held (-want +got):\n%s", diff)
+	}
+	// Evicted by age, the slot is free for the other again.
+	if n := e.Evict(at(time.Hour), time.Minute); n != 1 || e.Len() != 0 {
+		t.Errorf("evicted %d, %d left; want 1 and 0", n, e.Len())
+	}
+	e.Put(a, 3*time.Second, at(time.Hour))
+	if c := e.Cost(a, 0, at(time.Hour)); c != 3*time.Second {
+		t.Errorf("a put back: %v, want 3s", c)
+	}
+}

@@ -1,6 +1,7 @@
 package costmodel
 
 import (
+	"hash/maphash"
 	"math"
 	"time"
 
@@ -15,6 +16,7 @@ type EstimateKey struct {
 
 type estimate struct {
 	key        EstimateKey
+	h          uint64 // hashOf(key): its place in Estimates.byKey
 	cost       time.Duration
 	lastUsed   time.Time
 	prev, next *estimate // in Estimates.lru; next also links Estimates.free
@@ -26,9 +28,13 @@ type estimate struct {
 // recently used first, for eviction: one allocation per new key (none
 // when an evicted estimate is there to reuse), where a container/list
 // element and its value took two — a job with an id never seen pays it.
+// The map is keyed by a 64-bit hash of the key, the key kept in its
+// estimate: among a hundred thousand ids a lookup compares words, not
+// strings stored elsewhere in memory. Two keys of one hash take turns in
+// the slot: the later replaces the earlier's estimate, as if evicted.
 type Estimates struct {
 	alpha float64
-	byKey map[EstimateKey]*estimate
+	byKey map[uint64]*estimate
 	peak  shrink.Peak // byKey's largest length since it was rebuilt
 	lru   estimate    // the list's sentinel: lru.next is the least recently used
 	free  *estimate   // evicted estimates, linked by next, for reuse
@@ -43,7 +49,7 @@ const maxFree = 4096
 // NewEstimates returns an empty table with smoothing factor alpha in (0, 1]
 // that holds at most limit estimates (at least 1).
 func NewEstimates(alpha float64, limit int) *Estimates {
-	e := &Estimates{alpha: alpha, byKey: map[EstimateKey]*estimate{}, max: max(limit, 1)}
+	e := &Estimates{alpha: alpha, byKey: map[uint64]*estimate{}, max: max(limit, 1)}
 	e.lru.prev, e.lru.next = &e.lru, &e.lru
 	return e
 }
@@ -67,23 +73,44 @@ func (e *Estimates) used(est *estimate) {
 	e.pushBack(est)
 }
 
-// add makes a new estimate of k, the most recently used; a full table
-// gives up its least recently used one for it (no allocation).
-func (e *Estimates) add(k EstimateKey) *estimate {
+// seed seeds the hashes of keys: one per process.
+var seed = maphash.MakeSeed()
+
+// hashOf is the hash of k that keys Estimates.byKey (a variable: a test
+// makes keys collide).
+var hashOf = func(k EstimateKey) uint64 { return maphash.Comparable(seed, k) }
+
+// find returns k's estimate, if held.
+func (e *Estimates) find(h uint64, k EstimateKey) (*estimate, bool) {
+	est, ok := e.byKey[h]
+	if !ok || est.key != k {
+		return nil, false
+	}
+	return est, true
+}
+
+// add makes a new estimate of k (hash h), the most recently used; a full
+// table gives up its least recently used one for it (no allocation), and
+// so does another key of k's hash.
+func (e *Estimates) add(h uint64, k EstimateKey) *estimate {
 	est := e.free
-	if len(e.byKey) >= e.max {
+	if other := e.byKey[h]; other != nil {
+		est = other
+		e.unlink(est)
+		*est = estimate{key: k, h: h}
+	} else if len(e.byKey) >= e.max {
 		est = e.lru.next
 		e.unlink(est)
-		delete(e.byKey, est.key)
-		*est = estimate{key: k}
+		delete(e.byKey, est.h)
+		*est = estimate{key: k, h: h}
 	} else if est != nil {
 		e.free, e.nfree = est.next, e.nfree-1
-		*est = estimate{key: k}
+		*est = estimate{key: k, h: h}
 	} else {
-		est = &estimate{key: k}
+		est = &estimate{key: k, h: h}
 	}
 	e.pushBack(est)
-	e.byKey[k] = est
+	e.byKey[h] = est
 	shrink.Note(e.byKey, &e.peak)
 	return est
 }
@@ -91,7 +118,7 @@ func (e *Estimates) add(k EstimateKey) *estimate {
 // Cost returns the current estimate for k, or def for a key never seen (or
 // expired). It marks k as used at now.
 func (e *Estimates) Cost(k EstimateKey, def time.Duration, now time.Time) time.Duration {
-	est, ok := e.byKey[k]
+	est, ok := e.find(hashOf(k), k)
 	if !ok {
 		return def
 	}
@@ -103,9 +130,10 @@ func (e *Estimates) Cost(k EstimateKey, def time.Duration, now time.Time) time.D
 // Observe folds one observed wall time into the estimate of k, starting from
 // prior when k has no estimate, and returns the new estimate.
 func (e *Estimates) Observe(k EstimateKey, observed, prior time.Duration, now time.Time) time.Duration {
-	est, ok := e.byKey[k]
+	h := hashOf(k)
+	est, ok := e.find(h, k)
 	if !ok {
-		est = e.add(k)
+		est = e.add(h, k)
 		est.cost = prior
 	} else {
 		e.used(est)
@@ -128,7 +156,7 @@ func (e *Estimates) Evict(now time.Time, ttl time.Duration) int {
 			break
 		}
 		e.unlink(est)
-		delete(e.byKey, est.key)
+		delete(e.byKey, est.h)
 		if e.nfree < maxFree {
 			*est = estimate{next: e.free}
 			e.free, e.nfree = est, e.nfree+1
@@ -160,9 +188,10 @@ func (e *Estimates) EachRecent(n int, fn func(k EstimateKey, cost time.Duration)
 // Put sets the estimate of k to cost, used at now: estimates restored from
 // a store.
 func (e *Estimates) Put(k EstimateKey, cost time.Duration, now time.Time) {
-	est, ok := e.byKey[k]
+	h := hashOf(k)
+	est, ok := e.find(h, k)
 	if !ok {
-		est = e.add(k)
+		est = e.add(h, k)
 	} else {
 		e.used(est)
 	}
