@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"time"
@@ -42,7 +41,7 @@ type childSpec struct {
 	Domain  string
 	Lease   time.Duration // fairsched LeaseTTL (0: the default)
 	Poll    time.Duration // fairsched Poll
-	Profile string        // a directory: write a CPU profile there
+	Profile string        // a file: write a CPU profile there
 }
 
 // IsChild says whether this process was started as a worker process of
@@ -182,7 +181,7 @@ func ChildMain() int {
 		return 1
 	}
 	if spec.Profile != "" {
-		f, err := os.Create(filepath.Join(spec.Profile, spec.System+"-"+spec.Name+".cpu.pprof"))
+		f, err := os.Create(spec.Profile)
 		if err != nil {
 			return fail(err)
 		}

@@ -368,6 +368,9 @@ func (in *inserter) insertBatches(ctx context.Context, from, to int) error {
 // run does one run: a new database, the jobs pre-inserted, the worker
 // processes started, the trickle or the refills, faults, and the figures.
 func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
+	if err := settle(ctx, h.base); err != nil {
+		return nil, err
+	}
 	url, drop, err := newDatabase(ctx, h.base)
 	if err != nil {
 		return nil, err
@@ -446,9 +449,13 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 	}()
 	for i := range spec.procs {
 		name := fmt.Sprintf("%c%d", spec.system[0], i+1)
+		profile := ""
+		if h.profile != "" {
+			profile = filepath.Join(h.profile, fmt.Sprintf("s%d-%s-%s-%s.cpu.pprof", spec.scenario, res.Mode, spec.system, name))
+		}
 		c, err := h.spawn(childSpec{System: spec.system, Name: name, URL: url, Log: logPath, Workers: spec.workers,
 			Cap: spec.cap, Types: spec.types, Exclude: spec.exclude, Work: spec.work, SyncLog: spec.faults,
-			Domain: domain, Lease: spec.lease, Poll: spec.poll, Profile: h.profile})
+			Domain: domain, Lease: spec.lease, Poll: spec.poll, Profile: profile})
 		if err != nil {
 			return nil, err
 		}
