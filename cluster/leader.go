@@ -415,7 +415,10 @@ func (l *leader) run() {
 		for _, s := range took {
 			ok[s] = true
 		}
+		// The grants handed to this instance's executor, and their records:
+		// one allocation each for the batch, not one a job.
 		var handed []Grant
+		var records []core.JobRecord
 		for i, w := range batch {
 			w.written = true
 			if !ok[w.seq] { // running already (a previous leader's grant): wait for that end
@@ -426,10 +429,14 @@ func (l *leader) run() {
 				continue
 			}
 			if gs[i].Handed {
-				g := gs[i]
+				if handed == nil {
+					handed, records = make([]Grant, 0, len(batch)-i), make([]core.JobRecord, 0, len(batch)-i)
+				}
 				j := w.job
-				g.Record = &core.JobRecord{Seq: j.Seq, Type: j.Type, ID: j.ID, Payload: j.Payload, Key: j.FairnessKey, Group: j.Group,
-					EnqueuedAt: j.EnqueuedAt, Owner: j.Owner, Attempt: w.attempt}
+				records = append(records, core.JobRecord{Seq: j.Seq, Type: j.Type, ID: j.ID, Payload: j.Payload, Key: j.FairnessKey,
+					Group: j.Group, EnqueuedAt: j.EnqueuedAt, Owner: j.Owner, Attempt: w.attempt})
+				g := gs[i]
+				g.Record = &records[len(records)-1] // records never grows past its capacity: no pointer moves
 				handed = append(handed, g)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"runtime/pprof"
 	"strconv"
 	"time"
@@ -189,6 +190,13 @@ func ChildMain() int {
 			return fail(err)
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+		// And where it allocated (go tool pprof -sample_index=alloc_space).
+		defer func() {
+			if h, err := os.Create(strings.TrimSuffix(spec.Profile, ".cpu.pprof") + ".heap.pprof"); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(h, 0)
+				h.Close()
+			}
+		}()
 	}
 	f, err := os.OpenFile(spec.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
