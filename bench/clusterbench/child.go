@@ -7,9 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
