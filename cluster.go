@@ -156,8 +156,10 @@ type ClusterConfig = cluster.Config
 //
 //	// Wake returns a channel that receives after commits of what r reads
 //	// (a hint: every loop polls as well), and a function that stops it. A
-//	// backend that cannot listen returns nil.
-//	Wake(ctx context.Context, r Reader) (<-chan struct{}, func())
+//	// backend that cannot listen returns nil. instance is the reader's
+//	// own: an executor (ExecutorReads) need not be woken by grants to the
+//	// other instances.
+//	Wake(ctx context.Context, r Reader, instance string) (<-chan struct{}, func())
 //
 //	// Publish sends payload (a batch of the leader's events) to every
 //	// instance listening on Events; Events returns a channel of the

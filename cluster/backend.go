@@ -91,8 +91,10 @@ type Backend interface {
 
 	// Wake returns a channel that receives after commits of what r reads
 	// (a hint: every loop polls as well), and a function that stops it. A
-	// backend that cannot listen returns nil.
-	Wake(ctx context.Context, r Reader) (<-chan struct{}, func())
+	// backend that cannot listen returns nil. instance is the reader's
+	// own: an executor (ExecutorReads) need not be woken by grants to the
+	// other instances.
+	Wake(ctx context.Context, r Reader, instance string) (<-chan struct{}, func())
 	// Publish sends payload (a batch of the leader's events) to every
 	// instance listening on Events; Events returns a channel of the
 	// payloads published from now on, and a function that stops it (nil
@@ -215,7 +217,8 @@ const (
 	LeaderReads Reader = iota
 	// EndReads: the executors' reports of ends, which the leader reads.
 	EndReads
-	// ExecutorReads: grants and cancellations of running jobs.
+	// ExecutorReads: grants to the reader's instance, and cancellations
+	// of running jobs.
 	ExecutorReads
 	// OwnerReads: the leader's writes of job records, where an instance
 	// reads how its RunSync and Submit jobs ended.

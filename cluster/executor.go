@@ -202,9 +202,9 @@ func (x *executor) run() {
 	}
 	var cursor ReadCursor  // the grants read (GrantsSince)
 	var lastFull time.Time // the last read of every grant (Granted)
-	wake, stopWake := x.n.b.Wake(context.Background(), ExecutorReads)
+	wake, stopWake := x.n.b.Wake(context.Background(), ExecutorReads, cfg.Instance)
 	defer func() { stopWake() }()
-	finalsWake, stopFinalsWake := x.n.b.Wake(context.Background(), OwnerReads)
+	finalsWake, stopFinalsWake := x.n.b.Wake(context.Background(), OwnerReads, cfg.Instance)
 	defer func() { stopFinalsWake() }()
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()

@@ -150,7 +150,7 @@ func (f *faulty) Forget(ctx context.Context, seqs []uint64) error {
 
 // Wake never wakes a faulty instance: it polls, so that a cut is felt at
 // once.
-func (f *faulty) Wake(ctx context.Context, r cluster.Reader) (<-chan struct{}, func()) {
+func (f *faulty) Wake(ctx context.Context, r cluster.Reader, instance string) (<-chan struct{}, func()) {
 	return nil, func() {}
 }
 

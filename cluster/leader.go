@@ -289,9 +289,9 @@ func (l *leader) run() {
 	registered := map[string]string{} // worker → its slots, as registered in the scheduler
 	refresh := false                  // an owner unknown yet: read the instances
 	loaded := l.loaded                // nil once the backlog is loaded
-	wake, stopWake := l.n.b.Wake(context.Background(), LeaderReads)
+	wake, stopWake := l.n.b.Wake(context.Background(), LeaderReads, cfg.Instance)
 	defer stopWake()
-	endsWake, stopEndsWake := l.n.b.Wake(context.Background(), EndReads)
+	endsWake, stopEndsWake := l.n.b.Wake(context.Background(), EndReads, cfg.Instance)
 	defer stopEndsWake()
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()

@@ -309,17 +309,17 @@ func (s *Store) Forget(ctx context.Context, seqs []uint64) error {
 
 // Wake listens for the commits r reads (cluster.Backend); nil when it
 // cannot (the caller polls).
-func (s *Store) Wake(ctx context.Context, r cluster.Reader) (<-chan struct{}, func()) {
-	channel := notifyChannel
+func (s *Store) Wake(ctx context.Context, r cluster.Reader, instance string) (<-chan struct{}, func()) {
+	channel, wanted := notifyChannel, func(string) bool { return true }
 	switch r {
 	case cluster.ExecutorReads:
-		channel = grantsChannel
+		channel, wanted = grantsChannel, func(payload string) bool { return grantsFor(payload, instance) }
 	case cluster.OwnerReads:
 		channel = finalsChannel
 	case cluster.EndReads:
 		channel = endsChannel
 	}
-	l, err := s.listenFor(ctx, channel)
+	l, err := s.listenFor(ctx, channel, wanted)
 	if err != nil {
 		return nil, func() {}
 	}

@@ -46,9 +46,11 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 	keys := make([]*string, len(grants))
 	workers := make([]*string, len(grants))
 	slots := make([]int32, len(grants))
-	wake := false // the executors read some grant from here
+	var woken []string // the instances that read some grant from here
 	for i, g := range grants {
-		wake = wake || !g.Handed
+		if !g.Handed {
+			woken = append(woken, g.Instance)
+		}
 		seqs[i], instances[i], attempts[i], slots[i] = int64(g.Seq), g.Instance, int32(g.Attempt), int32(g.Slot)
 		if g.Worker != "" {
 			w := g.Worker
@@ -62,9 +64,9 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 	// One pipeline: the lease check, the rows locked in order, the
 	// grants, the wake-up (with the first grant that took) unless every
 	// grant is handed over in process.
-	notify := `''`
-	if wake {
-		notify = `(SELECT pg_notify('` + grantsChannel + `', ''))::text`
+	notify := `$7::text`
+	if len(woken) > 0 {
+		notify = `(SELECT pg_notify('` + grantsChannel + `', $7))::text`
 	}
 	var took []uint64
 	b := &pgx.Batch{}
@@ -77,7 +79,7 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
 			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
 			RETURNING j.seq)
-		SELECT u.seq, `+notify+` FROM u`, seqs, instances, attempts, keys, workers, slots)
+		SELECT u.seq, `+notify+` FROM u`, seqs, instances, attempts, keys, workers, slots, grantsPayload(woken))
 	err := s.pipeline(ctx, true, domain, epoch, b, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
 			return err

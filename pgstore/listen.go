@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/fairsched/fairsched"
 )
@@ -21,6 +23,12 @@ import (
 // reads; fairsched_grants for grants and cancellations, which the
 // executors read; fairsched_finals for the leader's writes of job
 // records, where an instance reads how its RunSync and Submit jobs ended.
+//
+// A grant's notification names the instances granted to (grantsPayload),
+// and an executor is woken only by those naming its own: with twenty
+// instances, a batch of grants to one wakes one reader, not twenty. An
+// empty payload (a cancellation, a batch to too many instances to name)
+// wakes every executor.
 
 const (
 	notifyChannel = "fairsched_jobs"
@@ -41,15 +49,19 @@ type Listener struct {
 // the channel has room for one, so a slow reader loses nothing but
 // repeats.
 func (s *Store) Listen(ctx context.Context) (*Listener, error) {
-	return s.listenFor(ctx, notifyChannel)
+	return s.listenFor(ctx, notifyChannel, func(string) bool { return true })
 }
 
-// listenFor is Listen on channel.
-func (s *Store) listenFor(ctx context.Context, channel string) (*Listener, error) {
+// listenFor is Listen on channel, for the notifications whose payload
+// wanted accepts.
+func (s *Store) listenFor(ctx context.Context, channel string, wanted func(payload string) bool) (*Listener, error) {
 	c := make(chan struct{}, 1)
 	l := &Listener{C: c}
 	var err error
-	l.cancel, l.done, err = s.listen(ctx, channel, func(context.Context, string) {
+	l.cancel, l.done, err = s.listen(ctx, channel, func(_ context.Context, payload string) {
+		if !wanted(payload) {
+			return
+		}
 		select {
 		case c <- struct{}{}:
 		default: // one is pending already
@@ -102,4 +114,36 @@ func (s *Store) listen(ctx context.Context, channel string, note func(context.Co
 func (l *Listener) Stop() error {
 	l.cancel()
 	return <-l.done // WaitForNotification returns at once on cancellation
+}
+
+// maxPayload bounds a notification's payload below PostgreSQL's 8 000
+// bytes; past it a grant's notification names nobody (wakes everyone).
+const maxPayload = 7000
+
+// grantsPayload is the payload of the notification of grants to
+// instances: their names, one a line, each once; "" (everyone) when they
+// do not fit.
+func grantsPayload(instances []string) string {
+	names := slices.Clone(instances)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	p := strings.Join(names, "\n")
+	if len(p) > maxPayload || strings.Count(p, "\n") != len(names)-1 { // too long, or a name of several lines
+		return ""
+	}
+	return p
+}
+
+// grantsFor reports whether the grants notified with payload may be for
+// instance: it is named, or nobody is.
+func grantsFor(payload, instance string) bool {
+	if payload == "" {
+		return true
+	}
+	for name := range strings.Lines(payload) {
+		if strings.TrimSuffix(name, "\n") == instance {
+			return true
+		}
+	}
+	return false
 }

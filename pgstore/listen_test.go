@@ -2,10 +2,14 @@ package pgstore_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/pgstore"
 )
@@ -36,5 +40,76 @@ func TestListenWakesOnCommit(t *testing.T) {
 	}
 	if _, open := <-l.C; open {
 		t.Error("the wake-up channel is open after Stop")
+	}
+}
+
+// TestGrantsWakeTheirInstances: a batch of grants notifies the executors'
+// channel naming the instances granted to — each once, not those handed
+// over in process — and an executor's wake-up takes only the
+// notifications naming its instance, or nobody (a cancellation).
+func TestGrantsWakeTheirInstances(t *testing.T) {
+	url := pgtest.URL(t)
+	st := open(t, url)
+	defer st.Close()
+	ctx := context.Background()
+	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	var seqs []uint64
+	for _, id := range []string{"1", "2", "3", "4", "5"} {
+		r := &fairsched.JobRecord{Type: "t", ID: id, EnqueuedAt: time.Unix(0, 0).UTC()}
+		if err := st.Insert(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, r.Seq)
+	}
+	raw, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close(ctx)
+	if _, err := raw.Exec(ctx, "LISTEN fairsched_grants"); err != nil {
+		t.Fatal(err)
+	}
+	wakeA, stopA := st.Wake(ctx, cluster.ExecutorReads, "a")
+	defer stopA()
+	if _, err := st.Grant(ctx, "d", epoch, []cluster.Grant{
+		{Seq: seqs[0], Instance: "b", Attempt: 1}, {Seq: seqs[1], Instance: "a", Attempt: 1},
+		{Seq: seqs[2], Instance: "b", Attempt: 1}, {Seq: seqs[3], Instance: "c", Attempt: 1, Handed: true},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := raw.WaitForNotification(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Payload != "a\nb" {
+		t.Errorf("the grants' notification names %q, want a and b", n.Payload)
+	}
+	<-wakeA // named: woken
+	for _, c := range []struct {
+		payload, instance string
+		want              bool
+	}{
+		{"a\nb", "a", true}, {"a\nb", "b", true}, {"a\nb", "c", false}, {"ab", "a", false},
+		{"", "c", true}, // nobody named: everyone
+	} {
+		if got := pgstore.GrantsFor(c.payload, c.instance); got != c.want {
+			t.Errorf("grants notified as %q for %s: %v, want %v", c.payload, c.instance, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"b", "a", "b"}, "a\nb"},
+		{[]string{"a\nb"}, ""},                    // a name of two lines: nobody named
+		{[]string{strings.Repeat("x", 8000)}, ""}, // too long for a payload
+		{nil, ""},
+	} {
+		if got := pgstore.GrantsPayload(c.names); got != c.want {
+			t.Errorf("payload of grants to %q: %q, want %q", c.names, got, c.want)
+		}
 	}
 }
