@@ -91,11 +91,12 @@ bench:
 
 ## bench-cluster: fairsched's cluster mode against River on one PostgreSQL
 ## (the module in bench/; a throwaway server from the installed binaries,
-## or BENCH_CLUSTER_FLAGS=-url=…), a few minutes; BENCH_CLUSTER_FLAGS=-full
-## for the issue's sizes. Writes docs/cluster-bench.{md,json,svg}.
+## or BENCH_CLUSTER_FLAGS=-url=…), a few minutes; scenario 1's burn-downs
+## in 3 rounds, each system's median kept. BENCH_CLUSTER_FLAGS="-full
+## -rounds 1" for the issue's sizes. Writes docs/cluster-bench.{md,json,svg}.
 BENCH_CLUSTER_FLAGS ?=
 bench-cluster:
-	cd bench && $(GO) run ./cmd/clusterbench -out ../docs $(BENCH_CLUSTER_FLAGS)
+	cd bench && $(GO) run ./cmd/clusterbench -out ../docs -rounds 3 $(BENCH_CLUSTER_FLAGS)
 
 fmt:
 	gofmt -w .

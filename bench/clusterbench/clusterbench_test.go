@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,7 @@ func TestHarnessTiny(t *testing.T) {
 	cfg.ConfJobs, cfg.ConfIDs, cfg.ConfWork = 200, 10, 2*time.Millisecond
 	cfg.FaultJobs, cfg.FaultWork = 400, 10*time.Millisecond
 	cfg.Workers, cfg.Slots = 50, 50
+	cfg.Rounds = 2 // scenario 1's burn-downs twice: one result each all the same
 	rep, err := Run(context.Background(), cfg)
 	t.Log("\n" + out.String())
 	if err != nil {
@@ -63,6 +65,15 @@ func TestHarnessTiny(t *testing.T) {
 			}
 		}
 	}
+	burns := 0
+	for _, r := range rep.Results {
+		if r.Scenario == 1 && r.Mode == "burn-down" {
+			burns++
+		}
+	}
+	if burns != 3 {
+		t.Errorf("%d burn-down results of scenario 1 over 2 rounds, want 3 (each system's median)", burns)
+	}
 	if f := rep.Find(3, "", "fairsched ×4"); f != nil && (f.Peak > cfg.Cap || f.SampledMx > cfg.Cap) {
 		t.Errorf("cap %d exceeded: %d running by the log, %d rows", cfg.Cap, f.Peak, f.SampledMx)
 	}
@@ -84,5 +95,22 @@ func TestHarnessTiny(t *testing.T) {
 	svg, err := rep.SVG()
 	if err != nil || !bytes.Contains(svg, []byte("<svg")) {
 		t.Errorf("the chart: %v", err)
+	}
+}
+
+// TestMedianRun: of several rounds' runs, a system keeps the one of the
+// median jobs/s (the lower middle of an even count), which names every
+// round's figure in run order.
+func TestMedianRun(t *testing.T) {
+	runs := []*Result{{JobsPerS: 300}, {JobsPerS: 100}, {JobsPerS: 200}, {JobsPerS: 400}}
+	m := median(runs)
+	if m != runs[2] {
+		t.Errorf("median run of 300, 100, 200, 400 jobs/s: %v jobs/s, want 200", m.JobsPerS)
+	}
+	if want := []string{"the median of 4 rounds (jobs/s in run order: 300, 100, 200, 400)"}; !slices.Equal(m.Notes, want) {
+		t.Errorf("notes %q, want %q", m.Notes, want)
+	}
+	if one := []*Result{{JobsPerS: 5}}; median(one) != one[0] || len(one[0].Notes) != 0 {
+		t.Error("a single round's run is itself, with no note")
 	}
 }

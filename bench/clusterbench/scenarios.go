@@ -10,6 +10,7 @@
 package clusterbench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -49,7 +50,10 @@ type Config struct {
 	// Only, when set, skips every run whose label (River, fairsched ×1,
 	// …) is not one of these: for profiling one system.
 	Only []string
-	Out  io.Writer
+	// Rounds runs scenario 1's burn-downs this many times, the systems
+	// taking turns, and keeps each system's median run (at least 1).
+	Rounds int
+	Out    io.Writer
 }
 
 // Default is a run that finishes in a few minutes; Full the sizes.
@@ -105,21 +109,28 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		h.profile = dir
 	}
 	rep := &Report{Date: time.Now(), Machine: machine(), Config: cfg}
-	do := func(spec runSpec) (*Result, error) {
-		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, spec.label()) {
-			return &Result{}, nil
-		}
+	skip := func(spec runSpec) bool { return len(cfg.Only) > 0 && !slices.Contains(cfg.Only, spec.label()) }
+	run := func(spec runSpec) (*Result, error) {
 		fmt.Fprintf(cfg.Out, "scenario %d, %s …\n", spec.scenario, spec.label())
 		r, err := h.run(ctx, spec)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %d, %s: %w", spec.scenario, spec.label(), err)
 		}
-		rep.Results = append(rep.Results, r)
 		fmt.Fprintln(cfg.Out, "  "+r.Line())
 		for _, t := range r.Top {
 			fmt.Fprintln(cfg.Out, "    "+t)
 		}
 		return r, nil
+	}
+	do := func(spec runSpec) (*Result, error) {
+		if skip(spec) {
+			return &Result{}, nil
+		}
+		r, err := run(spec)
+		if err == nil {
+			rep.Results = append(rep.Results, r)
+		}
+		return r, err
 	}
 	river := func(s runSpec) runSpec { s.system, s.workers = "river", cfg.Workers; return s }
 	fair := func(s runSpec, procs int) runSpec {
@@ -133,13 +144,30 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	rate := map[string]float64{} // scenario 1's burn-down jobs/s from the first start, for spreading scenario 2's trickle
 	if want(1) {
+		// Rounds of the three systems one after the other; each keeps
+		// its median run (by jobs/s), the others named in its notes.
 		base := runSpec{scenario: 1, procs: 1, pre: cfg.Jobs}
-		for _, s := range []runSpec{river(base), fair(base, 1), fair(base, 3)} {
-			r, err := do(s)
-			if err != nil {
-				return rep, err
+		specs := []runSpec{river(base), fair(base, 1), fair(base, 3)}
+		rounds := make([][]*Result, len(specs))
+		for range max(cfg.Rounds, 1) {
+			for i, s := range specs {
+				if skip(s) {
+					continue
+				}
+				r, err := run(s)
+				if err != nil {
+					return rep, err
+				}
+				rounds[i] = append(rounds[i], r)
 			}
-			rate[s.label()] = r.SteadyPerS
+		}
+		for i, rs := range rounds {
+			if len(rs) == 0 {
+				continue
+			}
+			r := median(rs)
+			rep.Results = append(rep.Results, r)
+			rate[specs[i].label()] = r.SteadyPerS
 		}
 		if cfg.Continuous > 0 {
 			cont := runSpec{scenario: 1, procs: 1, continuous: cfg.Continuous, minAvail: cfg.MinAvail}
@@ -287,4 +315,22 @@ func machine() string {
 		}
 	}
 	return fmt.Sprintf("%d vCPU (%s)%s, Linux; PostgreSQL on the same machine", cpus, strings.TrimSpace(model), mem)
+}
+
+// median returns the run of rs with the median jobs/s (the lower of the
+// two middle ones of an even count), noting every round's figure when
+// there were several.
+func median(rs []*Result) *Result {
+	if len(rs) == 1 {
+		return rs[0]
+	}
+	sorted := slices.Clone(rs)
+	slices.SortFunc(sorted, func(a, b *Result) int { return cmp.Compare(a.JobsPerS, b.JobsPerS) })
+	m := sorted[(len(sorted)-1)/2]
+	figures := make([]string, len(rs))
+	for i, r := range rs {
+		figures[i] = fmt.Sprintf("%.0f", r.JobsPerS)
+	}
+	m.Notes = append(m.Notes, fmt.Sprintf("the median of %d rounds (jobs/s in run order: %s)", len(rs), strings.Join(figures, ", ")))
+	return m
 }
