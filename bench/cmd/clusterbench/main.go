@@ -4,8 +4,8 @@
 // of its own. It prints each result as it comes, then writes the table
 // (Markdown), the figures (JSON) and the chart (SVG) into -out.
 //
-//	go run ./cmd/clusterbench            # a few minutes
-//	go run ./cmd/clusterbench -full      # the sizes (hours: fairsched's cluster is round-trip bound)
+//	go run ./cmd/clusterbench -rounds 3  # a few minutes (make bench-cluster)
+//	go run ./cmd/clusterbench -full      # the sizes (about half an hour on 2 vCPUs)
 package main
 
 import (
