@@ -53,6 +53,8 @@ func (r *Report) Markdown() string {
 func more(x *Result) string {
 	var p []string
 	switch x.Scenario {
+	case 1:
+		p = append(p, x.Notes...) // the rounds' figures
 	case 2:
 		p = append(p, fmt.Sprintf("small tenant p50 %s p99 %s; Jain %.2f", ms(x.SmallP50), ms(x.SmallP99), x.Jain))
 	case 3:
