@@ -122,9 +122,22 @@ func TestEventsOnlyForSubscribers(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-done
-	pgtest.Eventually(t, "job one's row gone", func() bool { n, _ := lead.st.CountJobs(ctx); return n == 0 })
-	_, cancel := lead.s.Subscribe(64)
+	// Done in the leader's scheduler, not only its row gone (deleted
+	// before the scheduler hears of the end): its events are emitted
+	// before the subscription.
+	pgtest.Eventually(t, "job one ended in the leader's scheduler", func() bool {
+		n, _ := lead.st.CountJobs(ctx)
+		snap, err := lead.s.Snapshot(ctx)
+		return n == 0 && err == nil && len(snap.Running)+len(snap.Pending) == 0
+	})
+	// Another instance subscribes: the leader learns of it from its
+	// heartbeat, long after it read job one's events (its own instance's
+	// subscription would count at once, even for an event emitted before
+	// and not yet read by its publisher).
+	follow := join(t, url, fast("d", "follow", 2))
+	_, cancel := follow.s.Subscribe(64)
 	defer cancel()
+	subscribedOn(t, lead, "follow")
 	if err := lead.s.Enqueue(ctx, "mail", "two", nil); err != nil {
 		t.Fatal(err)
 	}
