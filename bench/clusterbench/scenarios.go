@@ -51,7 +51,8 @@ type Config struct {
 	// …) is not one of these: for profiling one system.
 	Only []string
 	// Rounds runs scenario 1's burn-downs this many times, the systems
-	// taking turns, and keeps each system's median run (at least 1).
+	// taking turns (the order reversed every other round), and keeps each
+	// system's median run (at least 1).
 	Rounds int
 	Out    io.Writer
 }
@@ -144,13 +145,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	rate := map[string]float64{} // scenario 1's burn-down jobs/s from the first start, for spreading scenario 2's trickle
 	if want(1) {
-		// Rounds of the three systems one after the other; each keeps
-		// its median run (by jobs/s), the others named in its notes.
+		// Rounds of the three systems one after the other, the order
+		// reversed every other round (a run after another's million jobs
+		// is slower than one alone); each keeps its median run (by
+		// jobs/s), the others named in its notes.
 		base := runSpec{scenario: 1, procs: 1, pre: cfg.Jobs}
 		specs := []runSpec{river(base), fair(base, 1), fair(base, 3)}
 		rounds := make([][]*Result, len(specs))
-		for range max(cfg.Rounds, 1) {
-			for i, s := range specs {
+		for round := range max(cfg.Rounds, 1) {
+			for k := range specs {
+				i := k
+				if round%2 == 1 {
+					i = len(specs) - 1 - k
+				}
+				s := specs[i]
 				if skip(s) {
 					continue
 				}
