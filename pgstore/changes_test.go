@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/pgtest"
@@ -30,15 +29,7 @@ func TestChangesMissNoLateCommit(t *testing.T) {
 		return b
 	}
 	insert := `INSERT INTO fairsched_jobs (seq, type, id, state, record) VALUES ($1, 't', $2, 0, $3)`
-	a, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close(ctx)
-	txA, err := a.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	txA := openTx(t, url)
 	if _, err := txA.Exec(ctx, insert, 1, "late", record(1, "late", 0)); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/cluster"
@@ -117,16 +116,7 @@ func TestDomainLoadsBacklogInPages(t *testing.T) {
 	// A transaction open across the snapshot holds its xmin back: the
 	// rows committed after it began are ones the feed's cursor reads
 	// again, whichever page of the backlog holds them.
-	open, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer open.Close(ctx)
-	tx, err := open.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
+	tx := openTx(t, url)
 	if _, err := tx.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/internal/pgtest"
@@ -41,15 +39,7 @@ func TestIncrementalReadsMissNothing(t *testing.T) {
 
 	// The late commit: job 1's grant takes its transaction first and
 	// commits last.
-	late, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer late.Close(ctx)
-	tx, err := late.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := openTx(t, url)
 	if _, err := tx.Exec(ctx, `UPDATE fairsched_jobs SET running = true, instance = 'i1', attempt = 1, grant_xid = pg_current_xact_id() WHERE seq = 1`); err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,29 @@ func open(t *testing.T, url string) *pgstore.Store {
 	return st
 }
 
+// openTx begins a transaction on a connection of its own to url, apart
+// from any store: one left open holds the snapshots' xmin back, one that
+// commits late commits after others began. Rolled back (if still open)
+// and closed at the test's end.
+func openTx(t *testing.T, url string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		conn.Close(ctx)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = tx.Rollback(ctx)
+		conn.Close(ctx)
+	})
+	return tx
+}
+
 // TestJobsAndState: records written in one commit read back in sequence
 // order; several writes of one sequence in a batch leave the last; the
 // state document round-trips; Open on a migrated database is a no-op.
