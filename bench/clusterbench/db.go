@@ -18,12 +18,7 @@ var dbSeq atomic.Int64
 // a function that drops it.
 func newDatabase(ctx context.Context, base string) (string, func(), error) {
 	name := fmt.Sprintf("fsbench_%d_%d", os.Getpid(), dbSeq.Add(1))
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		return "", nil, err
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+	if err := execOn(ctx, base, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return "", nil, fmt.Errorf("creating a database: %w", err)
 	}
 	u, err := url.Parse(base)
@@ -34,27 +29,33 @@ func newDatabase(ctx context.Context, base string) (string, func(), error) {
 	drop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			return
-		}
-		defer conn.Close(ctx)
-		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		_ = execOn(ctx, base, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 	}
 	return u.String(), drop, nil
 }
 
-// settle checkpoints the server before a run, so that no run pays for
-// the writes of the one before it (a million River jobs leave gigabytes
-// of WAL and dirty pages behind).
+// settle checkpoints the server before a run, so that a run does not
+// write out the dirty buffers of the one before it (a million River jobs
+// leave gigabytes behind). A run right after River's million is still
+// slower than one alone: docs/cluster.md.
 func settle(ctx context.Context, base string) error {
-	conn, err := pgx.Connect(ctx, base)
+	if err := execOn(ctx, base, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// execOn runs stmts in order on a connection of its own to url.
+func execOn(ctx context.Context, url string, stmts ...string) error {
+	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	for _, q := range stmts {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -134,14 +135,5 @@ func topStatements(ctx context.Context, url string, n int) ([]string, error) {
 // enableStatements installs pg_stat_statements in database url and resets
 // it; an error means the server does not preload it.
 func enableStatements(ctx context.Context, url string) error {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
-		return err
-	}
-	_, err = conn.Exec(ctx, "SELECT pg_stat_statements_reset()")
-	return err
+	return execOn(ctx, url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements", "SELECT pg_stat_statements_reset()")
 }
