@@ -615,6 +615,12 @@ func (a *Actor) finish(d messages.Done) {
 	j := d.Job
 	j.SetRun(nil) // the attempt is over (Execute ended its context)
 	done := a.core.Finish(now, &j.Job)
+	if d.Err == EndWritten {
+		d.Err = nil
+		if j.Durable() {
+			a.endWritten(j)
+		}
+	}
 	if j.Runs < math.MaxInt32 { // int32: stops, never wraps
 		j.Runs++
 	}

@@ -56,6 +56,14 @@ var (
 	ErrDuplicateJob = errors.New("fairsched: duplicate durable job")
 	// ErrNoJobStore: Enqueue without a store that keeps jobs.
 	ErrNoJobStore = errors.New("fairsched: no store for durable jobs (WithStore with a JobStore, such as boltstore's)")
+	// EndWritten is what a durable job's handler returns when the job
+	// succeeded and the handler's own write already deleted its record:
+	// cluster mode's leader, whose delete of a success checks the instance
+	// and attempt that ran it. The scheduler counts a success and writes
+	// nothing more of the job — a second delete would cost a transaction a
+	// batch for no row. (A job that keeps its record after it ends — an
+	// owner's, one kept WithRetention — is written as on any success.)
+	EndWritten = errors.New("fairsched: succeeded, its record deleted by its handler")
 )
 
 // DefaultMaxPayload bounds a durable job's payload unless WithMaxPayload
@@ -614,6 +622,21 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 		rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, err.Error(), now
 		d.put(rec)
 		d.dead[rec.Seq] = rec
+	}
+	j.Record = nil
+}
+
+// endWritten forgets durable job j, which succeeded and whose handler
+// deleted its record (EndWritten), when nothing more is to be written of
+// it: ended then finds no record to write. Otherwise the success is
+// written as any other.
+func (a *Actor) endWritten(j *messages.Job) {
+	d, rec := a.dur, j.Record
+	if d == nil || rec == nil || rec.Owner != "" || d.retention > 0 || j.Coalescing {
+		return
+	}
+	if d.jobs[durableRef(j)] == j {
+		delete(d.jobs, durableRef(j))
 	}
 	j.Record = nil
 }

@@ -148,3 +148,59 @@ func TestAdoptParksAJobOfABusyID(t *testing.T) {
 	default:
 	}
 }
+
+// TestEndWrittenWritesNothingMore: a durable handler that returns
+// EndWritten (cluster mode's leader, whose fenced delete of the row came
+// first) ends its job as a success — a JobCompleted event, the (type, id)
+// free again — and the owner writes no delete of its own; a handler
+// returning nil has its record deleted as before.
+func TestEndWrittenWritesNothingMore(t *testing.T) {
+	st := &opsStore{commits: make(chan []string, 16)}
+	a := actor.Start(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
+		Store: st, GrantRecordsAttempt: true})
+	defer a.Close(context.Background())
+	if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RegisterHandlers(map[policy.JobType]messages.Handler{work: func(_ context.Context, j messages.DurableJob) error {
+		if j.Seq == 1 {
+			return actor.EndWritten
+		}
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	events, cancel := a.Subscribe(16)
+	defer cancel()
+	ended := func() string {
+		for e := range events {
+			switch e := e.(type) {
+			case messages.JobCompleted:
+				return "completed " + e.ID
+			case messages.JobFailed:
+				return fmt.Sprintf("failed %s: %v", e.ID, e.Err)
+			}
+		}
+		return "no end"
+	}
+	var got []string
+	// The same id twice: the second Enqueue is refused as a duplicate if
+	// the first job's end left it registered.
+	for range 2 {
+		if err := a.Enqueue(context.Background(), messages.NewJob(work, "x", "", nil)); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ended())
+	}
+	for {
+		c := <-st.commits
+		got = append(got, c...)
+		if c[len(c)-1] == "delete 2" {
+			break
+		}
+	}
+	want := []string{"completed x", "completed x", "put 1 attempt 0", "put 2 attempt 0", "delete 2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ends and writes (-want +got):\n%s", diff)
+	}
+}

@@ -676,7 +676,7 @@ func (l *leader) run() {
 				}
 				for _, seq := range gone {
 					if w := outstanding[seq]; w != nil {
-						answer(w, nil)
+						answer(w, actor.EndWritten) // deleted: the scheduler writes nothing more
 					}
 				}
 			}()
