@@ -95,18 +95,16 @@ type ClusterConfig = cluster.Config
 //	// inserted after it (Next).
 //	Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, Feed, error)
 //
-//	// Grant writes grants (fenced) in one transaction and returns the
-//	// sequences that took: a job already running is not granted again.
-//	// Each grant also records its attempt in the job's record (the
-//	// leader's scheduler writes nothing when an attempt starts).
-//	Grant(ctx context.Context, domain string, epoch int64, grants []Grant) ([]uint64, error)
-//
-//	// Succeeded (fenced) deletes, in one transaction, the rows of the
-//	// successes of ends that still match a running grant — on that
-//	// instance, for that attempt — and returns their sequences: the ends
+//	// Grant is the leader's write of one turn, fenced, in one
+//	// transaction: first the rows of the successes of succeeded — the ends
 //	// the leader's own executor handed back in process, whose slots it
-//	// frees only once their rows no longer run.
-//	Succeeded(ctx context.Context, domain string, epoch int64, ends []End) ([]uint64, error)
+//	// frees only once their rows no longer run — that still match a
+//	// running grant (on that instance, for that attempt) are deleted and
+//	// returned as gone; then grants are written, and the sequences that
+//	// took returned: a job already running is not granted again. Each
+//	// grant also records its attempt in the job's record (the leader's
+//	// scheduler writes nothing when an attempt starts).
+//	Grant(ctx context.Context, domain string, epoch int64, succeeded []End, grants []Grant) (gone, took []uint64, err error)
 //
 //	// Rows returns the grant state of the jobs of seqs that exist.
 //	Rows(ctx context.Context, seqs []uint64) ([]Row, error)

@@ -99,18 +99,11 @@ func (f *faulty) Domain(ctx context.Context, domain string, epoch int64) (actor.
 	return &faultyStore{JobStore: st, f: f}, recs, &faultyFeed{Feed: feed, f: f}, nil
 }
 
-func (f *faulty) Grant(ctx context.Context, domain string, epoch int64, grants []cluster.Grant) ([]uint64, error) {
+func (f *faulty) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
 	if f.cut.Load() {
-		return nil, errCut
+		return nil, nil, errCut
 	}
-	return f.b.Grant(ctx, domain, epoch, grants)
-}
-
-func (f *faulty) Succeeded(ctx context.Context, domain string, epoch int64, ends []cluster.End) ([]uint64, error) {
-	if f.cut.Load() {
-		return nil, errCut
-	}
-	return f.b.Succeeded(ctx, domain, epoch, ends)
+	return f.b.Grant(ctx, domain, epoch, succeeded, grants)
 }
 
 func (f *faulty) Rows(ctx context.Context, seqs []uint64) ([]cluster.Row, error) {

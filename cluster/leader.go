@@ -284,6 +284,7 @@ func (l *leader) run() {
 	instances := map[string]*instance{}
 	outstanding := map[uint64]*wait{}
 	var batch, queued []*wait         // to grant; waiting for a free slot
+	var succeeded []End               // this instance's executor's successes: their rows go at the next write
 	lost := map[string]time.Time{}    // instances this leader declared lost, and when
 	workerHome := map[string]string{} // worker → the instance it is registered on
 	registered := map[string]string{} // worker → its slots, as registered in the scheduler
@@ -381,9 +382,11 @@ func (l *leader) run() {
 			place(w)
 		}
 	}
-	grant := func() {
-		if len(batch) == 0 {
-			return
+	// grant writes the turn: the rows of the successes handed back
+	// deleted, then the batch granted, in one transaction (Backend.Grant).
+	grant := func() (wrote bool) {
+		if len(batch) == 0 && len(succeeded) == 0 {
+			return false
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 		defer cancel()
@@ -392,25 +395,40 @@ func (l *leader) run() {
 			gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot,
 				Handed: w.instance == cfg.Instance}
 		}
-		took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, gs)
+		gone, took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, succeeded, gs)
 		if fenced(err) {
-			return
+			return false
 		}
 		if errors.Is(err, ErrDoubleAdmission) {
 			// Never from a sound leader: the database's own guard held.
+			// The successes are deleted at the next turn.
 			l.n.log.Error("the database refused a double admission; the attempts fail", zap.Error(err))
 			for _, w := range batch {
 				answer(w, err)
 			}
 			batch = batch[:0]
-			return
+			return false
 		}
 		if err != nil {
-			// The database is out of reach: the batch is granted at the
-			// next turn, or the lease is lost and the next leader decides.
+			// The database is out of reach: the turn is written at the
+			// next, or the lease is lost and the next leader decides (the
+			// executor reports the successes through their rows).
 			l.n.log.Warn("granting failed; trying again", zap.Error(err))
-			return
+			return false
 		}
+		if len(gone) > 0 {
+			ended := make(map[uint64]End, len(succeeded))
+			for _, e := range succeeded {
+				ended[e.Seq] = e
+			}
+			for _, seq := range gone {
+				if w, e := outstanding[seq], ended[seq]; w != nil && w.instance == e.Instance && w.attempt == e.Attempt {
+					answer(w, actor.EndWritten) // deleted: the scheduler writes nothing more
+				}
+			}
+			defer replace() // slots are free: the jobs waiting for one go in the next turn
+		}
+		succeeded = succeeded[:0] // those that matched nothing ended otherwise (readEnds answers)
 		ok := make(map[uint64]bool, len(took))
 		for _, s := range took {
 			ok[s] = true
@@ -444,6 +462,7 @@ func (l *leader) run() {
 		if len(handed) > 0 {
 			l.n.x.handOver(handoff{grants: handed, ends: l.localEnds, leaderDone: l.done})
 		}
+		return true
 	}
 	readEnds := func(ctx context.Context, full bool) {
 		if !full {
@@ -642,17 +661,16 @@ func (l *leader) run() {
 				}
 			}
 		case e := <-l.localEnds:
-			// This instance's executor's successes, in process. Each
-			// row is deleted first, in one write for all: the job's slot
-			// is free only once its row no longer runs (every running
-			// row counts against the caps, as a reader of the table
-			// sees). A fenced or failed write answers nothing: the
-			// executor reports them through their rows at its next full
-			// read, to this leader or the next.
-			var ends []End
+			// This instance's executor's successes, in process. Their
+			// rows are deleted at the end of the turn, in the write of the
+			// grants (grant): a job's slot is free only once its row no
+			// longer runs (every running row counts against the caps, as
+			// a reader of the table sees). A fenced or failed write
+			// answers nothing: the executor reports them through their
+			// rows at its next full read, to this leader or the next.
 			for more := true; more; {
 				if w := outstanding[e.Seq]; w != nil && w.written && w.instance == e.Instance && w.attempt == e.Attempt {
-					ends = append(ends, e)
+					succeeded = append(succeeded, e)
 				}
 				select {
 				case e = <-l.localEnds:
@@ -660,27 +678,6 @@ func (l *leader) run() {
 					more = false
 				}
 			}
-			if len(ends) == 0 {
-				break
-			}
-			func() {
-				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-				defer cancel()
-				gone, err := l.n.b.Succeeded(ctx, cfg.Domain, l.epoch, ends)
-				if fenced(err) {
-					return
-				}
-				if err != nil {
-					l.n.log.Warn("deleting succeeded jobs failed; their executor reports them again", zap.Error(err))
-					return
-				}
-				for _, seq := range gone {
-					if w := outstanding[seq]; w != nil {
-						answer(w, actor.EndWritten) // deleted: the scheduler writes nothing more
-					}
-				}
-			}()
-			replace() // slots are free
 		case r := <-l.types:
 			l.register(r)
 		case seq := <-l.revokes:
@@ -751,7 +748,10 @@ func (l *leader) run() {
 			}()
 			replace()
 		}
-		grant()
+		// A turn that freed slots placed the jobs waiting for them: they
+		// are granted now, not at the next wake-up.
+		for grant() && len(batch) > 0 {
+		}
 	}
 }
 

@@ -39,7 +39,7 @@ func TestDomainResumesUnappliedEnds(t *testing.T) {
 	for _, id := range []string{"running", "succeeded", "failed", "retrying"} {
 		grants = append(grants, cluster.Grant{Seq: recs[id].Seq, Instance: "i1", Attempt: 1})
 	}
-	if _, err := st.Grant(ctx, "d", epoch, grants); err != nil {
+	if _, err := st.GrantJobs(ctx, "d", epoch, grants); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.ReportEnds(ctx, []cluster.End{
@@ -102,7 +102,7 @@ func TestDomainLoadsBacklogInPages(t *testing.T) {
 	ended := insert("ended")
 	insert("p3")
 	dead := insert("dead")
-	if _, err := st.Grant(ctx, "d", epoch, []cluster.Grant{{Seq: running.Seq, Instance: "i1", Attempt: 1}, {Seq: ended.Seq, Instance: "i1", Attempt: 1}}); err != nil {
+	if _, err := st.GrantJobs(ctx, "d", epoch, []cluster.Grant{{Seq: running.Seq, Instance: "i1", Attempt: 1}, {Seq: ended.Seq, Instance: "i1", Attempt: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.ReportEnds(ctx, []cluster.End{{Seq: ended.Seq, Instance: "i1", Attempt: 1, Kind: cluster.EndOK}}); err != nil {

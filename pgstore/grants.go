@@ -33,13 +33,36 @@ var ErrDoubleAdmission = cluster.ErrDoubleAdmission
 // (ErrDoubleAdmission). It returns how many grants took (a job already
 // running, or gone, is skipped).
 func (s *Store) GrantJobs(ctx context.Context, domain string, epoch int64, grants []Grant) (int, error) {
-	took, err := s.Grant(ctx, domain, epoch, grants)
+	_, took, err := s.Grant(ctx, domain, epoch, nil, grants)
 	return len(took), err
 }
 
-// Grant writes grants as GrantJobs does and returns the sequences that
-// took (cluster.Backend).
-func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []Grant) ([]uint64, error) {
+// Succeeded deletes, under epoch's lease of domain, the rows of the
+// successes ends reports that still match their grant (running, on that
+// instance, for that attempt), in one transaction, and returns their
+// sequences: Grant with no grants.
+func (s *Store) Succeeded(ctx context.Context, domain string, epoch int64, ends []End) ([]uint64, error) {
+	gone, _, err := s.Grant(ctx, domain, epoch, ends, nil)
+	return gone, err
+}
+
+// Grant is the leader's write of one turn (cluster.Backend), one
+// transaction under epoch's lease of domain: the rows of the successes of
+// succeeded that still match their grant — running, on that instance, for
+// that attempt — are deleted (their sequences returned as gone), then
+// grants are written as GrantJobs writes them (the sequences that took
+// returned). Deletes and grants commit together: a reader never sees the
+// slots a batch frees taken before they are free.
+func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded []End, grants []Grant) (gone, took []uint64, err error) {
+	if len(succeeded)+len(grants) == 0 {
+		return nil, nil, nil
+	}
+	locked := make([]int64, 0, len(succeeded)+len(grants)) // every row written, locked in order first
+	endSeqs, endInstances, endAttempts := make([]int64, len(succeeded)), make([]string, len(succeeded)), make([]int32, len(succeeded))
+	for i, e := range succeeded {
+		endSeqs[i], endInstances[i], endAttempts[i] = int64(e.Seq), e.Instance, int32(e.Attempt)
+	}
+	locked = append(locked, endSeqs...)
 	seqs := make([]int64, len(grants))
 	instances := make([]string, len(grants))
 	attempts := make([]int32, len(grants))
@@ -61,28 +84,47 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 			keys[i] = &k
 		}
 	}
+	locked = append(locked, seqs...)
 	// One pipeline: the lease check, the rows locked in order, the
-	// grants, the wake-up (with the first grant that took) unless every
-	// grant is handed over in process.
-	notify := `$7::text`
-	if len(woken) > 0 {
-		notify = `(SELECT pg_notify('` + grantsChannel + `', $7))::text`
-	}
-	var took []uint64
+	// deletes, the grants, the wake-up (with the first grant that took)
+	// unless every grant is handed over in process.
 	b := &pgx.Batch{}
-	b.Queue(lockRowsSQL, seqs)
-	b.Queue(`
-		WITH u AS (
-			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
-				worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id(),
-				record = jsonb_set(j.record, '{attempt}', to_jsonb(g.attempt))
-			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
-			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
-			RETURNING j.seq)
-		SELECT u.seq, `+notify+` FROM u`, seqs, instances, attempts, keys, workers, slots, grantsPayload(woken))
-	err := s.pipeline(ctx, true, domain, epoch, b, func(br pgx.BatchResults) error {
+	b.Queue(lockRowsSQL, locked)
+	if len(succeeded) > 0 {
+		b.Queue(`DELETE FROM fairsched_jobs j USING unnest($1::bigint[], $2::text[], $3::int[]) AS e(seq, instance, attempt)
+			WHERE j.seq = e.seq AND j.running AND j.instance = e.instance AND j.attempt = e.attempt
+			RETURNING j.seq`, endSeqs, endInstances, endAttempts)
+	}
+	if len(grants) > 0 {
+		notify := `$7::text`
+		if len(woken) > 0 {
+			notify = `(SELECT pg_notify('` + grantsChannel + `', $7))::text`
+		}
+		b.Queue(`
+			WITH u AS (
+				UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
+					worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id(),
+					record = jsonb_set(j.record, '{attempt}', to_jsonb(g.attempt))
+				FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
+				WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
+				RETURNING j.seq)
+			SELECT u.seq, `+notify+` FROM u`, seqs, instances, attempts, keys, workers, slots, grantsPayload(woken))
+	}
+	err = s.pipeline(ctx, true, domain, epoch, b, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
 			return err
+		}
+		if len(succeeded) > 0 {
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			if gone, err = collectSeqs(rows); err != nil {
+				return err
+			}
+		}
+		if len(grants) == 0 {
+			return nil
 		}
 		rows, err := br.Query()
 		if err != nil {
@@ -103,12 +145,12 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, grants []
 		err = ErrDoubleAdmission
 	}
 	if err != nil && !errors.Is(err, ErrFenced) && !errors.Is(err, ErrDoubleAdmission) {
-		return nil, fmt.Errorf("%w: pgstore: granting jobs: %w", fairsched.ErrStore, err)
+		return nil, nil, fmt.Errorf("%w: pgstore: granting jobs: %w", fairsched.ErrStore, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return took, nil
+	return gone, took, nil
 }
 
 // Granted returns the jobs running on instance and the attempt each was
@@ -178,41 +220,6 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 		return 0, fmt.Errorf("%w: pgstore: reporting ends: %w", fairsched.ErrStore, err)
 	}
 	return n, nil
-}
-
-// Succeeded deletes, under epoch's lease of domain, the rows of the
-// successes ends reports that still match their grant (running, on that
-// instance, for that attempt), in one transaction, and returns their
-// sequences (cluster.Backend): the leader's own executor's successes,
-// handed back in process, end with this one write.
-func (s *Store) Succeeded(ctx context.Context, domain string, epoch int64, ends []End) ([]uint64, error) {
-	seqs := make([]int64, len(ends))
-	instances := make([]string, len(ends))
-	attempts := make([]int32, len(ends))
-	for i, e := range ends {
-		seqs[i], instances[i], attempts[i] = int64(e.Seq), e.Instance, int32(e.Attempt)
-	}
-	var out []uint64
-	b := &pgx.Batch{}
-	b.Queue(lockRowsSQL, seqs)
-	b.Queue(`DELETE FROM fairsched_jobs j USING unnest($1::bigint[], $2::text[], $3::int[]) AS e(seq, instance, attempt)
-		WHERE j.seq = e.seq AND j.running AND j.instance = e.instance AND j.attempt = e.attempt
-		RETURNING j.seq`, seqs, instances, attempts)
-	err := s.pipeline(ctx, true, domain, epoch, b, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		out, err = collectSeqs(rows)
-		return err
-	})
-	if err != nil && !errors.Is(err, ErrFenced) {
-		return nil, fmt.Errorf("%w: pgstore: deleting succeeded jobs: %w", fairsched.ErrStore, err)
-	}
-	return out, err
 }
 
 // Revoke takes back the grants of instance (declared lost) under epoch's

@@ -154,6 +154,46 @@ func TestSucceededDeletesMatchingGrants(t *testing.T) {
 	}
 }
 
+// TestGrantDeletesThenGrantsInOneTransaction: the leader's turn deletes
+// the successes' rows and writes its grants together — the grants of a
+// turn that frees the conflict key they take are admitted, and a turn the
+// database refuses (a double admission) deletes nothing either.
+func TestGrantDeletesThenGrantsInOneTransaction(t *testing.T) {
+	st, epoch := leaderOver(t, 4)
+	defer st.Close()
+	ctx := context.Background()
+	key := "repo/linux"
+	if _, err := st.GrantJobs(ctx, "d", epoch, []pgstore.Grant{{Seq: 1, Instance: "i1", Attempt: 1, ConflictKey: key}}); err != nil {
+		t.Fatal(err)
+	}
+	var log []string
+	turn := func(ends []pgstore.End, gs ...pgstore.Grant) {
+		gone, took, err := st.Grant(ctx, "d", epoch, ends, gs)
+		n, cerr := st.CountJobs(ctx)
+		if cerr != nil {
+			t.Fatal(cerr)
+		}
+		log = append(log, fmt.Sprintf("deleted %v granted %v err %v: %d rows", gone, took, err, n))
+	}
+	// Job 1 holds the key: a turn granting 2 and 3 on it is refused, and
+	// 1's success with it stays unwritten.
+	turn([]pgstore.End{{Seq: 1, Instance: "i1", Attempt: 1}},
+		pgstore.Grant{Seq: 2, Instance: "i1", Attempt: 1, ConflictKey: key}, pgstore.Grant{Seq: 3, Instance: "i1", Attempt: 1, ConflictKey: key})
+	// 1's success frees the key for 2 in the same turn.
+	turn([]pgstore.End{{Seq: 1, Instance: "i1", Attempt: 1}}, pgstore.Grant{Seq: 2, Instance: "i1", Attempt: 1, ConflictKey: key})
+	turn(nil, pgstore.Grant{Seq: 4, Instance: "i2", Attempt: 1})
+	turn([]pgstore.End{{Seq: 2, Instance: "i1", Attempt: 1}, {Seq: 4, Instance: "i2", Attempt: 1}})
+	want := []string{
+		"deleted [] granted [] err " + pgstore.ErrDoubleAdmission.Error() + ": 4 rows",
+		"deleted [1] granted [2] err <nil>: 3 rows",
+		"deleted [] granted [4] err <nil>: 3 rows",
+		"deleted [2 4] granted [] err <nil>: 1 rows",
+	}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Errorf("turns (-want +got):\n%s", diff)
+	}
+}
+
 // leaderOver returns a store holding jobs 1…n, pending, and the epoch of
 // the lease of domain "d" it took.
 func leaderOver(t *testing.T, n uint64) (*pgstore.Store, int64) {

@@ -43,7 +43,7 @@ func TestIncrementalReadsMissNothing(t *testing.T) {
 	if _, err := tx.Exec(ctx, `UPDATE fairsched_jobs SET running = true, instance = 'i1', attempt = 1, grant_xid = pg_current_xact_id() WHERE seq = 1`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Grant(ctx, "d", epoch, []pgstore.Grant{{Seq: 2, Instance: "i1", Attempt: 1}}); err != nil {
+	if _, err := st.GrantJobs(ctx, "d", epoch, []pgstore.Grant{{Seq: 2, Instance: "i1", Attempt: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	var cur cluster.ReadCursor
@@ -77,7 +77,7 @@ func TestIncrementalReadsMissNothing(t *testing.T) {
 					batch = append(batch, pgstore.Grant{Seq: uint64(seqs[i] + 3), Instance: "i1", Attempt: 1})
 					i += 3
 				}
-				if _, err := st.Grant(ctx, "d", epoch, batch); err != nil {
+				if _, err := st.GrantJobs(ctx, "d", epoch, batch); err != nil {
 					t.Error(err)
 					return
 				}

@@ -74,7 +74,7 @@ func TestGrantsWakeTheirInstances(t *testing.T) {
 	}
 	wakeA, stopA := st.Wake(ctx, cluster.ExecutorReads, "a")
 	defer stopA()
-	if _, err := st.Grant(ctx, "d", epoch, []cluster.Grant{
+	if _, err := st.GrantJobs(ctx, "d", epoch, []cluster.Grant{
 		{Seq: seqs[0], Instance: "b", Attempt: 1}, {Seq: seqs[1], Instance: "a", Attempt: 1},
 		{Seq: seqs[2], Instance: "b", Attempt: 1}, {Seq: seqs[3], Instance: "c", Attempt: 1, Handed: true},
 	}); err != nil {
