@@ -5,3 +5,9 @@ var (
 	GrantsFor     = grantsFor
 	GrantsPayload = grantsPayload
 )
+
+// The statements whose plans TestEndsFindRowsByKey reads.
+const (
+	DeleteSucceededSQL = deleteSucceededSQL
+	ReportEndsSQL      = reportEndsSQL
+)
