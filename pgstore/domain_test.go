@@ -2,6 +2,8 @@ package pgstore_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -172,5 +174,45 @@ func TestDomainLoadsBacklogInPages(t *testing.T) {
 	}
 	if diff := cmp.Diff([]rec{{ID: late.ID}}, view(news)); diff != "" {
 		t.Errorf("the feed after the backlog (-want +got):\n%s", diff)
+	}
+}
+
+// TestDomainReturnsASmallFirstPage: whatever the page, Domain returns at
+// most 500 pending records — the leader's first decisions wait for them —
+// and the feed's Backlog the others in full pages.
+func TestDomainReturnsASmallFirstPage(t *testing.T) {
+	url := pgtest.URL(t)
+	st, err := pgstore.Open(context.Background(), url, pgstore.WithBacklogPage(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	recs := make([]*fairsched.JobRecord, 1600)
+	for i := range recs {
+		recs[i] = &fairsched.JobRecord{Type: "t", ID: fmt.Sprint("j", i), EnqueuedAt: time.Unix(0, 0).UTC()}
+	}
+	if errs, err := st.InsertMany(ctx, recs); err != nil || errors.Join(errs...) != nil {
+		t.Fatal(err, errors.Join(errs...))
+	}
+	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	_, first, feed, err := st.Domain(ctx, "d", epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer feed.Close()
+	pages := []string{fmt.Sprintf("%d from %d", len(first), first[0].Seq)}
+	for more := true; more; {
+		var page []fairsched.JobRecord
+		if page, more, err = feed.Backlog(ctx); err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, fmt.Sprintf("%d from %d", len(page), page[0].Seq))
+	}
+	if diff := cmp.Diff([]string{"500 from 1", "1000 from 501", "100 from 1501"}, pages); diff != "" {
+		t.Errorf("Domain's records, then each page of the backlog (-want +got):\n%s", diff)
 	}
 }
