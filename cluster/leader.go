@@ -167,7 +167,7 @@ func (l *leader) loadBacklog(ctx context.Context, first int) {
 	for more := true; more; {
 		recs, m, err := l.feed.Backlog(ctx)
 		if err == nil && len(recs) > 0 {
-			_, err = l.a.Adopt(ctx, recs) // the owner never waits on this goroutine
+			err = l.adopt(ctx, recs) // the owner never waits on this goroutine
 			n += len(recs)
 		}
 		if err != nil {
@@ -185,6 +185,26 @@ func (l *leader) loadBacklog(ctx context.Context, first int) {
 	close(l.loaded)
 	l.n.log.Info("loaded the pending jobs", zap.Int("records", first+n), zap.Int("afterFirstDecision", n),
 		zap.Duration("took", time.Since(start)))
+}
+
+// adoptChunk bounds the records handed to the leader's scheduler in one
+// message: its owner adopts a message's records in one turn, dispatching
+// nothing meanwhile, and a backlog page of 5 000 (about 12 ms) held the
+// grants back for as long — a burn-down ran at a quarter of its speed
+// while the backlog loaded.
+const adoptChunk = 256
+
+// adopt hands recs to the scheduler adoptChunk at a time, each message
+// answered before the next is sent: the owner decides between them.
+func (l *leader) adopt(ctx context.Context, recs []core.JobRecord) error {
+	for len(recs) > 0 {
+		n := min(len(recs), adoptChunk)
+		if _, err := l.a.Adopt(ctx, recs[:n]); err != nil {
+			return err
+		}
+		recs = recs[n:]
+	}
+	return nil
 }
 
 // handler is type r's handler in the leader's scheduler: grant the
@@ -624,7 +644,7 @@ func (l *leader) run() {
 			l.n.log.Warn("reading new jobs failed", zap.Error(err))
 		} else if len(recs) > 0 {
 			// The owner never waits on this loop, so waiting on it is safe.
-			if _, err := l.a.Adopt(ctx, recs); err != nil {
+			if err := l.adopt(ctx, recs); err != nil {
 				l.n.log.Warn("adopting new jobs failed", zap.Error(err))
 			}
 		}
