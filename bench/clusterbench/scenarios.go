@@ -58,16 +58,11 @@ type Config struct {
 }
 
 // Default is a run that finishes in a few minutes; Full the sizes.
-// fairsched's Slots, 256 an instance, are the knee of 1-instance burn-downs
-// of 200 000 no-op jobs on the 2-vCPU bench machine (128: 21 500–23 300
-// jobs/s, 256: 25 700–27 800, 512: 23 700–25 200): each turn of the
-// leader grants and deletes more jobs in one transaction. River has its
-// bench's 2 000 workers a process.
 func Default() Config {
 	return Config{Scenarios: []int{1, 2, 3, 4, 5}, Jobs: 10_000, Continuous: 10 * time.Second, MinAvail: 10_000,
 		Big: 10_000, Small: 100, CapJobs: 5_000, Cap: 40, ConfJobs: 3_000, ConfIDs: 100, ConfWork: 5 * time.Millisecond,
 		FaultJobs: 3_000, FaultWork: 10 * time.Millisecond, Lease: 2 * time.Second, Poll: 20 * time.Millisecond,
-		Workers: 2_000, Slots: 256}
+		Workers: 2_000, Slots: 128}
 }
 
 // Full is the sizes: 1 000 000 jobs burnt down, 75 000 kept

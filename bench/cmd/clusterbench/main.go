@@ -38,7 +38,7 @@ func run() int {
 	profile := flag.Bool("cpuprofile", false, "CPU profiles of every worker process into -keep")
 	statements := flag.Int("statements", 0, "print the top N statements of each run (needs pg_stat_statements preloaded)")
 	jobs := flag.Int("jobs", 0, "scenario 1's burn-down jobs (default 10 000; -full 1 000 000)")
-	slots := flag.Int("slots", 0, "fairsched's Slots per instance (default 256)")
+	slots := flag.Int("slots", 0, "fairsched's Slots per instance (default 128)")
 	rounds := flag.Int("rounds", 1, "run scenario 1's burn-downs this many times, the systems taking turns (the order reversed every other round), and report each one's median run")
 	only := flag.String("only", "", "run only these systems, comma-separated labels (River, \"fairsched ×1\", …): for profiling one")
 	flag.Parse()
