@@ -41,7 +41,7 @@ type executor struct {
 // instance, committed, handed over with their records: the executor need
 // not read them back. Their successes go back the same way (ends, while
 // the leader that granted them leads: until leaderDone closes), and the
-// leader deletes their rows (Backend.Succeeded) instead of reading each
+// leader deletes their rows (in its next Backend.Grant) instead of reading each
 // end from its row — one write and two reads a job fewer. Any other end
 // is written to the row, as every end of a grant read from the database.
 type handoff struct {
