@@ -36,6 +36,20 @@ func (s *opsStore) ApplyJobs(ops []actor.JobOp) error {
 	return nil
 }
 
+// startOps starts an owner over an opsStore with type work registered;
+// grantRecords is its Config.GrantRecordsAttempt. Closed at the test's end.
+func startOps(t *testing.T, grantRecords bool) (*actor.Actor, *opsStore) {
+	t.Helper()
+	st := &opsStore{commits: make(chan []string, 64)}
+	a := actor.Start(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
+		Store: st, GrantRecordsAttempt: grantRecords})
+	t.Cleanup(func() { a.Close(context.Background()) })
+	if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
+		t.Fatal(err)
+	}
+	return a, st
+}
+
 // TestGrantRecordsAttempt: with GrantRecordsAttempt (cluster mode's
 // leader, whose grant counts the attempt in the job's row), the owner
 // writes nothing when a durable job's attempt starts; without it, the
@@ -43,13 +57,7 @@ func (s *opsStore) ApplyJobs(ops []actor.JobOp) error {
 func TestGrantRecordsAttempt(t *testing.T) {
 	for _, grantRecords := range []bool{false, true} {
 		t.Run(fmt.Sprint(grantRecords), func(t *testing.T) {
-			st := &opsStore{commits: make(chan []string, 16)}
-			a := actor.Start(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
-				Store: st, GrantRecordsAttempt: grantRecords})
-			defer a.Close(context.Background())
-			if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
-				t.Fatal(err)
-			}
+			a, st := startOps(t, grantRecords)
 			attempts := make(chan int, 1)
 			if err := a.RegisterHandlers(map[policy.JobType]messages.Handler{work: func(_ context.Context, j messages.DurableJob) error {
 				attempts <- j.Attempt
@@ -109,12 +117,7 @@ func TestSubscribed(t *testing.T) {
 // the owner sees the old one end — runs once the old one has ended,
 // instead of being dropped.
 func TestAdoptParksAJobOfABusyID(t *testing.T) {
-	st := &opsStore{commits: make(chan []string, 64)}
-	a := actor.Start(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute, Store: st})
-	defer a.Close(context.Background())
-	if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
-		t.Fatal(err)
-	}
+	a, _ := startOps(t, false)
 	started := make(chan uint64, 2)
 	release := make(chan struct{})
 	if err := a.RegisterHandlers(map[policy.JobType]messages.Handler{work: func(_ context.Context, j messages.DurableJob) error {
@@ -155,13 +158,7 @@ func TestAdoptParksAJobOfABusyID(t *testing.T) {
 // free again — and the owner writes no delete of its own; a handler
 // returning nil has its record deleted as before.
 func TestEndWrittenWritesNothingMore(t *testing.T) {
-	st := &opsStore{commits: make(chan []string, 16)}
-	a := actor.Start(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
-		Store: st, GrantRecordsAttempt: true})
-	defer a.Close(context.Background())
-	if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
-		t.Fatal(err)
-	}
+	a, st := startOps(t, true)
 	if err := a.RegisterHandlers(map[policy.JobType]messages.Handler{work: func(_ context.Context, j messages.DurableJob) error {
 		if j.Seq == 1 {
 			return actor.EndWritten

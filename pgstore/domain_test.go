@@ -25,10 +25,7 @@ func TestDomainResumesUnappliedEnds(t *testing.T) {
 	st := open(t, pgtest.URL(t))
 	defer st.Close()
 	ctx := context.Background()
-	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
-	if err != nil || !ok {
-		t.Fatalf("acquire: %v %v", ok, err)
-	}
+	epoch := lead(t, st)
 	recs := map[string]*fairsched.JobRecord{}
 	for _, id := range []string{"running", "succeeded", "failed", "retrying", "pending"} {
 		r := &fairsched.JobRecord{Type: "t", ID: id, EnqueuedAt: time.Unix(0, 0).UTC()}
@@ -80,16 +77,10 @@ func TestDomainResumesUnappliedEnds(t *testing.T) {
 // cursor read again.
 func TestDomainLoadsBacklogInPages(t *testing.T) {
 	url := pgtest.URL(t)
-	st, err := pgstore.Open(context.Background(), url, pgstore.WithBacklogPage(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := open(t, url, pgstore.WithBacklogPage(2))
 	defer st.Close()
 	ctx := context.Background()
-	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
-	if err != nil || !ok {
-		t.Fatalf("acquire: %v %v", ok, err)
-	}
+	epoch := lead(t, st)
 	insert := func(id string) *fairsched.JobRecord {
 		t.Helper()
 		r := &fairsched.JobRecord{Type: "t", ID: id, EnqueuedAt: time.Unix(0, 0).UTC()}
@@ -182,10 +173,7 @@ func TestDomainLoadsBacklogInPages(t *testing.T) {
 // and the feed's Backlog the others in full pages.
 func TestDomainReturnsASmallFirstPage(t *testing.T) {
 	url := pgtest.URL(t)
-	st, err := pgstore.Open(context.Background(), url, pgstore.WithBacklogPage(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := open(t, url, pgstore.WithBacklogPage(1000))
 	defer st.Close()
 	ctx := context.Background()
 	recs := make([]*fairsched.JobRecord, 1600)
@@ -195,10 +183,7 @@ func TestDomainReturnsASmallFirstPage(t *testing.T) {
 	if errs, err := st.InsertMany(ctx, recs); err != nil || errors.Join(errs...) != nil {
 		t.Fatal(err, errors.Join(errs...))
 	}
-	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
-	if err != nil || !ok {
-		t.Fatalf("acquire: %v %v", ok, err)
-	}
+	epoch := lead(t, st)
 	_, first, feed, err := st.Domain(ctx, "d", epoch)
 	if err != nil {
 		t.Fatal(err)

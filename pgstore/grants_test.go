@@ -100,10 +100,7 @@ func TestGrantRecordsTheAttempt(t *testing.T) {
 	if err := st.ApplyJobs([]fairsched.JobOp{{Put: &rec}}); err != nil {
 		t.Fatal(err)
 	}
-	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
-	if err != nil || !ok {
-		t.Fatalf("acquire: %v %v", ok, err)
-	}
+	epoch := lead(t, st)
 	if _, err := st.GrantJobs(ctx, "d", epoch, []pgstore.Grant{{Seq: 1, Instance: "i1", Attempt: 3}}); err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +204,7 @@ func leaderOver(t *testing.T, n uint64) (*pgstore.Store, int64) {
 	if err := st.ApplyJobs(ops); err != nil {
 		t.Fatal(err)
 	}
-	epoch, ok, err := st.Acquire(context.Background(), "d", "leader", 10*time.Second)
-	if err != nil || !ok {
-		t.Fatalf("acquire: %v %v", ok, err)
-	}
+	epoch := lead(t, st)
 	return st, epoch
 }
 

@@ -52,10 +52,7 @@ func TestGrantsWakeTheirInstances(t *testing.T) {
 	st := open(t, url)
 	defer st.Close()
 	ctx := context.Background()
-	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
-	if err != nil || !ok {
-		t.Fatalf("acquire: %v %v", ok, err)
-	}
+	epoch := lead(t, st)
 	var seqs []uint64
 	for _, id := range []string{"1", "2", "3", "4", "5"} {
 		r := &fairsched.JobRecord{Type: "t", ID: id, EnqueuedAt: time.Unix(0, 0).UTC()}

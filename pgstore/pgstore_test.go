@@ -23,13 +23,23 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Run(m)) // tests, the throwaway PostgreSQL stopped, then a leak check
 }
 
-func open(t *testing.T, url string) *pgstore.Store {
+func open(t *testing.T, url string, opts ...pgstore.Option) *pgstore.Store {
 	t.Helper()
-	st, err := pgstore.Open(context.Background(), url)
+	st, err := pgstore.Open(context.Background(), url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// lead takes domain "d"'s lease for "leader" and returns its epoch.
+func lead(t *testing.T, st *pgstore.Store) int64 {
+	t.Helper()
+	epoch, ok, err := st.Acquire(context.Background(), "d", "leader", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	return epoch
 }
 
 // openTx begins a transaction on a connection of its own to url, apart
