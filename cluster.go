@@ -97,11 +97,13 @@ type ClusterConfig = cluster.Config
 //
 //	// Grant is the leader's write of one turn, fenced, in one
 //	// transaction: first the rows of the successes of succeeded — the ends
-//	// the leader's own executor handed back in process, whose slots it
-//	// frees only once their rows no longer run — that still match a
-//	// running grant (on that instance, for that attempt) are deleted and
-//	// returned as gone; then grants are written, and the sequences that
-//	// took returned: a job already running is not granted again. Each
+//	// the leader's own executor handed back in process, and those the
+//	// executors reported (ReportEnds), whose slots it frees only once
+//	// their rows are gone — are deleted if they still match that attempt
+//	// (a running grant on that instance, or that attempt's reported
+//	// success) and returned as gone; then grants are written, and the
+//	// sequences that took returned: a job already running is not granted
+//	// again. Each
 //	// grant also records its attempt in the job's record (the leader's
 //	// scheduler writes nothing when an attempt starts).
 //	Grant(ctx context.Context, domain string, epoch int64, succeeded []End, grants []Grant) (gone, took []uint64, err error)

@@ -66,6 +66,9 @@ type wait struct {
 	// written: its grant is committed (or it watches a grant already
 	// made); until then its row says nothing about it.
 	written bool
+	// deleting: it succeeded, and its row goes in the next turn's write
+	// (grant), which answers it.
+	deleting bool
 	// worker and slot: the worker slot the leader's scheduler gave it (a
 	// job of a worker type).
 	worker string
@@ -304,7 +307,9 @@ func (l *leader) run() {
 	instances := map[string]*instance{}
 	outstanding := map[uint64]*wait{}
 	var batch, queued []*wait         // to grant; waiting for a free slot
-	var succeeded []End               // this instance's executor's successes: their rows go at the next write
+	var succeeded []End               // successes handed back in process: their rows go at the next write, which answers them
+	var reported []End                // successes reported through their rows, answered: the rows go with a later write
+	tidy := false                     // write the rows of reported successes even with nothing else to write
 	lost := map[string]time.Time{}    // instances this leader declared lost, and when
 	workerHome := map[string]string{} // worker → the instance it is registered on
 	registered := map[string]string{} // worker → its slots, as registered in the scheduler
@@ -334,6 +339,26 @@ func (l *leader) run() {
 			in.running--
 		}
 		w.done <- err
+	}
+	// ended answers w's attempt as e, its end, says. A success's row is
+	// deleted by a turn's write (grant), with the grants of that turn: one
+	// transaction, not one of its own by the scheduler afterwards, which
+	// writes nothing more of the job (actor.EndWritten). One handed back in
+	// process (inRow false) still runs in its row, so it is answered — its
+	// slot freed — once the row is gone: the running rows never exceed a
+	// cap. One reported through its row (inRow) runs there no more: it is
+	// answered now, and its row deleted with the next grants.
+	ended := func(w *wait, e End, inRow bool) {
+		switch {
+		case e.Kind != EndOK:
+			answer(w, endError(e))
+		case inRow:
+			answer(w, actor.EndWritten)
+			reported = append(reported, e)
+		case !w.deleting:
+			w.deleting = true
+			succeeded = append(succeeded, e)
+		}
 	}
 	var place func(w *wait)
 	place = func(w *wait) {
@@ -405,9 +430,12 @@ func (l *leader) run() {
 	// grant writes the turn: the rows of the successes handed back
 	// deleted, then the batch granted, in one transaction (Backend.Grant).
 	grant := func() (wrote bool) {
-		if len(batch) == 0 && len(succeeded) == 0 {
+		// The rows of reported successes free nothing: they wait for a
+		// turn with grants, unless they pile up or the poll says tidy.
+		if len(batch) == 0 && len(succeeded) == 0 && (len(reported) < maxReported && !tidy || len(reported) == 0) {
 			return false
 		}
+		tidy = false
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 		defer cancel()
 		gs := make([]Grant, len(batch))
@@ -415,7 +443,10 @@ func (l *leader) run() {
 			gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot,
 				Handed: w.instance == cfg.Instance}
 		}
+		nLocal := len(succeeded)
+		succeeded = append(succeeded, reported...)
 		gone, took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, succeeded, gs)
+		succeeded = succeeded[:nLocal]
 		if fenced(err) {
 			return false
 		}
@@ -448,7 +479,14 @@ func (l *leader) run() {
 			}
 			defer replace() // slots are free: the jobs waiting for one go in the next turn
 		}
-		succeeded = succeeded[:0] // those that matched nothing ended otherwise (readEnds answers)
+		// Those that matched nothing ended otherwise: the next full read
+		// answers them (readEnds).
+		for _, e := range succeeded {
+			if w := outstanding[e.Seq]; w != nil && w.instance == e.Instance && w.attempt == e.Attempt {
+				w.deleting = false
+			}
+		}
+		succeeded, reported = succeeded[:0], reported[:0] // a reported row not deleted was written since (kept)
 		ok := make(map[uint64]bool, len(took))
 		for _, s := range took {
 			ok[s] = true
@@ -486,7 +524,7 @@ func (l *leader) run() {
 	}
 	readEnds := func(ctx context.Context, full bool) {
 		if !full {
-			full = !l.endsSince(ctx, outstanding, answer)
+			full = !l.endsSince(ctx, outstanding, ended)
 		}
 		if len(outstanding) == 0 {
 			return
@@ -521,7 +559,7 @@ func (l *leader) run() {
 					}
 					continue
 				case r.Ended:
-					answer(w, endError(r.End))
+					ended(w, r.End, true)
 				default:
 					answer(w, fmt.Errorf("%w: its grant was taken back", workers.ErrWorkerLost))
 				}
@@ -531,7 +569,10 @@ func (l *leader) run() {
 			case r.Running && r.Instance == w.instance && r.Attempt == w.attempt:
 				// runs on
 			case r.Ended && r.End.Instance == w.instance && r.End.Attempt == w.attempt:
-				answer(w, endError(r.End))
+				ended(w, r.End, true)
+			case w.deleting:
+				// Handed back in process, its row not deleted yet (nor
+				// reported): the turn's write deletes it.
 			default:
 				answer(w, fmt.Errorf("%w: instance %s lost the grant", workers.ErrWorkerLost, w.instance))
 			}
@@ -561,7 +602,11 @@ func (l *leader) run() {
 				return
 			}
 			for _, w := range outstanding {
-				if w.instance == id {
+				// A success whose row's delete is under way is left to
+				// it: a reported one's row still matches (Revoke takes
+				// back running rows); one handed back in process matches
+				// no more, and the next full read answers it.
+				if w.instance == id && !w.deleting {
 					err := fmt.Errorf("%w: instance %s went silent", workers.ErrWorkerLost, id)
 					if w.owner != "" {
 						err = policy.Permanent(err) // its function went with it
@@ -690,7 +735,7 @@ func (l *leader) run() {
 			// rows at its next full read, to this leader or the next.
 			for more := true; more; {
 				if w := outstanding[e.Seq]; w != nil && w.written && w.instance == e.Instance && w.attempt == e.Attempt {
-					succeeded = append(succeeded, e)
+					ended(w, e, false)
 				}
 				select {
 				case e = <-l.localEnds:
@@ -746,6 +791,7 @@ func (l *leader) run() {
 		case <-poll.C:
 			read(true, true)
 			replace()
+			tidy = true
 		case <-beat.C:
 			func() {
 				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
@@ -756,6 +802,14 @@ func (l *leader) run() {
 		case <-l.stopC:
 			for _, w := range outstanding {
 				w.done <- ErrLeaderLost
+			}
+			if len(reported) > 0 {
+				// Their rows would wait for the next leader (which
+				// resumes each and reads its end): while the lease holds,
+				// delete them now.
+				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+				_, _, _ = l.n.b.Grant(ctx, cfg.Domain, l.epoch, reported, nil)
+				cancel()
 			}
 			return
 		}
@@ -774,6 +828,11 @@ func (l *leader) run() {
 		}
 	}
 }
+
+// maxReported bounds the reported successes whose rows wait for a turn
+// with grants (leader.run): beyond it, they are deleted in a write of
+// their own.
+const maxReported = 1024
 
 // syncWorkers makes the scheduler's worker index the instances' workers:
 // a worker gone (unregistered, or its instance lost) is unregistered —

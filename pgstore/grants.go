@@ -38,9 +38,8 @@ func (s *Store) GrantJobs(ctx context.Context, domain string, epoch int64, grant
 }
 
 // Succeeded deletes, under epoch's lease of domain, the rows of the
-// successes ends reports that still match their grant (running, on that
-// instance, for that attempt), in one transaction, and returns their
-// sequences: Grant with no grants.
+// successes ends reports that still match their attempt (as Grant), in one
+// transaction, and returns their sequences: Grant with no grants.
 func (s *Store) Succeeded(ctx context.Context, domain string, epoch int64, ends []End) ([]uint64, error) {
 	gone, _, err := s.Grant(ctx, domain, epoch, ends, nil)
 	return gone, err
@@ -48,8 +47,9 @@ func (s *Store) Succeeded(ctx context.Context, domain string, epoch int64, ends 
 
 // Grant is the leader's write of one turn (cluster.Backend), one
 // transaction under epoch's lease of domain: the rows of the successes of
-// succeeded that still match their grant — running, on that instance, for
-// that attempt — are deleted (their sequences returned as gone), then
+// succeeded that still match their attempt — running on that instance for
+// that attempt, or ended by that attempt's reported success — are deleted
+// (their sequences returned as gone), then
 // grants are written as GrantJobs writes them (the sequences that took
 // returned). Deletes and grants commit together: a reader never sees the
 // slots a batch frees taken before they are free.
@@ -158,8 +158,14 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 // running row, and the entries of those deleted since the last vacuum —
 // for each statement: milliseconds a write instead of a tenth of one.
 const (
+	// A success is deleted while its grant still runs (handed back in
+	// process) or once its executor reported it: the row's end is that
+	// attempt's success, and the leader's scheduler has not written the
+	// record since (a success kept WithRetention, a cancelled RunSync's
+	// end: no longer pending).
 	deleteSucceededSQL = `DELETE FROM fairsched_jobs j USING unnest($1::bigint[], $2::text[], $3::int[]) AS e(seq, instance, attempt)
-		WHERE j.seq = e.seq AND j.running IS TRUE AND j.instance = e.instance AND j.attempt = e.attempt
+		WHERE j.seq = e.seq AND (j.running IS TRUE AND j.instance = e.instance AND j.attempt = e.attempt
+			OR j.running IS FALSE AND j.state = 0 AND j.end_instance = e.instance AND j.end_attempt = e.attempt AND j.end_kind = 0)
 		RETURNING j.seq`
 	reportEndsSQL = `
 		WITH ended AS (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/pgstore"
 )
@@ -189,6 +192,58 @@ func TestGrantDeletesThenGrantsInOneTransaction(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, log); diff != "" {
 		t.Errorf("turns (-want +got):\n%s", diff)
+	}
+}
+
+// TestGrantDeletesReportedSuccesses: a success an executor reported
+// through its row (ReportEnds) is deleted by the leader's turn when the
+// row's end is that attempt's success; a reported failure, another
+// attempt's success, a grant still running on another instance, or a
+// success whose record the scheduler wrote since (kept WithRetention) is
+// left as it is.
+func TestGrantDeletesReportedSuccesses(t *testing.T) {
+	st, epoch := leaderOver(t, 5)
+	defer st.Close()
+	ctx := context.Background()
+	var gs []pgstore.Grant
+	for seq := uint64(1); seq <= 5; seq++ {
+		gs = append(gs, pgstore.Grant{Seq: seq, Instance: "i1", Attempt: 1})
+	}
+	if _, err := st.GrantJobs(ctx, "d", epoch, gs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ReportEnds(ctx, []pgstore.End{{Seq: 1, Instance: "i1", Attempt: 1}, {Seq: 2, Instance: "i1", Attempt: 1},
+		{Seq: 3, Instance: "i1", Attempt: 1, Kind: cluster.EndError, Error: "boom"}, {Seq: 5, Instance: "i1", Attempt: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	kept := &fairsched.JobRecord{Seq: 5, Type: "repack", ID: "j5", EnqueuedAt: time.Unix(0, 0).UTC(), State: core.RecordSucceeded}
+	if err := st.ApplyJobsFenced(ctx, "d", epoch, []fairsched.JobOp{{Put: kept}}); err != nil {
+		t.Fatal(err)
+	}
+	gone, _, err := st.Grant(ctx, "d", epoch, []pgstore.End{
+		{Seq: 1, Instance: "i1", Attempt: 1}, // reported success: deleted
+		{Seq: 2, Instance: "i1", Attempt: 2}, // another attempt's
+		{Seq: 3, Instance: "i1", Attempt: 1}, // reported failure
+		{Seq: 4, Instance: "i2", Attempt: 1}, // runs on i1
+		{Seq: 5, Instance: "i1", Attempt: 1}, // written since: kept
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]uint64{1}, gone); diff != "" {
+		t.Errorf("deleted (-want +got):\n%s", diff)
+	}
+	rows, err := st.Rows(ctx, []uint64{1, 2, 3, 4, 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []uint64
+	for _, r := range rows {
+		left = append(left, r.Seq)
+	}
+	slices.Sort(left)
+	if diff := cmp.Diff([]uint64{2, 3, 4, 5}, left); diff != "" {
+		t.Errorf("rows left (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,0 +1,126 @@
+package cluster_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/internal/pgtest"
+)
+
+// writeLog is a Backend that records the leader's deletes of successes:
+// those of its turns (Grant's gone) and those its scheduler writes itself
+// (a delete in ApplyJobs).
+type writeLog struct {
+	cluster.Backend
+	mu        sync.Mutex
+	turn      []uint64 // deleted by Grant
+	scheduler []uint64 // deleted by the scheduler's own writes
+}
+
+func (w *writeLog) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
+	gone, took, err := w.Backend.Grant(ctx, domain, epoch, succeeded, grants)
+	w.mu.Lock()
+	w.turn = append(w.turn, gone...)
+	w.mu.Unlock()
+	return gone, took, err
+}
+
+func (w *writeLog) Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, cluster.Feed, error) {
+	st, recs, feed, err := w.Backend.Domain(ctx, domain, epoch)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return &loggedStore{JobStore: st, w: w}, recs, feed, nil
+}
+
+func (w *writeLog) deletes() (turn, scheduler []uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	turn, scheduler = slices.Clone(w.turn), slices.Clone(w.scheduler)
+	slices.Sort(turn)
+	slices.Sort(scheduler)
+	return turn, scheduler
+}
+
+type loggedStore struct {
+	actor.JobStore
+	w *writeLog
+}
+
+func (s *loggedStore) ApplyJobs(ops []actor.JobOp) error {
+	err := s.JobStore.ApplyJobs(ops)
+	s.w.mu.Lock()
+	for _, op := range ops {
+		if op.Put == nil && err == nil {
+			s.w.scheduler = append(s.w.scheduler, op.Delete)
+		}
+	}
+	s.w.mu.Unlock()
+	return err
+}
+
+// TestReportedSuccessesGoInTheLeadersTurn: a job that succeeds on another
+// instance than the leader's is reported through its row; the leader
+// deletes that row in its next turn's write, with the grants of that turn,
+// and its scheduler writes nothing more of the job — no transaction of its
+// own a batch of successes. Every job's row is gone at the end, each
+// deleted once, by a turn.
+func TestReportedSuccessesGoInTheLeadersTurn(t *testing.T) {
+	url := pgtest.URL(t)
+	log := &writeLog{}
+	// The leader has no handler: every job runs on the other instance.
+	lead := joinVia(t, url, func(b cluster.Backend) cluster.Backend { log.Backend = b; return log }, fast("d", "a-leader", 4))
+	if leaderOf(t, lead) != lead {
+		t.Fatal("the first instance does not lead")
+	}
+	exec := join(t, url, fast("d", "b-executor", 4))
+	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}
+	for _, m := range []*member{lead, exec} {
+		if err := m.s.RegisterType("work", cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var ran []uint64
+	rec := newRecorder()
+	if err := exec.s.RegisterHandler("work", func(ctx context.Context, j fairsched.Job) error {
+		mu.Lock()
+		ran = append(ran, j.Seq)
+		mu.Unlock()
+		rec.end("")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 30
+	ctx := context.Background()
+	for i := range n {
+		if err := lead.s.Enqueue(ctx, "work", "j"+string(rune('a'+i)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.waitEnds(t, n)
+	pgtest.Eventually(t, "every row deleted", func() bool {
+		c, err := lead.st.CountJobs(ctx)
+		return err == nil && c == 0
+	})
+	mu.Lock()
+	want := slices.Sorted(slices.Values(ran))
+	mu.Unlock()
+	turn, scheduler := log.deletes()
+	if diff := cmp.Diff(want, turn); diff != "" {
+		t.Errorf("rows deleted by the leader's turns (-ran +deleted):\n%s", diff)
+	}
+	if len(scheduler) > 0 {
+		t.Errorf("the scheduler deleted %v itself as well", scheduler)
+	}
+}
