@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -122,5 +123,98 @@ func TestReportedSuccessesGoInTheLeadersTurn(t *testing.T) {
 	}
 	if len(scheduler) > 0 {
 		t.Errorf("the scheduler deleted %v itself as well", scheduler)
+	}
+}
+
+// TestRetainedSuccessesStay: with WithRetention, a success's record is
+// kept (state succeeded, not running) whether the job ran on the leader's
+// instance — its success handed back in process — or on another, and
+// whichever comes first: the leader's delete of the success's row or its
+// scheduler's write of the kept record.
+func TestRetainedSuccessesStay(t *testing.T) {
+	url := pgtest.URL(t)
+	keep := fairsched.WithRetention(time.Hour)
+	lead := joinLeader(t, url, fast("d", "a-leader", 2), keep)
+	other := join(t, url, fast("d", "b-other", 2), keep)
+	var mu sync.Mutex
+	where := map[string]int{}
+	var seqs []uint64
+	rec := newRecorder()
+	for _, m := range []struct {
+		m    *member
+		name string
+	}{{lead, "a-leader"}, {other, "b-other"}} {
+		if err := m.m.s.RegisterType("work", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.m.s.RegisterHandler("work", func(ctx context.Context, j fairsched.Job) error {
+			mu.Lock()
+			where[m.name]++
+			seqs = append(seqs, j.Seq)
+			mu.Unlock()
+			rec.end("")
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool {
+		snap, err := lead.s.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(snap.Cluster.Instances) == 2 && len(snap.Cluster.Instances[0].Types)+len(snap.Cluster.Instances[1].Types) == 2
+	})
+	const n = 40
+	ctx := context.Background()
+	for i := range n {
+		if err := lead.s.Enqueue(ctx, "work", fmt.Sprint("j", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.waitEnds(t, n)
+	mu.Lock()
+	if where["a-leader"] == 0 || where["b-other"] == 0 {
+		t.Errorf("jobs ran %v: want some on each instance", where)
+	}
+	all := slices.Clone(seqs)
+	mu.Unlock()
+	state := func() []string {
+		finals, err := lead.st.Finals(ctx, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := lead.st.Rows(ctx, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		running := map[uint64]bool{}
+		for _, r := range rows {
+			running[r.Seq] = r.Running
+		}
+		final := map[uint64]cluster.Final{}
+		for _, f := range finals {
+			final[f.Seq] = f
+		}
+		var out []string
+		for _, seq := range all {
+			f, ok := final[seq]
+			switch {
+			case !ok:
+				out = append(out, fmt.Sprintf("%d pending", seq))
+			case f.Gone || f.State != core.RecordSucceeded || running[seq]:
+				out = append(out, fmt.Sprintf("%d gone %v state %d running %v", seq, f.Gone, f.State, running[seq]))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	var got []string
+	pgtest.Eventually(t, "every success kept, none running", func() bool {
+		got = state()
+		return len(got) == 0
+	})
+	if len(got) > 0 {
+		t.Errorf("records not kept as succeeded: %v", got)
 	}
 }

@@ -45,7 +45,7 @@ type IncrementalReads interface {
 // the caller reads every outstanding row). A row that does not match its
 // attempt's grant is left to the next full read (readEnds), which decides
 // what a grant taken back or a row gone means.
-func (l *leader) endsSince(ctx context.Context, outstanding map[uint64]*wait, ended func(*wait, End, bool)) bool {
+func (l *leader) endsSince(ctx context.Context, outstanding map[uint64]*wait, ended func(*wait, End)) bool {
 	rows, next, err := l.n.b.EndsSince(ctx, l.endCursor)
 	if err != nil {
 		l.n.log.Warn("reading ends failed", zap.Error(err))
@@ -58,7 +58,7 @@ func (l *leader) endsSince(ctx context.Context, outstanding map[uint64]*wait, en
 			continue
 		}
 		if r.Ended && r.End.Instance == w.instance && r.End.Attempt == w.attempt {
-			ended(w, r.End, true)
+			ended(w, r.End)
 		}
 	}
 	return true

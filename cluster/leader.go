@@ -66,9 +66,6 @@ type wait struct {
 	// written: its grant is committed (or it watches a grant already
 	// made); until then its row says nothing about it.
 	written bool
-	// deleting: it succeeded, and its row goes in the next turn's write
-	// (grant), which answers it.
-	deleting bool
 	// worker and slot: the worker slot the leader's scheduler gave it (a
 	// job of a worker type).
 	worker string
@@ -306,10 +303,13 @@ func (l *leader) run() {
 	cfg := l.n.cfg
 	instances := map[string]*instance{}
 	outstanding := map[uint64]*wait{}
-	var batch, queued []*wait         // to grant; waiting for a free slot
-	var succeeded []End               // successes handed back in process: their rows go at the next write, which answers them
-	var reported []End                // successes reported through their rows, answered: the rows go with a later write
-	tidy := false                     // write the rows of reported successes even with nothing else to write
+	var batch, queued []*wait // to grant; waiting for a free slot
+	var finished []End        // successes answered: their rows go with the next grants
+	// tidy: write finished even with no grant to go with; the timer sets
+	// it finishedWait after the first success waits.
+	tidy, tidyTimer, tidyArmed := false, time.NewTimer(time.Hour), false
+	tidyTimer.Stop()
+	defer tidyTimer.Stop()
 	lost := map[string]time.Time{}    // instances this leader declared lost, and when
 	workerHome := map[string]string{} // worker → the instance it is registered on
 	registered := map[string]string{} // worker → its slots, as registered in the scheduler
@@ -340,25 +340,20 @@ func (l *leader) run() {
 		}
 		w.done <- err
 	}
-	// ended answers w's attempt as e, its end, says. A success's row is
-	// deleted by a turn's write (grant), with the grants of that turn: one
-	// transaction, not one of its own by the scheduler afterwards, which
-	// writes nothing more of the job (actor.EndWritten). One handed back in
-	// process (inRow false) still runs in its row, so it is answered — its
-	// slot freed — once the row is gone: the running rows never exceed a
-	// cap. One reported through its row (inRow) runs there no more: it is
-	// answered now, and its row deleted with the next grants.
-	ended := func(w *wait, e End, inRow bool) {
-		switch {
-		case e.Kind != EndOK:
+	// ended answers w's attempt as e, its end, says. A success is
+	// answered at once, and its row deleted with the next grants, in one
+	// transaction, deletes first (grant, Backend.Grant): a slot it frees is
+	// taken in the database only by a write that also ends the success
+	// holding it, so the running rows never exceed a cap, and the
+	// scheduler writes nothing more of the job (actor.EndWritten) — not a
+	// transaction of its own a batch of successes.
+	ended := func(w *wait, e End) {
+		if e.Kind != EndOK {
 			answer(w, endError(e))
-		case inRow:
-			answer(w, actor.EndWritten)
-			reported = append(reported, e)
-		case !w.deleting:
-			w.deleting = true
-			succeeded = append(succeeded, e)
+			return
 		}
+		answer(w, actor.EndWritten)
+		finished = append(finished, e)
 	}
 	var place func(w *wait)
 	place = func(w *wait) {
@@ -400,10 +395,11 @@ func (l *leader) run() {
 			// The most specialised instance with a free slot (spec 3's
 			// rule for worker slots): the one with the fewest types, so
 			// that those taking more stay free for types only they
-			// take; then the most free slots, then the name.
+			// take; then the most free slots (or the leader's own first:
+			// LeaderFirst), then the name (better).
 			var best *instance
 			for _, in := range instances {
-				if in.types[string(w.typ)] && in.running < in.Slots && (best == nil || better(in, best)) {
+				if in.types[string(w.typ)] && in.running < in.Slots && (best == nil || better(in, best, cfg.Instance, cfg.LeaderFirst)) {
 					best = in
 				}
 			}
@@ -427,12 +423,13 @@ func (l *leader) run() {
 			place(w)
 		}
 	}
-	// grant writes the turn: the rows of the successes handed back
-	// deleted, then the batch granted, in one transaction (Backend.Grant).
+	// grant writes the turn: the rows of the successes answered deleted,
+	// then the batch granted, in one transaction (Backend.Grant). With no
+	// grant to write, the successes' rows wait a little — the jobs their
+	// slots go to are on their way from the scheduler, and one write
+	// serves both — unless they pile up.
 	grant := func() (wrote bool) {
-		// The rows of reported successes free nothing: they wait for a
-		// turn with grants, unless they pile up or the poll says tidy.
-		if len(batch) == 0 && len(succeeded) == 0 && (len(reported) < maxReported && !tidy || len(reported) == 0) {
+		if len(batch) == 0 && (len(finished) == 0 || len(finished) < maxFinished && !tidy) {
 			return false
 		}
 		tidy = false
@@ -443,16 +440,13 @@ func (l *leader) run() {
 			gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot,
 				Handed: w.instance == cfg.Instance}
 		}
-		nLocal := len(succeeded)
-		succeeded = append(succeeded, reported...)
-		gone, took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, succeeded, gs)
-		succeeded = succeeded[:nLocal]
+		_, took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, finished, gs)
 		if fenced(err) {
 			return false
 		}
 		if errors.Is(err, ErrDoubleAdmission) {
 			// Never from a sound leader: the database's own guard held.
-			// The successes are deleted at the next turn.
+			// The successes' rows go with the next turn.
 			l.n.log.Error("the database refused a double admission; the attempts fail", zap.Error(err))
 			for _, w := range batch {
 				answer(w, err)
@@ -467,26 +461,14 @@ func (l *leader) run() {
 			l.n.log.Warn("granting failed; trying again", zap.Error(err))
 			return false
 		}
-		if len(gone) > 0 {
-			ended := make(map[uint64]End, len(succeeded))
-			for _, e := range succeeded {
-				ended[e.Seq] = e
-			}
-			for _, seq := range gone {
-				if w, e := outstanding[seq], ended[seq]; w != nil && w.instance == e.Instance && w.attempt == e.Attempt {
-					answer(w, actor.EndWritten) // deleted: the scheduler writes nothing more
-				}
-			}
-			defer replace() // slots are free: the jobs waiting for one go in the next turn
+		// A row not deleted is gone already (a RunSync's, its scheduler's
+		// delete first) or was written since (a success kept
+		// WithRetention): it runs no more either way.
+		finished = finished[:0]
+		if tidyArmed {
+			tidyTimer.Stop()
+			tidyArmed = false
 		}
-		// Those that matched nothing ended otherwise: the next full read
-		// answers them (readEnds).
-		for _, e := range succeeded {
-			if w := outstanding[e.Seq]; w != nil && w.instance == e.Instance && w.attempt == e.Attempt {
-				w.deleting = false
-			}
-		}
-		succeeded, reported = succeeded[:0], reported[:0] // a reported row not deleted was written since (kept)
 		ok := make(map[uint64]bool, len(took))
 		for _, s := range took {
 			ok[s] = true
@@ -559,7 +541,7 @@ func (l *leader) run() {
 					}
 					continue
 				case r.Ended:
-					ended(w, r.End, true)
+					ended(w, r.End)
 				default:
 					answer(w, fmt.Errorf("%w: its grant was taken back", workers.ErrWorkerLost))
 				}
@@ -569,10 +551,7 @@ func (l *leader) run() {
 			case r.Running && r.Instance == w.instance && r.Attempt == w.attempt:
 				// runs on
 			case r.Ended && r.End.Instance == w.instance && r.End.Attempt == w.attempt:
-				ended(w, r.End, true)
-			case w.deleting:
-				// Handed back in process, its row not deleted yet (nor
-				// reported): the turn's write deletes it.
+				ended(w, r.End)
 			default:
 				answer(w, fmt.Errorf("%w: instance %s lost the grant", workers.ErrWorkerLost, w.instance))
 			}
@@ -601,12 +580,19 @@ func (l *leader) run() {
 			if _, err := l.n.b.Revoke(ctx, cfg.Domain, l.epoch, id); fenced(err) {
 				return
 			}
+			if id == cfg.Instance && len(finished) > 0 {
+				// The rows of this instance's successes still run: deleted
+				// first, or the revoke would take them back as work to do.
+				if _, _, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, finished, nil); err != nil {
+					if !fenced(err) {
+						l.n.log.Warn("deleting successes failed", zap.Error(err))
+					}
+					return
+				}
+				finished = finished[:0]
+			}
 			for _, w := range outstanding {
-				// A success whose row's delete is under way is left to
-				// it: a reported one's row still matches (Revoke takes
-				// back running rows); one handed back in process matches
-				// no more, and the next full read answers it.
-				if w.instance == id && !w.deleting {
+				if w.instance == id {
 					err := fmt.Errorf("%w: instance %s went silent", workers.ErrWorkerLost, id)
 					if w.owner != "" {
 						err = policy.Permanent(err) // its function went with it
@@ -726,16 +712,14 @@ func (l *leader) run() {
 				}
 			}
 		case e := <-l.localEnds:
-			// This instance's executor's successes, in process. Their
-			// rows are deleted at the end of the turn, in the write of the
-			// grants (grant): a job's slot is free only once its row no
-			// longer runs (every running row counts against the caps, as
-			// a reader of the table sees). A fenced or failed write
-			// answers nothing: the executor reports them through their
-			// rows at its next full read, to this leader or the next.
+			// This instance's executor's successes, in process: answered
+			// now (ended), their rows deleted with the next grants. A
+			// fenced write leaves the rows running: the executor reports
+			// them through their rows at its next full read, to the next
+			// leader.
 			for more := true; more; {
 				if w := outstanding[e.Seq]; w != nil && w.written && w.instance == e.Instance && w.attempt == e.Attempt {
-					ended(w, e, false)
+					ended(w, e)
 				}
 				select {
 				case e = <-l.localEnds:
@@ -743,6 +727,9 @@ func (l *leader) run() {
 					more = false
 				}
 			}
+			replace() // slots are free: the jobs waiting for one go in this turn
+		case <-tidyTimer.C:
+			tidyArmed, tidy = false, true
 		case r := <-l.types:
 			l.register(r)
 		case seq := <-l.revokes:
@@ -791,7 +778,6 @@ func (l *leader) run() {
 		case <-poll.C:
 			read(true, true)
 			replace()
-			tidy = true
 		case <-beat.C:
 			func() {
 				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
@@ -803,12 +789,12 @@ func (l *leader) run() {
 			for _, w := range outstanding {
 				w.done <- ErrLeaderLost
 			}
-			if len(reported) > 0 {
-				// Their rows would wait for the next leader (which
-				// resumes each and reads its end): while the lease holds,
-				// delete them now.
+			if len(finished) > 0 {
+				// Their rows would wait for the next leader (which resumes
+				// each and reads its end): while the lease holds, delete
+				// them now.
 				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-				_, _, _ = l.n.b.Grant(ctx, cfg.Domain, l.epoch, reported, nil)
+				_, _, _ = l.n.b.Grant(ctx, cfg.Domain, l.epoch, finished, nil)
 				cancel()
 			}
 			return
@@ -826,13 +812,21 @@ func (l *leader) run() {
 		// are granted now, not at the next wake-up.
 		for grant() && len(batch) > 0 {
 		}
+		if len(finished) > 0 && !tidyArmed {
+			tidyTimer.Reset(finishedWait)
+			tidyArmed = true
+		}
 	}
 }
 
-// maxReported bounds the reported successes whose rows wait for a turn
-// with grants (leader.run): beyond it, they are deleted in a write of
-// their own.
-const maxReported = 1024
+// The successes' rows wait for a turn with grants (leader.run) at most
+// finishedWait, and up to maxFinished of them: then they are deleted in a
+// write of their own. Until then an Enqueue of the same (type, id) finds
+// the job unfinished, as while it ran.
+const (
+	finishedWait = 2 * time.Millisecond
+	maxFinished  = 1024
+)
 
 // syncWorkers makes the scheduler's worker index the instances' workers:
 // a worker gone (unregistered, or its instance lost) is unregistered —
@@ -891,13 +885,23 @@ func handledBy(instances map[string]*instance, t policy.JobType) bool {
 }
 
 // better reports whether instance a is a better place than b for a job
-// both take.
-func better(a, b *instance) bool {
+// both take, self being the leader's own instance: the fewest types (the
+// most specialised), then — leaderFirst — the leader's own, then the most
+// free slots, then the leader's own (a job there costs the database
+// least), then the name.
+func better(a, b *instance, self string, leaderFirst bool) bool {
 	if len(a.types) != len(b.types) {
 		return len(a.types) < len(b.types)
 	}
+	own := (a.ID == self) != (b.ID == self)
+	if leaderFirst && own {
+		return a.ID == self
+	}
 	if fa, fb := a.Slots-a.running, b.Slots-b.running; fa != fb {
 		return fa > fb
+	}
+	if own {
+		return a.ID == self
 	}
 	return a.ID < b.ID
 }

@@ -158,15 +158,24 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 // running row, and the entries of those deleted since the last vacuum —
 // for each statement: milliseconds a write instead of a tenth of one.
 const (
-	// A success is deleted while its grant still runs (handed back in
-	// process) or once its executor reported it: the row's end is that
-	// attempt's success, and the leader's scheduler has not written the
-	// record since (a success kept WithRetention, a cancelled RunSync's
-	// end: no longer pending).
-	deleteSucceededSQL = `DELETE FROM fairsched_jobs j USING unnest($1::bigint[], $2::text[], $3::int[]) AS e(seq, instance, attempt)
-		WHERE j.seq = e.seq AND (j.running IS TRUE AND j.instance = e.instance AND j.attempt = e.attempt
-			OR j.running IS FALSE AND j.state = 0 AND j.end_instance = e.instance AND j.end_attempt = e.attempt AND j.end_kind = 0)
-		RETURNING j.seq`
+	// A success's row is deleted while its grant still runs (handed back
+	// in process) or once its executor reported it (its end is that
+	// attempt's success) — unless the leader's scheduler wrote the record
+	// since (a success kept WithRetention, a cancelled RunSync's end: no
+	// longer pending), which the leader's answer may precede: then it only
+	// stops running.
+	deleteSucceededSQL = `
+		WITH e AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[]) AS e(seq, instance, attempt)),
+		deleted AS (
+			DELETE FROM fairsched_jobs j USING e
+			WHERE j.seq = e.seq AND j.state = 0 AND (j.running IS TRUE AND j.instance = e.instance AND j.attempt = e.attempt
+				OR j.running IS FALSE AND j.end_instance = e.instance AND j.end_attempt = e.attempt AND j.end_kind = 0)
+			RETURNING j.seq),
+		kept AS (
+			UPDATE fairsched_jobs j SET running = false, conflict_key = NULL, cancel_requested = false FROM e
+			WHERE j.seq = e.seq AND j.state <> 0 AND j.running IS TRUE AND j.instance = e.instance AND j.attempt = e.attempt
+			RETURNING j.seq)
+		SELECT seq FROM deleted UNION ALL SELECT seq FROM kept`
 	reportEndsSQL = `
 		WITH ended AS (
 			UPDATE fairsched_jobs j SET running = false, conflict_key = NULL, cancel_requested = false,

@@ -195,19 +195,19 @@ func TestGrantDeletesThenGrantsInOneTransaction(t *testing.T) {
 	}
 }
 
-// TestGrantDeletesReportedSuccesses: a success an executor reported
-// through its row (ReportEnds) is deleted by the leader's turn when the
-// row's end is that attempt's success; a reported failure, another
-// attempt's success, a grant still running on another instance, or a
-// success whose record the scheduler wrote since (kept WithRetention) is
-// left as it is.
-func TestGrantDeletesReportedSuccesses(t *testing.T) {
-	st, epoch := leaderOver(t, 5)
+// TestGrantEndsSuccesses: the successes a leader's turn writes end their
+// rows whether the grant still runs (a success handed back in process) or
+// its executor reported it: deleted — or, when the leader's scheduler
+// wrote the record since (kept WithRetention), kept and no longer running,
+// its conflict key free. A reported failure, another attempt's success, or
+// a grant running on another instance is left as it is.
+func TestGrantEndsSuccesses(t *testing.T) {
+	st, epoch := leaderOver(t, 7)
 	defer st.Close()
 	ctx := context.Background()
 	var gs []pgstore.Grant
-	for seq := uint64(1); seq <= 5; seq++ {
-		gs = append(gs, pgstore.Grant{Seq: seq, Instance: "i1", Attempt: 1})
+	for seq := uint64(1); seq <= 7; seq++ {
+		gs = append(gs, pgstore.Grant{Seq: seq, Instance: "i1", Attempt: 1, ConflictKey: fmt.Sprint("k", seq)})
 	}
 	if _, err := st.GrantJobs(ctx, "d", epoch, gs); err != nil {
 		t.Fatal(err)
@@ -216,8 +216,12 @@ func TestGrantDeletesReportedSuccesses(t *testing.T) {
 		{Seq: 3, Instance: "i1", Attempt: 1, Kind: cluster.EndError, Error: "boom"}, {Seq: 5, Instance: "i1", Attempt: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	kept := &fairsched.JobRecord{Seq: 5, Type: "repack", ID: "j5", EnqueuedAt: time.Unix(0, 0).UTC(), State: core.RecordSucceeded}
-	if err := st.ApplyJobsFenced(ctx, "d", epoch, []fairsched.JobOp{{Put: kept}}); err != nil {
+	var kept []fairsched.JobOp
+	for _, seq := range []uint64{5, 7} {
+		kept = append(kept, fairsched.JobOp{Put: &fairsched.JobRecord{Seq: seq, Type: "repack", ID: fmt.Sprint("j", seq),
+			EnqueuedAt: time.Unix(0, 0).UTC(), State: core.RecordSucceeded}})
+	}
+	if err := st.ApplyJobsFenced(ctx, "d", epoch, kept); err != nil {
 		t.Fatal(err)
 	}
 	gone, _, err := st.Grant(ctx, "d", epoch, []pgstore.End{
@@ -225,25 +229,33 @@ func TestGrantDeletesReportedSuccesses(t *testing.T) {
 		{Seq: 2, Instance: "i1", Attempt: 2}, // another attempt's
 		{Seq: 3, Instance: "i1", Attempt: 1}, // reported failure
 		{Seq: 4, Instance: "i2", Attempt: 1}, // runs on i1
-		{Seq: 5, Instance: "i1", Attempt: 1}, // written since: kept
+		{Seq: 5, Instance: "i1", Attempt: 1}, // reported, written since: kept
+		{Seq: 6, Instance: "i1", Attempt: 1}, // runs (handed back): deleted
+		{Seq: 7, Instance: "i1", Attempt: 1}, // runs, written since: kept, stops running
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]uint64{1}, gone); diff != "" {
-		t.Errorf("deleted (-want +got):\n%s", diff)
+	slices.Sort(gone)
+	if diff := cmp.Diff([]uint64{1, 6, 7}, gone); diff != "" {
+		t.Errorf("ended (-want +got):\n%s", diff)
 	}
-	rows, err := st.Rows(ctx, []uint64{1, 2, 3, 4, 5})
+	rows, err := st.Rows(ctx, []uint64{1, 2, 3, 4, 5, 6, 7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var left []uint64
+	var left []string
 	for _, r := range rows {
-		left = append(left, r.Seq)
+		left = append(left, fmt.Sprintf("%d running %v", r.Seq, r.Running))
 	}
 	slices.Sort(left)
-	if diff := cmp.Diff([]uint64{2, 3, 4, 5}, left); diff != "" {
+	want := []string{"2 running false", "3 running false", "4 running true", "5 running false", "7 running false"}
+	if diff := cmp.Diff(want, left); diff != "" {
 		t.Errorf("rows left (-want +got):\n%s", diff)
+	}
+	// 7's conflict key is free: another job takes it.
+	if _, err := st.GrantJobs(ctx, "d", epoch, []pgstore.Grant{{Seq: 2, Instance: "i1", Attempt: 2, ConflictKey: "k7"}}); err != nil {
+		t.Errorf("granting on the key of a success kept: %v", err)
 	}
 }
 

@@ -42,7 +42,10 @@ type childSpec struct {
 	Domain  string
 	Lease   time.Duration // fairsched LeaseTTL (0: the default)
 	Poll    time.Duration // fairsched Poll
-	Profile string        // a file: write a CPU profile there
+	// LeaderFirst: fairsched's ClusterConfig.LeaderFirst (jobs on the
+	// leader's own instance while it has a free slot).
+	LeaderFirst bool
+	Profile     string // a file: write a CPU profile there
 }
 
 // IsChild says whether this process was started as a worker process of
@@ -276,7 +279,7 @@ func fairschedTypes(n, cap int, exclude bool) map[fairsched.JobType]fairsched.Jo
 
 func clusterConfig(spec childSpec) fairsched.ClusterConfig {
 	return fairsched.ClusterConfig{Domain: spec.Domain, Instance: spec.Name, Slots: spec.Workers,
-		LeaseTTL: spec.Lease, Poll: spec.Poll}
+		LeaseTTL: spec.Lease, Poll: spec.Poll, LeaderFirst: spec.LeaderFirst}
 }
 
 // runFairsched is one instance of fairsched's cluster mode.

@@ -54,6 +54,7 @@ type runSpec struct {
 	lease       time.Duration
 	poll        time.Duration
 	sample      bool // sample the running rows every 10 ms
+	leaderFirst bool // fairsched's ClusterConfig.LeaderFirst
 	// typeID names job num for fairsched (type index, id); key its tenant
 	typeID func(num int) (int, string)
 	key    func(num int) string
@@ -67,6 +68,9 @@ func (r runSpec) label() string {
 			return "River"
 		}
 		return fmt.Sprintf("River ×%d", r.procs)
+	}
+	if r.leaderFirst {
+		return fmt.Sprintf("fairsched ×%d (leader first)", r.procs)
 	}
 	return fmt.Sprintf("fairsched ×%d", r.procs)
 }
@@ -455,7 +459,7 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 		}
 		c, err := h.spawn(childSpec{System: spec.system, Name: name, URL: url, Log: logPath, Workers: spec.workers,
 			Cap: spec.cap, Types: spec.types, Exclude: spec.exclude, Work: spec.work, SyncLog: spec.faults,
-			Domain: domain, Lease: spec.lease, Poll: spec.poll, Profile: profile})
+			Domain: domain, Lease: spec.lease, Poll: spec.poll, LeaderFirst: spec.leaderFirst, Profile: profile})
 		if err != nil {
 			return nil, err
 		}

@@ -214,7 +214,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.workers = cfg.Cap / 4 // River has no global cap: 4 × MaxWorkers 10
 		f := fair(base, 4)
 		f.cap, f.workers = cfg.Cap, cfg.Cap
-		for _, s := range []runSpec{r, f} {
+		// And with the jobs on the leader's instance while it has a free
+		// slot (ClusterConfig.LeaderFirst): the cap's throughput is its
+		// size over a slot's cycle, shortest there.
+		lf := f
+		lf.leaderFirst = true
+		for _, s := range []runSpec{r, f, lf} {
 			if _, err := do(s); err != nil {
 				return rep, err
 			}
