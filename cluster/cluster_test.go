@@ -163,18 +163,7 @@ func TestMostSpecialisedInstance(t *testing.T) {
 		}
 	}
 	// Wait until the leader counts both instances with their types.
-	l := leaderOf(t, narrow, wide)
-	waitFor(t, func() bool {
-		snap, err := l.s.Snapshot(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		types := 0
-		for _, in := range snap.Cluster.Instances {
-			types += len(in.Types)
-		}
-		return types == 3
-	})
+	waitTypes(t, leaderOf(t, narrow, wide), 3)
 	ctx := context.Background()
 	if err := narrow.s.Enqueue(ctx, "clone", "linux", nil); err != nil {
 		t.Fatal(err)

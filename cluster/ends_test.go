@@ -84,28 +84,23 @@ func TestReportedSuccessesGoInTheLeadersTurn(t *testing.T) {
 		t.Fatal("the first instance does not lead")
 	}
 	exec := join(t, url, fast("d", "b-executor", 4))
-	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}
-	for _, m := range []*member{lead, exec} {
-		if err := m.s.RegisterType("work", cfg); err != nil {
-			t.Fatal(err)
-		}
+	if err := lead.s.RegisterType("work", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	var ran []uint64
 	rec := newRecorder()
-	if err := exec.s.RegisterHandler("work", func(ctx context.Context, j fairsched.Job) error {
+	serve(t, exec, "work", func(ctx context.Context, j fairsched.Job) error {
 		mu.Lock()
 		ran = append(ran, j.Seq)
 		mu.Unlock()
 		rec.end("")
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	const n = 30
 	ctx := context.Background()
 	for i := range n {
-		if err := lead.s.Enqueue(ctx, "work", "j"+string(rune('a'+i)), nil); err != nil {
+		if err := lead.s.Enqueue(ctx, "work", fmt.Sprint("j", i), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -144,27 +139,16 @@ func TestRetainedSuccessesStay(t *testing.T) {
 		m    *member
 		name string
 	}{{lead, "a-leader"}, {other, "b-other"}} {
-		if err := m.m.s.RegisterType("work", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.m.s.RegisterHandler("work", func(ctx context.Context, j fairsched.Job) error {
+		serve(t, m.m, "work", func(ctx context.Context, j fairsched.Job) error {
 			mu.Lock()
 			where[m.name]++
 			seqs = append(seqs, j.Seq)
 			mu.Unlock()
 			rec.end("")
 			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
-	waitFor(t, func() bool {
-		snap, err := lead.s.Snapshot(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(snap.Cluster.Instances) == 2 && len(snap.Cluster.Instances[0].Types)+len(snap.Cluster.Instances[1].Types) == 2
-	})
+	waitTypes(t, lead, 2)
 	const n = 40
 	ctx := context.Background()
 	for i := range n {

@@ -206,3 +206,32 @@ func joinLeader(t *testing.T, url string, cfg fairsched.ClusterConfig, opts ...f
 	}
 	return lead
 }
+
+// serve registers type typ (priority 8, a millisecond's cost) on m and
+// h as its handler there.
+func serve(t *testing.T, m *member, typ fairsched.JobType, h fairsched.Handler) {
+	t.Helper()
+	if err := m.s.RegisterType(typ, fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.s.RegisterHandler(typ, h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitTypes waits until the leader lead counts n handled types over the
+// instances it knows (a type once per instance that handles it).
+func waitTypes(t *testing.T, lead *member, n int) {
+	t.Helper()
+	waitFor(t, func() bool {
+		snap, err := lead.s.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		types := 0
+		for _, in := range snap.Cluster.Instances {
+			types += len(in.Types)
+		}
+		return types == n
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -41,28 +40,13 @@ func TestPlacement(t *testing.T) {
 				m    *member
 				name string
 			}{{lead, "z-lead"}, {other, "a-other"}} {
-				if err := m.m.s.RegisterType("work", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
-					t.Fatal(err)
-				}
-				if err := m.m.s.RegisterHandler("work", func(ctx context.Context, j fairsched.Job) error {
+				serve(t, m.m, "work", func(ctx context.Context, j fairsched.Job) error {
 					ran <- j.ID + " on " + m.name
 					<-release
 					return nil
-				}); err != nil {
-					t.Fatal(err)
-				}
+				})
 			}
-			waitFor(t, func() bool {
-				snap, err := lead.s.Snapshot(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				types := 0
-				for _, in := range snap.Cluster.Instances {
-					types += len(in.Types)
-				}
-				return types == 2
-			})
+			waitTypes(t, lead, 2)
 			var got []string
 			for i := range 4 {
 				if err := other.s.Enqueue(context.Background(), "work", fmt.Sprint("j", i), nil); err != nil {
