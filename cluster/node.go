@@ -14,8 +14,10 @@
 //   - the leader (while leading) feeds the jobs other instances insert
 //     into its scheduler, places each admitted job on an instance (the
 //     owner of a RunSync or Submit; else the instance with a handler and
-//     the most free slots), writes the grants in batches fenced by its
-//     epoch, and reads the ends back, declaring silent instances lost;
+//     the most free slots, or the leader's own first with LeaderFirst),
+//     writes the grants in batches fenced by its epoch — each with the
+//     deletes of the successes answered since —, and reads the ends back,
+//     declaring silent instances lost;
 //   - the executor runs the grants it finds for its instance — a durable
 //     job's handler, or the function of its own RunSync or Submit — and
 //     reports their ends in batches.
