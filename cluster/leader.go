@@ -577,19 +577,22 @@ func (l *leader) run() {
 		for _, id := range gone {
 			lost[id] = time.Now()
 			l.n.log.Warn("instance lost", zap.String("lost", id))
-			if _, err := l.n.b.Revoke(ctx, cfg.Domain, l.epoch, id); fenced(err) {
-				return
-			}
 			if id == cfg.Instance && len(finished) > 0 {
 				// The rows of this instance's successes still run: deleted
 				// first, or the revoke would take them back as work to do.
-				if _, _, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, finished, nil); err != nil {
-					if !fenced(err) {
-						l.n.log.Warn("deleting successes failed", zap.Error(err))
-					}
+				_, _, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, finished, nil)
+				if fenced(err) {
 					return
 				}
+				if err != nil {
+					// Revoked all the same (Lost has forgotten the
+					// instance): those jobs run again under the next leader.
+					l.n.log.Warn("deleting successes before a revoke failed", zap.Int("jobs", len(finished)), zap.Error(err))
+				}
 				finished = finished[:0]
+			}
+			if _, err := l.n.b.Revoke(ctx, cfg.Domain, l.epoch, id); fenced(err) {
+				return
 			}
 			for _, w := range outstanding {
 				if w.instance == id {

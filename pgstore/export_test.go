@@ -6,8 +6,11 @@ var (
 	GrantsPayload = grantsPayload
 )
 
-// The statements whose plans TestEndsFindRowsByKey reads.
+// The statements whose plans TestWritesFindRowsByKey reads.
 const (
 	DeleteSucceededSQL = deleteSucceededSQL
 	ReportEndsSQL      = reportEndsSQL
 )
+
+// GrantSQL is the grants' statement (with the executors' wake-up).
+var GrantSQL = grantSQL(true)

@@ -1,10 +1,12 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -57,12 +59,24 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 	if len(succeeded)+len(grants) == 0 {
 		return nil, nil, nil
 	}
-	locked := make([]int64, 0, len(succeeded)+len(grants)) // every row written, locked in order first
-	endSeqs, endInstances, endAttempts := make([]int64, len(succeeded)), make([]string, len(succeeded)), make([]int32, len(succeeded))
-	for i, e := range succeeded {
+	// The rows in sequence order: each statement finds them by key in
+	// the order given (TestWritesFindRowsByKey checks the plans), so it
+	// locks them in that order — the order of every other writer of
+	// several rows (lockRowsSQL; an executor's end report of the same
+	// rows) — with no statement of its own to lock them first (a tenth
+	// of a millisecond a turn, on the way from a slot's end to its next
+	// grant). The caller's slices keep their order.
+	ends := slices.Clone(succeeded)
+	slices.SortFunc(ends, func(a, b End) int { return cmp.Compare(a.Seq, b.Seq) })
+	endSeqs, endInstances, endAttempts := make([]int64, len(ends)), make([]string, len(ends)), make([]int32, len(ends))
+	for i, e := range ends {
 		endSeqs[i], endInstances[i], endAttempts[i] = int64(e.Seq), e.Instance, int32(e.Attempt)
 	}
-	locked = append(locked, endSeqs...)
+	order := make([]int, len(grants))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(grants[a].Seq, grants[b].Seq) })
 	seqs := make([]int64, len(grants))
 	instances := make([]string, len(grants))
 	attempts := make([]int32, len(grants))
@@ -70,7 +84,8 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 	workers := make([]*string, len(grants))
 	slots := make([]int32, len(grants))
 	var woken []string // the instances that read some grant from here
-	for i, g := range grants {
+	for i, gi := range order {
+		g := grants[gi]
 		if !g.Handed {
 			woken = append(woken, g.Instance)
 		}
@@ -84,34 +99,17 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 			keys[i] = &k
 		}
 	}
-	locked = append(locked, seqs...)
-	// One pipeline: the lease check, the rows locked in order, the
-	// deletes, the grants, the wake-up (with the first grant that took)
-	// unless every grant is handed over in process.
+	// One pipeline: the lease check, the deletes, the grants, the wake-up
+	// (with the first grant that took) unless every grant is handed over
+	// in process.
 	b := &pgx.Batch{}
-	b.Queue(lockRowsSQL, locked)
 	if len(succeeded) > 0 {
 		b.Queue(deleteSucceededSQL, endSeqs, endInstances, endAttempts)
 	}
 	if len(grants) > 0 {
-		notify := `$7::text`
-		if len(woken) > 0 {
-			notify = `(SELECT pg_notify('` + grantsChannel + `', $7))::text`
-		}
-		b.Queue(`
-			WITH u AS (
-				UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
-					worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id(),
-					record = jsonb_set(j.record, '{attempt}', to_jsonb(g.attempt))
-				FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
-				WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
-				RETURNING j.seq)
-			SELECT u.seq, `+notify+` FROM u`, seqs, instances, attempts, keys, workers, slots, grantsPayload(woken))
+		b.Queue(grantSQL(len(woken) > 0), seqs, instances, attempts, keys, workers, slots, grantsPayload(woken))
 	}
 	err = s.pipeline(ctx, true, domain, epoch, b, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
 		if len(succeeded) > 0 {
 			rows, err := br.Query()
 			if err != nil {
@@ -149,6 +147,25 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 		return nil, nil, err
 	}
 	return gone, took, nil
+}
+
+// grantSQL writes grants (the columns $1–$6), each only to a job pending
+// and not running, and returns the sequences that took; notify: wake the
+// executors that $7 names.
+func grantSQL(notify bool) string {
+	wake := `$7::text`
+	if notify {
+		wake = `(SELECT pg_notify('` + grantsChannel + `', $7))::text`
+	}
+	return `
+		WITH u AS (
+			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
+				worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id(),
+				record = jsonb_set(j.record, '{attempt}', to_jsonb(g.attempt))
+			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
+			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
+			RETURNING j.seq)
+		SELECT u.seq, ` + wake + ` FROM u`
 }
 
 // The writes of ends find each job's row by its key: "running IS TRUE",
