@@ -238,6 +238,10 @@ type End = cluster.End
 // (the leader then reads the outcome from the record). A late report of a
 // grant that was taken back matches nothing. It returns how many matched.
 func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
+	// In sequence order, as Grant: the statement takes its rows in that
+	// order, as every other writer of several rows does.
+	ends = slices.Clone(ends)
+	slices.SortFunc(ends, func(a, b End) int { return cmp.Compare(a.Seq, b.Seq) })
 	seqs := make([]int64, len(ends))
 	instances := make([]string, len(ends))
 	attempts := make([]int32, len(ends))
@@ -251,12 +255,8 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 	// is woken once the ends are committed.
 	var n int
 	b := &pgx.Batch{}
-	b.Queue(lockRowsSQL, seqs)
 	b.Queue(reportEndsSQL, seqs, instances, attempts, kinds, errs)
 	err := s.pipeline(ctx, false, "", 0, b, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
 		return br.QueryRow().Scan(&n, nil)
 	})
 	if err != nil {

@@ -297,11 +297,11 @@ func columns(ops []fairsched.JobOp) (*jobColumns, error) {
 }
 
 // lockRows locks the job rows of seqs in sequence order. A write of
-// several job rows (a batch of records, ends) takes its rows' locks this
-// way first: two of them locking in different orders would deadlock
+// several job rows (a batch of records) takes its rows' locks this way
+// first: two of them locking in different orders would deadlock
 // (PostgreSQL breaks the cycle after a second by failing one of them).
-// The leader's turn (Grant) sorts its rows instead and each of its
-// statements takes them in that order.
+// The leader's turn (Grant) and the end reports (ReportEnds) sort their
+// rows instead, and each of their statements takes them in that order.
 func lockRows(ctx context.Context, tx pgx.Tx, seqs []int64) error {
 	if len(seqs) < 2 {
 		return nil
