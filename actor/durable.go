@@ -61,8 +61,9 @@ var (
 	// cluster mode's leader, whose delete of a success checks the instance
 	// and attempt that ran it. The scheduler counts a success and writes
 	// nothing more of the job — a second delete would cost a transaction a
-	// batch for no row. (A job that keeps its record after it ends — an
-	// owner's, one kept WithRetention — is written as on any success.)
+	// batch for no row. (A job whose record outlives its end — kept
+	// WithRetention, a RunSync's cancelled or with joined waiters — is
+	// written as on any success.)
 	EndWritten = errors.New("fairsched: succeeded, its record deleted by its handler")
 )
 
@@ -628,11 +629,16 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 
 // endWritten forgets durable job j, which succeeded and whose handler
 // deleted its record (EndWritten), when nothing more is to be written of
-// it: ended then finds no record to write. Otherwise the success is
-// written as any other.
+// it: ended then finds no record to write. Otherwise — a success kept
+// WithRetention, a RunSync's cancelled or with joined waiters (its
+// instance reads why; they end with it) — the success is written as any
+// other.
 func (a *Actor) endWritten(j *messages.Job) {
 	d, rec := a.dur, j.Record
-	if d == nil || rec == nil || rec.Owner != "" || d.retention > 0 || j.Coalescing {
+	if d == nil || rec == nil || j.Coalescing {
+		return
+	}
+	if rec.Owner != "" && (j.Cancelled() || a.coalescing[j.Type]) || rec.Owner == "" && d.retention > 0 {
 		return
 	}
 	if d.jobs[durableRef(j)] == j {

@@ -3,6 +3,7 @@ package actor_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -199,5 +200,46 @@ func TestEndWrittenWritesNothingMore(t *testing.T) {
 	want := []string{"completed x", "completed x", "put 1 attempt 0", "put 2 attempt 0", "delete 2"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ends and writes (-want +got):\n%s", diff)
+	}
+}
+
+// TestEndWrittenOfARunSync: a RunSync's or Submit's job (its record has
+// an owner) whose handler returns EndWritten is not deleted again by the
+// owner either — its success writes nothing else; a job whose handler
+// returns nil still has its record deleted.
+func TestEndWrittenOfARunSync(t *testing.T) {
+	a, st := startOps(t, true)
+	if err := a.RegisterHandlers(map[policy.JobType]messages.Handler{work: func(_ context.Context, j messages.DurableJob) error {
+		if j.Owner != "" {
+			return actor.EndWritten
+		}
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	rec := func(seq uint64, owner string) core.JobRecord {
+		return core.JobRecord{Seq: seq, Type: work, ID: fmt.Sprint("j", seq), Owner: owner, State: core.RecordPending, EnqueuedAt: time.Unix(0, 0)}
+	}
+	events, cancel := a.Subscribe(16)
+	defer cancel()
+	// One, then the other once the first has completed: a delete of the
+	// first would be written before the second's.
+	if _, err := a.Adopt(context.Background(), []core.JobRecord{rec(1, "i1")}); err != nil {
+		t.Fatal(err)
+	}
+	for e := range events {
+		if c, ok := e.(messages.JobCompleted); ok && c.ID == "j1" {
+			break
+		}
+	}
+	if _, err := a.Adopt(context.Background(), []core.JobRecord{rec(2, "")}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for !slices.Contains(got, "delete 2") {
+		got = append(got, <-st.commits...)
+	}
+	if diff := cmp.Diff([]string{"delete 2"}, got); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 }
