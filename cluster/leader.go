@@ -305,11 +305,13 @@ func (l *leader) run() {
 	outstanding := map[uint64]*wait{}
 	var batch, queued []*wait // to grant; waiting for a free slot
 	var finished []End        // successes answered: their rows go with the next grants
-	// tidy: write finished even with no grant to go with; the timer sets
-	// it finishedWait after the first success waits.
-	tidy, tidyTimer, tidyArmed := false, time.NewTimer(time.Hour), false
+	// tidy: write finished even with no grant to go with; tidyTimer sets
+	// it finishedWait after the first success waits (tidyC: its channel
+	// while armed, else nil).
+	tidy, tidyTimer := false, time.NewTimer(finishedWait)
 	tidyTimer.Stop()
 	defer tidyTimer.Stop()
+	var tidyC <-chan time.Time
 	lost := map[string]time.Time{}    // instances this leader declared lost, and when
 	workerHome := map[string]string{} // worker → the instance it is registered on
 	registered := map[string]string{} // worker → its slots, as registered in the scheduler
@@ -465,9 +467,9 @@ func (l *leader) run() {
 		// delete first) or was written since (a success kept
 		// WithRetention): it runs no more either way.
 		finished = finished[:0]
-		if tidyArmed {
+		if tidyC != nil {
 			tidyTimer.Stop()
-			tidyArmed = false
+			tidyC = nil
 		}
 		ok := make(map[uint64]bool, len(took))
 		for _, s := range took {
@@ -731,8 +733,8 @@ func (l *leader) run() {
 				}
 			}
 			replace() // slots are free: the jobs waiting for one go in this turn
-		case <-tidyTimer.C:
-			tidyArmed, tidy = false, true
+		case <-tidyC:
+			tidyC, tidy = nil, true
 		case r := <-l.types:
 			l.register(r)
 		case seq := <-l.revokes:
@@ -815,9 +817,9 @@ func (l *leader) run() {
 		// are granted now, not at the next wake-up.
 		for grant() && len(batch) > 0 {
 		}
-		if len(finished) > 0 && !tidyArmed {
+		if len(finished) > 0 && tidyC == nil {
 			tidyTimer.Reset(finishedWait)
-			tidyArmed = true
+			tidyC = tidyTimer.C
 		}
 	}
 }

@@ -72,11 +72,8 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 	for i, e := range ends {
 		endSeqs[i], endInstances[i], endAttempts[i] = int64(e.Seq), e.Instance, int32(e.Attempt)
 	}
-	order := make([]int, len(grants))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(grants[a].Seq, grants[b].Seq) })
+	grants = slices.Clone(grants)
+	slices.SortFunc(grants, func(a, b Grant) int { return cmp.Compare(a.Seq, b.Seq) })
 	seqs := make([]int64, len(grants))
 	instances := make([]string, len(grants))
 	attempts := make([]int32, len(grants))
@@ -84,8 +81,7 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 	workers := make([]*string, len(grants))
 	slots := make([]int32, len(grants))
 	var woken []string // the instances that read some grant from here
-	for i, gi := range order {
-		g := grants[gi]
+	for i, g := range grants {
 		if !g.Handed {
 			woken = append(woken, g.Instance)
 		}
