@@ -82,7 +82,7 @@ func (s *Store) Domain(ctx context.Context, domain string, epoch int64) (fairsch
 	// instead of running the job again at once. Those, and the finished,
 	// are all read now: no grant may start before every running one is
 	// counted.
-	rows, err = tx.Query(ctx, `SELECT seq, record,
+	rows, err = tx.Query(ctx, `SELECT seq, record, attempt,
 			CASE WHEN running THEN instance
 				WHEN state = 0 AND end_attempt > coalesce((record->>'ended_attempt')::int, 0) THEN coalesce(end_instance, '')
 				ELSE '' END
@@ -128,7 +128,7 @@ func (b *backlog) read(ctx context.Context, limit int) ([]fairsched.JobRecord, e
 	if b.tx == nil {
 		return nil, nil
 	}
-	rows, err := b.tx.Query(ctx, `SELECT seq, record, '' FROM fairsched_jobs
+	rows, err := b.tx.Query(ctx, `SELECT seq, record, attempt, '' FROM fairsched_jobs
 		WHERE `+plainPending+` AND seq > $1 ORDER BY seq LIMIT $2`, b.last, limit)
 	recs, err := scanRecords(limit, rows, err)
 	if err != nil || len(recs) < limit {
@@ -152,7 +152,13 @@ func (b *backlog) close() {
 	}
 }
 
-// scanRecords decodes the rows of (seq, record, granted), room made for
+// attemptColumn: a grant counts its attempt in the row's attempt column,
+// not in the record's JSON (rewriting the JSON was a sixth of the grant's
+// time); the scheduler's next write of the record carries the count. A
+// record read back takes the larger of the two: the attempts started
+// count against the retry policy's limit after a new leader takes over.
+
+// scanRecords decodes the rows of (seq, record, attempt, granted), room made for
 // capacity of them at once: each record is decoded in its place, not
 // copied there (a million records are a gigabyte of copies and slices
 // grown).
@@ -165,15 +171,17 @@ func scanRecords(capacity int, rows pgx.Rows, err error) ([]fairsched.JobRecord,
 	var data []byte // pgx reads each row's bytes into it: reused
 	for rows.Next() {
 		var seq int64
+		var attempt int32
 		var granted string
-		if err := rows.Scan(&seq, &data, &granted); err != nil {
+		if err := rows.Scan(&seq, &data, &attempt, &granted); err != nil {
 			return nil, err
 		}
 		recs = append(recs, fairsched.JobRecord{})
 		rec := &recs[len(recs)-1]
-		if err := json.Unmarshal(data, rec); err != nil || uint64(seq) != rec.Seq || !rec.Valid() {
+		if err := json.Unmarshal(data, rec); err != nil || uint64(seq) != rec.Seq || !rec.Valid() || attempt < 0 {
 			return nil, fmt.Errorf("job record %d does not decode", seq)
 		}
+		rec.Attempt = max(rec.Attempt, int(attempt)) // attemptColumn
 		rec.Granted = granted
 	}
 	return recs, rows.Err()

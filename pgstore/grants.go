@@ -29,7 +29,8 @@ var ErrDoubleAdmission = cluster.ErrDoubleAdmission
 
 // GrantJobs writes grants in one transaction under epoch's lease of
 // domain: each pending, not running job becomes running on its instance,
-// its record counting the attempt.
+// its attempt column counting the attempt (its record is left as the
+// scheduler wrote it: readers take the larger count, attemptColumn).
 // A deposed leader's batch changes nothing (ErrFenced); a batch that would
 // run two jobs on one exclusive conflict key changes nothing
 // (ErrDoubleAdmission). It returns how many grants took (a job already
@@ -156,8 +157,7 @@ func grantSQL(notify bool) string {
 	return `
 		WITH u AS (
 			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
-				worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id(),
-				record = jsonb_set(j.record, '{attempt}', to_jsonb(g.attempt))
+				worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id()
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
 			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
 			RETURNING j.seq)
@@ -221,6 +221,7 @@ func (s *Store) Granted(ctx context.Context, instance string) ([]Grant, error) {
 		if err := json.Unmarshal(data, g.Record); err != nil || !g.Record.Valid() {
 			return nil, fmt.Errorf("%w: pgstore: job record %d does not decode", fairsched.ErrStore, seq)
 		}
+		g.Record.Attempt = max(g.Record.Attempt, g.Attempt) // attemptColumn
 		out = append(out, g)
 	}
 	return out, rows.Err()

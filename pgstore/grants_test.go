@@ -92,9 +92,11 @@ func TestGrantsAreFencedAndGuarded(t *testing.T) {
 	}
 }
 
-// TestGrantRecordsTheAttempt: a grant counts its attempt in the job's
-// record, so the leader's scheduler need not write the record when an
-// attempt starts, and a new leader reading the row counts the attempt.
+// TestGrantRecordsTheAttempt: a grant counts its attempt in the job's row
+// (its attempt column; the record's JSON is not rewritten), so the
+// leader's scheduler need not write the record when an attempt starts,
+// and every reader of the row — an executor, a new leader's snapshot
+// running or pending, LoadJobs — counts the attempt.
 func TestGrantRecordsTheAttempt(t *testing.T) {
 	st := open(t, pgtest.URL(t))
 	defer st.Close()
@@ -115,9 +117,30 @@ func TestGrantRecordsTheAttempt(t *testing.T) {
 	if err := st.LoadJobs(func(r fairsched.JobRecord) error { loaded = append(loaded, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
+	// A new leader's snapshot: the job running (resumed where it runs),
+	// then pending again once its instance's grants are revoked (read
+	// with the backlog).
+	_, running, feed, err := st.Domain(ctx, "d", epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed.Close()
+	if _, err := st.Revoke(ctx, "d", epoch, "i1"); err != nil {
+		t.Fatal(err)
+	}
+	_, pending, feed, err := st.Domain(ctx, "d", epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed.Close()
+	if len(running) != 1 || len(pending) != 1 {
+		t.Fatalf("snapshots: %v, %v", running, pending)
+	}
 	want := rec
 	want.Attempt = 3 // the rest of the record as it was
-	if diff := cmp.Diff([]fairsched.JobRecord{want, want}, []fairsched.JobRecord{*g[0].Record, loaded[0]}); diff != "" {
+	resumed := want
+	resumed.Granted = "i1"
+	if diff := cmp.Diff([]fairsched.JobRecord{want, want, resumed, want}, []fairsched.JobRecord{*g[0].Record, loaded[0], running[0], pending[0]}); diff != "" {
 		t.Errorf("records after the grant (-want +got):\n%s", diff)
 	}
 }

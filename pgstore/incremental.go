@@ -49,6 +49,7 @@ func (s *Store) GrantsSince(ctx context.Context, instance string, c cluster.Read
 			if err := json.Unmarshal(data, g.Record); err != nil || !g.Record.Valid() {
 				return fmt.Errorf("job record %d does not decode", *seq)
 			}
+			g.Record.Attempt = max(g.Record.Attempt, g.Attempt) // attemptColumn
 			out = append(out, g)
 			return nil
 		}

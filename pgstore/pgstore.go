@@ -217,7 +217,7 @@ func (s *Store) Save(st fairsched.StoreState) error {
 func (s *Store) LoadJobs(fn func(fairsched.JobRecord) error) error {
 	ctx, cancel := context.WithCancel(context.Background()) // a million rows may take longer than one call's bound
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT seq, record FROM fairsched_jobs ORDER BY seq`)
+	rows, err := s.pool.Query(ctx, `SELECT seq, record, attempt FROM fairsched_jobs ORDER BY seq`)
 	if err != nil {
 		return fmt.Errorf("pgstore: loading jobs: %w", err)
 	}
@@ -225,16 +225,18 @@ func (s *Store) LoadJobs(fn func(fairsched.JobRecord) error) error {
 	for rows.Next() {
 		var seq int64
 		var data []byte
-		if err := rows.Scan(&seq, &data); err != nil {
+		var attempt int32
+		if err := rows.Scan(&seq, &data, &attempt); err != nil {
 			return fmt.Errorf("pgstore: loading jobs: %w", err)
 		}
 		var rec fairsched.JobRecord
 		if err := json.Unmarshal(data, &rec); err != nil {
 			return fmt.Errorf("pgstore: job record %d does not decode: %w", seq, err)
 		}
-		if uint64(seq) != rec.Seq || !rec.Valid() {
+		if uint64(seq) != rec.Seq || !rec.Valid() || attempt < 0 {
 			return fmt.Errorf("pgstore: job record %d holds values no scheduler writes", seq)
 		}
+		rec.Attempt = max(rec.Attempt, int(attempt)) // a grant's count (attemptColumn)
 		if err := fn(rec); err != nil {
 			return err
 		}
