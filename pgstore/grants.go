@@ -61,12 +61,11 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 		return nil, nil, nil
 	}
 	// The rows in sequence order: each statement finds them by key in
-	// the order given (TestWritesFindRowsByKey checks the plans), so it
-	// locks them in that order — the order of every other writer of
-	// several rows (lockRowsSQL; an executor's end report of the same
-	// rows) — with no statement of its own to lock them first (a tenth
-	// of a millisecond a turn, on the way from a slot's end to its next
-	// grant). The caller's slices keep their order.
+	// the order given (TestWritesFindRowsByKey checks the plans). The
+	// successes' delete also locks its rows in that order before it
+	// changes any (lockedRows: a small table's plan meets them in the
+	// table's order), as every other writer of several rows does; the
+	// grants need not (grantSQL). The caller's slices keep their order.
 	ends := slices.Clone(succeeded)
 	slices.SortFunc(ends, func(a, b End) int { return cmp.Compare(a.Seq, b.Seq) })
 	endSeqs, endInstances, endAttempts := make([]int64, len(ends)), make([]string, len(ends)), make([]int32, len(ends))
@@ -148,7 +147,13 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 
 // grantSQL writes grants (the columns $1–$6), each only to a job pending
 // and not running, and returns the sequences that took; notify: wake the
-// executors that $7 names.
+// executors that $7 names. It takes its rows as its plan meets them, with
+// no lockedRows first (row locks first cost the burn-down a tenth of its
+// throughput): no other writer locks several of them at once — an end
+// report's rows are running ones, and the leader's scheduler writes the
+// record of a job in a turn only once the turn has settled (the leader's
+// loop writes one turn at a time and takes a cancelled job's grant back
+// between turns).
 func grantSQL(notify bool) string {
 	wake := `$7::text`
 	if notify {
@@ -164,6 +169,20 @@ func grantSQL(notify bool) string {
 		SELECT u.seq, ` + wake + ` FROM u`
 }
 
+// lockedRows locks the rows $1 names in the order of their keys, as every
+// writer of several rows does, before the statement that names it changes
+// any: lockedFirst, a condition of no row's values, is the plan's
+// one-time filter, evaluated — every row locked — before the plan starts.
+// A statement's own plan takes its rows in whatever order it meets them
+// (a small table's hash join: in the table's order), and two writers of
+// the same rows in different orders deadlock. In the statement, not one
+// of its own: no round trip more, and the plan that finds the rows is the
+// one it would be without.
+const (
+	lockedRows  = `locked AS MATERIALIZED (SELECT seq FROM fairsched_jobs WHERE seq = ANY($1::bigint[]) ORDER BY seq FOR UPDATE)`
+	lockedFirst = `(SELECT count(*) FROM locked) >= 0`
+)
+
 // The writes of ends find each job's row by its key: "running IS TRUE",
 // not "running", which the partial index of the running rows
 // (fairsched_jobs_granted) would serve. Statistics taken before a burst of
@@ -178,7 +197,8 @@ const (
 	// longer pending), which the leader's answer may precede: then it only
 	// stops running.
 	deleteSucceededSQL = `
-		WITH e AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[]) AS e(seq, instance, attempt)),
+		WITH ` + lockedRows + `,
+		e AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[]) AS e(seq, instance, attempt) WHERE ` + lockedFirst + `),
 		deleted AS (
 			DELETE FROM fairsched_jobs j USING e
 			WHERE j.seq = e.seq AND j.state = 0 AND (j.running IS TRUE AND j.instance = e.instance AND j.attempt = e.attempt
@@ -190,11 +210,12 @@ const (
 			RETURNING j.seq)
 		SELECT seq FROM deleted UNION ALL SELECT seq FROM kept`
 	reportEndsSQL = `
-		WITH ended AS (
+		WITH ` + lockedRows + `,
+		ended AS (
 			UPDATE fairsched_jobs j SET running = false, conflict_key = NULL, cancel_requested = false,
 				end_instance = e.instance, end_attempt = e.attempt, end_kind = e.kind, end_error = e.err, end_xid = pg_current_xact_id()
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::smallint[], $5::text[]) AS e(seq, instance, attempt, kind, err)
-			WHERE j.seq = e.seq AND j.running IS TRUE AND j.instance = e.instance AND j.attempt = e.attempt
+			WHERE ` + lockedFirst + ` AND j.seq = e.seq AND j.running IS TRUE AND j.instance = e.instance AND j.attempt = e.attempt
 			RETURNING 1)
 		SELECT count(*), pg_notify('` + endsChannel + `', '') FROM ended`
 )
@@ -235,8 +256,9 @@ type End = cluster.End
 // (the leader then reads the outcome from the record). A late report of a
 // grant that was taken back matches nothing. It returns how many matched.
 func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
-	// In sequence order, as Grant: the statement takes its rows in that
-	// order, as every other writer of several rows does.
+	// In sequence order, as Grant: found by key in that order, and
+	// locked in it first (lockedRows), as every other writer of several
+	// rows does.
 	ends = slices.Clone(ends)
 	slices.SortFunc(ends, func(a, b End) int { return cmp.Compare(a.Seq, b.Seq) })
 	seqs := make([]int64, len(ends))
