@@ -85,11 +85,11 @@ type Config struct {
 	// this owner's own (a cluster instance's scheduler, whose events are
 	// the leader's).
 	Relayed bool
-	// GrantRecordsAttempt: the durable jobs' handlers record each attempt
-	// in the job's record themselves (cluster mode, whose grant writes
-	// the attempt into the job's row), so the owner writes nothing when
-	// an attempt starts: one write a job fewer, and none to contend with
-	// the grant's.
+	// GrantRecordsAttempt: the durable jobs' handlers count each attempt
+	// in the job's stored row themselves (cluster mode, whose grant
+	// writes the attempt into the row, where the record's readers take
+	// it), so the owner writes nothing when an attempt starts: one write
+	// a job fewer, and none to contend with the grant's.
 	GrantRecordsAttempt bool
 }
 

@@ -62,7 +62,10 @@ type wait struct {
 	instance string
 	conflict string
 	done     chan error
-	queued   time.Time // when it first waited for its instance
+	// cancelled is the handler's context's end: closed once the job is
+	// cancelled (or its scheduler stops) — then it is granted no more.
+	cancelled <-chan struct{}
+	queued    time.Time // when it first waited for its instance
 	// written: its grant is committed (or it watches a grant already
 	// made); until then its row says nothing about it.
 	written bool
@@ -215,7 +218,8 @@ func (l *leader) handler(r typeReg) messages.Handler {
 		conflict = string(r.cfg.ConflictGroup)
 	}
 	return func(ctx context.Context, job messages.DurableJob) error {
-		w := &wait{seq: job.Seq, typ: job.Type, id: job.ID, owner: job.Owner, attempt: job.Attempt, done: make(chan error, 1), job: job}
+		w := &wait{seq: job.Seq, typ: job.Type, id: job.ID, owner: job.Owner, attempt: job.Attempt, done: make(chan error, 1), job: job,
+			cancelled: ctx.Done()}
 		if conflict != "" {
 			w.conflict = conflict + "/" + job.ID
 		}
@@ -357,8 +361,24 @@ func (l *leader) run() {
 		answer(w, actor.EndWritten)
 		finished = append(finished, e)
 	}
+	// gone reports whether w's handler has given up on it (a Cancel, or
+	// the scheduler stopping), and answers it if so: a job not granted
+	// yet is granted no more — its handler's revoke may still be on its
+	// way to the loop, behind the ends that free the slot it waits for.
+	gone := func(w *wait) bool {
+		select {
+		case <-w.cancelled:
+			w.done <- actor.ErrCancelled
+			return true
+		default:
+			return false
+		}
+	}
 	var place func(w *wait)
 	place = func(w *wait) {
+		if w.attempt != -1 && gone(w) {
+			return
+		}
 		switch {
 		case w.attempt == -1: // resumed: it runs already
 			w.written = true
@@ -431,6 +451,16 @@ func (l *leader) run() {
 	// slots go to are on their way from the scheduler, and one write
 	// serves both — unless they pile up.
 	grant := func() (wrote bool) {
+		batch = slices.DeleteFunc(batch, func(w *wait) bool {
+			if !gone(w) { // placed since its handler gave up
+				return false
+			}
+			delete(outstanding, w.seq)
+			if in := instances[w.instance]; in != nil && w.counts() {
+				in.running--
+			}
+			return true
+		})
 		if len(batch) == 0 && (len(finished) == 0 || len(finished) < maxFinished && !tidy) {
 			return false
 		}
@@ -750,6 +780,9 @@ func (l *leader) run() {
 				queued = slices.Delete(queued, i, i+1)
 				w.done <- actor.ErrCancelled
 				break
+			}
+			if outstanding[seq] == nil {
+				break // answered already: never granted (gone), or its end read
 			}
 			func() {
 				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
