@@ -180,8 +180,9 @@ func grantSQL(notify bool) string {
 // of its own: no round trip more, and the plan that finds the rows is the
 // one it would be without.
 const (
-	lockedRows    = `locked AS MATERIALIZED (SELECT seq FROM fairsched_jobs WHERE seq = ANY($1::bigint[]) ORDER BY seq FOR UPDATE)`
-	lockedRunning = `locked AS MATERIALIZED (SELECT seq FROM fairsched_jobs WHERE seq = ANY($1::bigint[]) AND running IS TRUE ORDER BY seq FOR UPDATE)`
+	lockedNamed   = `locked AS MATERIALIZED (SELECT seq FROM fairsched_jobs WHERE seq = ANY($1::bigint[])`
+	lockedRows    = lockedNamed + ` ORDER BY seq FOR UPDATE)`
+	lockedRunning = lockedNamed + ` AND running IS TRUE ORDER BY seq FOR UPDATE)`
 	lockedFirst   = `(SELECT count(*) FROM locked) >= 0`
 )
 
