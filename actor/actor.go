@@ -109,6 +109,7 @@ const (
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
 	core       *core.Core
+	attempts   messages.Attempts       // the attempts' contexts, made in blocks
 	refuses    bool                    // the core may refuse a submission: Submit waits for the verdict
 	rand       *rand.Rand              // draws retry jitter
 	coalescing map[policy.JobType]bool // the types with JobTypeConfig.Coalesce

@@ -86,7 +86,7 @@ func (a *Actor) attempt(j *messages.Job) {
 	if w := j.Worker; w != nil {
 		slot = messages.SlotRef{Worker: w.Worker, Slot: w.Index}
 	}
-	j.SetRun(j.Attempt(a.parentContext(j), a, j.Effective, slot, j.Worker != nil))
+	j.SetRun(a.attempts.Attempt(j, a.parentContext(j), a, j.Effective, slot, j.Worker != nil))
 }
 
 // parentContext is what job j's attempt context derives from: its own

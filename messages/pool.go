@@ -14,14 +14,41 @@ import (
 // scheduler's memory); a RunSync record carries its Extra inline (full),
 // which a foreground job always needs. The owner returns a record
 // (Recycle) only once nothing can reach it any more.
-var (
-	jobs  = sync.Pool{New: func() any { return new(Job) }}
-	fulls = sync.Pool{New: func() any {
-		f := new(full)
-		f.Extra, f.Rare, f.Flags = &f.x, &f.r, flagInline
-		return &f.Job
-	}}
+//
+// An empty pool allocates records in blocks (jobBlock, fullBlock) and
+// keeps all but the one it returns: when a backlog grows, each job that
+// extends it needs a record of its own, and one allocation per block
+// costs less than one per record. A block is collected once none of its
+// records is reachable, so the memory of a backlog's peak can stay a
+// little longer than its records do; every record in a block is in use
+// while the backlog holds it, so a pending job costs no more than alone.
+var jobs, fulls sync.Pool
+
+const (
+	jobBlock  = 36 // 36 records of 224 bytes: 8 064 of the 8 192-byte size class
+	fullBlock = 16 // 16 of 592 bytes fill the 9 472-byte class
 )
+
+func init() {
+	jobs.New = func() any {
+		b := new([jobBlock]Job)
+		for i := 1; i < len(b); i++ {
+			jobs.Put(&b[i])
+		}
+		return &b[0]
+	}
+	fulls.New = func() any {
+		b := new([fullBlock]full)
+		for i := range b {
+			f := &b[i]
+			f.Extra, f.Rare, f.Flags = &f.x, &f.r, flagInline
+			if i > 0 {
+				fulls.Put(&f.Job)
+			}
+		}
+		return &b[0].Job
+	}
+}
 
 // NewPooledJob is NewJob from the pool of records, for a job that only the
 // owner and its caller reach: the owner recycles it when the job ends. Its

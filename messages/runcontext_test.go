@@ -91,3 +91,35 @@ func TestRunContextEndedNamesNoJob(t *testing.T) {
 		t.Fatalf("an ended attempt's context: %v", rc.Err())
 	}
 }
+
+// TestAttemptsNeverReuse: contexts carved from Attempts' blocks are each
+// an attempt's own, across blocks, and one kept after its attempt ended
+// keeps its values and its cancellation while later attempts are made.
+func TestAttemptsNeverReuse(t *testing.T) {
+	type key struct{}
+	var p Attempts
+	j := NewJob("t", "id", "k", nil)
+	kept := p.Attempt(j, context.WithValue(context.Background(), key{}, "kept"), "owner", 3, SlotRef{}, false)
+	kept.End()
+	seen := map[*RunContext]bool{kept: true}
+	for i := range 3 * attemptBlock {
+		rc := p.Attempt(j, context.Background(), "owner", policy.Priority(i), SlotRef{}, false)
+		if seen[rc] {
+			t.Fatalf("attempt %d reuses a context", i)
+		}
+		seen[rc] = true
+		if got, _ := RunningPriority(rc); got != policy.Priority(i) || rc.Err() != nil {
+			t.Fatalf("attempt %d: priority %d, Err %v", i, got, rc.Err())
+		}
+		rc.End()
+	}
+	if kept.Value(key{}) != "kept" || !errors.Is(kept.Err(), context.Canceled) {
+		t.Fatalf("a kept context after later attempts: value %v, Err %v", kept.Value(key{}), kept.Err())
+	}
+	if got, _ := RunningPriority(kept); got != 3 {
+		t.Fatalf("a kept context's priority: %d, want 3", got)
+	}
+	if owner, _ := Inside(kept); owner != nil {
+		t.Fatalf("an ended attempt's context names owner %v", owner)
+	}
+}
