@@ -213,6 +213,17 @@ func Start(c *core.Core, cfg Config) *Actor {
 	return a
 }
 
+// yieldsBeforePark: how many times the owner yields its processor, looking
+// for work after each, before it parks. A slot's cycle is a chain of
+// hand-overs (admission → caller → completion → owner → admission); a
+// parked owner adds a wake-up to each link, and the completion it waits
+// for is often sent while the callers it just woke run. Yielding first
+// lets those run and takes their completions without parking: RunSync with
+// 64 callers at cap 4 went from 2.1–2.2 to 1.5–1.6 µs a call. Two yields
+// took as much as four or eight; the owner parks after them, so an idle
+// scheduler costs nothing.
+const yieldsBeforePark = 2
+
 func (a *Actor) run() {
 	defer close(a.stopped)
 	defer a.stopRunners() // after the last job's end: every runner is parked
@@ -238,6 +249,16 @@ func (a *Actor) run() {
 			a.committed(r)
 			took = true
 		default:
+		}
+		if took {
+			a.endTurn()
+			continue
+		}
+		for range yieldsBeforePark {
+			runtime.Gosched()
+			if took = a.drain(); took {
+				break
+			}
 		}
 		if took {
 			a.endTurn()
