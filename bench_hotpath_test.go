@@ -219,6 +219,73 @@ func BenchmarkBulk(b *testing.B) {
 	}
 }
 
+// BenchmarkBulkQueue: what one message for N jobs saves where it can
+// show — queueing alone, with nothing run. One producer queues background
+// jobs behind a job that holds the only slot, with Submit, then with
+// SubmitMany in batches of 64, in rounds of 32 768; a round is timed until
+// the owner has taken all its jobs (a Cancel after them answers once it
+// has), and the jobs run, untimed, before the next. The batched
+// sub-benchmark reports x-faster as BenchmarkBulk does.
+func BenchmarkBulkQueue(b *testing.B) {
+	const round = 1 << 15
+	for _, batched := range []bool{false, true} {
+		name := map[bool]string{false: "single", true: "many"}[batched]
+		b.Run(name, func(b *testing.B) {
+			ignore := goleak.IgnoreCurrent()
+			s := newBenchScheduler(b, 1)
+			ctx := context.Background()
+			fn := func(context.Context) error { return nil }
+			subs := make([]fairsched.Submission, 0, bulkBatch)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.StopTimer()
+			for queued := 0; queued < b.N; {
+				release, ended := make(chan struct{}), make(chan struct{})
+				if err := s.Submit(benchJobType, "holder", func(context.Context) error { <-release; return nil }); err != nil {
+					b.Fatal(err)
+				}
+				n := min(round, b.N-queued)
+				b.StartTimer()
+				for i := 0; i < n; i += bulkBatch {
+					var err error
+					k := min(bulkBatch, n-i)
+					if batched {
+						subs = subs[:0]
+						for x := range k {
+							subs = append(subs, fairsched.Submission{Type: benchJobType, ID: benchIDs[(i+x)%len(benchIDs)], Fn: fn})
+						}
+						err = s.SubmitMany(subs)
+					} else {
+						for x := range k {
+							if err = s.Submit(benchJobType, benchIDs[(i+x)%len(benchIDs)], fn); err != nil {
+								break
+							}
+						}
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				if c, err := s.Cancel(ctx, benchJobType, "no such job"); err != nil || !c.None() {
+					b.Fatalf("Cancel of no job: %+v, %v", c, err)
+				}
+				b.StopTimer()
+				if err := s.Submit(benchJobType, "last", func(context.Context) error { close(ended); return nil }); err != nil {
+					b.Fatal(err)
+				}
+				close(release)
+				<-ended
+				queued += n
+			}
+			closeBenchScheduler(b, s, ignore)
+			ns := book.Record(b, "bulkqueue/"+name)
+			if base := book.Median("bulkqueue/single"); batched && base > 0 {
+				b.ReportMetric(base/ns, "x-faster")
+			}
+		})
+	}
+}
+
 // BenchmarkPendingMemory: the heap a pending job holds. 100 000 background
 // jobs (all sharing one function, so no closure is counted) wait behind a
 // job that holds the one slot; B/pending is the heap in use, after a

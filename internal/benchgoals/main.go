@@ -45,6 +45,7 @@ var goals = []goal{
 	{"distinct ids vs repeated, cap 4", root, "BenchmarkDistinctIDs/distinct/cap=4", "x-vs-repeated", 1.2, true},
 	{"distinct ids vs repeated, cap 64", root, "BenchmarkDistinctIDs/distinct/cap=64", "x-vs-repeated", 1.2, true},
 	{"SubmitMany vs Submit, per job", root, "BenchmarkBulk/submit/many", "x-faster", 3, false},
+	{"SubmitMany vs Submit, queueing alone (nothing runs)", root, "BenchmarkBulkQueue/many", "x-faster", 0, false},
 	{"EnqueueMany vs Enqueue, per job", root, "BenchmarkBulk/enqueue/many", "x-faster", 3, false},
 	{"index: 1M pending, 100k keys vs 1k pending", core, "BenchmarkCoreDispatch/pending=1000000/keys=100000", "x-vs-1k", 2, true},
 	{"index: 1M pending, 10k keys vs 1k pending", core, "BenchmarkCoreDispatch/pending=1000000/keys=10000", "x-vs-1k", 2, true},
