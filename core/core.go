@@ -117,6 +117,10 @@ type Running struct {
 	// it (Cost divided by the key's weight).
 	Cost, KeyCost time.Duration
 	estimate      time.Duration // the learned estimate at admission
+	// Where admission found the estimate and charged the key: Finish
+	// takes both back without a lookup.
+	estRef  costmodel.EstimateRef
+	account costmodel.AccountRef
 	// Worker is the worker slot the job runs on (types with
 	// RequiresWorker), set by Dispatch; nil otherwise. It stays set after
 	// Finish: Worker.Lost() tells whether the worker was unregistered
@@ -503,7 +507,7 @@ func (c *Core) admit(now time.Time, j *Job) {
 	if j.slot.Config.RequiresWorker {
 		c.takeWorker(j)
 	}
-	j.estimate = c.estimates.Cost(estimateKey(j), j.slot.Config.DefaultCost, now)
+	j.estimate, j.estRef = c.estimates.CostRef(estimateKey(j), j.slot.Config.DefaultCost, now)
 	if c.buckets != nil {
 		c.take(now, j)
 	}
@@ -511,7 +515,7 @@ func (c *Core) admit(now time.Time, j *Job) {
 	if t := j.Tokens(); t > 0 {
 		j.Cost = t
 	}
-	j.KeyCost = c.ledger.Charge(j.Key, policy.Weighted(j.Cost, c.keyWeight(j.Key)))
+	j.KeyCost, j.account = c.ledger.ChargeRef(j.Key, policy.Weighted(j.Cost, c.keyWeight(j.Key)))
 	if shift := c.ledger.Rebase(j.KeyCost); shift > 0 {
 		c.queue.Rebase(shift)
 		j.KeyCost = costmodel.Lower(j.KeyCost, shift)
@@ -563,8 +567,8 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	if tr.HasReleased {
 		c.released(tr.Released)
 	}
-	est := c.estimates.Observe(estimateKey(j), elapsed, j.estimate, now)
-	c.ledger.Leave(j.Key, now)
+	est := c.estimates.ObserveRef(j.estRef, estimateKey(j), elapsed, j.estimate, now)
+	c.ledger.LeaveRef(j.account, j.Key, now)
 	if c.limits.Tenants != nil {
 		n := c.keyRunning[j.Key] - 1
 		if n == 0 {

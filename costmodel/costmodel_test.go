@@ -399,6 +399,7 @@ func TestLedgerMatchesNaive(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		l := NewLedger()
 		n := &naiveLedger{cost: map[string]time.Duration{}, jobs: map[string]int{}, lastUsed: map[string]time.Time{}}
+		refs := map[string]AccountRef{} // odd seeds: Charge and Leave by reference
 		now := t0
 		for op := range 300 {
 			now = now.Add(time.Duration(r.IntN(20)) * time.Second)
@@ -410,13 +411,21 @@ func TestLedgerMatchesNaive(t *testing.T) {
 					t.Fatalf("seed %d op %d: Join(%q) = %v, want %v", seed, op, k, got, want)
 				}
 			case 1:
-				l.Leave(k, now)
+				if seed%2 == 1 { // by the account charged last, stale or not
+					l.LeaveRef(refs[k], k, now)
+				} else {
+					l.Leave(k, now)
+				}
 				n.leave(k, now)
 			case 2:
 				if n.jobs[k] > 0 {
 					c := time.Duration(r.IntN(10)) * time.Second
 					n.cost[k] += c
-					if got := l.Charge(k, c); got != n.cost[k] {
+					got := l.Charge(k, c)
+					if seed%2 == 1 {
+						got, refs[k] = l.ChargeRef(k, 0)
+					}
+					if got != n.cost[k] {
 						t.Fatalf("seed %d op %d: Charge(%q) = %v, want %v", seed, op, k, got, n.cost[k])
 					}
 				}
@@ -550,5 +559,56 @@ func TestEstimatesOfCollidingKeys(t *testing.T) {
 	e.Put(a, 3*time.Second, at(time.Hour))
 	if c := e.Cost(a, 0, at(time.Hour)); c != 3*time.Second {
 		t.Errorf("a put back: %v, want 3s", c)
+	}
+}
+
+// TestEstimatesRefsMatchLookups: CostRef and ObserveRef, with the
+// references kept across other keys' lookups, evictions by age and by the
+// bound, and keys of one hash taking turns in a slot, hold exactly the
+// estimates that Cost and Observe hold.
+func TestEstimatesRefsMatchLookups(t *testing.T) {
+	for _, collide := range []bool{false, true} {
+		if collide {
+			real := hashOf
+			hashOf = func(k EstimateKey) uint64 { return uint64(len(k.ID) % 2) }
+			t.Cleanup(func() { hashOf = real })
+		}
+		for seed := range uint64(100) {
+			r := rand.New(rand.NewPCG(seed, 11))
+			byRef, byKey := NewEstimates(0.5, 3), NewEstimates(0.5, 3)
+			ids := []string{"a", "b", "cc", "dd", "e"}
+			refs := map[string]EstimateRef{}
+			now := t0
+			for op := range 200 {
+				now = now.Add(time.Duration(r.IntN(30)) * time.Second)
+				k := EstimateKey{"t", ids[r.IntN(len(ids))]}
+				switch r.IntN(3) {
+				case 0:
+					got, ref := byRef.CostRef(k, time.Second, now)
+					refs[k.ID] = ref
+					if want := byKey.Cost(k, time.Second, now); got != want {
+						t.Fatalf("collide %v seed %d op %d: CostRef(%v) = %v, Cost %v", collide, seed, op, k, got, want)
+					}
+				case 1:
+					d := time.Duration(r.IntN(10)) * time.Second
+					got := byRef.ObserveRef(refs[k.ID], k, d, time.Second, now)
+					if want := byKey.Observe(k, d, time.Second, now); got != want {
+						t.Fatalf("collide %v seed %d op %d: ObserveRef(%v) = %v, Observe %v", collide, seed, op, k, got, want)
+					}
+				case 2:
+					if got, want := byRef.Evict(now, time.Minute), byKey.Evict(now, time.Minute); got != want {
+						t.Fatalf("collide %v seed %d op %d: Evict %d and %d", collide, seed, op, got, want)
+					}
+				}
+				held := func(e *Estimates) map[EstimateKey]time.Duration {
+					m := map[EstimateKey]time.Duration{}
+					e.Each(func(k EstimateKey, c time.Duration) { m[k] = c })
+					return m
+				}
+				if diff := cmp.Diff(held(byKey), held(byRef)); diff != "" {
+					t.Fatalf("collide %v seed %d op %d: estimates (-lookups +refs):\n%s", collide, seed, op, diff)
+				}
+			}
+		}
 	}
 }

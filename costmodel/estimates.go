@@ -122,12 +122,38 @@ func (e *Estimates) add(h uint64, k EstimateKey) *estimate {
 // Cost returns the current estimate for k, or def for a key never seen (or
 // expired). It marks k as used at now.
 func (e *Estimates) Cost(k EstimateKey, def time.Duration, now time.Time) time.Duration {
+	c, _ := e.CostRef(k, def, now)
+	return c
+}
+
+// EstimateRef is where CostRef found a key's estimate, so that ObserveRef,
+// at the end of the job it was looked up for, finds it again without
+// hashing the key and probing the table (two of a job's map lookups were
+// this one). The zero value is none.
+type EstimateRef struct{ est *estimate }
+
+// CostRef is Cost, and where the estimate was found.
+func (e *Estimates) CostRef(k EstimateKey, def time.Duration, now time.Time) (time.Duration, EstimateRef) {
 	est, ok := e.find(hashOf(k), k)
 	if !ok {
-		return def
+		return def, EstimateRef{}
 	}
 	est.lastUsed = now
 	e.used(est)
+	return est.cost, EstimateRef{est}
+}
+
+// ObserveRef is Observe, starting at ref: while its estimate is still k's,
+// no lookup; else Observe. An estimate out of the table has no key (free,
+// or dropped by Evict), and one in it is the only estimate of its key.
+func (e *Estimates) ObserveRef(ref EstimateRef, k EstimateKey, observed, prior time.Duration, now time.Time) time.Duration {
+	est := ref.est
+	if est == nil || est.key != k { // none, evicted, or another key's now
+		return e.Observe(k, observed, prior, now)
+	}
+	e.used(est)
+	est.cost = Smooth(est.cost, observed, e.alpha)
+	est.lastUsed = now
 	return est.cost
 }
 
@@ -164,6 +190,8 @@ func (e *Estimates) Evict(now time.Time, ttl time.Duration) int {
 		if e.nfree < maxFree {
 			*est = estimate{next: e.free}
 			e.free, e.nfree = est, e.nfree+1
+		} else {
+			*est = estimate{} // no key: a reference to it is stale (ObserveRef)
 		}
 		n++
 	}

@@ -1,7 +1,6 @@
 package costmodel
 
 import (
-	"container/heap"
 	"time"
 
 	"github.com/fairsched/fairsched/internal/shrink"
@@ -100,7 +99,7 @@ func (l *Ledger) Join(key string, now time.Time) time.Duration {
 		}
 		a.cost = max(a.cost, l.Floor())
 		a.ordered = a.cost
-		heap.Push(&l.active, a)
+		l.active.push(a)
 	}
 	a.jobs++
 	a.lastUsed = now
@@ -110,7 +109,24 @@ func (l *Ledger) Join(key string, now time.Time) time.Duration {
 // Leave records that one job of key ended (ran, or left the queue unrun).
 // A key left without jobs becomes idle and starts its TTL.
 func (l *Ledger) Leave(key string, now time.Time) {
-	a := l.accounts[key]
+	l.leave(l.accounts[key], now)
+}
+
+// AccountRef is the account ChargeRef charged, so that LeaveRef, when the
+// charged job ends, takes it back without a lookup: an account with jobs
+// is never dropped. The zero value is none.
+type AccountRef struct{ a *account }
+
+// LeaveRef is Leave of key, whose account ref is (if not zero).
+func (l *Ledger) LeaveRef(ref AccountRef, key string, now time.Time) {
+	a := ref.a
+	if a == nil || a.jobs == 0 || a.key != key {
+		a = l.accounts[key]
+	}
+	l.leave(a, now)
+}
+
+func (l *Ledger) leave(a *account, now time.Time) {
 	if a == nil || a.jobs == 0 {
 		return
 	}
@@ -120,16 +136,22 @@ func (l *Ledger) Leave(key string, now time.Time) {
 		return
 	}
 	l.Floor() // remember the minimum for keys that arrive when none is active
-	heap.Remove(&l.active, a.heapIdx)
+	l.active.remove(a.heapIdx)
 	l.pushIdle(a)
 }
 
 // Charge adds cost to key's accumulated cost and returns the new value. The
 // key must have joined.
 func (l *Ledger) Charge(key string, cost time.Duration) time.Duration {
+	c, _ := l.ChargeRef(key, cost)
+	return c
+}
+
+// ChargeRef is Charge, and the account charged.
+func (l *Ledger) ChargeRef(key string, cost time.Duration) (time.Duration, AccountRef) {
 	a := l.accounts[key]
 	a.cost = policy.AddSat(a.cost, cost) // the active heap catches up lazily, in Floor
-	return a.cost
+	return a.cost, AccountRef{a}
 }
 
 // RebaseAt is the floor past which the ledger lowers every accumulated
@@ -183,7 +205,7 @@ func (l *Ledger) Cost(key string) time.Duration {
 func (l *Ledger) Floor() time.Duration {
 	for len(l.active) > 0 && l.active[0].ordered != l.active[0].cost {
 		l.active[0].ordered = l.active[0].cost
-		heap.Fix(&l.active, 0)
+		l.active.fix(0)
 	}
 	if len(l.active) > 0 {
 		l.floor = max(l.floor, l.active[0].cost)
@@ -245,29 +267,77 @@ func (l *Ledger) Costs() map[string]time.Duration {
 	return out
 }
 
+// activeHeap holds the active accounts, least ordering cost on top. Its
+// order only has to find the least cost (Floor), so accounts of equal
+// ordering cost stay in any order: no tie-break. Typed rather than
+// container/heap: its comparisons and moves inline (a fifth of a RunSync
+// decision went to container/heap's interface calls here).
 type activeHeap []*account
 
-func (h activeHeap) Len() int { return len(h) }
-func (h activeHeap) Less(i, j int) bool {
-	if h[i].ordered != h[j].ordered {
-		return h[i].ordered < h[j].ordered
-	}
-	return h[i].key < h[j].key
-}
-func (h activeHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx, h[j].heapIdx = i, j
-}
-func (h *activeHeap) Push(x any) {
-	a := x.(*account)
+func (h *activeHeap) push(a *account) {
 	a.heapIdx = len(*h)
 	*h = append(*h, a)
+	h.up(a.heapIdx)
 }
-func (h *activeHeap) Pop() any {
+
+// remove takes the account at i out of the heap.
+func (h *activeHeap) remove(i int) {
 	old := *h
-	a := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
+	n := len(old) - 1
+	a := old[i]
+	if i != n {
+		old[i] = old[n]
+		old[i].heapIdx = i
+	}
+	old[n] = nil
+	*h = old[:n]
 	a.heapIdx = -1
-	return a
+	if i != n {
+		h.fix(i)
+	}
+}
+
+// fix restores the order after the ordering cost at i changed.
+func (h activeHeap) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+func (h activeHeap) up(i int) {
+	a := h[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].ordered <= a.ordered {
+			break
+		}
+		h[i] = h[p]
+		h[i].heapIdx = i
+		i = p
+	}
+	h[i] = a
+	a.heapIdx = i
+}
+
+// down sinks the account at i and reports whether it moved.
+func (h activeHeap) down(i0 int) bool {
+	a, i, n := h[i0], i0, len(h)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h[r].ordered < h[c].ordered {
+			c = r
+		}
+		if a.ordered <= h[c].ordered {
+			break
+		}
+		h[i] = h[c]
+		h[i].heapIdx = i
+		i = c
+	}
+	h[i] = a
+	a.heapIdx = i
+	return i > i0
 }
