@@ -83,6 +83,9 @@ type Job struct {
 
 // Nanos returns t as nanoseconds since the queue's epoch, saturated.
 func (q *Queue) Nanos(t time.Time) int64 {
+	if q.based && t == q.now { // the same reading as the last At: a job's arrival, the next At of a turn
+		return q.nowNs
+	}
 	if !q.based {
 		if t.IsZero() {
 			return math.MinInt64
