@@ -293,8 +293,11 @@ type Core struct {
 	joinable map[jobRef]*Job
 	joinPeak shrink.Peak
 	// byRef are the pending background jobs by (type, id) (supersede.go).
-	byRef   map[uint64]*Job // the head of each list, by refHash
-	refPeak shrink.Peak
+	byRef map[uint64]*Job // the head of each list, by refHash
+	// refsMade: the lists are kept; false until something first reads
+	// them (PendingBackground).
+	refsMade bool
+	refPeak  shrink.Peak
 	// aging lists the pending jobs, with aging on, for the rises sweep.
 	aging agingTable
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fairsched/fairsched/internal/shrink"
 	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/queue"
 )
 
 // Supersede and Cancel. The core keeps the pending background jobs of each
@@ -37,9 +38,16 @@ var refHash = func(t policy.JobType, id string) uint64 {
 	return maphash.Comparable(refSeed, jobRef{t, id})
 }
 
-// listBackground adds pending background job j to its (type, id)'s list.
+// The lists are made the first time something reads them (Supersede,
+// Cancel): until then a job with an id of its own costs no entry at all —
+// with millions of ids, the map's insert and delete were a fifth of a
+// Submit's decision. The first reader pays one pass over the pending jobs;
+// from then on every job is listed as it comes.
+
+// listBackground adds pending background job j to its (type, id)'s list,
+// once the lists are made.
 func (c *Core) listBackground(j *Job) {
-	if j.OnDemand || j.refListed {
+	if j.OnDemand || j.refListed || !c.refsMade {
 		return
 	}
 	if c.byRef == nil {
@@ -77,6 +85,10 @@ func (c *Core) unlistBackground(j *Job) {
 // PendingBackground returns the pending background jobs of (t, id), in
 // arrival order.
 func (c *Core) PendingBackground(t policy.JobType, id string) []*Job {
+	if !c.refsMade {
+		c.refsMade = true
+		c.queue.Each(func(qj *queue.Job) { c.listBackground(jobOf(qj)) })
+	}
 	var out []*Job
 	for j := c.byRef[refHash(t, id)]; j != nil; j = j.refNext {
 		if j.Type == t && j.ID == id {

@@ -109,3 +109,60 @@ func TestSupersedeOfCollidingRefs(t *testing.T) {
 		t.Errorf("superseded %d with %d hashes left; want 1 and 1", len(gone), len(c.byRef))
 	}
 }
+
+// TestBackgroundListsMadeOnFirstRead: the (type, id) lists are not kept
+// until something reads them; the first read lists every pending
+// background job, wherever it waits (in its lane, parked on a conflict,
+// deferred), and from then on jobs are listed as they come and unlisted
+// as they leave.
+func TestBackgroundListsMadeOnFirstRead(t *testing.T) {
+	l := policy.DefaultLimits()
+	l.MaxConcurrency = 2
+	c := New(l)
+	if err := c.RegisterType("git", policy.JobTypeConfig{DefaultCost: time.Second, Priority: 2, ConflictGroup: "repo"}); err != nil {
+		t.Fatal(err)
+	}
+	names := map[*Job]string{}
+	submit := func(name, id string, notBefore time.Duration) *Job {
+		j := &Job{Job: queue.Job{Type: "git", ID: id}}
+		names[j] = name
+		if notBefore > 0 {
+			j.Rare = &Rare{NotBefore: t0.Add(notBefore)}
+		}
+		if err := c.Submit(t0, j); err != nil {
+			t.Fatal(err)
+		}
+		c.Dispatch(t0, nil)
+		return j
+	}
+	listed := func(id string) (out []string) {
+		for _, j := range c.PendingBackground("git", id) {
+			out = append(out, names[j])
+		}
+		return out
+	}
+	submit("running", "a", 0)
+	submit("parked", "a", 0) // conflicts with the running "a"
+	submit("deferred", "b", time.Hour)
+	other := submit("other", "c", 0) // takes the second slot
+	waiting := submit("waiting", "c", 0)
+	if len(c.byRef) != 0 {
+		t.Fatalf("%d lists kept before anything read them", len(c.byRef))
+	}
+	for id, want := range map[string][]string{"a": {"parked"}, "b": {"deferred"}, "c": {"waiting"}} {
+		if diff := cmp.Diff(want, listed(id)); diff != "" {
+			t.Errorf("first read of %q (-want +got):\n%s", id, diff)
+		}
+	}
+	submit("later", "c", 0)
+	if diff := cmp.Diff([]string{"waiting", "later"}, listed("c")); diff != "" {
+		t.Errorf("after a later submission (-want +got):\n%s", diff)
+	}
+	c.Finish(t0.Add(time.Second), other)
+	if got := c.Dispatch(t0.Add(time.Second), nil); len(got) != 1 || got[0] != waiting {
+		t.Fatalf("admitted %v, want the waiting c", got)
+	}
+	if diff := cmp.Diff([]string{"later"}, listed("c")); diff != "" {
+		t.Errorf("after an admission (-want +got):\n%s", diff)
+	}
+}
