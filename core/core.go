@@ -474,8 +474,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		// A group this admission fills has the lane held now, while it is
 		// at hand, rather than when its next job reaches the top.
 		fills := c.limits.Groups != nil && c.room(j.grp()) <= 1
-		c.queue.Admit(qj, fills)
-		c.admit(now, j)
+		c.admit(now, j, c.queue.Admit(qj, fills))
 		j.setWaiting("")
 		c.record(now, j, DecisionAdmit, "", 0)
 		buf = append(buf, j)
@@ -483,7 +482,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 	return buf
 }
 
-func (c *Core) admit(now time.Time, j *Job) {
+func (c *Core) admit(now time.Time, j *Job, key queue.KeyRef) {
 	c.leaves(j)
 	c.unlistBackground(j)
 	c.started(j)
@@ -523,7 +522,7 @@ func (c *Core) admit(now time.Time, j *Job) {
 		c.queue.Rebase(shift)
 		j.KeyCost = costmodel.Lower(j.KeyCost, shift)
 	}
-	c.queue.SetKeyCost(j.Key, j.KeyCost)
+	c.queue.SetKeyCostOf(key, j.KeyCost)
 	j.Started = now
 	j.Effective = c.queue.Effective(&j.Job, j.Priority())
 	j.grp().pending--

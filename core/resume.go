@@ -21,8 +21,7 @@ func (c *Core) Resume(now time.Time, j *Job) bool {
 	if !j.Job.Queued() || j.slot.Config.RequiresWorker && c.pool.Free(j.Type) == 0 {
 		return false
 	}
-	c.queue.Admit(&j.Job, c.limits.Groups != nil && c.room(j.grp()) <= 1)
-	c.admit(now, j)
+	c.admit(now, j, c.queue.Admit(&j.Job, c.limits.Groups != nil && c.room(j.grp()) <= 1))
 	j.setWaiting("")
 	c.record(now, j, DecisionAdmit, ResumedCode, 0)
 	return true

@@ -134,14 +134,16 @@ func (q *Queue) Hold(j *Job) {
 
 // Admit removes j, which the caller admits. With fills, j's group has no
 // room left after j: the rest of j's lane is held at once, unless its new
-// head is urgent (it may borrow a slot, see ReleaseUrgent).
-func (q *Queue) Admit(j *Job, fills bool) {
-	l := j.lane
+// head is urgent (it may borrow a slot, see ReleaseUrgent). It returns
+// the record of j's key, for SetKeyCostOf.
+func (q *Queue) Admit(j *Job, fills bool) KeyRef {
+	l, k := j.lane, j.key
 	q.Remove(j)
 	if fills && l != nil && l.live > 0 && l.held == holdNone && l.group != nil &&
 		!(q.aging != nil && q.aging.Urgent(policy.Priority(q.effectiveOf(l)))) {
 		q.Hold(l.front())
 	}
+	return KeyRef{k}
 }
 
 // rehold brings a held lane up to date after its head or its age changed:

@@ -840,6 +840,18 @@ func (q *Queue) SetKeyCost(key string, cost time.Duration) {
 	}
 }
 
+// KeyRef is the record of the admitted job's fairness key, as Admit
+// leaves it: SetKeyCostOf reaches it without a lookup. A key's record
+// stays until ForgetKey, which the caller only calls for an idle key.
+type KeyRef struct{ k *keyRec }
+
+// SetKeyCostOf is SetKeyCost of the key r refers to.
+func (q *Queue) SetKeyCostOf(r KeyRef, cost time.Duration) {
+	if r.k != nil {
+		q.setCost(r.k, cost)
+	}
+}
+
 // The key's lanes keep their old cost in the heaps: a key's cost only grows
 // while it has pending jobs, so a lane's stored cost is a lower bound of its
 // real one, and Best refreshes a lane only when it reaches the top (see
