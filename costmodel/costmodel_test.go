@@ -421,9 +421,11 @@ func TestLedgerMatchesNaive(t *testing.T) {
 				if n.jobs[k] > 0 {
 					c := time.Duration(r.IntN(10)) * time.Second
 					n.cost[k] += c
-					got := l.Charge(k, c)
+					var got time.Duration
 					if seed%2 == 1 {
-						got, refs[k] = l.ChargeRef(k, 0)
+						got, refs[k] = l.ChargeRef(k, c)
+					} else {
+						got = l.Charge(k, c)
 					}
 					if got != n.cost[k] {
 						t.Fatalf("seed %d op %d: Charge(%q) = %v, want %v", seed, op, k, got, n.cost[k])
