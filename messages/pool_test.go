@@ -25,7 +25,7 @@ func TestFlagsAndRunAcrossRecycle(t *testing.T) {
 			t.Fatalf("full=%v: a job never admitted has a Run", full)
 		}
 		j.Running = new(core.Running) // as the core's admission does
-		rc := j.Attempt(context.Background(), nil, 1, SlotRef{}, false)
+		rc := new(Attempts).Attempt(j, context.Background(), nil, 1, SlotRef{}, false)
 		j.SetRun(rc)
 		j.SetCancelled()
 		if j.Run() != rc || !j.Cancelled() {

@@ -52,13 +52,6 @@ var ended = func() *scope {
 // RunContext (Inside).
 type insideKey struct{}
 
-// Attempt returns the context of j's next attempt: under parent, at
-// effective priority prio, for owner (what Inside reports), on slot when
-// onSlot. Only the owner calls it, between attempts.
-func (j *Job) Attempt(parent context.Context, owner any, prio policy.Priority, slot SlotRef, onSlot bool) *RunContext {
-	return new(RunContext).init(parent, j, owner, prio, slot, onSlot)
-}
-
 func (c *RunContext) init(parent context.Context, j *Job, owner any, prio policy.Priority, slot SlotRef, onSlot bool) *RunContext {
 	c.parent, c.job, c.owner, c.prio, c.slot, c.onSlot = parent, j, owner, prio, slot, onSlot
 	return c
@@ -68,11 +61,11 @@ func (c *RunContext) init(parent context.Context, j *Job, owner any, prio policy
 // once: 32 of 96 bytes fill the 3 072-byte size class.
 const attemptBlock = 32
 
-// Attempts makes attempts' contexts as Job.Attempt does, carved from
-// blocks of attemptBlock: one allocation per block instead of one per
-// attempt, the largest of a background job's allocations otherwise. A
-// context is never reused — a goroutine that keeps one after its attempt
-// sees it unchanged, as with Job.Attempt —, so a block is collected once
+// Attempts makes attempts' contexts, carved from blocks of attemptBlock:
+// one allocation per block instead of one per attempt, the largest of a
+// background job's allocations otherwise. A context is never reused — a
+// goroutine that keeps one after its attempt sees it unchanged —, so a
+// block is collected once
 // none of its contexts is reachable: one kept for long keeps its block
 // (3 KB, and what its 31 neighbours' parents hold) with it. The zero value
 // is ready; only its owner uses one.
@@ -80,7 +73,9 @@ type Attempts struct {
 	block []RunContext
 }
 
-// Attempt is Job.Attempt from the current block.
+// Attempt returns the context of j's next attempt: under parent, at
+// effective priority prio, for owner (what Inside reports), on slot when
+// onSlot. Only the owner calls it, between attempts.
 func (p *Attempts) Attempt(j *Job, parent context.Context, owner any, prio policy.Priority, slot SlotRef, onSlot bool) *RunContext {
 	if len(p.block) == 0 {
 		p.block = make([]RunContext, attemptBlock)

@@ -13,7 +13,7 @@ type valueKey struct{}
 func TestRunContextCancelBeforeDone(t *testing.T) {
 	parent := context.WithValue(context.Background(), valueKey{}, "trace")
 	j := NewJob("t", "id", "k", nil)
-	rc := j.Attempt(parent, "owner", 7, SlotRef{}, false)
+	rc := new(Attempts).Attempt(j, parent, "owner", 7, SlotRef{}, false)
 	if rc.Err() != nil {
 		t.Fatal("a new attempt's context is done")
 	}
@@ -43,7 +43,7 @@ func TestRunContextCancelBeforeDone(t *testing.T) {
 func TestRunContextFollowsParentAndDerivedContexts(t *testing.T) {
 	parent, cancel := context.WithCancelCause(context.Background())
 	j := NewJob("t", "id", "k", nil)
-	rc := j.Attempt(parent, nil, 1, SlotRef{Worker: "w", Slot: 2}, true)
+	rc := new(Attempts).Attempt(j, parent, nil, 1, SlotRef{Worker: "w", Slot: 2}, true)
 	child, stop := context.WithCancel(rc) // asks for Done: the scope is made
 	defer stop()
 	boom := errors.New("parent gone")
@@ -59,13 +59,13 @@ func TestRunContextFollowsParentAndDerivedContexts(t *testing.T) {
 
 func TestRunContextEnd(t *testing.T) {
 	j := NewJob("t", "id", "k", nil)
-	first := j.Attempt(context.Background(), nil, 1, SlotRef{}, false)
+	first := new(Attempts).Attempt(j, context.Background(), nil, 1, SlotRef{}, false)
 	first.End() // nobody asked for Done: no cancellation is made
 	if !errors.Is(first.Err(), context.Canceled) || !errors.Is(context.Cause(first), context.Canceled) {
 		t.Fatalf("an ended attempt: Err %v, Cause %v", first.Err(), context.Cause(first))
 	}
 	<-first.Done()
-	second := j.Attempt(context.Background(), nil, 1, SlotRef{}, false)
+	second := new(Attempts).Attempt(j, context.Background(), nil, 1, SlotRef{}, false)
 	if second == first || second.Err() != nil {
 		t.Fatal("a retry reuses the first attempt's context")
 	}
@@ -78,7 +78,7 @@ func TestRunContextEnd(t *testing.T) {
 // another by then).
 func TestRunContextEndedNamesNoJob(t *testing.T) {
 	j := NewPooledJob("t", "id", "k", nil)
-	rc := j.Attempt(context.Background(), "owner", 1, SlotRef{}, false)
+	rc := new(Attempts).Attempt(j, context.Background(), "owner", 1, SlotRef{}, false)
 	if owner, in := Inside(rc); owner != "owner" || in != j {
 		t.Fatalf("Inside during the attempt = %v, %v", owner, in)
 	}

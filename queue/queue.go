@@ -831,21 +831,14 @@ func (q *Queue) Rebase(shift time.Duration) {
 	}
 }
 
-// SetKeyCost records the accumulated cost of a fairness key. While the key
-// has pending jobs its cost must not decrease (accumulated costs only grow
-// while a key is active).
-func (q *Queue) SetKeyCost(key string, cost time.Duration) {
-	if k := q.keys[key]; k != nil {
-		q.setCost(k, cost)
-	}
-}
-
 // KeyRef is the record of the admitted job's fairness key, as Admit
 // leaves it: SetKeyCostOf reaches it without a lookup. A key's record
 // stays until ForgetKey, which the caller only calls for an idle key.
 type KeyRef struct{ k *keyRec }
 
-// SetKeyCostOf is SetKeyCost of the key r refers to.
+// SetKeyCostOf records the accumulated cost of the key r refers to: the
+// cost its admission charged. While the key has pending jobs its cost must
+// not decrease (accumulated costs only grow while a key is active).
 func (q *Queue) SetKeyCostOf(r KeyRef, cost time.Duration) {
 	if r.k != nil {
 		q.setCost(r.k, cost)

@@ -55,7 +55,7 @@ func (f *fixture) push(t policy.JobType, id, key string) *Job {
 
 func (f *fixture) setCost(key string, c time.Duration) {
 	f.cost[key] = c
-	f.q.SetKeyCost(key, c)
+	f.q.setKeyCost(key, c)
 }
 
 // drain takes every admissible job in Best order.
@@ -100,7 +100,7 @@ func TestEmpty(t *testing.T) {
 	f.q.Release(policy.ConflictKey{Group: "git", ID: "x"}) // nothing parked: no-op
 	f.q.BlockTier(99, true)                                // unknown tier: no-op
 	f.q.BlockType("nope", true)                            // unknown type: no-op
-	f.q.SetKeyCost("nobody", time.Hour)                    // unknown key: no-op
+	f.q.setKeyCost("nobody", time.Hour)                    // unknown key: no-op
 	if j := f.q.Best(); j != nil {
 		t.Errorf("Best = %v", ref(j))
 	}
@@ -973,5 +973,13 @@ func TestTimesPastUnixNanos(t *testing.T) {
 	}
 	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("timeline in 2300 (-want +got):\n%s", diff)
+	}
+}
+
+// setKeyCost sets the accumulated cost of a key by name, as an admission's
+// charge does (SetKeyCostOf), for tests that move costs directly.
+func (q *Queue) setKeyCost(key string, cost time.Duration) {
+	if k := q.keys[key]; k != nil {
+		q.setCost(k, cost)
 	}
 }
