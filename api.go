@@ -468,6 +468,16 @@ var (
 	// ErrStore: the Store given to WithStore could not be read; New
 	// fails and the store is left as it was.
 	ErrStore = actor.ErrStore
+	// ErrRecordRefused: a store refused a record for its content (a
+	// JobStore returns it, wrapped, for a batch it cannot commit because
+	// of one record's data); it also matches ErrStore. Only the refused
+	// record's call fails: the rest of its batch is committed.
+	ErrRecordRefused = actor.ErrRecordRefused
+	// ErrOutcomeUnknown: the store's reply to a commit was lost, so the
+	// write may or may not have happened; it also matches ErrStore.
+	// Retrying an Enqueue with the same (type, id) is safe:
+	// ErrDuplicateJob then means the first one was stored.
+	ErrOutcomeUnknown = actor.ErrOutcomeUnknown
 	// ErrExpired: the job was still pending when its queue timeout
 	// (WithQueueTimeout, JobTypeConfig.QueueTimeout) ran out; it never ran.
 	ErrExpired = policy.ErrExpired

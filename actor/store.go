@@ -16,8 +16,24 @@ import (
 // that panics is turned into an error wrapping ErrStore, here or at Load
 // (SafeLoad), so that no Store can take the process down.
 
-// ErrStore wraps every failure of a Store, a panic included.
-var ErrStore = errors.New("fairsched: store")
+// Errors of stores. A store's failure wraps ErrStore; the two below say
+// more, and match ErrStore too.
+var (
+	// ErrStore wraps every failure of a Store, a panic included.
+	ErrStore = errors.New("fairsched: store")
+	// ErrRecordRefused: the store refused a record for what it holds (a
+	// value its database cannot keep), not for the state of a connection:
+	// writing the same record again fails again. A JobStore returns it
+	// (wrapped) from ApplyJobs when any record of the batch is refused so,
+	// and the scheduler then commits the batch's records in parts, so that
+	// only the refused one fails.
+	ErrRecordRefused = errors.New("fairsched: record refused by the store")
+	// ErrOutcomeUnknown: the store's reply to a commit was lost — the
+	// connection died after the commit was sent — so the write may or may
+	// not have happened. Retrying an Enqueue with the same (type, id) is
+	// safe: ErrDuplicateJob then means the first one was stored.
+	ErrOutcomeUnknown = errors.New("fairsched: outcome of the store's commit unknown")
+)
 
 // startWriter starts the writer goroutine when there is a store; written is
 // closed when it has returned (at once without a store).
