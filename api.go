@@ -669,6 +669,9 @@ func checkJob(j *messages.Job, opts []JobOption) (*messages.Job, error) {
 			return nil, fmt.Errorf("%w: Delay(%v): must not be negative (type %q, id %q)", ErrInvalidJob, x.Delay, t, jobID)
 		}
 	}
+	if err := policy.ValidateJobNames(j.Key, j.Group); err != nil {
+		return nil, err
+	}
 	if ttl := j.TTL(); ttl < 0 {
 		return nil, fmt.Errorf("%w: WithQueueTimeout(%v): a queue timeout must not be negative (type %q, id %q)", ErrInvalidJob, ttl, t, jobID)
 	}

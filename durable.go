@@ -10,6 +10,7 @@ import (
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
 )
 
 // Job is a durable job as its handler sees it (see Enqueue).
@@ -364,6 +365,12 @@ func (s *Scheduler) DeleteDead(ctx context.Context, t JobType, id string) (int, 
 
 func (s *Scheduler) deadOp(ctx context.Context, op messages.DeadOpKind, t JobType, id string) (int, error) {
 	if err := s.checkCtx(ctx, ErrInvalidJob, "dead jobs"); err != nil {
+		return 0, err
+	}
+	if err := policy.InvalidName(ErrInvalidJob, "job type", string(t)); err != nil {
+		return 0, err
+	}
+	if err := policy.InvalidName(ErrInvalidJob, "job id", id); err != nil {
 		return 0, err
 	}
 	if id != "" && t == "" {

@@ -581,7 +581,7 @@ func (a *Actor) startingDurable(j *messages.Job) {
 // retryingDurable records the failed attempt of durable job j, which
 // retries.
 func (a *Actor) retryingDurable(j *messages.Job, err error) {
-	j.Record.LastError, j.Record.EndedAttempt = err.Error(), j.Record.Attempt
+	j.Record.LastError, j.Record.EndedAttempt = policy.CleanText(err.Error()), j.Record.Attempt
 	a.dur.put(j.Record)
 }
 
@@ -620,7 +620,7 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 	case errors.Is(err, ErrCancelled) || j.Cancelled():
 		d.delete(rec.Seq) // Cancel: however its last attempt ended, it is over
 	default:
-		rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, err.Error(), now
+		rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, policy.CleanText(err.Error()), now
 		d.put(rec)
 		d.dead[rec.Seq] = rec
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
 )
 
 // ErrFunctionGone: in cluster mode, an instance was granted a RunSync or
@@ -50,7 +51,7 @@ func (a *Actor) ownerEnded(rec *core.JobRecord, err error, cancelled bool, now t
 	case err == nil:
 		d.delete(rec.Seq)
 	case !errors.Is(err, ErrClosed):
-		rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, err.Error(), now
+		rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, policy.CleanText(err.Error()), now
 		d.put(rec)
 	}
 }

@@ -31,6 +31,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/policy"
 )
 
 // The layout of the file. Bucket "fairsched" holds the state, one JSON
@@ -220,12 +221,20 @@ func (s *Store) LoadJobs(fn func(fairsched.JobRecord) error) (err error) {
 }
 
 // ApplyJobs commits ops in one transaction: bbolt syncs the file before
-// the commit returns, so a nil error means they are on disk.
+// the commit returns, so a nil error means they are on disk. A record no
+// scheduler writes — a string that breaks the rule for caller strings
+// among them, which JSON would silently change — is refused with an error
+// wrapping fairsched.ErrRecordRefused, and nothing of ops is written.
 func (s *Store) ApplyJobs(ops []fairsched.JobOp) (err error) {
 	defer guard("commit jobs", &err)
 	bufs := make([][]byte, len(ops)) // encoded outside the transaction
 	for i, op := range ops {
 		if op.Put != nil {
+			if !op.Put.Valid() {
+				return fmt.Errorf("%w: %w: boltstore: job record %d (%q/%q) holds values no scheduler writes",
+					fairsched.ErrStore, fairsched.ErrRecordRefused, op.Put.Seq,
+					policy.CleanTextN(string(op.Put.Type), 64), policy.CleanTextN(op.Put.ID, 64))
+			}
 			if bufs[i], err = EncodeRecord(*op.Put); err != nil {
 				return err
 			}
@@ -285,7 +294,8 @@ func DecodeRecord(data []byte) (fairsched.JobRecord, error) {
 		return fairsched.JobRecord{}, errors.New("trailing data after the record")
 	}
 	if !rec.Valid() {
-		return fairsched.JobRecord{}, fmt.Errorf("record %d (%q/%q) holds values no scheduler writes", rec.Seq, rec.Type, rec.ID)
+		return fairsched.JobRecord{}, fmt.Errorf("record %d (%q/%q) holds values no scheduler writes", rec.Seq,
+			policy.CleanTextN(string(rec.Type), 64), policy.CleanTextN(rec.ID, 64))
 	}
 	return rec, nil
 }

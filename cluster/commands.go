@@ -190,6 +190,7 @@ func (l *leader) runCommands(ctx context.Context, cmds []Command) {
 				r.Err = err.Error()
 			}
 		}
+		r.Err = policy.CleanText(r.Err) // the reply is stored, and read by another instance
 		reply, _ := json.Marshal(r)
 		if err := l.n.b.Answer(ctx, l.n.cfg.Domain, l.epoch, c.ID, reply, reset, settings); err != nil {
 			l.n.log.Warn("answering a command failed", zap.Error(err))

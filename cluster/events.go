@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
 )
 
 // Events across the cluster. The leader's scheduler is the one that
@@ -110,7 +111,7 @@ func encodeEvent(e messages.Event) (wireEvent, error) {
 	raw, err := json.Marshal(e)
 	w := wireEvent{Kind: eventNames[reflect.TypeOf(e)], Event: raw}
 	if ee := eventError(e); ee != nil {
-		w.Err = ee.Error()
+		w.Err = policy.CleanText(ee.Error()) // published: other instances store and show it
 	}
 	return w, err
 }

@@ -245,6 +245,9 @@ func (x *executor) run() {
 		case e.err != nil:
 			kind, text = EndError, e.err.Error()
 		}
+		// The text goes to the database and to the leader: a handler's
+		// error may hold any bytes, which PostgreSQL's text refuses.
+		text = policy.CleanText(text)
 		if c := closures[e.seq]; c != nil {
 			c.running, c.lastErr = false, e.err
 			if c.done != nil && c.ctx.Err() != nil && e.err != nil {
@@ -585,7 +588,7 @@ func outcome(c *closure, f Final) error {
 	switch {
 	case f.Gone:
 		return nil
-	case c.lastErr != nil && strings.HasSuffix(f.LastError, c.lastErr.Error()):
+	case c.lastErr != nil && carries(f.LastError, c.lastErr):
 		// The leader's words around the function's own error.
 		return &remoteError{text: f.LastError, err: c.lastErr}
 	}
@@ -595,6 +598,27 @@ func outcome(c *closure, f Final) error {
 		}
 	}
 	return errors.New(f.LastError)
+}
+
+// carries reports whether text, an error text as the database keeps it
+// (cleaned, see policy.CleanText), ends with err's own text: whole, or cut
+// at the bound on stored text.
+func carries(text string, err error) bool {
+	own := strings.ReplaceAll(strings.ToValidUTF8(err.Error(), "\uFFFD"), "\x00", "")
+	if strings.HasSuffix(text, own) {
+		return true
+	}
+	cut, ok := strings.CutSuffix(text, "…")
+	if !ok || len(own) == 0 {
+		return false
+	}
+	// The leader's words come first, and are short.
+	for i := 0; i < min(len(cut), 256); i++ {
+		if strings.HasPrefix(own, cut[i:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // sentinels are the errors a RunSync's caller may test for that the

@@ -110,6 +110,12 @@ func (c *Config) defaults() error {
 	if c.Domain == "" || c.Instance == "" {
 		return fmt.Errorf("%w: Domain and Instance are required", ErrInvalidConfig)
 	}
+	if err := policy.InvalidName(ErrInvalidConfig, "ClusterConfig.Domain", c.Domain); err != nil {
+		return err
+	}
+	if err := policy.InvalidName(ErrInvalidConfig, "ClusterConfig.Instance", c.Instance); err != nil {
+		return err
+	}
 	if c.Slots < 0 {
 		return fmt.Errorf("%w: Slots %d is negative", ErrInvalidConfig, c.Slots)
 	}

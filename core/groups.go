@@ -304,6 +304,9 @@ func (c *Core) PauseGroup(now time.Time, name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: PauseGroup: the group name must not be empty", policy.ErrInvalidConfig)
 	}
+	if err := policy.InvalidName(policy.ErrInvalidConfig, "PauseGroup group", name); err != nil {
+		return err
+	}
 	c.queue.At(now)
 	g := c.groupOf(name)
 	if g.q.Paused() {
@@ -320,6 +323,9 @@ func (c *Core) PauseGroup(now time.Time, name string) error {
 func (c *Core) ResumeGroup(now time.Time, name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: ResumeGroup: the group name must not be empty", policy.ErrInvalidConfig)
+	}
+	if err := policy.InvalidName(policy.ErrInvalidConfig, "ResumeGroup group", name); err != nil {
+		return err
 	}
 	c.queue.At(now)
 	g := c.groupOf(name)

@@ -72,7 +72,8 @@ const (
 // Valid reports whether r could have been written by a scheduler: a
 // decoded record that is not is refused, never misread.
 func (r *JobRecord) Valid() bool {
-	return r.Seq > 0 && r.Type != "" && policy.ValidateJob(r.Type, r.ID, true) == nil && r.State <= RecordSucceeded &&
+	return r.Seq > 0 && r.Type != "" && policy.ValidateJob(r.Type, r.ID, true) == nil &&
+		policy.ValidateJobNames(r.Key, r.Group) == nil && policy.CheckName(r.Owner) == nil && r.State <= RecordSucceeded &&
 		r.Attempt >= 0 && r.Tokens >= 0 && r.Tokens <= policy.MaxTokens && r.TTL >= 0 &&
 		(!r.RetrySet || r.Retry.Validate("retry") == nil)
 }

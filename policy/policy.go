@@ -172,6 +172,12 @@ func (c JobTypeConfig) Validate(t JobType) error { return c.ValidateFor(t, Defau
 // ValidateFor checks a job type registration under the scheduler's limits,
 // whose priority mode and scoring decide whether priority 0 is valid.
 func (c JobTypeConfig) ValidateFor(t JobType, l Limits) error {
+	if err := InvalidName(ErrInvalidConfig, "JobType", string(t)); err != nil {
+		return err
+	}
+	if err := InvalidName(ErrInvalidConfig, "JobTypeConfig.ConflictGroup", string(c.ConflictGroup)); err != nil {
+		return err
+	}
 	switch {
 	case t == "":
 		return InvalidConfig("JobType", `""`, "must not be empty")
@@ -196,8 +202,16 @@ func (c JobTypeConfig) ValidateFor(t JobType, l Limits) error {
 	return nil
 }
 
-// ValidateJob checks the parts of a job the caller supplies.
+// ValidateJob checks the parts of a job the caller names at the call: its
+// type and id follow the rule for caller strings (CheckName), the id is not
+// empty, and a function is given.
 func ValidateJob(t JobType, jobID string, hasFn bool) error {
+	if err := InvalidName(ErrInvalidJob, "job type", string(t)); err != nil {
+		return err
+	}
+	if err := InvalidName(ErrInvalidJob, "job id", jobID); err != nil {
+		return err
+	}
 	switch {
 	case jobID == "":
 		return fmt.Errorf("%w: empty job id (type %q)", ErrInvalidJob, t)
@@ -205,6 +219,15 @@ func ValidateJob(t JobType, jobID string, hasFn bool) error {
 		return fmt.Errorf("%w: nil function (type %q, id %q)", ErrInvalidJob, t, jobID)
 	}
 	return nil
+}
+
+// ValidateJobNames checks the names a job's options give it — its fairness
+// key and its group — against the rule for caller strings (CheckName).
+func ValidateJobNames(key, group string) error {
+	if err := InvalidName(ErrInvalidJob, "fairness key", key); err != nil {
+		return err
+	}
+	return InvalidName(ErrInvalidJob, "group", group)
 }
 
 // Limits are the scheduler-wide settings the admission rules use.
@@ -319,8 +342,11 @@ func (c *GroupsConfig) Validate(maxConcurrency int) error {
 	return nil
 }
 
-// Validate checks one group's settings.
+// Validate checks one group's settings, and its name (CheckName).
 func (g GroupConfig) Validate(name string) error {
+	if err := InvalidName(ErrInvalidConfig, "group", name); err != nil {
+		return err
+	}
 	switch {
 	case g.Weight < 1:
 		return InvalidConfig(fmt.Sprintf("GroupWeight[%q]", name), g.Weight, "must be at least 1")

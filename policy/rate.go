@@ -50,6 +50,9 @@ type RateLimit struct {
 func ValidateRateLimits(limits []RateLimit) error {
 	seen := map[RateScope]bool{}
 	for _, l := range limits {
+		if err := InvalidName(ErrInvalidConfig, "RateLimit scope name", l.Scope.Name); err != nil {
+			return err
+		}
 		field := fmt.Sprintf("RateLimit[%s]", l.Scope)
 		switch {
 		case l.Scope.Kind < RateType || l.Scope.Kind > RateKey:

@@ -14,6 +14,9 @@ const DefaultKeyWeight = 1.0
 // ValidateKeyWeight checks the weight of fairness key key: a positive,
 // finite number.
 func ValidateKeyWeight(key string, w float64) error {
+	if err := InvalidName(ErrInvalidConfig, "KeyWeight key", key); err != nil {
+		return err
+	}
 	if !(w > 0) || math.IsInf(w, 1) {
 		return InvalidConfig(fmt.Sprintf("KeyWeight[%q]", key), w, "must be a positive finite number")
 	}
@@ -97,6 +100,9 @@ func (c *TenantsConfig) Validate() error {
 		return err
 	}
 	for _, key := range slices.Sorted(maps.Keys(c.Keys)) { // sorted: the same error on every run
+		if err := InvalidName(ErrInvalidConfig, "KeyLimits key", key); err != nil {
+			return err
+		}
 		if err := c.Keys[key].Validate(fmt.Sprintf("KeyLimits[%q]", key)); err != nil {
 			return err
 		}

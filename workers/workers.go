@@ -75,6 +75,9 @@ func New() *Pool {
 // the pool refuses a duplicate ID, no slot, an empty slot or a type listed
 // twice in a slot.
 func (p *Pool) Add(id string, slots [][]policy.JobType) ([]*Slot, error) {
+	if err := policy.InvalidName(policy.ErrInvalidConfig, "WorkerSpec.ID", id); err != nil {
+		return nil, err
+	}
 	switch {
 	case id == "":
 		return nil, policy.InvalidConfig("WorkerSpec.ID", `""`, "must not be empty")
