@@ -176,3 +176,45 @@ func TestNewerLayoutAndForeignFilesAreRefused(t *testing.T) {
 		t.Errorf("garbled: the file changed")
 	}
 }
+
+// TestApplyJobsRefusesNamesItWouldChange: a record whose id, key, group or
+// type breaks the rule for caller strings — which JSON would rewrite, two
+// ids "\xff" and "\xfe" becoming one "\uFFFD" — is refused with
+// ErrRecordRefused and nothing of the batch is written; the store is left
+// as it was and keeps serving.
+func TestApplyJobsRefusesNamesItWouldChange(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "jobs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	good := sampleRecord()
+	good.Seq = 1
+	for name, mutate := range map[string]func(*fairsched.JobRecord){
+		"id \\xff":       func(r *fairsched.JobRecord) { r.ID = "\xff" },
+		"id \\xfe":       func(r *fairsched.JobRecord) { r.ID = "\xfe" },
+		"key":            func(r *fairsched.JobRecord) { r.Key = "key\xff" },
+		"group NUL":      func(r *fairsched.JobRecord) { r.Group = "g\x00" },
+		"type":           func(r *fairsched.JobRecord) { r.Type = "t\xc3" },
+		"long id":        func(r *fairsched.JobRecord) { r.ID = strings.Repeat("i", 8000) },
+		"owner not UTF8": func(r *fairsched.JobRecord) { r.Owner = "\xed\xa0\x80" },
+	} {
+		bad := sampleRecord()
+		bad.Seq = 2
+		mutate(&bad)
+		err := st.ApplyJobs([]fairsched.JobOp{{Put: &good}, {Put: &bad}})
+		if !errors.Is(err, fairsched.ErrRecordRefused) || !errors.Is(err, fairsched.ErrStore) {
+			t.Errorf("%s: ApplyJobs = %v; want ErrRecordRefused (and ErrStore)", name, err)
+		}
+	}
+	var got []fairsched.JobRecord
+	if err := st.LoadJobs(func(r fairsched.JobRecord) error { got = append(got, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("a refused batch wrote %d records", len(got))
+	}
+	if err := st.ApplyJobs([]fairsched.JobOp{{Put: &good}}); err != nil {
+		t.Fatalf("a valid record after the refusals: %v", err)
+	}
+}
