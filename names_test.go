@@ -167,7 +167,9 @@ func TestConfigNamesRefusedByNew(t *testing.T) {
 		{"WithGroupWeight", "group", func(b string) fairsched.Option { return fairsched.WithGroupWeight(b, 2) }},
 		{"WithGroupLimit", "group", func(b string) fairsched.Option { return fairsched.WithGroupLimit(b, 2) }},
 		{"WithGroupMinSlots", "group", func(b string) fairsched.Option { return fairsched.WithGroupMinSlots(b, 1) }},
-		{"WithKeyLimits", "KeyLimits", func(b string) fairsched.Option { return fairsched.WithKeyLimits(b, fairsched.TenantLimits{MaxPending: 1}) }},
+		{"WithKeyLimits", "KeyLimits", func(b string) fairsched.Option {
+			return fairsched.WithKeyLimits(b, fairsched.TenantLimits{MaxPending: 1})
+		}},
 		{"WithKeyWeight", "KeyWeight", func(b string) fairsched.Option { return fairsched.WithKeyWeight(b, 2) }},
 		{"WithRateLimit key", "RateLimit", func(b string) fairsched.Option {
 			return fairsched.WithRateLimit(fairsched.RateForKey(b), 1, 1)
