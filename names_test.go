@@ -10,6 +10,7 @@ import (
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/boltstore"
+	"github.com/fairsched/fairsched/pgstore"
 	"github.com/fairsched/fairsched/policy"
 )
 
@@ -158,7 +159,7 @@ func TestCallerStringsRefusedAtEveryEntryPoint(t *testing.T) {
 // TestConfigNamesRefusedByNew: names in the configuration — groups,
 // fairness keys with limits or weights, rate-limit scopes, a cluster's
 // domain and instance — follow the rule too: New fails with
-// ErrInvalidConfig naming the option.
+// ErrInvalidConfig naming the field.
 func TestConfigNamesRefusedByNew(t *testing.T) {
 	for _, tc := range []struct {
 		name, field string
@@ -176,6 +177,12 @@ func TestConfigNamesRefusedByNew(t *testing.T) {
 		}},
 		{"WithRateLimit type", "RateLimit", func(b string) fairsched.Option {
 			return fairsched.WithRateLimit(fairsched.RateForType(fairsched.JobType(b)), 1, 1)
+		}},
+		{"ClusterConfig.Domain", "Domain", func(b string) fairsched.Option {
+			return fairsched.WithCluster((*pgstore.Store)(nil), fairsched.ClusterConfig{Domain: b, Instance: "a"}) // refused before any use
+		}},
+		{"ClusterConfig.Instance", "Instance", func(b string) fairsched.Option {
+			return fairsched.WithCluster((*pgstore.Store)(nil), fairsched.ClusterConfig{Domain: "d", Instance: b})
 		}},
 	} {
 		for kind, bad := range badNames {

@@ -86,6 +86,20 @@ func URL(t testing.TB) string {
 	return withDatabase(srv.url, name)
 }
 
+// URLIfAvailable is URL for a test that also has work without PostgreSQL
+// (a fuzz target that covers several stores): "" when no PostgreSQL is
+// available, where URL would skip t (it fails t under
+// FAIRSCHED_REQUIRE_PG=1 all the same).
+func URLIfAvailable(t testing.TB) string {
+	t.Helper()
+	once.Do(func() { srv, startErr = start() })
+	if startErr != nil && os.Getenv("FAIRSCHED_REQUIRE_PG") != "1" {
+		t.Logf("pgtest: no PostgreSQL (%v): %s", startErr, hint)
+		return ""
+	}
+	return URL(t)
+}
+
 // Start gives a program that is not a test — a command, a demo — a new,
 // empty database the way URL gives one to a test: in the server
 // FAIRSCHED_TEST_DATABASE_URL names, else in a throwaway cluster started
