@@ -107,11 +107,18 @@ func withError(e messages.Event, err error) messages.Event {
 }
 
 // encodeEvent returns e on the wire.
+// The error's text travels once, beside the event, cleaned: a handler's
+// error may hold any bytes and be of any length, and a notification's
+// payload is text of at most 8 000 bytes.
 func encodeEvent(e messages.Event) (wireEvent, error) {
+	ee := eventError(e)
+	if ee != nil {
+		e = withError(e, nil)
+	}
 	raw, err := json.Marshal(e)
 	w := wireEvent{Kind: eventNames[reflect.TypeOf(e)], Event: raw}
-	if ee := eventError(e); ee != nil {
-		w.Err = policy.CleanText(ee.Error()) // published: other instances store and show it
+	if ee != nil {
+		w.Err = policy.CleanText(ee.Error())
 	}
 	return w, err
 }

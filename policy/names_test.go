@@ -83,3 +83,14 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// BenchmarkValidateJob is the cost the rule for caller strings adds to
+// each call: a job's type, id, key and group, short and ASCII.
+func BenchmarkValidateJob(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if ValidateJob("clone", "repo/linux.git", true) != nil || ValidateJobNames("10.0.0.7", "mirrors") != nil {
+			b.Fatal("refused")
+		}
+	}
+}
