@@ -74,7 +74,7 @@ const (
 //	MaxConcurrency int
 //
 //	// ConflictGroup: jobs whose types share a non-empty group never run at
-//	// the same time on the same job id.
+//	// the same time on the same job id. A name (CheckName).
 //	ConflictGroup ConflictGroup
 //
 //	// ConflictMode says whether the type's jobs run alone on their
@@ -452,10 +452,16 @@ var (
 	// returns it at once and closes nothing; with another context the
 	// scheduler is closed and drains on its own once the job returns.
 	ErrCloseInJob = actor.ErrCloseInJob
-	// ErrInvalidConfig: an option or a JobTypeConfig is out of range; the
-	// error names the field and the value.
+	// ErrInvalidConfig: an option or a JobTypeConfig is out of range, or a
+	// name in it (a job type, conflict group, group, fairness key, worker
+	// id, cluster domain or instance) breaks the rule for names; the error
+	// names the field and the value.
 	ErrInvalidConfig = policy.ErrInvalidConfig
-	// ErrInvalidJob: empty job id or nil function.
+	// ErrInvalidJob: a job the call refuses before queueing or writing
+	// anything — a job type, id, fairness key or group that breaks the
+	// rule for names (valid UTF-8, no NUL byte, at most MaxNameLen bytes),
+	// an empty id, a nil function, an option out of range, a payload over
+	// WithMaxPayload. The error names the field.
 	ErrInvalidJob = policy.ErrInvalidJob
 	// ErrDuplicateType: RegisterType was called twice for one type.
 	ErrDuplicateType = policy.ErrDuplicateType
@@ -594,7 +600,8 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 // RunSync runs fn as a foreground job and returns its error once it has run.
 // fairnessKey identifies the client the work is done for (an IP, a user):
 // among jobs of one priority, the key that has consumed the least cost goes
-// first.
+// first. The type, the id and the key are names: valid UTF-8 without NUL,
+// at most MaxNameLen bytes, else ErrInvalidJob and nothing is queued.
 //
 // fn runs in the calling goroutine once admitted, under a context derived
 // from ctx. If ctx ends while the job is pending, the job is dropped without
@@ -859,14 +866,16 @@ func WithQueueTimeout(d time.Duration) JobOption {
 // WithFairnessKey attributes the job to a tenant: its cost is charged to key
 // and it is ordered by key's accumulated cost, as a RunSync job of that key
 // is. Background jobs without it share the key "". On RunSync it replaces
-// the fairnessKey argument.
+// the fairnessKey argument. Like every name it is valid UTF-8 without NUL,
+// at most MaxNameLen bytes (ErrInvalidJob).
 func WithFairnessKey(key string) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.Key = key })
 }
 
 // InGroup puts the job in a group: groups share the capacity by weight
 // (WithGroupWeight) and can be paused together (PauseGroup). Jobs without a
-// group form the group "".
+// group form the group "". The name is valid UTF-8 without NUL, at most
+// MaxNameLen bytes (ErrInvalidJob).
 func InGroup(group string) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.Group = group })
 }
@@ -1213,6 +1222,21 @@ const (
 	MaxTokens    = policy.MaxTokens
 )
 
+// MaxNameLen bounds, in bytes, every name a caller gives: a job type, a
+// job id, a fairness key, a group, a conflict group, a worker id, a
+// cluster's domain and instance. A name must also be valid UTF-8 without a
+// NUL byte; one that is not is refused at the call (ErrInvalidJob for a
+// job's, ErrInvalidConfig for a configuration's), in every mode, so that
+// every key a store indexes fits.
+const MaxNameLen = policy.MaxNameLen
+
+// MaxTextLen bounds, in bytes, the free text the scheduler stores or sends
+// to other instances — a failed attempt's error (DeadJob.LastError), an
+// event's or a command's error in a cluster — cleaned first: invalid
+// UTF-8 replaced by U+FFFD, NUL bytes removed, a longer text cut, ending
+// in "…".
+const MaxTextLen = policy.MaxTextLen
+
 // JobClass is what a job's score depends on besides its age (see
 // ScoreConfig.Crossover).
 //
@@ -1547,8 +1571,9 @@ type WorkerSpec struct {
 // its own (SlotFromContext names the slot either way); worker ids are
 // unique across the cluster. It fails, changing nothing, with
 // ErrDuplicateWorker for an ID already registered, ErrUnknownJobType for an
-// unregistered type, and ErrInvalidConfig for an empty ID, no slot, a slot
-// with no type or a type that does not require a worker.
+// unregistered type, and ErrInvalidConfig for an empty ID or one that is
+// not a valid name (see MaxNameLen), no slot, a slot with no type or a
+// type that does not require a worker.
 func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
 	if err := s.check(); err != nil {
 		return err

@@ -20,7 +20,8 @@ import (
 // Fields, from cluster.Config:
 //
 //	// Domain names the cluster: instances of one domain share its jobs
-//	// and one leader.
+//	// and one leader. Domain and Instance are names: valid UTF-8 without
+//	// NUL, at most 1 024 bytes (policy.MaxNameLen), else ErrInvalidConfig.
 //	Domain string
 //
 //	// Instance names this instance, unique in the domain and per process

@@ -316,7 +316,8 @@ func WithRetention(d time.Duration) Option {
 // denial. It stays in the store until requeued or deleted.
 type DeadJob struct {
 	Job
-	// LastError is the error it failed with; FailedAt when.
+	// LastError is the text of the error it failed with, as stored:
+	// cleaned and at most MaxTextLen bytes (see MaxTextLen); FailedAt when.
 	LastError string
 	FailedAt  time.Time
 }

@@ -47,7 +47,8 @@ import (
 // Config is one instance's part in a cluster.
 type Config struct {
 	// Domain names the cluster: instances of one domain share its jobs
-	// and one leader.
+	// and one leader. Domain and Instance are names: valid UTF-8 without
+	// NUL, at most 1 024 bytes (policy.MaxNameLen), else ErrInvalidConfig.
 	Domain string
 	// Instance names this instance, unique in the domain and per process
 	// incarnation (a restarted process takes a new name: its old one's

@@ -81,7 +81,7 @@ type JobTypeConfig struct {
 	// cap (the tier and global caps still apply). Must not be negative.
 	MaxConcurrency int `json:"max_concurrency"`
 	// ConflictGroup: jobs whose types share a non-empty group never run at
-	// the same time on the same job id.
+	// the same time on the same job id. A name (CheckName).
 	ConflictGroup ConflictGroup `json:"conflict_group,omitempty"`
 	// ConflictMode says whether the type's jobs run alone on their
 	// (ConflictGroup, id) — ConflictExclusive, the zero value — or together
