@@ -173,6 +173,13 @@ func TestClusterHandlerErrorsOfAnyBytes(t *testing.T) {
 		}
 	}
 	closedWithin(t, "the 40 valid jobs run", okDone)
+	// A RunSync's caller, in the process, gets its function's own error.
+	for _, text := range fails {
+		own := errors.New(text)
+		if err := s.RunSync(ctx, "d", "sync", "k", func(context.Context) error { return own }); !errors.Is(err, own) {
+			t.Errorf("RunSync: %.40q; want the function's own error", err)
+		}
+	}
 	var dead []fairsched.DeadJob
 	pgtest.Eventually(t, "the three failures listed dead", func() bool {
 		var err error
