@@ -15,6 +15,7 @@ import (
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/internal/pgtest"
+	"github.com/fairsched/fairsched/policy"
 )
 
 // TestEventsOnEveryInstance: Subscribe works alike on every instance:
@@ -239,5 +240,30 @@ func TestEventsRoundTrip(t *testing.T) {
 	}
 	if d := out[8].(fairsched.JobDenied); !errors.Is(d.Err, fairsched.ErrDenied) {
 		t.Errorf("a denial's error %v does not match ErrDenied", d.Err)
+	}
+}
+
+// TestEventErrorsCrossCleaned: an event whose error holds a NUL, invalid
+// UTF-8 or 100 KB of text crosses to other instances with that text
+// cleaned (policy.CleanText), and small enough to be published.
+func TestEventErrorsCrossCleaned(t *testing.T) {
+	at := time.Unix(1700000000, 0).UTC()
+	texts := []string{"bad\x00byte", "bad\xff\xfebytes", strings.Repeat("x", 100_000)}
+	var in []fairsched.Event
+	for _, text := range texts {
+		e := fairsched.JobFailed{Time: at, Type: "t", ID: "a", Err: errors.New(text)}
+		if n := cluster.EncodedSize(t, e); n > cluster.MaxPayload {
+			t.Errorf("an event with an error of %d bytes takes %d bytes on the wire, over %d", len(text), n, cluster.MaxPayload)
+		}
+		in = append(in, e)
+	}
+	out := cluster.RoundTripEvents(t, "d", in)
+	if len(out) != len(in) {
+		t.Fatalf("%d events back of %d", len(out), len(in))
+	}
+	for i, text := range texts {
+		if got, want := out[i].(fairsched.JobFailed).Err.Error(), policy.CleanText(text); got != want {
+			t.Errorf("event %d: error %.40q…; want %.40q…", i, got, want)
+		}
 	}
 }

@@ -33,3 +33,20 @@ func RoundTripEvents(t *testing.T, domain string, evs []messages.Event) []messag
 	}
 	return out
 }
+
+// MaxPayload bounds a published batch of events.
+const MaxPayload = maxPayload
+
+// EncodedSize is the size of e alone in a published batch.
+func EncodedSize(t *testing.T, e messages.Event) int {
+	t.Helper()
+	w, err := encodeEvent(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := json.Marshal(wireBatch{Domain: "d", Events: []wireEvent{w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(payload)
+}
