@@ -81,14 +81,13 @@ type grantParts struct {
 // each refused one. A refused grant's job fails for good (grantRefused); a
 // refused delete of a success leaves its row to the next leader, which
 // reads its end again.
-func (l *leader) grantApart(ctx context.Context, succeeded []End, grants []Grant) grantParts {
-	cfg := l.n.cfg
+func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, epoch int64, succeeded []End, grants []Grant) grantParts {
 	var p grantParts
 	p.ends, p.err = bisect(succeeded, func(part []End) error {
-		_, _, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, part, nil)
+		_, _, err := b.Grant(ctx, domain, epoch, part, nil)
 		return err
 	}, func(e End, err error) error {
-		l.n.log.Error("the store refused the delete of a success; its row is left for the next leader", zap.Uint64("seq", e.Seq),
+		log.Error("the store refused the delete of a success; its row is left for the next leader", zap.Uint64("seq", e.Seq),
 			zap.String("refusal", policy.CleanTextN(err.Error(), maxRefusalText)))
 		return nil
 	})
@@ -109,10 +108,10 @@ func (l *leader) grantApart(ctx context.Context, succeeded []End, grants []Grant
 		for i, x := range part {
 			gs[i] = x.g
 		}
-		_, took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, nil, gs)
+		_, took, err := b.Grant(ctx, domain, epoch, nil, gs)
 		if errors.Is(err, ErrDoubleAdmission) {
 			// As for a whole turn (leader.run): its attempts fail.
-			l.n.log.Error("the database refused a double admission; the attempts fail", zap.Error(err))
+			log.Error("the database refused a double admission; the attempts fail", zap.Error(err))
 			for _, x := range part {
 				p.refused[x.i] = err
 			}
@@ -121,7 +120,7 @@ func (l *leader) grantApart(ctx context.Context, succeeded []End, grants []Grant
 		p.took = append(p.took, took...)
 		return err
 	}, func(x indexed, err error) error {
-		l.n.log.Error("the store refused a grant; the job fails", zap.Uint64("seq", x.g.Seq),
+		log.Error("the store refused a grant; the job fails", zap.Uint64("seq", x.g.Seq),
 			zap.String("refusal", policy.CleanTextN(err.Error(), maxRefusalText)))
 		p.refused[x.i] = grantRefused(err)
 		return nil
@@ -142,13 +141,13 @@ func grantRefused(err error) error {
 // cut, then, refused still, with EndTextRefused: it ends its attempt and
 // frees its slot all the same. Only an end refused even so is dropped
 // (said in the log): its grant stays until the instance is lost.
-func (x *executor) reportApart(ctx context.Context, ends []End) (int, error) {
+func reportApart(ctx context.Context, b Backend, log *zap.Logger, ends []End) (int, error) {
 	write := func(es []End) error {
-		_, err := x.n.b.ReportEnds(ctx, es)
+		_, err := b.ReportEnds(ctx, es)
 		return err
 	}
 	return bisect(ends, write, func(e End, err error) error {
-		log := x.n.log.With(zap.Uint64("seq", e.Seq), zap.Int("attempt", e.Attempt))
+		log := log.With(zap.Uint64("seq", e.Seq), zap.Int("attempt", e.Attempt))
 		log.Error("the store refused an end's report; reporting it with its error text cut",
 			zap.String("refusal", policy.CleanTextN(err.Error(), maxRefusalText)))
 		for _, text := range []string{policy.CleanTextN(e.Error, maxRefusalText), EndTextRefused} {
