@@ -1,0 +1,409 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/internal/pgtest"
+	"github.com/fairsched/fairsched/pgstore"
+	"github.com/fairsched/fairsched/policy"
+)
+
+// The database refusing one record (refused.go): each loop of the cluster
+// splits the batch it belongs to, the others are written, and only that
+// record is dealt with — once.
+
+// refuse makes the database refuse, as a data exception, the writes to
+// table (BEFORE op) whose rows meet when: a value it cannot keep, as
+// PostgreSQL refuses a NUL or a key too long for its index.
+func refuse(t *testing.T, url, name, table, op, when string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE OR REPLACE FUNCTION fairsched_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'refused by the test' USING ERRCODE = '22023'; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TRIGGER `+name+` BEFORE `+op+` ON `+table+` FOR EACH ROW WHEN (`+when+`)
+		EXECUTE FUNCTION fairsched_test_refuse()`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// counting is a Backend that counts the writes the database refused.
+type counting struct {
+	cluster.Backend
+	grants, reports, answers atomic.Int64 // refused
+	// refusePublish: Publish refuses the payloads that hold it (the
+	// database would refuse a payload too long).
+	refusePublish string
+}
+
+func (c *counting) count(n *atomic.Int64, err error) error {
+	if errors.Is(err, fairsched.ErrRecordRefused) {
+		n.Add(1)
+	}
+	return err
+}
+
+func (c *counting) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
+	gone, took, err := c.Backend.Grant(ctx, domain, epoch, succeeded, grants)
+	return gone, took, c.count(&c.grants, err)
+}
+
+func (c *counting) ReportEnds(ctx context.Context, ends []cluster.End) (int, error) {
+	n, err := c.Backend.ReportEnds(ctx, ends)
+	return n, c.count(&c.reports, err)
+}
+
+func (c *counting) Answer(ctx context.Context, domain string, epoch, id int64, reply []byte, reset string, settings map[string][]byte) error {
+	return c.count(&c.answers, c.Backend.Answer(ctx, domain, epoch, id, reply, reset, settings))
+}
+
+func (c *counting) Publish(ctx context.Context, payload []byte) error {
+	if c.refusePublish != "" && strings.Contains(string(payload), c.refusePublish) {
+		return fmt.Errorf("%w: %w: test: payload refused", actor.ErrStore, actor.ErrRecordRefused)
+	}
+	return c.Backend.Publish(ctx, payload)
+}
+
+// observed is a logger that writes to t and is observed: the entries of
+// level Warn and above.
+func observed(t *testing.T) (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(zapcore.WarnLevel)
+	return zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Core(), core)), logs
+}
+
+// incompressible returns n letters that no compression shortens much.
+func incompressible(n int) string {
+	r := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	for range n {
+		b.WriteByte(byte('a' + r.IntN(26)))
+	}
+	return b.String()
+}
+
+// TestRefusedRecordsAreSplitOut: the leader's turn and an executor's
+// report, refused whole by the database for one record — a conflict key of
+// 8 000 bytes, too long for its index; an end's error text with a NUL, and
+// one the database refuses whatever its bytes —, are written in parts in a
+// few writes: every other grant takes and every other end is written; the
+// bad grant alone fails, for good, saying why; the NUL's end is written
+// with its text cleaned, the other with a fixed reason.
+func TestRefusedRecordsAreSplitOut(t *testing.T) {
+	url := pgtest.URL(t)
+	st, err := pgstore.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	const n = 41
+	var ops []fairsched.JobOp
+	for seq := uint64(1); seq <= n; seq++ {
+		ops = append(ops, fairsched.JobOp{Put: &fairsched.JobRecord{Seq: seq, Type: "t", ID: fmt.Sprint("j", seq), EnqueuedAt: time.Unix(0, 0).UTC()}})
+	}
+	if err := st.ApplyJobs(ops); err != nil {
+		t.Fatal(err)
+	}
+	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	refuse(t, url, "refuse_end", "fairsched_jobs", "UPDATE", `NEW.end_error LIKE '%poison%'`)
+	b := &counting{Backend: st}
+	log, logs := observed(t)
+
+	var grants []cluster.Grant
+	var wantTook []uint64
+	for seq := uint64(1); seq <= n; seq++ {
+		g := cluster.Grant{Seq: seq, Instance: "i1", Attempt: 1, ConflictKey: fmt.Sprint("repo/", seq)}
+		if seq == 17 {
+			g.ConflictKey = "repo/" + incompressible(8000)
+		} else {
+			wantTook = append(wantTook, seq)
+		}
+		grants = append(grants, g)
+	}
+	if _, _, err := b.Grant(ctx, "d", epoch, nil, grants); !errors.Is(err, fairsched.ErrRecordRefused) {
+		t.Fatalf("the whole turn: %v, want it refused", err)
+	}
+	took, refused, dealt, err := cluster.GrantApart(ctx, b, log, "d", epoch, nil, grants)
+	if err != nil || dealt != n {
+		t.Fatalf("grants dealt with: %d of %d, %v", dealt, n, err)
+	}
+	slices.Sort(took)
+	if diff := cmp.Diff(wantTook, took); diff != "" {
+		t.Errorf("grants that took (-want +got):\n%s", diff)
+	}
+	if len(refused) != 1 || refused[16] == nil {
+		t.Fatalf("refused grants: %v, want grant 17's", refused)
+	}
+	if err := refused[16]; !errors.Is(err, fairsched.ErrRecordRefused) || !policy.IsPermanent(err) || strings.Contains(err.Error(), incompressible(8000)[:100]) {
+		t.Errorf("the refused grant fails with %q, want ErrRecordRefused, permanent, without the key", err)
+	}
+	// One for the whole turn, then two a level of halves down to the one.
+	if got := b.grants.Load(); got > 1+7 {
+		t.Errorf("%d grants refused; want at most 8", got)
+	}
+
+	var ends []cluster.End
+	want := map[uint64]string{}
+	for _, seq := range wantTook {
+		e := cluster.End{Seq: seq, Instance: "i1", Attempt: 1, Kind: cluster.EndError, Error: fmt.Sprint("failed ", seq)}
+		switch seq {
+		case 5:
+			e.Error = "bad\x00byte"
+		case 30:
+			e.Error = "poison pill"
+		}
+		ends = append(ends, e)
+		want[seq] = map[uint64]string{5: "badbyte", 30: cluster.EndTextRefused}[seq]
+		if want[seq] == "" {
+			want[seq] = e.Error
+		}
+	}
+	dealt, err = cluster.ReportApart(ctx, b, log, ends)
+	if err != nil || dealt != len(ends) {
+		t.Fatalf("ends dealt with: %d of %d, %v", dealt, len(ends), err)
+	}
+	rows, err := st.Rows(ctx, wantTook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint64]string{}
+	for _, r := range rows {
+		if r.Running || !r.Ended || r.End.Kind != cluster.EndError {
+			t.Errorf("job %d after its end: %+v", r.Seq, r)
+		}
+		got[r.Seq] = r.End.Error
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the ends' texts (-want +got):\n%s", diff)
+	}
+	// Two bad records: each refused through its levels of halves, and
+	// twice more alone (the NUL's whole text; the poison's whole and cut).
+	if got := b.reports.Load(); got > 2*(1+6)+3 {
+		t.Errorf("%d reports refused; want at most 17", got)
+	}
+	// Each refusal said once.
+	var said []string
+	for _, e := range logs.All() {
+		said = append(said, e.Message)
+	}
+	slices.Sort(said)
+	wantSaid := []string{
+		"the store refused a grant; the job fails",
+		"the store refused an end's report; reporting it with its error text cut",
+		"the store refused an end's report; reporting it with its error text cut",
+	}
+	if diff := cmp.Diff(wantSaid, said); diff != "" {
+		t.Errorf("logged (-want +got):\n%s", diff)
+	}
+}
+
+// poisonCluster is a leader with no handler and an instance "work" that
+// runs type "t" on 64 slots, each on a counting backend and an observed
+// logger; "t" is registered, its handler not yet.
+func poisonCluster(t *testing.T, url string) (lead, work *member, lb, wb *counting, llogs, wlogs *observer.ObservedLogs) {
+	t.Helper()
+	lb, wb = &counting{}, &counting{}
+	wrap := func(c *counting) func(cluster.Backend) cluster.Backend {
+		return func(b cluster.Backend) cluster.Backend { c.Backend = b; return c }
+	}
+	llog, llogs := observed(t)
+	lead = joinVia(t, url, wrap(lb), fast("d", "lead", 4), fairsched.WithLogger(llog))
+	if leaderOf(t, lead) != lead {
+		t.Fatal("the first instance does not lead")
+	}
+	wlog, wlogs := observed(t)
+	work = joinVia(t, url, wrap(wb), fast("d", "work", 64), fairsched.WithLogger(wlog))
+	// A priority of 64: its value is its tier's cap.
+	if err := work.s.RegisterType("t", fairsched.JobTypeConfig{Priority: 64, DefaultCost: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	return lead, work, lb, wb, llogs, wlogs
+}
+
+// handle registers h as the handler of "t" on m.
+func handle(t *testing.T, m *member, h fairsched.Handler) {
+	t.Helper()
+	if err := m.s.RegisterHandler("t", h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deadOf waits until m lists n dead jobs and returns their last errors by
+// id.
+func deadOf(t *testing.T, m *member, n int) map[string]string {
+	t.Helper()
+	var dead []fairsched.DeadJob
+	waitFor(t, func() bool {
+		var err error
+		dead, err = m.s.DeadJobs(context.Background(), 0)
+		return err == nil && len(dead) >= n
+	})
+	out := map[string]string{}
+	for _, d := range dead {
+		out[d.ID] = d.LastError
+	}
+	return out
+}
+
+// said counts the entries of logs with message msg.
+func said(logs *observer.ObservedLogs, msg string) int {
+	return logs.FilterMessage(msg).Len()
+}
+
+// TestPoisonGrantFailsAlone: the database refuses the grant of one job
+// (as it refuses a conflict key too long for its index) in a turn of 41:
+// the 40 others run, the poison job ends dead saying the store refused
+// its grant, the refusal is logged once, and the leader goes on granting.
+func TestPoisonGrantFailsAlone(t *testing.T) {
+	url := pgtest.URL(t)
+	lead, work, lb, _, llogs, _ := poisonCluster(t, url)
+	refuse(t, url, "refuse_grant", "fairsched_jobs", "UPDATE", `NEW.id = 'poison' AND NEW.running AND NOT OLD.running`)
+	ctx := context.Background()
+	ids := []string{"poison"}
+	for i := range 40 {
+		ids = append(ids, fmt.Sprint("j", i))
+	}
+	for _, id := range ids { // queued: no instance has a handler yet
+		if err := work.s.Enqueue(ctx, "t", id, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := newRecorder()
+	handle(t, work, func(ctx context.Context, j fairsched.Job) error {
+		rec.start(j.ID, "")
+		defer rec.end("")
+		return nil
+	})
+	rec.waitEnds(t, 40)
+	dead := deadOf(t, lead, 1)
+	if len(dead) != 1 || !strings.Contains(dead["poison"], fairsched.ErrRecordRefused.Error()) || !strings.Contains(dead["poison"], "refused by the test") {
+		t.Errorf("dead jobs: %q; want poison's, its grant refused", dead)
+	}
+	if err := work.s.Enqueue(ctx, "t", "after", nil); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitEnds(t, 41)
+	rec.mu.Lock()
+	starts := rec.starts
+	rec.mu.Unlock()
+	for _, id := range append(ids[1:], "after") {
+		if starts[id] != 1 {
+			t.Errorf("%s ran %d times", id, starts[id])
+		}
+	}
+	if starts["poison"] != 0 {
+		t.Errorf("poison ran %d times", starts["poison"])
+	}
+	if got := lb.grants.Load(); got < 1 || got > 1+6 {
+		t.Errorf("%d turns refused; want 1 to 7 (one, then its halves down to the poison)", got)
+	}
+	if got := said(llogs, "the store refused a grant; the job fails"); got != 1 {
+		t.Errorf("the refused grant logged %d times", got)
+	}
+}
+
+// TestPoisonEndIsWrittenAlone: the database refuses an end's report for
+// its error text, cleaned or not (and a NUL in another's): the other
+// ends of the report are written, the NUL's with its text cleaned, the
+// poison's with a fixed reason — it ends, and its slot is free —, each
+// refusal logged once, and the instance runs on.
+func TestPoisonEndIsWrittenAlone(t *testing.T) {
+	url := pgtest.URL(t)
+	lead, work, _, wb, _, wlogs := poisonCluster(t, url)
+	refuse(t, url, "refuse_end", "fairsched_jobs", "UPDATE", `NEW.end_error LIKE '%poison%'`)
+	ctx := context.Background()
+	ids := []string{"poison", "nul"}
+	for i := range 40 {
+		ids = append(ids, fmt.Sprint("j", i))
+	}
+	for _, id := range ids {
+		if err := work.s.Enqueue(ctx, "t", id, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every job waits for all to have started: their ends come together,
+	// in few reports.
+	var started sync.WaitGroup
+	var once sync.Map
+	started.Add(len(ids))
+	rec := newRecorder()
+	handle(t, work, func(ctx context.Context, j fairsched.Job) error {
+		rec.start(j.ID, "")
+		defer rec.end("")
+		if _, again := once.LoadOrStore(j.ID, true); !again {
+			started.Done()
+		}
+		started.Wait()
+		switch j.ID {
+		case "poison":
+			return fairsched.Permanent(errors.New("poison pill"))
+		case "nul":
+			return fairsched.Permanent(errors.New("bad\x00byte"))
+		}
+		return nil
+	})
+	rec.waitEnds(t, len(ids))
+	dead := deadOf(t, lead, 2)
+	if len(dead) != 2 || !strings.Contains(dead["poison"], cluster.EndTextRefused) || !strings.Contains(dead["nul"], "badbyte") {
+		t.Errorf("dead jobs: %q; want poison's with the fixed reason, nul's cleaned", dead)
+	}
+	if err := work.s.Enqueue(ctx, "t", "after", nil); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitEnds(t, len(ids)+1)
+	waitFor(t, func() bool { // every slot free
+		snap, err := lead.s.Snapshot(ctx)
+		if err != nil || snap.Cluster == nil {
+			return false
+		}
+		running := 0
+		for _, in := range snap.Cluster.Instances {
+			running += in.Running
+		}
+		return running == 0
+	})
+	// Each bad end through its levels of halves, then alone again.
+	if got := wb.reports.Load(); got < 1 || got > 2*(1+6)+3 {
+		t.Errorf("%d reports refused; want 1 to 17", got)
+	}
+	per := map[any]int{}
+	for _, e := range wlogs.FilterMessage("the store refused an end's report; reporting it with its error text cut").All() {
+		per[e.ContextMap()["seq"]]++
+	}
+	for seq, n := range per {
+		if n != 1 {
+			t.Errorf("the refused end of job %v logged %d times", seq, n)
+		}
+	}
+	if len(per) == 0 {
+		t.Error("no refused end logged")
+	}
+}
