@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
 )
 
 // Events across the cluster. The leader's scheduler is the one that
@@ -233,6 +234,14 @@ func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 				continue
 			}
 			n := len(w.Event) + escapedLen(w.Err) + len(w.Kind) + 24
+			if ee := eventError(e); n > maxPayload-len(cfg.Domain)-16 && ee != nil {
+				// An error's long text (in the event's JSON too) is cut
+				// rather than the event lost.
+				cut := withError(e, errors.New(policy.CleanTextN(ee.Error(), maxRefusalText)))
+				if cw, err := encodeEvent(cut); err == nil {
+					w, n = cw, len(cw.Event)+escapedLen(cw.Err)+len(cw.Kind)+24
+				}
+			}
 			if size+n > maxPayload-len(cfg.Domain)-16 {
 				flush()
 			}
@@ -252,9 +261,9 @@ func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 // would pass the bound and be refused.
 func escapedLen(s string) int {
 	n := 0
-	for _, r := range s { // an invalid byte is a U+FFFD: 3 bytes
+	for _, r := range s {
 		switch {
-		case r < 0x20, r == '<', r == '>', r == '&', r == '\u2028', r == '\u2029':
+		case r < 0x20, r == '<', r == '>', r == '&', r == '\u2028', r == '\u2029', r == utf8.RuneError: // an invalid byte: \ufffd
 			n += 6 // \u00XX (at most)
 		case r == '"', r == '\\':
 			n += 2

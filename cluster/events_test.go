@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -239,5 +240,20 @@ func TestEventsRoundTrip(t *testing.T) {
 	}
 	if d := out[8].(fairsched.JobDenied); !errors.Is(d.Err, fairsched.ErrDenied) {
 		t.Errorf("a denial's error %v does not match ErrDenied", d.Err)
+	}
+}
+
+// TestEscapedLenCountsTheEscapes: the size of a text in a payload is at
+// least what encoding/json makes of it — control bytes, HTML characters,
+// invalid bytes and the line separators each take more than their bytes.
+func TestEscapedLenCountsTheEscapes(t *testing.T) {
+	for _, s := range []string{"", "plain", "a\x00b\nc\t", "<>&\"\\", "\xff\xfe", "\u2028\u2029", "é€𝄞"} {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, min := cluster.EscapedLen(s), len(b)-2; got < min {
+			t.Errorf("EscapedLen(%q) = %d, under the %d bytes of %s", s, got, min, b)
+		}
 	}
 }

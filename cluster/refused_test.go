@@ -407,3 +407,155 @@ func TestPoisonEndIsWrittenAlone(t *testing.T) {
 		t.Error("no refused end logged")
 	}
 }
+
+// TestRefusedEventIsDroppedAlone: the database refuses the payloads that
+// hold one job's events (as it refuses a payload too long): the payloads
+// are published in halves down to each of its events, which alone are
+// lost (events are delivered at most once), each said once; every other
+// event reaches the subscriber.
+func TestRefusedEventIsDroppedAlone(t *testing.T) {
+	url := pgtest.URL(t)
+	lb := &counting{refusePublish: `"poison"`}
+	llog, llogs := observed(t)
+	lead := joinVia(t, url, func(b cluster.Backend) cluster.Backend { lb.Backend = b; return lb }, fast("d", "lead", 4), fairsched.WithLogger(llog))
+	if leaderOf(t, lead) != lead {
+		t.Fatal("the first instance does not lead")
+	}
+	work := join(t, url, fast("d", "work", 64))
+	if err := work.s.RegisterType("t", fairsched.JobTypeConfig{Priority: 64, DefaultCost: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	evs, stop := work.s.Subscribe(1 << 12)
+	defer stop()
+	subscribedOn(t, lead, "work")
+	ctx := context.Background()
+	ids := []string{"poison"}
+	for i := range 20 {
+		ids = append(ids, fmt.Sprint("j", i))
+	}
+	for _, id := range ids { // queued together: their events share payloads
+		if err := work.s.Enqueue(ctx, "t", id, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	handle(t, work, func(context.Context, fairsched.Job) error { return nil })
+	completed := map[string]bool{}
+	deadline := time.After(time.Minute)
+	for len(completed) < 20 {
+		select {
+		case e := <-evs:
+			switch e := e.(type) {
+			case fairsched.JobCompleted:
+				completed[e.ID] = true
+			case fairsched.JobQueued:
+				if e.ID == "poison" {
+					t.Errorf("an event of poison was published: %+v", e)
+				}
+			}
+		case <-deadline:
+			t.Fatalf("%d of 20 jobs' completions came in a minute", len(completed))
+		}
+	}
+	if completed["poison"] {
+		t.Error("poison's completion was published")
+	}
+	// Poison's events: queued, admitted, completed — each lost alone, once.
+	if got := said(llogs, "the store refused an event; it is lost"); got < 1 || got > 3 {
+		t.Errorf("%d refused events logged; want 1 to 3", got)
+	}
+}
+
+// TestRefusedAnswerSaysWhy: the database refuses a command's answer (a
+// setting's name it cannot keep): its asker is told why (ErrRecordRefused)
+// and the next command is answered. A command whose every answer is
+// refused is left unanswered — its asker gives up — and not run again at
+// every read.
+func TestRefusedAnswerSaysWhy(t *testing.T) {
+	url := pgtest.URL(t)
+	lb := &counting{}
+	lead := joinVia(t, url, func(b cluster.Backend) cluster.Backend { lb.Backend = b; return lb }, fast("d", "lead", 4))
+	if leaderOf(t, lead) != lead {
+		t.Fatal("the first instance does not lead")
+	}
+	follow := join(t, url, fast("d", "follow", 1))
+	refuse(t, url, "refuse_setting", "fairsched_settings", "INSERT OR UPDATE", `NEW.name LIKE '%poison%'`)
+	refuse(t, url, "refuse_answer", "fairsched_commands", "UPDATE", `NEW.args->>'key' = 'doomed'`)
+	if err := follow.s.SetKeyWeight("poison", 2); !errors.Is(err, fairsched.ErrRecordRefused) {
+		t.Errorf("a weight whose setting is refused: %v, want ErrRecordRefused", err)
+	}
+	if err := follow.s.SetKeyWeight("doomed", 2); !errors.Is(err, cluster.ErrNoLeader) {
+		t.Errorf("a weight never answered: %v, want ErrNoLeader", err)
+	}
+	if err := follow.s.SetKeyWeight("good", 3); err != nil {
+		t.Errorf("the next weight: %v", err)
+	}
+	settings, err := lead.st.Settings(context.Background(), "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for name := range settings {
+		if strings.HasPrefix(name, "key_weight/") {
+			names = append(names, name)
+		}
+	}
+	if diff := cmp.Diff([]string{"key_weight/good"}, names); diff != "" {
+		t.Errorf("weights kept (-want +got):\n%s", diff)
+	}
+	// poison's answer, then doomed's two: not one a read.
+	if got := lb.answers.Load(); got != 3 {
+		t.Errorf("%d answers refused; want 3", got)
+	}
+}
+
+// TestLongErrorTextsArePublished: a job's error text that JSON escapes to
+// more than a notification holds (3 000 '<', 18 000 bytes escaped) is
+// published cut, and the events beside it as they are.
+func TestLongErrorTextsArePublished(t *testing.T) {
+	url := pgtest.URL(t)
+	lead := joinLeader(t, url, fast("d", "lead", 4))
+	work := join(t, url, fast("d", "work", 64))
+	if err := work.s.RegisterType("t", fairsched.JobTypeConfig{Priority: 64, DefaultCost: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	evs, stop := work.s.Subscribe(1 << 12)
+	defer stop()
+	subscribedOn(t, lead, "work")
+	ctx := context.Background()
+	ids := []string{"long"}
+	for i := range 20 {
+		ids = append(ids, fmt.Sprint("j", i))
+	}
+	for _, id := range ids {
+		if err := work.s.Enqueue(ctx, "t", id, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := strings.Repeat("<", 3000)
+	handle(t, work, func(_ context.Context, j fairsched.Job) error {
+		if j.ID == "long" {
+			return fairsched.Permanent(errors.New(text))
+		}
+		return nil
+	})
+	completed, failed := map[string]bool{}, ""
+	deadline := time.After(time.Minute)
+	for len(completed) < 20 || failed == "" {
+		select {
+		case e := <-evs:
+			switch e := e.(type) {
+			case fairsched.JobCompleted:
+				completed[e.ID] = true
+			case fairsched.JobFailed:
+				if e.ID == "long" && e.Err != nil {
+					failed = e.Err.Error()
+				}
+			}
+		case <-deadline:
+			t.Fatalf("in a minute: %d of 20 jobs' completions, the long one's failure %t", len(completed), failed != "")
+		}
+	}
+	if !strings.Contains(failed, strings.Repeat("<", 100)) || len(failed) >= len(text) {
+		t.Errorf("the long failure's text came as %d bytes: %.40q…", len(failed), failed)
+	}
+}
