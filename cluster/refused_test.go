@@ -325,6 +325,13 @@ func TestPoisonGrantFailsAlone(t *testing.T) {
 	if got := lb.grants.Load(); got < 1 || got > 1+6 {
 		t.Errorf("%d turns refused; want 1 to 7 (one, then its halves down to the poison)", got)
 	}
+	// A RunSync whose grant is refused: its caller is told so, its
+	// function never runs.
+	var ran atomic.Bool
+	err := work.s.RunSync(ctx, "t", "poison", "", func(context.Context) error { ran.Store(true); return nil })
+	if !errors.Is(err, fairsched.ErrRecordRefused) || ran.Load() {
+		t.Errorf("a RunSync whose grant is refused: %v (ran %t), want ErrRecordRefused", err, ran.Load())
+	}
 	if got := said(llogs, "the store refused a grant; the job fails"); got != 1 {
 		t.Errorf("the refused grant logged %d times", got)
 	}

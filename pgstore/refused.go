@@ -35,9 +35,9 @@ func isRefused(err error) bool {
 	return false
 }
 
-// storeError wraps err, the failure of what, in ErrStore — and in
+// clusterWriteError wraps err, the failure of what, in ErrStore — and in
 // ErrRecordRefused too when the database refused the statement's data.
-func storeError(what string, err error) error {
+func clusterWriteError(what string, err error) error {
 	if isRefused(err) {
 		return fmt.Errorf("%w: %w: pgstore: %s: %w", fairsched.ErrStore, fairsched.ErrRecordRefused, what, err)
 	}
