@@ -230,7 +230,7 @@ func (x *executor) run() {
 		if isRefused(err) {
 			// A record the database refuses: the others are written, and
 			// that one with its text cut (reportApart).
-			done, err = reportApart(ctx, x.n.b, x.n.log, ends)
+			done, err = reportApart(ctx, x.n.b, x.n.log, ends, err)
 		} else if err != nil {
 			done = 0
 		}

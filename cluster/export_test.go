@@ -40,13 +40,13 @@ func RoundTripEvents(t *testing.T, domain string, evs []messages.Event) []messag
 // GrantApart is the leader's write of a turn the backend refused as one
 // (grantApart): the grants that took, why each refused one fails (by
 // index), how many grants it dealt with, and what stopped it.
-func GrantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, epoch int64, succeeded []End, grants []Grant) (took []uint64, refused map[int]error, dealt int, err error) {
-	p := grantApart(ctx, b, log, domain, epoch, succeeded, grants)
+func GrantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, epoch int64, succeeded []End, grants []Grant, refusal error) (took []uint64, refused map[int]error, dealt int, err error) {
+	p := grantApart(ctx, b, log, domain, epoch, succeeded, grants, refusal)
 	return p.took, p.refused, p.n, p.err
 }
 
 // ReportApart is an executor's report of ends the backend refused as one
-// (reportApart).
+// (reportApart, refusal).
 var ReportApart = reportApart
 
 // EscapedLen is the size a text takes in a payload of events.

@@ -482,7 +482,7 @@ func (l *leader) run() {
 		if isRefused(err) {
 			// A record the database refuses: the turn is written in parts,
 			// each refused grant's job failing alone (grantApart).
-			p := grantApart(ctx, l.n.b, l.n.log, cfg.Domain, l.epoch, finished, gs)
+			p := grantApart(ctx, l.n.b, l.n.log, cfg.Domain, l.epoch, finished, gs, err)
 			ends, rest, stopped = p.ends, slices.Clone(batch[p.n:]), p.err
 			kept, keptGs := batch[:0], gs[:0]
 			for i, w := range batch[:p.n] {

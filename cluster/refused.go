@@ -45,7 +45,11 @@ func bisect[T any](items []T, write func([]T) error, bad func(T, error) error) (
 	if len(items) == 0 {
 		return 0, nil
 	}
-	err := write(items)
+	return settle(items, write(items), write, bad)
+}
+
+// settle is bisect once items were written, with err.
+func settle[T any](items []T, err error, write func([]T) error, bad func(T, error) error) (int, error) {
 	switch {
 	case err == nil:
 		return len(items), nil
@@ -81,7 +85,10 @@ type grantParts struct {
 // each refused one. A refused grant's job fails for good (grantRefused); a
 // refused delete of a success leaves its row to the next leader, which
 // reads its end again.
-func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, epoch int64, succeeded []End, grants []Grant) grantParts {
+//
+// refusal is the turn's: when it had no success, it is the grants' own,
+// and they are split at once.
+func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, epoch int64, succeeded []End, grants []Grant, refusal error) grantParts {
 	var p grantParts
 	p.ends, p.err = bisect(succeeded, func(part []End) error {
 		_, _, err := b.Grant(ctx, domain, epoch, part, nil)
@@ -103,7 +110,7 @@ func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, 
 		all[i] = indexed{i, g}
 	}
 	p.refused = map[int]error{}
-	p.n, p.err = bisect(all, func(part []indexed) error {
+	write := func(part []indexed) error {
 		gs := make([]Grant, len(part))
 		for i, x := range part {
 			gs[i] = x.g
@@ -119,12 +126,18 @@ func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, 
 		}
 		p.took = append(p.took, took...)
 		return err
-	}, func(x indexed, err error) error {
+	}
+	bad := func(x indexed, err error) error {
 		log.Error("the store refused a grant; the job fails", zap.Uint64("seq", x.g.Seq),
 			zap.String("refusal", policy.CleanTextN(err.Error(), maxRefusalText)))
 		p.refused[x.i] = grantRefused(err)
 		return nil
-	})
+	}
+	if len(succeeded) == 0 && len(all) > 0 {
+		p.n, p.err = settle(all, refusal, write, bad)
+	} else {
+		p.n, p.err = bisect(all, write, bad)
+	}
 	return p
 }
 
@@ -136,17 +149,17 @@ func grantRefused(err error) error {
 }
 
 // reportApart writes ends the backend refused as one report
-// (Backend.ReportEnds) in parts, and returns how many it dealt with (as
-// bisect). A refused end is reported again with its error text cleaned and
+// (Backend.ReportEnds, refusal) in parts, and returns how many it dealt
+// with (as bisect). A refused end is reported again with its error text cleaned and
 // cut, then, refused still, with EndTextRefused: it ends its attempt and
 // frees its slot all the same. Only an end refused even so is dropped
 // (said in the log): its grant stays until the instance is lost.
-func reportApart(ctx context.Context, b Backend, log *zap.Logger, ends []End) (int, error) {
+func reportApart(ctx context.Context, b Backend, log *zap.Logger, ends []End, refusal error) (int, error) {
 	write := func(es []End) error {
 		_, err := b.ReportEnds(ctx, es)
 		return err
 	}
-	return bisect(ends, write, func(e End, err error) error {
+	return settle(ends, refusal, write, func(e End, err error) error {
 		log := log.With(zap.Uint64("seq", e.Seq), zap.Int("attempt", e.Attempt))
 		log.Error("the store refused an end's report; reporting it with its error text cut",
 			zap.String("refusal", policy.CleanTextN(err.Error(), maxRefusalText)))

@@ -148,10 +148,11 @@ func TestRefusedRecordsAreSplitOut(t *testing.T) {
 		}
 		grants = append(grants, g)
 	}
-	if _, _, err := b.Grant(ctx, "d", epoch, nil, grants); !errors.Is(err, fairsched.ErrRecordRefused) {
-		t.Fatalf("the whole turn: %v, want it refused", err)
+	_, _, refusal := b.Grant(ctx, "d", epoch, nil, grants)
+	if !errors.Is(refusal, fairsched.ErrRecordRefused) {
+		t.Fatalf("the whole turn: %v, want it refused", refusal)
 	}
-	took, refused, dealt, err := cluster.GrantApart(ctx, b, log, "d", epoch, nil, grants)
+	took, refused, dealt, err := cluster.GrantApart(ctx, b, log, "d", epoch, nil, grants, refusal)
 	if err != nil || dealt != n {
 		t.Fatalf("grants dealt with: %d of %d, %v", dealt, n, err)
 	}
@@ -165,9 +166,10 @@ func TestRefusedRecordsAreSplitOut(t *testing.T) {
 	if err := refused[16]; !errors.Is(err, fairsched.ErrRecordRefused) || !policy.IsPermanent(err) || strings.Contains(err.Error(), incompressible(8000)[:100]) {
 		t.Errorf("the refused grant fails with %q, want ErrRecordRefused, permanent, without the key", err)
 	}
-	// One for the whole turn, then two a level of halves down to the one.
-	if got := b.grants.Load(); got > 1+7 {
-		t.Errorf("%d grants refused; want at most 8", got)
+	// The whole turn, then the half that holds it at each level, down to
+	// the one: 1 + ⌈log2 41⌉.
+	if got := b.grants.Load(); got > 1+6 {
+		t.Errorf("%d grants refused; want at most 7", got)
 	}
 
 	var ends []cluster.End
@@ -186,7 +188,10 @@ func TestRefusedRecordsAreSplitOut(t *testing.T) {
 			want[seq] = e.Error
 		}
 	}
-	dealt, err = cluster.ReportApart(ctx, b, log, ends)
+	if _, refusal = b.ReportEnds(ctx, ends); !errors.Is(refusal, fairsched.ErrRecordRefused) {
+		t.Fatalf("the whole report: %v, want it refused", refusal)
+	}
+	dealt, err = cluster.ReportApart(ctx, b, log, ends, refusal)
 	if err != nil || dealt != len(ends) {
 		t.Fatalf("ends dealt with: %d of %d, %v", dealt, len(ends), err)
 	}
@@ -204,10 +209,10 @@ func TestRefusedRecordsAreSplitOut(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the ends' texts (-want +got):\n%s", diff)
 	}
-	// Two bad records: each refused through its levels of halves, and
-	// twice more alone (the NUL's whole text; the poison's whole and cut).
-	if got := b.reports.Load(); got > 2*(1+6)+3 {
-		t.Errorf("%d reports refused; want at most 17", got)
+	// The whole report, the halves that hold a bad end at each level (two
+	// bad ends: at most twice ⌈log2 40⌉), and the poison's cut text.
+	if got := b.reports.Load(); got > 1+2*6+1 {
+		t.Errorf("%d reports refused; want at most 14", got)
 	}
 	// Each refusal said once.
 	var said []string
@@ -322,8 +327,13 @@ func TestPoisonGrantFailsAlone(t *testing.T) {
 	if starts["poison"] != 0 {
 		t.Errorf("poison ran %d times", starts["poison"])
 	}
-	if got := lb.grants.Load(); got < 1 || got > 1+6 {
-		t.Errorf("%d turns refused; want 1 to 7 (one, then its halves down to the poison)", got)
+	// The turn; its grants alone when it had successes to delete; then
+	// the half that holds the poison at each level: 1 + 1 + ⌈log2 41⌉.
+	if got := lb.grants.Load(); got < 1 || got > 1+1+6 {
+		t.Errorf("%d turns refused; want 1 to 8", got)
+	}
+	if got := said(llogs, "the store refused a grant; the job fails"); got != 1 {
+		t.Errorf("the refused grant logged %d times", got)
 	}
 	// A RunSync whose grant is refused: its caller is told so, its
 	// function never runs.
@@ -331,9 +341,6 @@ func TestPoisonGrantFailsAlone(t *testing.T) {
 	err := work.s.RunSync(ctx, "t", "poison", "", func(context.Context) error { ran.Store(true); return nil })
 	if !errors.Is(err, fairsched.ErrRecordRefused) || ran.Load() {
 		t.Errorf("a RunSync whose grant is refused: %v (ran %t), want ErrRecordRefused", err, ran.Load())
-	}
-	if got := said(llogs, "the store refused a grant; the job fails"); got != 1 {
-		t.Errorf("the refused grant logged %d times", got)
 	}
 }
 
@@ -397,9 +404,9 @@ func TestPoisonEndIsWrittenAlone(t *testing.T) {
 		}
 		return running == 0
 	})
-	// Each bad end through its levels of halves, then alone again.
-	if got := wb.reports.Load(); got < 1 || got > 2*(1+6)+3 {
-		t.Errorf("%d reports refused; want 1 to 17", got)
+	// As in TestRefusedRecordsAreSplitOut, report by report.
+	if got := wb.reports.Load(); got < 1 || got > 2*(1+6+1) {
+		t.Errorf("%d reports refused; want 1 to 16", got)
 	}
 	per := map[any]int{}
 	for _, e := range wlogs.FilterMessage("the store refused an end's report; reporting it with its error text cut").All() {
