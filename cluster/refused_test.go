@@ -584,3 +584,41 @@ func TestLongErrorTextsArePublished(t *testing.T) {
 		t.Errorf("the long failure's text came as %d bytes: %.40q…", len(failed), failed)
 	}
 }
+
+// TestRefusedTypeIsLeftOut: the database refuses one type's definition:
+// it is left out, said once, and the types registered after it are
+// written — their jobs run.
+func TestRefusedTypeIsLeftOut(t *testing.T) {
+	url := pgtest.URL(t)
+	log, logs := observed(t)
+	lead := joinVia(t, url, nil, steady("d", "lead", 4), fairsched.WithLogger(log))
+	if leaderOf(t, lead) != lead {
+		t.Fatal("the first instance does not lead")
+	}
+	refuse(t, url, "refuse_type", "fairsched_settings", "INSERT OR UPDATE", `NEW.name = 'type/poison'`)
+	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}
+	if err := lead.s.RegisterType("poison", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := lead.s.RegisterType("good", cfg); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan string, 1)
+	if err := lead.s.RegisterHandler("good", func(_ context.Context, j fairsched.Job) error { ran <- j.ID; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := lead.s.Enqueue(context.Background(), "good", "j1", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-ran:
+		if id != "j1" {
+			t.Errorf("ran %s", id)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the job of a type registered after a refused one did not run in a minute")
+	}
+	if got := said(logs, "the store refused a job type; its jobs will not run"); got != 1 {
+		t.Errorf("the refused type logged %d times", got)
+	}
+}
