@@ -51,3 +51,8 @@ var ReportApart = reportApart
 
 // EscapedLen is the size a text takes in a payload of events.
 var EscapedLen = escapedLen
+
+// Bisect is bisect (refused.go).
+func Bisect[T any](items []T, write func([]T) error, bad func(T, error) error) (int, error) {
+	return bisect(items, write, bad)
+}

@@ -18,9 +18,10 @@ import (
 // as a lost connection is, it would hold back every record behind it for
 // ever. Each loop that writes a batch — the leader's turns, the
 // executors' end reports, the events, the commands' answers — splits a
-// refused batch in halves, in order, down to the record at fault (about
-// 2·log2 n writes for one bad record among n): the others commit, and only
-// that one gets its own treatment. Any other failure is retried as before.
+// refused batch in halves, in order, down to the record at fault (at
+// most 2·log2 n + 1 writes for one bad record among n): the others
+// commit, and only that one gets its own treatment. Any other failure is
+// retried as before.
 
 // EndTextRefused is the error text an end is reported with when the
 // database refused its own error's text even cleaned and cut.
@@ -45,29 +46,46 @@ func bisect[T any](items []T, write func([]T) error, bad func(T, error) error) (
 	if len(items) == 0 {
 		return 0, nil
 	}
-	return settle(items, write(items), write, bad)
+	n, _, err := settle(items, write(items), write, bad)
+	return n, err
 }
 
-// settle is bisect once items were written, with err.
-func settle[T any](items []T, err error, write func([]T) error, bad func(T, error) error) (int, error) {
+// split is bisect of items refused whole (refusal).
+func split[T any](items []T, refusal error, write func([]T) error, bad func(T, error) error) (int, error) {
+	n, _, err := settle(items, refusal, write, bad)
+	return n, err
+}
+
+// settle is bisect once items were written, with err; clean: they were
+// written whole at once.
+func settle[T any](items []T, err error, write func([]T) error, bad func(T, error) error) (n int, clean bool, _ error) {
 	switch {
 	case err == nil:
-		return len(items), nil
+		return len(items), true, nil
 	case !isRefused(err):
-		return 0, err
+		return 0, false, err
 	case len(items) == 1:
 		if err := bad(items[0], err); err != nil {
-			return 0, err
+			return 0, false, err
 		}
-		return 1, nil
+		return 1, false, nil
 	}
+	whole := err
 	mid := len(items) / 2
-	n, err := bisect(items[:mid], write, bad)
+	first, second := items[:mid], items[mid:]
+	n, clean, err = settle(first, write(first), write, bad)
 	if err != nil {
-		return n, err
+		return n, false, err
 	}
-	m, err := bisect(items[mid:], write, bad)
-	return mid + m, err
+	// The first half written whole at once, the record at fault is in the
+	// second: it is split at once, not written whole to learn it — down
+	// to one record, which is written alone before it is called bad.
+	secondErr := whole
+	if !clean || len(second) == 1 {
+		secondErr = write(second)
+	}
+	m, _, err := settle(second, secondErr, write, bad)
+	return mid + m, false, err
 }
 
 // grantParts is what grantApart wrote of a turn.
@@ -134,7 +152,7 @@ func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, 
 		return nil
 	}
 	if len(succeeded) == 0 && len(all) > 0 {
-		p.n, p.err = settle(all, refusal, write, bad)
+		p.n, p.err = split(all, refusal, write, bad)
 	} else {
 		p.n, p.err = bisect(all, write, bad)
 	}
@@ -150,16 +168,16 @@ func grantRefused(err error) error {
 
 // reportApart writes ends the backend refused as one report
 // (Backend.ReportEnds, refusal) in parts, and returns how many it dealt
-// with (as bisect). A refused end is reported again with its error text cleaned and
-// cut, then, refused still, with EndTextRefused: it ends its attempt and
-// frees its slot all the same. Only an end refused even so is dropped
-// (said in the log): its grant stays until the instance is lost.
+// with (as bisect). A refused end is reported again with its error text
+// cleaned and cut, then, refused still, with EndTextRefused: it ends its
+// attempt and frees its slot all the same. Only an end refused even so is
+// dropped (said in the log): its grant stays until the instance is lost.
 func reportApart(ctx context.Context, b Backend, log *zap.Logger, ends []End, refusal error) (int, error) {
 	write := func(es []End) error {
 		_, err := b.ReportEnds(ctx, es)
 		return err
 	}
-	return settle(ends, refusal, write, func(e End, err error) error {
+	return split(ends, refusal, write, func(e End, err error) error {
 		log := log.With(zap.Uint64("seq", e.Seq), zap.Int("attempt", e.Attempt))
 		log.Error("the store refused an end's report; reporting it with its error text cut",
 			zap.String("refusal", policy.CleanTextN(err.Error(), maxRefusalText)))

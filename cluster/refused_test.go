@@ -65,6 +65,7 @@ func refuse(t *testing.T, url, name, table, op, when string) {
 type counting struct {
 	cluster.Backend
 	grants, reports, answers atomic.Int64 // refused
+	calls                    atomic.Int64 // Grant and ReportEnds, refused or not
 	// refusePublish: Publish refuses the payloads that hold it (the
 	// database would refuse a payload too long).
 	refusePublish string
@@ -78,11 +79,13 @@ func (c *counting) count(n *atomic.Int64, err error) error {
 }
 
 func (c *counting) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
+	c.calls.Add(1)
 	gone, took, err := c.Backend.Grant(ctx, domain, epoch, succeeded, grants)
 	return gone, took, c.count(&c.grants, err)
 }
 
 func (c *counting) ReportEnds(ctx context.Context, ends []cluster.End) (int, error) {
+	c.calls.Add(1)
 	n, err := c.Backend.ReportEnds(ctx, ends)
 	return n, c.count(&c.reports, err)
 }
@@ -180,6 +183,8 @@ func TestRefusedRecordsAreSplitOut(t *testing.T) {
 	if got := b.grants.Load(); got > 1+6 {
 		t.Errorf("%d grants refused; want at most 7", got)
 	}
+	t.Logf("41 grants, one refused: %d writes, %d of them refused", b.calls.Load(), b.grants.Load())
+	b.calls.Store(0)
 
 	var ends []cluster.End
 	want := map[uint64]string{}
@@ -223,6 +228,7 @@ func TestRefusedRecordsAreSplitOut(t *testing.T) {
 	if got := b.reports.Load(); got > 1+2*6+1 {
 		t.Errorf("%d reports refused; want at most 14", got)
 	}
+	t.Logf("40 ends, two refused: %d writes, %d of them refused", b.calls.Load(), b.reports.Load())
 	// Each refusal said once.
 	var said []string
 	for _, e := range logs.All() {
@@ -621,4 +627,81 @@ func TestRefusedTypeIsLeftOut(t *testing.T) {
 	if got := said(logs, "the store refused a job type; its jobs will not run"); got != 1 {
 		t.Errorf("the refused type logged %d times", got)
 	}
+}
+
+// TestBisectWritesEachRecordOnce: whatever records of a batch a store
+// refuses, every other is written once, in order, each refused one handed
+// over once, in few writes; a failure other than a refusal stops it, the
+// records from the count on left to write again.
+func TestBisectWritesEachRecordOnce(t *testing.T) {
+	refusal := fmt.Errorf("%w: test", fairsched.ErrRecordRefused)
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		n := 1 + r.IntN(100)
+		badSet := map[int]bool{}
+		for range r.IntN(4) {
+			badSet[r.IntN(n)] = true
+		}
+		items := make([]int, n)
+		for i := range items {
+			items[i] = i
+		}
+		var written, refused []int
+		writes := 0
+		dealt, err := cluster.Bisect(items, func(part []int) error {
+			writes++
+			for _, i := range part {
+				if badSet[i] {
+					return refusal
+				}
+			}
+			written = append(written, part...)
+			return nil
+		}, func(i int, err error) error {
+			if !errors.Is(err, fairsched.ErrRecordRefused) {
+				t.Fatalf("bad %d with %v", i, err)
+			}
+			refused = append(refused, i)
+			return nil
+		})
+		var wantWritten, wantRefused []int
+		for _, i := range items {
+			if badSet[i] {
+				wantRefused = append(wantRefused, i)
+			} else {
+				wantWritten = append(wantWritten, i)
+			}
+		}
+		if err != nil || dealt != n || !slices.Equal(written, wantWritten) || !slices.Equal(refused, wantRefused) {
+			t.Fatalf("%d records, refused %v: dealt %d, %v; written %v, handed %v", n, badSet, dealt, err, written, refused)
+		}
+		if bound := 1 + len(badSet)*(2*bitsLen(n)+1); writes > bound {
+			t.Errorf("%d records, refused %v: %d writes, over %d", n, badSet, writes, bound)
+		}
+	}
+	// A failure that is not a refusal stops it where it is.
+	lost := errors.New("test: connection lost")
+	calls := 0
+	dealt, err := cluster.Bisect([]int{0, 1, 2, 3}, func(part []int) error {
+		calls++
+		switch {
+		case calls == 1:
+			return refusal
+		case calls == 2:
+			return nil // 0 and 1
+		}
+		return lost
+	}, func(int, error) error { t.Fatal("no record is refused alone"); return nil })
+	if dealt != 2 || !errors.Is(err, lost) {
+		t.Errorf("after a lost connection: dealt %d, %v; want 2, the loss", dealt, err)
+	}
+}
+
+// bitsLen is ⌈log2 n⌉.
+func bitsLen(n int) int {
+	b := 0
+	for 1<<b < n {
+		b++
+	}
+	return b
 }
