@@ -10,7 +10,10 @@ import (
 
 // Backend is the database a cluster stands on: package pgstore's Store is
 // one. Every write the leader makes is fenced by its epoch: a deposed
-// leader's write changes nothing and returns an error.
+// leader's write changes nothing and returns an error. A write the
+// database refuses for the data it carries — not for the state of a
+// connection — returns an error matching actor.ErrRecordRefused, so that
+// the loop splits its batch instead of sending it again (refused.go).
 type Backend interface {
 	// Insert writes a new pending job, its sequence from the database
 	// (rec.Seq is set), and returns once committed; a second unfinished

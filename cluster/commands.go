@@ -179,6 +179,9 @@ func (l *leader) applySettings(settings map[string][]byte) {
 // runCommands runs the open commands cmds in order and answers each.
 func (l *leader) runCommands(ctx context.Context, cmds []Command) {
 	for _, c := range cmds {
+		if l.unanswerable[c.ID] {
+			continue // its answers were all refused: its asker gives up (ErrNoLeader)
+		}
 		var args cmdArgs
 		var r cmdReply
 		reset, settings := "", map[string][]byte{}
@@ -192,11 +195,37 @@ func (l *leader) runCommands(ctx context.Context, cmds []Command) {
 		}
 		r.Err = policy.CleanText(r.Err) // the reply is stored, and read by another instance
 		reply, _ := json.Marshal(r)
-		if err := l.n.b.Answer(ctx, l.n.cfg.Domain, l.epoch, c.ID, reply, reset, settings); err != nil {
+		err := l.n.b.Answer(ctx, l.n.cfg.Domain, l.epoch, c.ID, reply, reset, settings)
+		if isRefused(err) {
+			err = l.answerRefused(ctx, c, err)
+		}
+		if err != nil {
 			l.n.log.Warn("answering a command failed", zap.Error(err))
 			return
 		}
 	}
+}
+
+// answerRefused answers command c, whose answer the store refused for
+// what it holds (its reply's text, a setting's name), with a reply that
+// says so, and no setting: what the command changed applies on this
+// leader only. A command whose every answer is refused is left unanswered
+// and run no more by this leader, instead of again at every read.
+func (l *leader) answerRefused(ctx context.Context, c Command, refusal error) error {
+	l.n.log.Error("the store refused a command's answer; it is answered with the refusal", zap.Int64("command", c.ID),
+		zap.String("kind", policy.CleanText(c.Kind)), zap.String("refusal", policy.CleanTextN(refusal.Error(), maxRefusalText)))
+	reply, _ := json.Marshal(cmdReply{Err: fmt.Sprintf("%v: the command's answer could not be written (%s)", actor.ErrRecordRefused,
+		policy.CleanTextN(refusal.Error(), maxRefusalText))})
+	err := l.n.b.Answer(ctx, l.n.cfg.Domain, l.epoch, c.ID, reply, "", nil)
+	if isRefused(err) {
+		l.n.log.Error("the store refused a command's answer twice; it stays unanswered", zap.Int64("command", c.ID), zap.Error(err))
+		if l.unanswerable == nil {
+			l.unanswerable = map[int64]bool{}
+		}
+		l.unanswerable[c.ID] = true
+		return nil
+	}
+	return err
 }
 
 // run runs one command on the leader's scheduler.

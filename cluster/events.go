@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -198,6 +200,13 @@ func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 			err := l.n.b.Publish(ctx, unpublished[0])
 			cancel()
+			if isRefused(err) {
+				// Refused for what it holds (too long, once its texts are
+				// escaped): published in halves, down to the event at
+				// fault (splitPayload).
+				unpublished = slices.Replace(unpublished, 0, 1, l.splitPayload(unpublished[0], err)...)
+				continue
+			}
 			if err != nil {
 				if !failing {
 					l.n.log.Warn("publishing events failed; retrying", zap.Error(err))
@@ -231,7 +240,15 @@ func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 				l.n.log.Warn("an event does not encode", zap.Error(err))
 				continue
 			}
-			n := len(w.Event) + len(w.Err) + len(w.Kind) + 24
+			n := len(w.Event) + escapedLen(w.Err) + len(w.Kind) + 24
+			if ee := eventError(e); n > maxPayload-len(cfg.Domain)-16 && ee != nil {
+				// An error's long text (in the event's JSON too) is cut
+				// rather than the event lost.
+				cut := withError(e, errors.New(policy.CleanTextN(ee.Error(), maxRefusalText)))
+				if cw, err := encodeEvent(cut); err == nil {
+					w, n = cw, len(cw.Event)+escapedLen(cw.Err)+len(cw.Kind)+24
+				}
+			}
 			if size+n > maxPayload-len(cfg.Domain)-16 {
 				flush()
 			}
@@ -244,6 +261,24 @@ func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 			flush()
 		}
 	}
+}
+
+// escapedLen is the length of s as a JSON string's contents: a
+// payload's size counts the escapes, or a batch of texts full of them
+// would pass the bound and be refused.
+func escapedLen(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case r < 0x20, r == '<', r == '>', r == '&', r == '\u2028', r == '\u2029', r == utf8.RuneError: // an invalid byte: \ufffd
+			n += 6 // \u00XX (at most)
+		case r == '"', r == '\\':
+			n += 2
+		default:
+			n += utf8.RuneLen(r)
+		}
+	}
+	return n
 }
 
 // Sink takes the domain's events for an instance's subscribers (an

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -264,6 +265,21 @@ func TestEventErrorsCrossCleaned(t *testing.T) {
 	for i, text := range texts {
 		if got, want := out[i].(fairsched.JobFailed).Err.Error(), policy.CleanText(text); got != want {
 			t.Errorf("event %d: error %.40q…; want %.40q…", i, got, want)
+		}
+	}
+}
+
+// TestEscapedLenCountsTheEscapes: the size of a text in a payload is at
+// least what encoding/json makes of it — control bytes, HTML characters,
+// invalid bytes and the line separators each take more than their bytes.
+func TestEscapedLenCountsTheEscapes(t *testing.T) {
+	for _, s := range []string{"", "plain", "a\x00b\nc\t", "<>&\"\\", "\xff\xfe", "\u2028\u2029", "é€𝄞"} {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, min := cluster.EscapedLen(s), len(b)-2; got < min {
+			t.Errorf("EscapedLen(%q) = %d, under the %d bytes of %s", s, got, min, b)
 		}
 	}
 }

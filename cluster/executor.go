@@ -218,17 +218,34 @@ func (x *executor) run() {
 	fence := time.NewTimer(margin)
 	defer fence.Stop()
 
+	failing := false // since the last report that went through: said once
 	flush := func() {
 		if len(ends) == 0 {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
 		defer cancel()
-		if _, err := x.n.b.ReportEnds(ctx, ends); err != nil {
-			x.n.log.Warn("reporting ends failed; retrying", zap.Error(err))
+		_, err := x.n.b.ReportEnds(ctx, ends)
+		done := len(ends)
+		if isRefused(err) {
+			// A record the database refuses: the others are written, and
+			// that one with its text cut (reportApart).
+			done, err = reportApart(ctx, x.n.b, x.n.log, ends, err)
+		} else if err != nil {
+			done = 0
+		}
+		ends = append(ends[:0], ends[done:]...)
+		if err != nil {
+			if !failing {
+				x.n.log.Warn("reporting ends failed; retrying", zap.Error(err))
+			}
+			failing = true
 			return
 		}
-		ends = ends[:0]
+		if failing {
+			x.n.log.Info("reporting ends again")
+		}
+		failing = false
 	}
 	take := func(e ended) {
 		a := running[e.seq]
@@ -623,7 +640,8 @@ func carries(text string, err error) bool {
 
 // sentinels are the errors a RunSync's caller may test for that the
 // leader decides: they cross the database as text and are matched back.
-var sentinels = []error{ErrFunctionGone, workers.ErrWorkerLost, policy.ErrExpired, policy.ErrDenied, actor.ErrCancelled, actor.ErrClosed}
+var sentinels = []error{ErrFunctionGone, workers.ErrWorkerLost, policy.ErrExpired, policy.ErrDenied, actor.ErrCancelled, actor.ErrClosed,
+	actor.ErrRecordRefused}
 
 // remoteError is how a job of this instance ended as the leader wrote it:
 // its text, matching (errors.Is, errors.As) the error it stands for.

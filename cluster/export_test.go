@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
+
+	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/messages"
 )
@@ -49,4 +52,24 @@ func EncodedSize(t *testing.T, e messages.Event) int {
 		t.Fatal(err)
 	}
 	return len(payload)
+}
+
+// GrantApart is the leader's write of a turn the backend refused as one
+// (grantApart): the grants that took, why each refused one fails (by
+// index), how many grants it dealt with, and what stopped it.
+func GrantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, epoch int64, succeeded []End, grants []Grant, refusal error) (took []uint64, refused map[int]error, dealt int, err error) {
+	p := grantApart(ctx, b, log, domain, epoch, succeeded, grants, refusal)
+	return p.took, p.refused, p.n, p.err
+}
+
+// ReportApart is an executor's report of ends the backend refused as one
+// (reportApart, refusal).
+var ReportApart = reportApart
+
+// EscapedLen is the size a text takes in a payload of events.
+var EscapedLen = escapedLen
+
+// Bisect is bisect (refused.go).
+func Bisect[T any](items []T, write func([]T) error, bad func(T, error) error) (int, error) {
+	return bisect(items, write, bad)
 }

@@ -50,6 +50,9 @@ type leader struct {
 	// or not), and stopLoad ends its reads.
 	loaded, loaderDone chan struct{}
 	stopLoad           context.CancelFunc
+	// unanswerable: the commands whose answers the store refused, even
+	// one saying so (answerRefused); the loop's.
+	unanswerable map[int64]bool
 }
 
 // wait is an admitted job's attempt, from its grant to its end.
@@ -473,6 +476,24 @@ func (l *leader) run() {
 				Handed: w.instance == cfg.Instance}
 		}
 		_, took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, finished, gs)
+		ends := len(finished) // the successes written
+		var rest []*wait      // grants not written: the next turn's
+		var stopped error     // what stopped a turn written in parts
+		if isRefused(err) {
+			// A record the database refuses: the turn is written in parts,
+			// each refused grant's job failing alone (grantApart).
+			p := grantApart(ctx, l.n.b, l.n.log, cfg.Domain, l.epoch, finished, gs, err)
+			ends, rest, stopped = p.ends, slices.Clone(batch[p.n:]), p.err
+			kept, keptGs := batch[:0], gs[:0]
+			for i, w := range batch[:p.n] {
+				if e, bad := p.refused[i]; bad {
+					answer(w, e)
+					continue
+				}
+				kept, keptGs = append(kept, w), append(keptGs, gs[i])
+			}
+			batch, gs, took, err = kept, keptGs, p.took, nil
+		}
 		if fenced(err) {
 			return false
 		}
@@ -496,8 +517,8 @@ func (l *leader) run() {
 		// A row not deleted is gone already (a RunSync's, its scheduler's
 		// delete first) or was written since (a success kept
 		// WithRetention): it runs no more either way.
-		finished = finished[:0]
-		if tidyC != nil {
+		finished = append(finished[:0], finished[ends:]...)
+		if tidyC != nil && len(finished) == 0 {
 			tidyTimer.Stop()
 			tidyC = nil
 		}
@@ -530,11 +551,14 @@ func (l *leader) run() {
 				handed = append(handed, g)
 			}
 		}
-		batch = batch[:0]
+		batch = append(batch[:0], rest...)
 		if len(handed) > 0 {
 			l.n.x.handOver(handoff{grants: handed, ends: l.localEnds, leaderDone: l.done})
 		}
-		return true
+		if stopped != nil && !fenced(stopped) {
+			l.n.log.Warn("granting failed; trying again", zap.Error(stopped))
+		}
+		return stopped == nil
 	}
 	readEnds := func(ctx context.Context, full bool) {
 		if !full {

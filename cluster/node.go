@@ -438,6 +438,18 @@ func (n *Node) run() {
 			err = n.b.DefineTypes(ctx, n.cfg.Domain, settings)
 			cancel()
 		}
+		if isRefused(err) { // one type the store refuses: the others are written (defineApart)
+			var written []typeReg
+			var dealt int
+			written, dealt, err = n.defineApart(undefined)
+			for _, r := range written {
+				types = append(types, r)
+				if l != nil {
+					l.registerType(r)
+				}
+			}
+			undefined = undefined[dealt:]
+		}
 		if err != nil {
 			n.log.Warn("writing the types in the domain failed; retrying", zap.Error(err))
 			return

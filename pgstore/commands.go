@@ -23,7 +23,7 @@ func (s *Store) Command(ctx context.Context, domain string, c cluster.Command) (
 		WITH c AS (INSERT INTO fairsched_commands (domain, kind, args) VALUES ($1, $2, $3) RETURNING id)
 		SELECT id, pg_notify('`+notifyChannel+`', '') FROM c`, domain, c.Kind, c.Args).Scan(&id, nil)
 	if err != nil {
-		return 0, fmt.Errorf("%w: pgstore: a command for the leader: %w", fairsched.ErrStore, err)
+		return 0, clusterWriteError("a command for the leader", err)
 	}
 	return id, nil
 }
@@ -84,7 +84,7 @@ func (s *Store) Answer(ctx context.Context, domain string, epoch, id int64, repl
 		return err
 	})
 	if err != nil && !errors.Is(err, ErrFenced) {
-		return fmt.Errorf("%w: pgstore: answering a command: %w", fairsched.ErrStore, err)
+		return clusterWriteError("answering a command", err)
 	}
 	return err
 }
@@ -178,7 +178,7 @@ func (s *Store) DefineTypes(ctx context.Context, domain string, settings map[str
 		SELECT $1, n, v::jsonb FROM unnest($2::text[], $3::text[]) AS s(n, v)
 		ON CONFLICT (domain, name) DO UPDATE SET value = excluded.value`, domain, names, values)
 	if err != nil {
-		return fmt.Errorf("%w: pgstore: writing the domain's types: %w", fairsched.ErrStore, err)
+		return clusterWriteError("writing the domain's types", err)
 	}
 	return nil
 }

@@ -2,9 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/fairsched/fairsched"
 )
 
 // Events across a cluster (cluster.Backend): the leader publishes its
@@ -17,7 +14,7 @@ const eventsChannel = "fairsched_events"
 // Publish sends payload to the listeners of Events.
 func (s *Store) Publish(ctx context.Context, payload []byte) error {
 	if _, err := s.pool.Exec(ctx, `SELECT pg_notify('`+eventsChannel+`', $1)`, string(payload)); err != nil {
-		return fmt.Errorf("%w: pgstore: publishing events: %w", fairsched.ErrStore, err)
+		return clusterWriteError("publishing events", err) // a payload too long is refused
 	}
 	return nil
 }

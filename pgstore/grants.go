@@ -137,7 +137,7 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 		err = ErrDoubleAdmission
 	}
 	if err != nil && !errors.Is(err, ErrFenced) && !errors.Is(err, ErrDoubleAdmission) {
-		return nil, nil, fmt.Errorf("%w: pgstore: granting jobs: %w", fairsched.ErrStore, err)
+		return nil, nil, clusterWriteError("granting jobs", err)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -282,7 +282,7 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 		return br.QueryRow().Scan(&n, nil)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("%w: pgstore: reporting ends: %w", fairsched.ErrStore, err)
+		return 0, clusterWriteError("reporting ends", err)
 	}
 	return n, nil
 }
