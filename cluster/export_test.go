@@ -33,3 +33,6 @@ func RoundTripEvents(t *testing.T, domain string, evs []messages.Event) []messag
 	}
 	return out
 }
+
+// NameOf is the configured name of an instance's incarnation.
+func NameOf(id string) string { return nameOf(id) }

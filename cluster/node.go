@@ -49,9 +49,16 @@ type Config struct {
 	// Domain names the cluster: instances of one domain share its jobs
 	// and one leader.
 	Domain string
-	// Instance names this instance, unique in the domain and per process
-	// incarnation (a restarted process takes a new name: its old one's
-	// grants are declared lost).
+	// Instance names this instance: unique among the instances running
+	// at once, and best stable across restarts (a Kubernetes pod's name,
+	// a host's name), so that logs and snapshots read well. Each process
+	// joins under its own incarnation beside the name (Info.Incarnation),
+	// and the database knows it by that: a process restarted under the
+	// same name takes nothing of the one before it. It waits out that
+	// one's lease like any other instance's (LeaseTTL), never runs its
+	// grants, and that one's jobs end with ErrWorkerLost once the leader
+	// declares it lost (LostAfter after its last heartbeat) — only then
+	// are they granted again.
 	Instance string
 	// Slots is how many durable jobs this instance runs at once (RunSync
 	// and Submit functions run on their own instance and take none).
@@ -110,6 +117,12 @@ func (c *Config) defaults() error {
 	if c.Domain == "" || c.Instance == "" {
 		return fmt.Errorf("%w: Domain and Instance are required", ErrInvalidConfig)
 	}
+	if err := policy.InvalidName(ErrInvalidConfig, "Domain", c.Domain); err != nil {
+		return err
+	}
+	if err := policy.InvalidName(ErrInvalidConfig, "Instance", c.Instance); err != nil {
+		return err
+	}
 	if c.Slots < 0 {
 		return fmt.Errorf("%w: Slots %d is negative", ErrInvalidConfig, c.Slots)
 	}
@@ -148,6 +161,7 @@ type Factory func(st actor.JobStore, recs []core.JobRecord) (*actor.Actor, error
 // Node is this instance's part in a cluster: its loops and their channels.
 type Node struct {
 	cfg     Config
+	id      string // this process's incarnation: what the database knows it by (identity.go)
 	b       Backend
 	factory Factory
 	sink    Sink // the domain's events, for this instance's subscribers
@@ -178,13 +192,16 @@ type closeReq struct {
 
 // Info is what an instance knows of its cluster (a Snapshot's part).
 type Info struct {
-	Domain, Instance string
-	// Leader is the instance that holds the lease as this one last read
-	// it ("" when it does not know), Epoch its epoch; Leading whether it
-	// is this one.
-	Leader  string
-	Epoch   int64
-	Leading bool
+	// Instance is this instance's configured name, Incarnation this
+	// process's identity in the domain: the name, "#" and a random
+	// suffix, new at each Start.
+	Domain, Instance, Incarnation string
+	// Leader is the name of the instance that holds the lease as this one
+	// last read it ("" when it does not know), LeaderIncarnation which
+	// incarnation of it, Epoch its epoch; Leading whether it is this one.
+	Leader, LeaderIncarnation string
+	Epoch                     int64
+	Leading                   bool
 	// Instances, as the leader sees them (only the leader fills them):
 	// each with its slots, types and the jobs it runs.
 	Instances []InstanceInfo
@@ -196,10 +213,14 @@ type Info struct {
 
 // InstanceInfo is one instance as the leader sees it.
 type InstanceInfo struct {
-	ID      string   `json:"id"`
-	Slots   int      `json:"slots"`
-	Types   []string `json:"types"`
-	Running int      `json:"running"`
+	// ID is its configured name, Incarnation its process's identity (two
+	// incarnations of one name are listed while the leader has not yet
+	// declared the earlier one lost).
+	ID          string   `json:"id"`
+	Incarnation string   `json:"incarnation"`
+	Slots       int      `json:"slots"`
+	Types       []string `json:"types"`
+	Running     int      `json:"running"`
 	// Subscribed: its last heartbeat said it has subscribers to the
 	// domain's events.
 	Subscribed bool `json:"subscribed"`
@@ -226,7 +247,8 @@ func Start(b Backend, cfg Config, f Factory, sink Sink) (*Node, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, b: b, factory: f, sink: sink, log: cfg.Logger.With(zap.String("instance", cfg.Instance)),
+	id := newIncarnation(cfg.Instance)
+	n := &Node{cfg: cfg, id: id, b: b, factory: f, sink: sink, log: cfg.Logger.With(zap.String("instance", id)),
 		types: make(chan typeReg), info: make(chan chan Info), closing: make(chan closeReq), subsChanged: make(chan struct{}, 1),
 		stopped: make(chan struct{})}
 	n.x = newExecutor(n)
@@ -300,7 +322,7 @@ func (n *Node) Submit(ctx context.Context, rec *core.JobRecord, fn func(context.
 }
 
 func (n *Node) own(ctx context.Context, rec *core.JobRecord, fn func(context.Context) error, done chan error) error {
-	rec.Owner = n.cfg.Instance
+	rec.Owner = n.id
 	if err := n.b.Insert(ctx, rec); err != nil {
 		return err
 	}
@@ -350,10 +372,11 @@ func (n *Node) Snapshot(ctx context.Context, rows int) (core.Snapshot, error) {
 			s.Running[i].Instance = in.Running[string(s.Running[i].Type)+"/"+s.Running[i].ID]
 		}
 	}
-	cs := &core.ClusterSnapshot{Domain: in.Domain, Instance: in.Instance, Leader: in.Leader, Epoch: in.Epoch, Leading: in.Leading}
+	cs := &core.ClusterSnapshot{Domain: in.Domain, Instance: in.Instance, Incarnation: in.Incarnation, Leader: in.Leader,
+		LeaderIncarnation: in.LeaderIncarnation, Epoch: in.Epoch, Leading: in.Leading}
 	for _, i := range in.Instances {
-		cs.Instances = append(cs.Instances, core.InstanceSnapshot{ID: i.ID, Slots: i.Slots, Types: i.Types, Running: i.Running,
-			Subscribed: i.Subscribed})
+		cs.Instances = append(cs.Instances, core.InstanceSnapshot{ID: i.ID, Incarnation: i.Incarnation, Slots: i.Slots, Types: i.Types,
+			Running: i.Running, Subscribed: i.Subscribed})
 	}
 	s.Cluster = cs
 	return s, nil
@@ -412,7 +435,7 @@ func (n *Node) run() {
 		l.stop()
 		if release {
 			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-			_ = n.b.Release(ctx, n.cfg.Domain, n.cfg.Instance, epoch)
+			_ = n.b.Release(ctx, n.cfg.Domain, n.id, epoch)
 			cancel()
 		}
 		n.log.Info("stopped leading", zap.Int64("epoch", epoch))
@@ -448,7 +471,7 @@ func (n *Node) run() {
 		now := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
 		handled, ws := n.x.self()
-		err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.cfg.Instance, Slots: n.cfg.Slots, Types: handled, Workers: ws,
+		err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.id, Slots: n.cfg.Slots, Types: handled, Workers: ws,
 			Subscribed: n.sink != nil && n.sink.Subscribed()})
 		cancel()
 		// The lease's calls have a beat of their own: a slow heartbeat
@@ -459,7 +482,7 @@ func (n *Node) run() {
 			n.x.beaten(now) // its fence moves on (beaten)
 		}
 		if l != nil {
-			ok, err := n.b.Renew(ctx, n.cfg.Domain, n.cfg.Instance, epoch, n.cfg.LeaseTTL)
+			ok, err := n.b.Renew(ctx, n.cfg.Domain, n.id, epoch, n.cfg.LeaseTTL)
 			switch {
 			case err == nil && ok:
 				lastRenew = now
@@ -469,7 +492,7 @@ func (n *Node) run() {
 			}
 			return
 		}
-		e, ok, err := n.b.Acquire(ctx, n.cfg.Domain, n.cfg.Instance, n.cfg.LeaseTTL)
+		e, ok, err := n.b.Acquire(ctx, n.cfg.Domain, n.id, n.cfg.LeaseTTL)
 		if err != nil || !ok {
 			return
 		}
@@ -479,14 +502,15 @@ func (n *Node) run() {
 			n.log.Error("could not start leading", zap.Error(lerr))
 			l = nil
 			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-			_ = n.b.Release(ctx, n.cfg.Domain, n.cfg.Instance, e)
+			_ = n.b.Release(ctx, n.cfg.Domain, n.id, e)
 			cancel()
 			return
 		}
-		leaderID = n.cfg.Instance
+		leaderID = n.id
 		n.log.Info("leading", zap.Int64("epoch", e))
 	}
 	beat()
+	n.noticeEarlier()
 	for {
 		select {
 		case <-tick.C:
@@ -503,7 +527,10 @@ func (n *Node) run() {
 			undefined = append(undefined, r)
 			define()
 		case reply := <-n.info:
-			in := Info{Domain: n.cfg.Domain, Instance: n.cfg.Instance, Leader: leaderID, Leading: l != nil}
+			in := Info{Domain: n.cfg.Domain, Instance: n.cfg.Instance, Incarnation: n.id, Leading: l != nil}
+			if leaderID != "" {
+				in.Leader, in.LeaderIncarnation = nameOf(leaderID), leaderID
+			}
 			if l != nil {
 				in.Epoch, in.a = epoch, l.a
 				in.Instances, in.Running = l.info()
@@ -512,7 +539,7 @@ func (n *Node) run() {
 				holder, e, live, err := n.b.Leader(ctx, n.cfg.Domain)
 				cancel()
 				if err == nil && live {
-					in.Leader, in.Epoch = holder, e
+					in.Leader, in.LeaderIncarnation, in.Epoch = nameOf(holder), holder, e
 				}
 			}
 			reply <- in
@@ -521,6 +548,29 @@ func (n *Node) run() {
 			stopLeading(graceful)
 			r.reply <- n.x.stop(r.ctx)
 			return
+		}
+	}
+}
+
+// noticeEarlier warns, once at the start, when an earlier incarnation of
+// this instance's name is still known to the domain — a restart under a
+// stable name: until its lease expires and the leader declares it lost,
+// this one neither leads nor runs what it was granted.
+func (n *Node) noticeEarlier() {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+	defer cancel()
+	if holder, _, live, err := n.b.Leader(ctx, n.cfg.Domain); err == nil && live && holder != n.id && nameOf(holder) == n.cfg.Instance {
+		n.log.Warn("an earlier incarnation of this instance holds the lease: this one waits for it to expire",
+			zap.String("earlier", holder), zap.Duration("leaseTTL", n.cfg.LeaseTTL))
+	}
+	ins, err := n.b.Instances(ctx, n.cfg.Domain)
+	if err != nil {
+		return
+	}
+	for _, in := range ins {
+		if in.ID != n.id && nameOf(in.ID) == n.cfg.Instance {
+			n.log.Warn("an earlier incarnation of this instance is still listed: its jobs end as lost once it has been silent for LostAfter, then run again",
+				zap.String("earlier", in.ID), zap.Duration("silent", in.Silent), zap.Duration("lostAfter", n.cfg.LostAfter))
 		}
 	}
 }

@@ -1,0 +1,285 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/internal/pgtest"
+	"github.com/fairsched/fairsched/pgstore"
+)
+
+// Restarts under a stable name (a StatefulSet's pod): the processes of
+// these tests are killed with SIGKILL and started again at once under the
+// same Instance. What is judged comes from the database — the lease row's
+// instants, the grants it held at the kill, each job's record as its next
+// attempt starts — and from the attempt numbers the children log, never
+// from how long anything took.
+
+// TestRestartedLeaderWaitsOutItsLease: the leader pod-0, alone, is killed
+// while it runs four jobs and restarted at once as pod-0. The new process
+// takes the lease only after the old lease's expiry as the lease row
+// recorded it at the kill; the old incarnation is declared lost, and each
+// job it ran starts again only as a later attempt whose record, read as
+// it starts, says the earlier one ended with ErrWorkerLost; no attempt
+// starts twice. (Without incarnations the restarted process took the
+// lease back at once as its old holder, and ran the old grants again
+// under their old attempt numbers.)
+func TestRestartedLeaderWaitsOutItsLease(t *testing.T) {
+	r := newRestart(t)
+	old := r.spawn("pod-0")
+	oldInc := old.incarnation(t)
+	waitLeader(t, r.st, map[string]*child{"pod-0": old}, "")
+	r.insert(8)
+	r.log.waitFor(t, "four jobs running on pod-0", func(s logState) bool { return s.open["pod-0"] >= 4 })
+
+	old.kill(t, r.st)
+	grants := r.granted(oldInc)
+	before := r.lease()
+	if before.holder != oldInc {
+		t.Fatalf("the lease is held by %s, not by the killed leader %s", before.holder, oldInc)
+	}
+
+	neu := r.spawn("pod-0")
+	newInc := neu.incarnation(t)
+	if newInc == oldInc || cluster.NameOf(newInc) != "pod-0" {
+		t.Fatalf("the restarted process is incarnation %q of %q; the killed one was %q", newInc, cluster.NameOf(newInc), oldInc)
+	}
+	var after leaseRow
+	pgtest.Eventually(t, "a new epoch of the lease", func() bool {
+		after = r.lease()
+		return after.epoch > before.epoch
+	})
+	if after.holder != newInc {
+		t.Errorf("epoch %d is held by %s, want the restarted process %s", after.epoch, after.holder, newInc)
+	}
+	if after.acquired.Before(before.expires) {
+		t.Errorf("epoch %d was taken at %v, before epoch %d's lease expired at %v (database clock)",
+			after.epoch, after.acquired.Format(time.RFC3339Nano), before.epoch, before.expires.Format(time.RFC3339Nano))
+	}
+	t.Logf("epoch %d expired at %s; epoch %d taken %v after (database clock)", before.epoch,
+		before.expires.Format("15:04:05.000"), after.epoch, after.acquired.Sub(before.expires).Round(time.Millisecond))
+
+	r.waitAllDone()
+	neu.stop(t)
+	r.judge(grants, oldInc)
+}
+
+// TestRestartedFollowerRunsNewGrantsOnly: pod-1, which does not lead, is
+// killed while it runs jobs and restarted at once as pod-1. The leader
+// pod-0 declares the old incarnation lost; each job it ran starts again
+// only as a later attempt whose record says the earlier one ended with
+// ErrWorkerLost; the new pod-1 runs jobs, none under a grant of the old
+// one; no attempt starts twice. (Without incarnations the restarted pod-1
+// read the old grants as its own and ran them again under their old
+// attempt numbers, never declared lost.)
+func TestRestartedFollowerRunsNewGrantsOnly(t *testing.T) {
+	r := newRestart(t)
+	lead := r.spawn("pod-0")
+	leadInc := lead.incarnation(t)
+	waitLeader(t, r.st, map[string]*child{"pod-0": lead}, "")
+	old := r.spawn("pod-1")
+	oldInc := old.incarnation(t)
+	r.insert(24)
+	r.log.waitFor(t, "jobs running on pod-1", func(s logState) bool { return s.open["pod-1"] >= 2 })
+
+	old.kill(t, r.st)
+	grants := r.granted(oldInc)
+	neu := r.spawn("pod-1")
+	newInc := neu.incarnation(t)
+	if newInc == oldInc {
+		t.Fatalf("the restarted pod-1 has the killed one's incarnation %s", oldInc)
+	}
+
+	r.waitAllDone()
+	if holder := r.lease().holder; holder != leadInc {
+		t.Fatalf("the lease moved to %s during the test: this test is about a follower", holder)
+	}
+	ins, err := r.st.Instances(context.Background(), childDomain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range ins {
+		if in.ID == oldInc {
+			t.Errorf("the killed incarnation %s is still listed: it was never declared lost", oldInc)
+		}
+	}
+	neu.stop(t)
+	lead.stop(t)
+	ran := 0
+	for _, e := range r.log.events(t) {
+		if e.start && e.incarnation == newInc {
+			ran++
+		}
+	}
+	if ran == 0 {
+		t.Errorf("the restarted pod-1 (%s) ran no job", newInc)
+	}
+	t.Logf("the restarted pod-1 ran %d attempts", ran)
+	r.judge(grants, oldInc)
+}
+
+// restart is the setting of a restart test: a database, the children's
+// log, and every child started (for their stderr on a failure).
+type restart struct {
+	t    *testing.T
+	url  string
+	st   *pgstore.Store
+	dir  string
+	log  *jobLog
+	kids []*child
+}
+
+func newRestart(t *testing.T) *restart {
+	url := pgtest.URL(t)
+	st, err := pgstore.Open(context.Background(), url) // the schema, before the children race to apply it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	r := &restart{t: t, url: url, st: st, dir: t.TempDir()}
+	r.log = &jobLog{path: filepath.Join(r.dir, "jobs.log")}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, c := range r.kids {
+				c.dumpStderr(t)
+			}
+		}
+	})
+	return r
+}
+
+// spawn starts a child under name: 4 slots, a cap of 8, jobs of a second,
+// each start logging how the job's last attempt ended.
+func (r *restart) spawn(name string) *child {
+	c := startChild(r.t, r.dir, r.url, r.log.path, name, 4, 8, time.Second, childPrevEnv+"=1")
+	r.kids = append(r.kids, c)
+	return c
+}
+
+// insert writes jobs build/j0 … build/j(n-1).
+func (r *restart) insert(n int) {
+	for i := range n {
+		rec := &fairsched.JobRecord{Type: "build", ID: fmt.Sprint("j", i), EnqueuedAt: time.Now().UTC()}
+		if err := r.st.Insert(context.Background(), rec); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// granted returns the grants the database holds for incarnation inc,
+// which must hold some.
+func (r *restart) granted(inc string) []pgstore.Grant {
+	r.t.Helper()
+	gs, err := r.st.Granted(context.Background(), inc)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if len(gs) == 0 {
+		r.t.Fatalf("%s held no grant when it was killed", inc)
+	}
+	return gs
+}
+
+// leaseRow is the domain's lease as the database records it.
+type leaseRow struct {
+	holder            string
+	epoch             int64
+	expires, acquired time.Time
+}
+
+func (r *restart) lease() leaseRow {
+	r.t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, r.url)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var l leaseRow
+	if err := conn.QueryRow(ctx, `SELECT holder, epoch, expires_at, acquired_at FROM fairsched_leader WHERE domain = $1`, childDomain).
+		Scan(&l.holder, &l.epoch, &l.expires, &l.acquired); err != nil {
+		r.t.Fatal(err)
+	}
+	return l
+}
+
+// waitAllDone waits until every job has succeeded (its row deleted),
+// failing on a dead one.
+func (r *restart) waitAllDone() {
+	r.t.Helper()
+	pgtest.Eventually(r.t, "every job done", func() bool {
+		n := 0
+		if err := r.st.LoadJobs(func(rec fairsched.JobRecord) error {
+			if rec.State != core.RecordPending {
+				r.t.Fatalf("job %s/%s ended %v: %s", rec.Type, rec.ID, rec.State, rec.LastError)
+			}
+			n++
+			return nil
+		}); err != nil {
+			r.t.Fatal(err)
+		}
+		return n == 0
+	})
+}
+
+// judge checks the log against the grants the killed incarnation oldInc
+// held: no attempt of a job started twice; each job granted to it started
+// again, elsewhere or in a later process, only under a later attempt, and
+// that attempt's start read in the job's record that the one before it
+// had ended with ErrWorkerLost.
+func (r *restart) judge(grants []pgstore.Grant, oldInc string) {
+	t := r.t
+	t.Helper()
+	events := r.log.events(t)
+	type run struct {
+		id      string
+		attempt int
+	}
+	started := map[run][]string{}
+	for _, e := range events {
+		if e.start {
+			k := run{e.id, e.attempt}
+			started[k] = append(started[k], e.incarnation)
+		}
+	}
+	for k, incs := range started {
+		if len(incs) > 1 {
+			t.Errorf("attempt %d of %s started %d times, on %v", k.attempt, k.id, len(incs), incs)
+		}
+	}
+	for _, g := range grants {
+		id := string(g.Record.Type) + "/" + g.Record.ID
+		var again []event
+		for _, e := range events {
+			if e.start && e.id == id && e.incarnation != oldInc {
+				again = append(again, e)
+			}
+		}
+		if len(again) == 0 {
+			t.Errorf("%s, granted to %s (attempt %d) at the kill, never started again", id, oldInc, g.Attempt)
+			continue
+		}
+		first := again[0]
+		for _, e := range again {
+			if e.attempt <= g.Attempt {
+				t.Errorf("%s started as attempt %d on %s: the killed %s held attempt %d", id, e.attempt, e.incarnation, oldInc, g.Attempt)
+			}
+			if e.attempt < first.attempt {
+				first = e
+			}
+		}
+		if first.prev != "lost" {
+			t.Errorf("%s started again (attempt %d on %s) while its record said its last attempt ended %q, not lost",
+				id, first.attempt, first.incarnation, first.prev)
+		}
+	}
+	t.Logf("%d grants of %s judged: each started again as a later attempt, after being declared lost", len(grants), oldInc)
+}
