@@ -23,9 +23,16 @@ import (
 //	// and one leader.
 //	Domain string
 //
-//	// Instance names this instance, unique in the domain and per process
-//	// incarnation (a restarted process takes a new name: its old one's
-//	// grants are declared lost).
+//	// Instance names this instance: unique among the instances running
+//	// at once, and best stable across restarts (a Kubernetes pod's name,
+//	// a host's name), so that logs and snapshots read well. Each process
+//	// joins under its own incarnation beside the name (Info.Incarnation),
+//	// and the database knows it by that: a process restarted under the
+//	// same name takes nothing of the one before it. It waits out that
+//	// one's lease like any other instance's (LeaseTTL), never runs its
+//	// grants, and that one's jobs end with ErrWorkerLost once the leader
+//	// declares it lost (LostAfter after its last heartbeat) — only then
+//	// are they granted again.
 //	Instance string
 //
 //	// Slots is how many durable jobs this instance runs at once (RunSync
@@ -196,16 +203,23 @@ type ClusterBackend = cluster.Backend
 //
 //	Instance string
 //
-//	// Leader holds the domain's lease under Epoch ("" when unknown);
-//	// Leading says whether it is this instance. Only the leader's
-//	// snapshot lists jobs and Instances: it is the one that decides.
+//	// Incarnation is this process's identity in the domain: Instance,
+//	// "#" and a random suffix, new at each start.
+//	Incarnation string
+//
+//	// Leader names the instance that holds the domain's lease under Epoch
+//	// ("" when unknown), LeaderIncarnation which incarnation of it;
+//	// Leading says whether it is this one. Only the leader's snapshot
+//	// lists jobs and Instances: it is the one that decides.
 //	Leader string
+//
+//	LeaderIncarnation string
 //
 //	Epoch int64
 //
 //	Leading bool
 //
-//	// Instances are the instances the leader counts, by id.
+//	// Instances are the instances the leader counts, by incarnation.
 //	Instances []InstanceSnapshot
 type ClusterSnapshot = core.ClusterSnapshot
 
@@ -213,7 +227,12 @@ type ClusterSnapshot = core.ClusterSnapshot
 //
 // Fields, from core.InstanceSnapshot:
 //
+//	// ID is its configured name, Incarnation its process's identity: a
+//	// name restarted shows twice until the leader has declared its
+//	// earlier incarnation lost.
 //	ID string
+//
+//	Incarnation string
 //
 //	// Slots is how many durable jobs it runs at once, Types the types it
 //	// has handlers for, Running the durable jobs granted to it running.

@@ -2,8 +2,10 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/pgstore"
+	"github.com/fairsched/fairsched/policy"
 )
 
 // Restarts under a stable name (a StatefulSet's pod): the processes of
@@ -281,5 +284,25 @@ func (r *restart) judge(grants []pgstore.Grant, oldInc string) {
 				id, first.attempt, first.incarnation, first.prev)
 		}
 	}
-	t.Logf("%d grants of %s judged: each started again as a later attempt, after being declared lost", len(grants), oldInc)
+	if !t.Failed() {
+		t.Logf("%d grants of %s: each started again as a later attempt, after being declared lost", len(grants), oldInc)
+	}
+}
+
+// TestConfigNamesAreCallerStrings: Domain and Instance follow the rule of
+// every caller string (valid UTF-8, no NUL, at most policy.MaxNameLen
+// bytes), refused at Start with ErrInvalidConfig naming the field.
+func TestConfigNamesAreCallerStrings(t *testing.T) {
+	long := strings.Repeat("p", policy.MaxNameLen+1)
+	for _, c := range []struct{ domain, instance, field string }{
+		{"d\x00", "pod-0", "Domain"},
+		{"d", "pod-\xff", "Instance"},
+		{"d", long, "Instance"},
+		{long, "pod-0", "Domain"},
+	} {
+		_, err := cluster.Start(nil, cluster.Config{Domain: c.domain, Instance: c.instance}, nil, nil)
+		if !errors.Is(err, cluster.ErrInvalidConfig) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("Start(Domain %.20q, Instance %.20q): %v, want ErrInvalidConfig naming %s", c.domain, c.instance, err, c.field)
+		}
+	}
 }

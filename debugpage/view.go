@@ -76,9 +76,9 @@ type instanceRow struct {
 	// ID is the configured name, Incarnation the suffix that tells its
 	// processes apart (a restarted name shows twice for a while).
 	ID, Incarnation string
-	Slots, Running int
-	Types          string
-	Leader, This   bool
+	Slots, Running  int
+	Types           string
+	Leader, This    bool
 }
 
 type deadRow struct {
