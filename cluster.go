@@ -26,13 +26,15 @@ import (
 //	// Instance names this instance: unique among the instances running
 //	// at once, and best stable across restarts (a Kubernetes pod's name,
 //	// a host's name), so that logs and snapshots read well. Each process
-//	// joins under its own incarnation beside the name (Info.Incarnation),
-//	// and the database knows it by that: a process restarted under the
-//	// same name takes nothing of the one before it. It waits out that
-//	// one's lease like any other instance's (LeaseTTL), never runs its
-//	// grants, and that one's jobs end with ErrWorkerLost once the leader
-//	// declares it lost (LostAfter after its last heartbeat) — only then
-//	// are they granted again.
+//	// joins as an incarnation of its own (a Snapshot's
+//	// Cluster.Incarnation: the name, "#" and a random suffix), and the
+//	// database knows it by that: a process restarted under the same name
+//	// takes nothing of the one before it. It waits out that one's lease
+//	// like any other instance's (LeaseTTL), never runs its grants, and
+//	// that one's jobs end with ErrWorkerLost once the leader declares it
+//	// lost (LostAfter after its last heartbeat) — only then are they
+//	// granted again. Valid UTF-8, no NUL, at most policy.MaxNameLen
+//	// bytes, as Domain.
 //	Instance string
 //
 //	// Slots is how many durable jobs this instance runs at once (RunSync
