@@ -49,7 +49,8 @@ func childTypes() map[fairsched.JobType]fairsched.JobTypeConfig {
 // <incarnation> <prev>" when a job starts and "end …" when it returns, one
 // write per line, to the log. prev is "-" unless asked for (childPrevEnv):
 // then how the job's record in the database, read as the attempt starts,
-// says its last attempt ended — "none", "lost" (ErrWorkerLost) or "other".
+// says its last attempt ended — "none", "lost" (ErrWorkerLost) or "other"
+// — and which attempt that was: "lost@1".
 func childMain() int {
 	name := os.Getenv(childEnv)
 	fail := func(err error) int {
@@ -102,17 +103,19 @@ func childMain() int {
 		defer pool.Close()
 		prev = func(j fairsched.Job) string {
 			var last string
-			err := pool.QueryRow(ctx, `SELECT coalesce(record->>'last_error', '') FROM fairsched_jobs WHERE type = $1 AND id = $2 AND state = 0`,
-				string(j.Type), j.ID).Scan(&last)
+			var ended int
+			err := pool.QueryRow(ctx, `SELECT coalesce(record->>'last_error', ''), coalesce((record->>'ended_attempt')::int, 0)
+				FROM fairsched_jobs WHERE type = $1 AND id = $2 AND state = 0`, string(j.Type), j.ID).Scan(&last, &ended)
+			kind := "other"
 			switch {
 			case err != nil:
 				return "unread"
 			case last == "":
-				return "none"
+				kind = "none"
 			case strings.Contains(last, workers.ErrWorkerLost.Error()):
-				return "lost"
+				kind = "lost"
 			}
-			return "other"
+			return fmt.Sprintf("%s@%d", kind, ended)
 		}
 	}
 	cfg := fast(childDomain, name, slots)
