@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -318,4 +319,76 @@ func TestConfigNamesAreCallerStrings(t *testing.T) {
 			t.Errorf("Start(Domain %.20q, Instance %.20q): %v, want ErrInvalidConfig naming %s", c.domain, c.instance, err, c.field)
 		}
 	}
+}
+
+// TestFailedRevokeIsTriedAgain: the leader declares an instance lost (cut
+// off from the database while it runs a job) and its first Revoke of that
+// instance's grants fails; the job does not stay granted to the lost
+// instance for ever — the revoke is tried again, and the job runs again
+// elsewhere. (It stayed granted for ever: the instance, once declared
+// lost, was never named again.)
+func TestFailedRevokeIsTriedAgain(t *testing.T) {
+	url := pgtest.URL(t)
+	var failed atomic.Bool
+	lead := joinVia(t, url, func(b cluster.Backend) cluster.Backend { return &revokeFailsOnce{Backend: b, failed: &failed} },
+		fast("d", "lead", 2))
+	if leaderOf(t, lead) != lead {
+		t.Fatal("the first instance does not lead")
+	}
+	work, f := joinFaulty(t, url, fast("d", "work", 2))
+	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}
+	for _, m := range []*member{lead, work} {
+		if err := m.s.RegisterType("slow", cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started := make(chan string, 8)
+	if err := work.s.RegisterHandler("slow", func(ctx context.Context, j fairsched.Job) error {
+		started <- fmt.Sprint("work ", j.Attempt)
+		<-ctx.Done()
+		return context.Cause(ctx)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := lead.s.Enqueue(ctx, "slow", "report", nil,
+		fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 5, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-started; s != "work 1" {
+		t.Fatalf("first start: %s", s)
+	}
+	// From now on the leader's own instance runs it too.
+	if err := lead.s.RegisterHandler("slow", func(ctx context.Context, j fairsched.Job) error {
+		started <- fmt.Sprint("lead ", j.Attempt)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.cut.Store(true) // work goes silent: declared lost after LostAfter
+	select {
+	case s := <-started:
+		if !strings.HasPrefix(s, "lead ") {
+			t.Errorf("the job started again as %q, want on lead", s)
+		}
+	case <-time.After(time.Minute): // a failure guard only
+		t.Fatal("the job never ran again: it stayed granted to the lost instance")
+	}
+	if !failed.Load() {
+		t.Error("no Revoke failed: this test tested nothing")
+	}
+}
+
+// revokeFailsOnce is a backend whose first Revoke fails (a timeout, a
+// dropped connection), changing nothing.
+type revokeFailsOnce struct {
+	cluster.Backend
+	failed *atomic.Bool
+}
+
+func (r *revokeFailsOnce) Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error) {
+	if r.failed.CompareAndSwap(false, true) {
+		return nil, fmt.Errorf("%w: test: the revoke's connection dropped", fairsched.ErrStore)
+	}
+	return r.Backend.Revoke(ctx, domain, epoch, instance)
 }
