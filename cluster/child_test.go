@@ -48,9 +48,11 @@ func childTypes() map[fairsched.JobType]fairsched.JobTypeConfig {
 // handler appends "start <type/id> <instance> <unix-nanos> <attempt>
 // <incarnation> <prev>" when a job starts and "end …" when it returns, one
 // write per line, to the log. prev is "-" unless asked for (childPrevEnv):
-// then how the job's record in the database, read as the attempt starts,
-// says its last attempt ended — "none", "lost" (ErrWorkerLost) or "other"
-// — and which attempt that was: "lost@1".
+// then what the database says as the attempt starts — how the job's record
+// says its last attempt ended ("none", "lost": ErrWorkerLost, or "other"),
+// which attempt that was, and how many names have two incarnations
+// listed (a restarted one whose earlier incarnation is not declared lost
+// yet; an incarnation is its name, "#" and 12 hex digits): "lost@1/0".
 func childMain() int {
 	name := os.Getenv(childEnv)
 	fail := func(err error) int {
@@ -103,9 +105,10 @@ func childMain() int {
 		defer pool.Close()
 		prev = func(j fairsched.Job) string {
 			var last string
-			var ended int
-			err := pool.QueryRow(ctx, `SELECT coalesce(record->>'last_error', ''), coalesce((record->>'ended_attempt')::int, 0)
-				FROM fairsched_jobs WHERE type = $1 AND id = $2 AND state = 0`, string(j.Type), j.ID).Scan(&last, &ended)
+			var ended, others int
+			err := pool.QueryRow(ctx, `SELECT coalesce(record->>'last_error', ''), coalesce((record->>'ended_attempt')::int, 0),
+					(SELECT count(*) FROM (SELECT left(instance, -13) FROM fairsched_instances GROUP BY 1 HAVING count(*) > 1) twice)
+				FROM fairsched_jobs WHERE type = $1 AND id = $2 AND state = 0`, string(j.Type), j.ID).Scan(&last, &ended, &others)
 			kind := "other"
 			switch {
 			case err != nil:
@@ -115,7 +118,7 @@ func childMain() int {
 			case strings.Contains(last, workers.ErrWorkerLost.Error()):
 				kind = "lost"
 			}
-			return fmt.Sprintf("%s@%d", kind, ended)
+			return fmt.Sprintf("%s@%d/%d", kind, ended, others)
 		}
 	}
 	cfg := fast(childDomain, name, slots)

@@ -142,6 +142,9 @@ type restart struct {
 	dir  string
 	log  *jobLog
 	kids []*child
+	// recordedLost counts the restarted jobs whose record said, as they
+	// started again, that the killed attempt ended with ErrWorkerLost.
+	recordedLost int
 }
 
 func newRestart(t *testing.T) *restart {
@@ -246,9 +249,9 @@ func (r *restart) waitAllDone() {
 
 // judge checks the log against the grants the killed incarnation oldInc
 // held: no attempt of a job started twice; each job granted to it started
-// again, elsewhere or in a later process, only under a later attempt, and
-// that attempt's start read in the job's record that the killed attempt
-// (or a later one) had ended, with ErrWorkerLost.
+// again, elsewhere or in a later process, only under a later attempt,
+// once oldInc had been declared lost, with its record saying the killed
+// attempt ended with ErrWorkerLost (or nothing, its writer deposed).
 func (r *restart) judge(grants []pgstore.Grant, oldInc string) {
 	t := r.t
 	t.Helper()
@@ -290,16 +293,32 @@ func (r *restart) judge(grants []pgstore.Grant, oldInc string) {
 				first = e
 			}
 		}
-		// The record, read as the next attempt started: the killed one's
-		// attempt (or a later one) had ended, with ErrWorkerLost.
-		kind, ended, _ := strings.Cut(first.prev, "@")
-		if n, err := strconv.Atoi(ended); kind != "lost" || err != nil || n < g.Attempt {
+		// The database, read as the next attempt started: the killed
+		// incarnation was declared lost already (its row gone), and the
+		// job's record says the killed attempt (or a later one) ended
+		// with ErrWorkerLost — or says no end, when the leader that
+		// declared it lost lost its own lease before writing the record
+		// (a loaded machine): the revoke committed all the same.
+		kind, rest, _ := strings.Cut(first.prev, "@")
+		endedS, othersS, _ := strings.Cut(rest, "/")
+		ended, err1 := strconv.Atoi(endedS)
+		others, err2 := strconv.Atoi(othersS)
+		switch {
+		case err1 != nil || err2 != nil:
+			t.Errorf("%s: unreadable start %q", id, first.prev)
+		case others != 0:
+			t.Errorf("%s started again (attempt %d on %s) while %d names had two incarnations listed: %s was not declared lost yet",
+				id, first.attempt, first.incarnation, others, oldInc)
+		case kind == "lost" && ended >= g.Attempt:
+			r.recordedLost++
+		case kind != "none":
 			t.Errorf("%s started again (attempt %d on %s) while its record said its last ended attempt was %q, not attempt %d or later lost",
 				id, first.attempt, first.incarnation, first.prev, g.Attempt)
 		}
 	}
 	if !t.Failed() {
-		t.Logf("%d grants of %s: each started again as a later attempt, after being declared lost", len(grants), oldInc)
+		t.Logf("%d grants of %s: each started again as a later attempt, after being declared lost (%d with the lost end in the record)",
+			len(grants), oldInc, r.recordedLost)
 	}
 }
 
