@@ -555,9 +555,9 @@ func (n *Node) run() {
 }
 
 // noticeEarlier warns, once at the start, when an earlier incarnation of
-// this instance's name is still known to the domain — a restart under a
-// stable name: until its lease expires and the leader declares it lost,
-// this one neither leads nor runs what it was granted.
+// this instance's name still holds the lease or jobs — a restart under a
+// stable name after a crash: until its lease expires this one does not
+// lead, and its jobs run again only once the leader has declared it lost.
 func (n *Node) noticeEarlier() {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
 	defer cancel()
@@ -570,9 +570,14 @@ func (n *Node) noticeEarlier() {
 		return
 	}
 	for _, in := range ins {
-		if in.ID != n.id && nameOf(in.ID) == n.cfg.Instance {
-			n.log.Warn("an earlier incarnation of this instance is still listed: its jobs end as lost once it has been silent for LostAfter, then run again",
-				zap.String("earlier", in.ID), zap.Duration("silent", in.Silent), zap.Duration("lostAfter", n.cfg.LostAfter))
+		if in.ID == n.id || nameOf(in.ID) != n.cfg.Instance {
+			continue
+		}
+		// After a graceful Close it holds nothing: its row only waits to
+		// be declared lost.
+		if gs, err := n.b.Granted(ctx, in.ID); err == nil && len(gs) > 0 {
+			n.log.Warn("an earlier incarnation of this instance still holds jobs: they end as lost once it has been silent for LostAfter, then run again",
+				zap.String("earlier", in.ID), zap.Int("jobs", len(gs)), zap.Duration("silent", in.Silent), zap.Duration("lostAfter", n.cfg.LostAfter))
 		}
 	}
 }
