@@ -24,9 +24,18 @@ import (
 //	// NUL, at most 1 024 bytes (policy.MaxNameLen), else ErrInvalidConfig.
 //	Domain string
 //
-//	// Instance names this instance, unique in the domain and per process
-//	// incarnation (a restarted process takes a new name: its old one's
-//	// grants are declared lost).
+//	// Instance names this instance: unique among the instances running
+//	// at once, and best stable across restarts (a Kubernetes pod's name,
+//	// a host's name), so that logs and snapshots read well. Each process
+//	// joins as an incarnation of its own (a Snapshot's
+//	// Cluster.Incarnation: the name, "#" and a random suffix), and the
+//	// database knows it by that: a process restarted under the same name
+//	// takes nothing of the one before it. It waits out that one's lease
+//	// like any other instance's (LeaseTTL), never runs its grants, and
+//	// that one's jobs end with ErrWorkerLost once the leader declares it
+//	// lost (LostAfter after its last heartbeat) — only then are they
+//	// granted again. Valid UTF-8, no NUL, at most policy.MaxNameLen
+//	// bytes, as Domain.
 //	Instance string
 //
 //	// Slots is how many durable jobs this instance runs at once (RunSync
@@ -92,8 +101,9 @@ type ClusterConfig = cluster.Config
 //
 //	// Heartbeat says instance in.ID is alive, runs in.Slots jobs of
 //	// in.Types at once and has in.Workers registered (Silent is ignored); Instances lists domain's instances; Lost (fenced) removes and
-//	// returns those silent past deadline, and Revoke (fenced) takes back
-//	// the grants of one.
+//	// returns those silent past deadline — and returns again each one
+//	// removed whose grants were not taken back yet —, and Revoke (fenced)
+//	// takes back the grants of one.
 //	Heartbeat(ctx context.Context, domain string, in Instance) error
 //
 //	Instances(ctx context.Context, domain string) ([]Instance, error)
@@ -197,16 +207,23 @@ type ClusterBackend = cluster.Backend
 //
 //	Instance string
 //
-//	// Leader holds the domain's lease under Epoch ("" when unknown);
-//	// Leading says whether it is this instance. Only the leader's
-//	// snapshot lists jobs and Instances: it is the one that decides.
+//	// Incarnation is this process's identity in the domain: Instance,
+//	// "#" and a random suffix, new at each start.
+//	Incarnation string
+//
+//	// Leader names the instance that holds the domain's lease under Epoch
+//	// ("" when unknown), LeaderIncarnation which incarnation of it;
+//	// Leading says whether it is this one. Only the leader's snapshot
+//	// lists jobs and Instances: it is the one that decides.
 //	Leader string
+//
+//	LeaderIncarnation string
 //
 //	Epoch int64
 //
 //	Leading bool
 //
-//	// Instances are the instances the leader counts, by id.
+//	// Instances are the instances the leader counts, by incarnation.
 //	Instances []InstanceSnapshot
 type ClusterSnapshot = core.ClusterSnapshot
 
@@ -214,7 +231,12 @@ type ClusterSnapshot = core.ClusterSnapshot
 //
 // Fields, from core.InstanceSnapshot:
 //
+//	// ID is its configured name, Incarnation its process's identity: a
+//	// name restarted shows twice until the leader has declared its
+//	// earlier incarnation lost.
 //	ID string
+//
+//	Incarnation string
 //
 //	// Slots is how many durable jobs it runs at once, Types the types it
 //	// has handlers for, Running the durable jobs granted to it running.

@@ -116,9 +116,10 @@ type JobStore = actor.JobStore
 //
 //	FinishedAt time.Time
 //
-//	// Owner, in cluster mode, is the instance whose RunSync or Submit made
-//	// the job: only it holds the function, so only it is granted the job,
-//	// and the job ends with it. "" for a durable job any instance runs.
+//	// Owner, in cluster mode, is the incarnation of the instance whose
+//	// RunSync or Submit made the job: only that process holds the
+//	// function, so only it is granted the job, and the job ends with it.
+//	// "" for a durable job any instance runs.
 //	Owner string
 //
 //	// EndedAttempt is the last attempt whose end the scheduler applied (a

@@ -32,8 +32,9 @@ type Backend interface {
 
 	// Heartbeat says instance in.ID is alive, runs in.Slots jobs of
 	// in.Types at once and has in.Workers registered (Silent is ignored); Instances lists domain's instances; Lost (fenced) removes and
-	// returns those silent past deadline, and Revoke (fenced) takes back
-	// the grants of one.
+	// returns those silent past deadline — and returns again each one
+	// removed whose grants were not taken back yet —, and Revoke (fenced)
+	// takes back the grants of one.
 	Heartbeat(ctx context.Context, domain string, in Instance) error
 	Instances(ctx context.Context, domain string) ([]Instance, error)
 	Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error)

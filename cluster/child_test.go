@@ -6,12 +6,15 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/pgstore"
+	"github.com/fairsched/fairsched/workers"
 )
 
 // childEnv, when set, makes the test binary a cluster instance of the
@@ -25,6 +28,8 @@ const (
 	childSlotsEnv = "FAIRSCHED_CLUSTER_SLOTS" // Slots
 	childCapEnv   = "FAIRSCHED_CLUSTER_CAP"   // WithMaxConcurrency
 	childWorkEnv  = "FAIRSCHED_CLUSTER_WORK"  // how long each job sleeps
+	childIncEnv   = "FAIRSCHED_CLUSTER_INC"   // where it writes its incarnation once joined
+	childPrevEnv  = "FAIRSCHED_CLUSTER_PREV"  // "1": each start says how the job's last attempt ended (prev)
 	childDomain   = "failover"                // the children's domain
 	childGroup    = fairsched.ConflictGroup("repo")
 )
@@ -40,8 +45,14 @@ func childTypes() map[fairsched.JobType]fairsched.JobTypeConfig {
 
 // childMain runs this process as one instance of the children's cluster
 // until it is killed or its stdin closes (then it leaves gracefully). Its
-// handler appends "start <type/id> <instance> <unix-nanos>" when a job
-// starts and "end …" when it returns, one write per line, to the log.
+// handler appends "start <type/id> <instance> <unix-nanos> <attempt>
+// <incarnation> <prev>" when a job starts and "end …" when it returns, one
+// write per line, to the log. prev is "-" unless asked for (childPrevEnv):
+// then what the database says as the attempt starts — how the job's record
+// says its last attempt ended ("none", "lost": ErrWorkerLost, or "other"),
+// which attempt that was, and how many names have two incarnations
+// listed (a restarted one whose earlier incarnation is not declared lost
+// yet; an incarnation is its name, "#" and 12 hex digits): "lost@1/0".
 func childMain() int {
 	name := os.Getenv(childEnv)
 	fail := func(err error) int {
@@ -65,10 +76,11 @@ func childMain() int {
 		return fail(err)
 	}
 	defer logf.Close()
-	line := func(kind, id string) {
+	var incarnation string
+	line := func(kind, id string, attempt int, prev string) {
 		// One write per line: with O_APPEND, lines of several processes
 		// never interleave.
-		if _, err := logf.WriteString(fmt.Sprintf("%s %s %s %d\n", kind, id, name, time.Now().UnixNano())); err != nil {
+		if _, err := logf.WriteString(fmt.Sprintf("%s %s %s %d %d %s %s\n", kind, id, name, time.Now().UnixNano(), attempt, incarnation, prev)); err != nil {
 			fmt.Fprintf(os.Stderr, "child %s: writing the log: %v\n", name, err)
 		}
 	}
@@ -84,11 +96,49 @@ func childMain() int {
 		return fail(err)
 	}
 	defer st.Close()
+	prev := func(fairsched.Job) string { return "-" }
+	if os.Getenv(childPrevEnv) == "1" {
+		pool, err := pgxpool.New(ctx, os.Getenv(childURLEnv))
+		if err != nil {
+			return fail(err)
+		}
+		defer pool.Close()
+		prev = func(j fairsched.Job) string {
+			var last string
+			var ended, others int
+			err := pool.QueryRow(ctx, `SELECT coalesce(record->>'last_error', ''), coalesce((record->>'ended_attempt')::int, 0),
+					(SELECT count(*) FROM (SELECT left(instance, -13) FROM fairsched_instances GROUP BY 1 HAVING count(*) > 1) twice)
+				FROM fairsched_jobs WHERE type = $1 AND id = $2 AND state = 0`, string(j.Type), j.ID).Scan(&last, &ended, &others)
+			kind := "other"
+			switch {
+			case err != nil:
+				return "unread"
+			case last == "":
+				kind = "none"
+			case strings.Contains(last, workers.ErrWorkerLost.Error()):
+				kind = "lost"
+			}
+			return fmt.Sprintf("%s@%d/%d", kind, ended, others)
+		}
+	}
 	cfg := fast(childDomain, name, slots)
 	cfg.Logger = logger
 	s, err := fairsched.New(fairsched.WithCluster(st, cfg), fairsched.WithMaxConcurrency(maxConc))
 	if err != nil {
 		return fail(err)
+	}
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	incarnation = snap.Cluster.Incarnation
+	if p := os.Getenv(childIncEnv); p != "" { // whole or not at all: written aside, then renamed
+		if err := os.WriteFile(p+".tmp", []byte(snap.Cluster.Incarnation), 0o644); err != nil {
+			return fail(err)
+		}
+		if err := os.Rename(p+".tmp", p); err != nil {
+			return fail(err)
+		}
 	}
 	for t, c := range childTypes() {
 		if err := s.RegisterType(t, c); err != nil {
@@ -96,8 +146,8 @@ func childMain() int {
 		}
 		if err := s.RegisterHandler(t, func(ctx context.Context, j fairsched.Job) error {
 			id := string(j.Type) + "/" + j.ID
-			line("start", id)
-			defer line("end", id)
+			line("start", id, j.Attempt, prev(j))
+			defer line("end", id, j.Attempt, "-")
 			select {
 			case <-time.After(work): // the job's work
 				return nil

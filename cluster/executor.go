@@ -202,9 +202,9 @@ func (x *executor) run() {
 	}
 	var cursor ReadCursor  // the grants read (GrantsSince)
 	var lastFull time.Time // the last read of every grant (Granted)
-	wake, stopWake := x.n.b.Wake(context.Background(), ExecutorReads, cfg.Instance)
+	wake, stopWake := x.n.b.Wake(context.Background(), ExecutorReads, x.n.id)
 	defer func() { stopWake() }()
-	finalsWake, stopFinalsWake := x.n.b.Wake(context.Background(), OwnerReads, cfg.Instance)
+	finalsWake, stopFinalsWake := x.n.b.Wake(context.Background(), OwnerReads, x.n.id)
 	defer func() { stopFinalsWake() }()
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()
@@ -274,7 +274,7 @@ func (x *executor) run() {
 		if killed {
 			return
 		}
-		end := End{Seq: e.seq, Instance: cfg.Instance, Attempt: e.attempt, Kind: kind, Error: text}
+		end := End{Seq: e.seq, Instance: x.n.id, Attempt: e.attempt, Kind: kind, Error: text}
 		if h := a.from; h != nil && kind == EndOK {
 			select {
 			case <-h.leaderDone:
@@ -303,7 +303,7 @@ func (x *executor) run() {
 			if c == nil {
 				// Its caller inserted it and is handing the function over:
 				// it starts when the function arrives. (A restarted process
-				// has a new instance name, so no grant waits here for a
+				// is a new incarnation, so no grant waits here for a
 				// function that will never come.)
 				cancel(nil)
 				early[g.Seq] = g
@@ -311,7 +311,7 @@ func (x *executor) run() {
 			}
 			if c.ctx.Err() != nil {
 				cancel(nil)
-				ends = append(ends, End{Seq: g.Seq, Instance: cfg.Instance, Attempt: g.Attempt, Kind: EndPermanent,
+				ends = append(ends, End{Seq: g.Seq, Instance: x.n.id, Attempt: g.Attempt, Kind: EndPermanent,
 					Error: ErrFunctionGone.Error()})
 				return
 			}
@@ -323,8 +323,8 @@ func (x *executor) run() {
 			h := handlers[rec.Type]
 			if h == nil {
 				cancel(nil)
-				ends = append(ends, End{Seq: g.Seq, Instance: cfg.Instance, Attempt: g.Attempt, Kind: EndError,
-					Error: fmt.Sprintf("fairsched/cluster: no handler for %q on %s", rec.Type, cfg.Instance)})
+				ends = append(ends, End{Seq: g.Seq, Instance: x.n.id, Attempt: g.Attempt, Kind: EndError,
+					Error: fmt.Sprintf("fairsched/cluster: no handler for %q on %s", rec.Type, x.n.id)})
 				return
 			}
 			view := messages.DurableJob{Type: rec.Type, ID: rec.ID, Payload: rec.Payload, Attempt: g.Attempt,
@@ -350,9 +350,9 @@ func (x *executor) run() {
 			var grants []Grant
 			var err error
 			if full {
-				grants, err = x.n.b.Granted(ctx, cfg.Instance)
+				grants, err = x.n.b.Granted(ctx, x.n.id)
 			} else {
-				grants, cursor, err = x.n.b.GrantsSince(ctx, cfg.Instance, cursor)
+				grants, cursor, err = x.n.b.GrantsSince(ctx, x.n.id, cursor)
 			}
 			if err != nil {
 				x.n.log.Warn("reading grants failed", zap.Error(err))
@@ -383,13 +383,13 @@ func (x *executor) run() {
 				if e, ok := endedAt(g.Seq, g.Attempt); ok {
 					if e.handed && full { // its row still says running: report it here
 						endedNow[g.Seq] = endedHere{attempt: g.Attempt}
-						ends = append(ends, End{Seq: g.Seq, Instance: cfg.Instance, Attempt: g.Attempt, Kind: EndOK})
+						ends = append(ends, End{Seq: g.Seq, Instance: x.n.id, Attempt: g.Attempt, Kind: EndOK})
 					}
 					continue // ended here already
 				}
 				if g.Cancelled { // cancelled before it started here: it never will
 					delete(early, g.Seq)
-					ends = append(ends, End{Seq: g.Seq, Instance: cfg.Instance, Attempt: g.Attempt, Kind: EndPermanent,
+					ends = append(ends, End{Seq: g.Seq, Instance: x.n.id, Attempt: g.Attempt, Kind: EndPermanent,
 						Error: actor.ErrCancelled.Error()})
 					continue
 				}
@@ -559,7 +559,7 @@ func (x *executor) run() {
 				fenced = true
 				x.n.log.Warn("heartbeats failing: stopping the jobs running here")
 				for _, a := range running {
-					a.cancel(fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, cfg.Instance))
+					a.cancel(fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, x.n.id))
 				}
 			}
 		case <-x.cancelAll:

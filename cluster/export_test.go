@@ -73,3 +73,6 @@ var EscapedLen = escapedLen
 func Bisect[T any](items []T, write func([]T) error, bad func(T, error) error) (int, error) {
 	return bisect(items, write, bad)
 }
+
+// NameOf is the configured name of an instance's incarnation.
+func NameOf(id string) string { return nameOf(id) }

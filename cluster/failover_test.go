@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/pgstore"
@@ -126,6 +127,7 @@ func TestKillLeaderAndExecutor(t *testing.T) {
 		if err != nil || !live {
 			return false
 		}
+		holder = cluster.NameOf(holder)
 		for _, name := range sortedNames(children) {
 			if !children[name].dead && name != holder && s.open[name] > 0 {
 				victim = name
@@ -135,7 +137,7 @@ func TestKillLeaderAndExecutor(t *testing.T) {
 		return false
 	})
 	k2 := children[victim].kill(t, st)
-	if holder, _, _, err := st.Leader(ctx, childDomain); err != nil || holder == victim {
+	if holder, _, _, err := st.Leader(ctx, childDomain); err != nil || cluster.NameOf(holder) == victim {
 		t.Fatalf("the lease moved to %s just before it was killed (%v)", victim, err)
 	}
 	t.Logf("killed the executor %s", victim)
@@ -221,6 +223,7 @@ type child struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr string
+	inc    string // the file where it writes its incarnation
 	dead   bool
 }
 
@@ -233,13 +236,20 @@ type killed struct {
 	granted []string // type/id of the jobs granted to it when it was reaped
 }
 
-func startChild(t *testing.T, dir, url, logPath, name string, slots, maxConc int, work time.Duration) *child {
+// spawned counts the children started, so that a name started twice has
+// files of its own each time.
+var spawned int
+
+// startChild starts child name; env are more variables for it.
+func startChild(t *testing.T, dir, url, logPath, name string, slots, maxConc int, work time.Duration, env ...string) *child {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &child{name: name, stderr: filepath.Join(dir, name+".stderr")}
+	spawned++
+	c := &child{name: name, stderr: filepath.Join(dir, fmt.Sprintf("%s-%d.stderr", name, spawned)),
+		inc: filepath.Join(dir, fmt.Sprintf("%s-%d.incarnation", name, spawned))}
 	errf, err := os.Create(c.stderr)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +257,8 @@ func startChild(t *testing.T, dir, url, logPath, name string, slots, maxConc int
 	defer errf.Close() // the child holds its own descriptor
 	c.cmd = exec.Command(exe)
 	c.cmd.Env = append(os.Environ(), childEnv+"="+name, childURLEnv+"="+url, childLogEnv+"="+logPath,
-		childSlotsEnv+"="+strconv.Itoa(slots), childCapEnv+"="+strconv.Itoa(maxConc), childWorkEnv+"="+work.String())
+		childSlotsEnv+"="+strconv.Itoa(slots), childCapEnv+"="+strconv.Itoa(maxConc), childWorkEnv+"="+work.String(), childIncEnv+"="+c.inc)
+	c.cmd.Env = append(c.cmd.Env, env...)
 	c.cmd.Stdout, c.cmd.Stderr = errf, errf
 	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -279,7 +290,7 @@ func (c *child) kill(t *testing.T, st *pgstore.Store) killed {
 	// unfinished, these are the attempts the kill interrupted (an attempt
 	// whose end line was written but whose end was not yet reported is
 	// one).
-	gs, err := st.Granted(context.Background(), c.name)
+	gs, err := st.Granted(context.Background(), c.incarnation(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,6 +298,23 @@ func (c *child) kill(t *testing.T, st *pgstore.Store) killed {
 		k.granted = append(k.granted, string(g.Record.Type)+"/"+g.Record.ID)
 	}
 	return k
+}
+
+// incarnation waits until the child has joined and returns its
+// incarnation (its identity in the database).
+func (c *child) incarnation(t *testing.T) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(c.inc)
+		if err == nil {
+			return string(b)
+		}
+		if !os.IsNotExist(err) || time.Now().After(deadline) {
+			t.Fatalf("the incarnation of %s: %v", c.name, err)
+		}
+		time.Sleep(5 * time.Millisecond) // polling the file, not a timing assertion
+	}
 }
 
 // stop closes the child's stdin, so that it leaves the cluster, and waits
@@ -338,8 +366,9 @@ func waitLeader(t *testing.T, st *pgstore.Store, children map[string]*child, not
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := children[holder]; live && holder != not && c != nil && !c.dead {
-			return holder
+		name := cluster.NameOf(holder)
+		if c := children[name]; live && name != not && c != nil && !c.dead {
+			return name
 		}
 		time.Sleep(5 * time.Millisecond) // polling the lease, not a timing assertion
 	}
@@ -349,10 +378,13 @@ func waitLeader(t *testing.T, st *pgstore.Store, children map[string]*child, not
 
 // event is a line of the children's log.
 type event struct {
-	start bool
-	id    string // type/id
-	inst  string
-	ts    int64
+	start       bool
+	id          string // type/id
+	inst        string
+	ts          int64
+	attempt     int
+	incarnation string
+	prev        string // how the job's last attempt ended, as its start read it (childMain)
 }
 
 type jobLog struct{ path string }
@@ -367,14 +399,18 @@ func (l *jobLog) events(t *testing.T) []event {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) != 4 || f[0] != "start" && f[0] != "end" {
+		if len(f) != 7 || f[0] != "start" && f[0] != "end" {
 			t.Fatalf("log line %q", sc.Text())
 		}
 		ts, err := strconv.ParseInt(f[3], 10, 64)
 		if err != nil {
 			t.Fatalf("log line %q: %v", sc.Text(), err)
 		}
-		out = append(out, event{start: f[0] == "start", id: f[1], inst: f[2], ts: ts})
+		attempt, err := strconv.Atoi(f[4])
+		if err != nil {
+			t.Fatalf("log line %q: %v", sc.Text(), err)
+		}
+		out = append(out, event{start: f[0] == "start", id: f[1], inst: f[2], ts: ts, attempt: attempt, incarnation: f[5], prev: f[6]})
 	}
 	return out
 }

@@ -324,9 +324,9 @@ func (l *leader) run() {
 	registered := map[string]string{} // worker → its slots, as registered in the scheduler
 	refresh := false                  // an owner unknown yet: read the instances
 	loaded := l.loaded                // nil once the backlog is loaded
-	wake, stopWake := l.n.b.Wake(context.Background(), LeaderReads, cfg.Instance)
+	wake, stopWake := l.n.b.Wake(context.Background(), LeaderReads, l.n.id)
 	defer stopWake()
-	endsWake, stopEndsWake := l.n.b.Wake(context.Background(), EndReads, cfg.Instance)
+	endsWake, stopEndsWake := l.n.b.Wake(context.Background(), EndReads, l.n.id)
 	defer stopEndsWake()
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()
@@ -424,7 +424,7 @@ func (l *leader) run() {
 			// LeaderFirst), then the name (better).
 			var best *instance
 			for _, in := range instances {
-				if in.types[string(w.typ)] && in.running < in.Slots && (best == nil || better(in, best, cfg.Instance, cfg.LeaderFirst)) {
+				if in.types[string(w.typ)] && in.running < in.Slots && (best == nil || better(in, best, l.n.id, cfg.LeaderFirst)) {
 					best = in
 				}
 			}
@@ -473,7 +473,7 @@ func (l *leader) run() {
 		gs := make([]Grant, len(batch))
 		for i, w := range batch {
 			gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot,
-				Handed: w.instance == cfg.Instance}
+				Handed: w.instance == l.n.id}
 		}
 		_, took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, finished, gs)
 		ends := len(finished) // the successes written
@@ -633,7 +633,7 @@ func (l *leader) run() {
 		for _, id := range gone {
 			lost[id] = time.Now()
 			l.n.log.Warn("instance lost", zap.String("lost", id))
-			if id == cfg.Instance && len(finished) > 0 {
+			if id == l.n.id && len(finished) > 0 {
 				// The rows of this instance's successes still run: deleted
 				// first, or the revoke would take them back as work to do.
 				_, _, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, finished, nil)
@@ -819,10 +819,11 @@ func (l *leader) run() {
 			in := leaderInfo{running: map[string]string{}}
 			for _, id := range sortedKeys(instances) {
 				c := instances[id]
-				in.instances = append(in.instances, InstanceInfo{ID: c.ID, Slots: c.Slots, Types: c.Types, Running: c.running, Subscribed: c.Subscribed})
+				in.instances = append(in.instances, InstanceInfo{ID: nameOf(c.ID), Incarnation: c.ID, Slots: c.Slots, Types: c.Types,
+					Running: c.running, Subscribed: c.Subscribed})
 			}
 			for _, w := range outstanding {
-				in.running[string(w.typ)+"/"+w.id] = w.instance
+				in.running[string(w.typ)+"/"+w.id] = nameOf(w.instance)
 			}
 			reply <- in
 		case _, ok := <-wake:

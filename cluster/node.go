@@ -50,9 +50,18 @@ type Config struct {
 	// and one leader. Domain and Instance are names: valid UTF-8 without
 	// NUL, at most 1 024 bytes (policy.MaxNameLen), else ErrInvalidConfig.
 	Domain string
-	// Instance names this instance, unique in the domain and per process
-	// incarnation (a restarted process takes a new name: its old one's
-	// grants are declared lost).
+	// Instance names this instance: unique among the instances running
+	// at once, and best stable across restarts (a Kubernetes pod's name,
+	// a host's name), so that logs and snapshots read well. Each process
+	// joins as an incarnation of its own (a Snapshot's
+	// Cluster.Incarnation: the name, "#" and a random suffix), and the
+	// database knows it by that: a process restarted under the same name
+	// takes nothing of the one before it. It waits out that one's lease
+	// like any other instance's (LeaseTTL), never runs its grants, and
+	// that one's jobs end with ErrWorkerLost once the leader declares it
+	// lost (LostAfter after its last heartbeat) — only then are they
+	// granted again. Valid UTF-8, no NUL, at most policy.MaxNameLen
+	// bytes, as Domain.
 	Instance string
 	// Slots is how many durable jobs this instance runs at once (RunSync
 	// and Submit functions run on their own instance and take none).
@@ -155,6 +164,7 @@ type Factory func(st actor.JobStore, recs []core.JobRecord) (*actor.Actor, error
 // Node is this instance's part in a cluster: its loops and their channels.
 type Node struct {
 	cfg     Config
+	id      string // this process's incarnation: what the database knows it by (identity.go)
 	b       Backend
 	factory Factory
 	sink    Sink // the domain's events, for this instance's subscribers
@@ -185,13 +195,16 @@ type closeReq struct {
 
 // Info is what an instance knows of its cluster (a Snapshot's part).
 type Info struct {
-	Domain, Instance string
-	// Leader is the instance that holds the lease as this one last read
-	// it ("" when it does not know), Epoch its epoch; Leading whether it
-	// is this one.
-	Leader  string
-	Epoch   int64
-	Leading bool
+	// Instance is this instance's configured name, Incarnation this
+	// process's identity in the domain: the name, "#" and a random
+	// suffix, new at each Start.
+	Domain, Instance, Incarnation string
+	// Leader is the name of the instance that holds the lease as this one
+	// last read it ("" when it does not know), LeaderIncarnation which
+	// incarnation of it, Epoch its epoch; Leading whether it is this one.
+	Leader, LeaderIncarnation string
+	Epoch                     int64
+	Leading                   bool
 	// Instances, as the leader sees them (only the leader fills them):
 	// each with its slots, types and the jobs it runs.
 	Instances []InstanceInfo
@@ -203,10 +216,14 @@ type Info struct {
 
 // InstanceInfo is one instance as the leader sees it.
 type InstanceInfo struct {
-	ID      string   `json:"id"`
-	Slots   int      `json:"slots"`
-	Types   []string `json:"types"`
-	Running int      `json:"running"`
+	// ID is its configured name, Incarnation its process's identity (two
+	// incarnations of one name are listed while the leader has not yet
+	// declared the earlier one lost).
+	ID          string   `json:"id"`
+	Incarnation string   `json:"incarnation"`
+	Slots       int      `json:"slots"`
+	Types       []string `json:"types"`
+	Running     int      `json:"running"`
 	// Subscribed: its last heartbeat said it has subscribers to the
 	// domain's events.
 	Subscribed bool `json:"subscribed"`
@@ -233,7 +250,8 @@ func Start(b Backend, cfg Config, f Factory, sink Sink) (*Node, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, b: b, factory: f, sink: sink, log: cfg.Logger.With(zap.String("instance", cfg.Instance)),
+	id := newIncarnation(cfg.Instance)
+	n := &Node{cfg: cfg, id: id, b: b, factory: f, sink: sink, log: cfg.Logger.With(zap.String("instance", id)),
 		types: make(chan typeReg), info: make(chan chan Info), closing: make(chan closeReq), subsChanged: make(chan struct{}, 1),
 		stopped: make(chan struct{})}
 	n.x = newExecutor(n)
@@ -307,7 +325,7 @@ func (n *Node) Submit(ctx context.Context, rec *core.JobRecord, fn func(context.
 }
 
 func (n *Node) own(ctx context.Context, rec *core.JobRecord, fn func(context.Context) error, done chan error) error {
-	rec.Owner = n.cfg.Instance
+	rec.Owner = n.id
 	if err := n.b.Insert(ctx, rec); err != nil {
 		return err
 	}
@@ -357,10 +375,11 @@ func (n *Node) Snapshot(ctx context.Context, rows int) (core.Snapshot, error) {
 			s.Running[i].Instance = in.Running[string(s.Running[i].Type)+"/"+s.Running[i].ID]
 		}
 	}
-	cs := &core.ClusterSnapshot{Domain: in.Domain, Instance: in.Instance, Leader: in.Leader, Epoch: in.Epoch, Leading: in.Leading}
+	cs := &core.ClusterSnapshot{Domain: in.Domain, Instance: in.Instance, Incarnation: in.Incarnation, Leader: in.Leader,
+		LeaderIncarnation: in.LeaderIncarnation, Epoch: in.Epoch, Leading: in.Leading}
 	for _, i := range in.Instances {
-		cs.Instances = append(cs.Instances, core.InstanceSnapshot{ID: i.ID, Slots: i.Slots, Types: i.Types, Running: i.Running,
-			Subscribed: i.Subscribed})
+		cs.Instances = append(cs.Instances, core.InstanceSnapshot{ID: i.ID, Incarnation: i.Incarnation, Slots: i.Slots, Types: i.Types,
+			Running: i.Running, Subscribed: i.Subscribed})
 	}
 	s.Cluster = cs
 	return s, nil
@@ -419,7 +438,7 @@ func (n *Node) run() {
 		l.stop()
 		if release {
 			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-			_ = n.b.Release(ctx, n.cfg.Domain, n.cfg.Instance, epoch)
+			_ = n.b.Release(ctx, n.cfg.Domain, n.id, epoch)
 			cancel()
 		}
 		n.log.Info("stopped leading", zap.Int64("epoch", epoch))
@@ -467,7 +486,7 @@ func (n *Node) run() {
 		now := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
 		handled, ws := n.x.self()
-		err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.cfg.Instance, Slots: n.cfg.Slots, Types: handled, Workers: ws,
+		err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.id, Slots: n.cfg.Slots, Types: handled, Workers: ws,
 			Subscribed: n.sink != nil && n.sink.Subscribed()})
 		cancel()
 		// The lease's calls have a beat of their own: a slow heartbeat
@@ -478,7 +497,7 @@ func (n *Node) run() {
 			n.x.beaten(now) // its fence moves on (beaten)
 		}
 		if l != nil {
-			ok, err := n.b.Renew(ctx, n.cfg.Domain, n.cfg.Instance, epoch, n.cfg.LeaseTTL)
+			ok, err := n.b.Renew(ctx, n.cfg.Domain, n.id, epoch, n.cfg.LeaseTTL)
 			switch {
 			case err == nil && ok:
 				lastRenew = now
@@ -488,7 +507,7 @@ func (n *Node) run() {
 			}
 			return
 		}
-		e, ok, err := n.b.Acquire(ctx, n.cfg.Domain, n.cfg.Instance, n.cfg.LeaseTTL)
+		e, ok, err := n.b.Acquire(ctx, n.cfg.Domain, n.id, n.cfg.LeaseTTL)
 		if err != nil || !ok {
 			return
 		}
@@ -498,14 +517,15 @@ func (n *Node) run() {
 			n.log.Error("could not start leading", zap.Error(lerr))
 			l = nil
 			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-			_ = n.b.Release(ctx, n.cfg.Domain, n.cfg.Instance, e)
+			_ = n.b.Release(ctx, n.cfg.Domain, n.id, e)
 			cancel()
 			return
 		}
-		leaderID = n.cfg.Instance
+		leaderID = n.id
 		n.log.Info("leading", zap.Int64("epoch", e))
 	}
 	beat()
+	n.noticeEarlier()
 	for {
 		select {
 		case <-tick.C:
@@ -522,7 +542,10 @@ func (n *Node) run() {
 			undefined = append(undefined, r)
 			define()
 		case reply := <-n.info:
-			in := Info{Domain: n.cfg.Domain, Instance: n.cfg.Instance, Leader: leaderID, Leading: l != nil}
+			in := Info{Domain: n.cfg.Domain, Instance: n.cfg.Instance, Incarnation: n.id, Leading: l != nil}
+			if leaderID != "" {
+				in.Leader, in.LeaderIncarnation = nameOf(leaderID), leaderID
+			}
 			if l != nil {
 				in.Epoch, in.a = epoch, l.a
 				in.Instances, in.Running = l.info()
@@ -531,7 +554,7 @@ func (n *Node) run() {
 				holder, e, live, err := n.b.Leader(ctx, n.cfg.Domain)
 				cancel()
 				if err == nil && live {
-					in.Leader, in.Epoch = holder, e
+					in.Leader, in.LeaderIncarnation, in.Epoch = nameOf(holder), holder, e
 				}
 			}
 			reply <- in
@@ -540,6 +563,34 @@ func (n *Node) run() {
 			stopLeading(graceful)
 			r.reply <- n.x.stop(r.ctx)
 			return
+		}
+	}
+}
+
+// noticeEarlier warns, once at the start, when an earlier incarnation of
+// this instance's name still holds the lease or jobs — a restart under a
+// stable name after a crash: until its lease expires this one does not
+// lead, and its jobs run again only once the leader has declared it lost.
+func (n *Node) noticeEarlier() {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+	defer cancel()
+	if holder, _, live, err := n.b.Leader(ctx, n.cfg.Domain); err == nil && live && holder != n.id && nameOf(holder) == n.cfg.Instance {
+		n.log.Warn("an earlier incarnation of this instance holds the lease: this one waits for it to expire",
+			zap.String("earlier", holder), zap.Duration("leaseTTL", n.cfg.LeaseTTL))
+	}
+	ins, err := n.b.Instances(ctx, n.cfg.Domain)
+	if err != nil {
+		return
+	}
+	for _, in := range ins {
+		if in.ID == n.id || nameOf(in.ID) != n.cfg.Instance {
+			continue
+		}
+		// After a graceful Close it holds nothing: its row only waits to
+		// be declared lost.
+		if gs, err := n.b.Granted(ctx, in.ID); err == nil && len(gs) > 0 {
+			n.log.Warn("an earlier incarnation of this instance still holds jobs: they end as lost once it has been silent for LostAfter, then run again",
+				zap.String("earlier", in.ID), zap.Int("jobs", len(gs)), zap.Duration("silent", in.Silent), zap.Duration("lostAfter", n.cfg.LostAfter))
 		}
 	}
 }

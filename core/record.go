@@ -37,9 +37,10 @@ type JobRecord struct {
 	// job became dead or succeeded.
 	LastError  string    `json:"last_error,omitempty"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
-	// Owner, in cluster mode, is the instance whose RunSync or Submit made
-	// the job: only it holds the function, so only it is granted the job,
-	// and the job ends with it. "" for a durable job any instance runs.
+	// Owner, in cluster mode, is the incarnation of the instance whose
+	// RunSync or Submit made the job: only that process holds the
+	// function, so only it is granted the job, and the job ends with it.
+	// "" for a durable job any instance runs.
 	Owner string `json:"owner,omitempty"`
 	// EndedAttempt is the last attempt whose end the scheduler applied (a
 	// retry decided): in cluster mode, a new leader applies an end reported

@@ -101,19 +101,28 @@ type RunningJob struct {
 type ClusterSnapshot struct {
 	Domain   string `json:"domain"`
 	Instance string `json:"instance"`
-	// Leader holds the domain's lease under Epoch ("" when unknown);
-	// Leading says whether it is this instance. Only the leader's
-	// snapshot lists jobs and Instances: it is the one that decides.
-	Leader  string `json:"leader"`
-	Epoch   int64  `json:"epoch"`
-	Leading bool   `json:"leading"`
-	// Instances are the instances the leader counts, by id.
+	// Incarnation is this process's identity in the domain: Instance,
+	// "#" and a random suffix, new at each start.
+	Incarnation string `json:"incarnation,omitempty"`
+	// Leader names the instance that holds the domain's lease under Epoch
+	// ("" when unknown), LeaderIncarnation which incarnation of it;
+	// Leading says whether it is this one. Only the leader's snapshot
+	// lists jobs and Instances: it is the one that decides.
+	Leader            string `json:"leader"`
+	LeaderIncarnation string `json:"leader_incarnation,omitempty"`
+	Epoch             int64  `json:"epoch"`
+	Leading           bool   `json:"leading"`
+	// Instances are the instances the leader counts, by incarnation.
 	Instances []InstanceSnapshot `json:"instances,omitempty"`
 }
 
 // InstanceSnapshot is one instance of a cluster as its leader counts it.
 type InstanceSnapshot struct {
-	ID string `json:"id"`
+	// ID is its configured name, Incarnation its process's identity: a
+	// name restarted shows twice until the leader has declared its
+	// earlier incarnation lost.
+	ID          string `json:"id"`
+	Incarnation string `json:"incarnation,omitempty"`
 	// Slots is how many durable jobs it runs at once, Types the types it
 	// has handlers for, Running the durable jobs granted to it running.
 	Slots   int      `json:"slots"`

@@ -135,6 +135,9 @@ func TestClusterPageLive(t *testing.T) {
 	type member struct {
 		id string
 		s  *fairsched.Scheduler
+		// shown is how the page names it: its name and its incarnation's
+		// suffix.
+		shown string
 	}
 	running := make(chan string, 1) // the instance running the job
 	release := make(chan struct{})
@@ -172,7 +175,15 @@ func TestClusterPageLive(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		ms = append(ms, member{id, s})
+		snap, err := s.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		inc, ok := strings.CutPrefix(snap.Cluster.Incarnation, id+"#")
+		if !ok {
+			t.Fatalf("%s's incarnation is %q", id, snap.Cluster.Incarnation)
+		}
+		ms = append(ms, member{id, s, id + " #" + inc})
 	}
 	t.Cleanup(func() { close(release) }) // before the Closes: cleanups run last first
 
@@ -210,7 +221,7 @@ func TestClusterPageLive(t *testing.T) {
 	})
 	instances := rowText(t, page, "instances")
 	for _, m := range []member{leader, follower} {
-		want := fmt.Sprintf("%s 2 %d clone ", m.id, map[bool]int{true: 1, false: 0}[m.id == on])
+		want := fmt.Sprintf("%s 2 %d clone ", m.shown, map[bool]int{true: 1, false: 0}[m.id == on])
 		found := false
 		for _, r := range instances {
 			found = found || strings.HasPrefix(r, want)
@@ -219,7 +230,7 @@ func TestClusterPageLive(t *testing.T) {
 			t.Errorf("instances table %q lacks a row starting %q", instances, want)
 		}
 	}
-	if c := section(page, "cluster-section"); !strings.Contains(c, "This is instance "+leader.id+" , the leader (epoch 1)") {
+	if c := section(page, "cluster-section"); !strings.Contains(c, "This is instance "+leader.shown+" , the leader (epoch 1)") {
 		t.Errorf("leader's cluster section: %q", c)
 	}
 
@@ -235,7 +246,7 @@ func TestClusterPageLive(t *testing.T) {
 
 	_, fpage := get(t, debugpage.Handler(follower.s, debugpage.WithRefresh(0)), http.MethodGet, "/")
 	if c := section(fpage, "cluster-section"); !strings.Contains(c,
-		"This is instance "+follower.id+" , a follower: "+leader.id+" leads (epoch 1)") {
+		"This is instance "+follower.shown+" , a follower: "+leader.id+" leads (epoch 1)") {
 		t.Errorf("the follower's cluster section: %q", c)
 	}
 }

@@ -59,6 +59,9 @@ type view struct {
 // clusterView is Snapshot.Cluster as the page shows it.
 type clusterView struct {
 	Domain, Instance string
+	// Incarnation is this process's suffix to Instance (its identity in
+	// the domain is Instance#Incarnation).
+	Incarnation string
 	// Leader is the lease's holder ("" when this instance does not know
 	// one), Epoch its epoch; Leading says whether it is this instance.
 	Leader  string
@@ -70,10 +73,12 @@ type clusterView struct {
 }
 
 type instanceRow struct {
-	ID             string
-	Slots, Running int
-	Types          string
-	Leader, This   bool
+	// ID is the configured name, Incarnation the suffix that tells its
+	// processes apart (a restarted name shows twice for a while).
+	ID, Incarnation string
+	Slots, Running  int
+	Types           string
+	Leader, This    bool
 }
 
 type deadRow struct {
@@ -347,10 +352,17 @@ func newView(s fairsched.Snapshot, c config) view {
 	}
 
 	if c := s.Cluster; c != nil {
-		v.Cluster = &clusterView{Domain: c.Domain, Instance: c.Instance, Leader: c.Leader, Epoch: c.Epoch, Leading: c.Leading}
+		v.Cluster = &clusterView{Domain: c.Domain, Instance: c.Instance, Incarnation: suffix(c.Incarnation), Leader: c.Leader,
+			Epoch: c.Epoch, Leading: c.Leading}
 		for _, in := range c.Instances {
-			v.Cluster.Instances = append(v.Cluster.Instances, instanceRow{ID: in.ID, Slots: in.Slots, Running: in.Running,
-				Types: strings.Join(in.Types, ", "), Leader: in.ID == c.Leader, This: in.ID == c.Instance})
+			// Two incarnations of one name may be listed: the incarnations
+			// tell which leads and which is this one.
+			leader, this := in.ID == c.Leader, in.ID == c.Instance
+			if in.Incarnation != "" {
+				leader, this = in.Incarnation == c.LeaderIncarnation, in.Incarnation == c.Incarnation
+			}
+			v.Cluster.Instances = append(v.Cluster.Instances, instanceRow{ID: in.ID, Incarnation: suffix(in.Incarnation),
+				Slots: in.Slots, Running: in.Running, Types: strings.Join(in.Types, ", "), Leader: leader, This: this})
 		}
 	}
 
@@ -464,4 +476,13 @@ func grouped(n int) string {
 		b.WriteRune(d)
 	}
 	return b.String()
+}
+
+// suffix is the part of an instance's incarnation after its name (after
+// the last "#"), "" without one.
+func suffix(incarnation string) string {
+	if i := strings.LastIndexByte(incarnation, '#'); i >= 0 {
+		return incarnation[i+1:]
+	}
+	return ""
 }

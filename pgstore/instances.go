@@ -65,9 +65,14 @@ func (s *Store) Instances(ctx context.Context, domain string) ([]Instance, error
 }
 
 // Lost removes and returns the instances of domain silent for longer than
-// deadline: the leader then ends their running jobs as lost. Written
-// under epoch's lease (ErrFenced otherwise), so a deposed leader declares
-// nobody lost.
+// deadline: the leader then ends their running jobs as lost. With them it
+// returns every instance that still holds running grants but has no row —
+// declared lost before, its grants not taken back yet (a Revoke that
+// failed, or a leader that stopped between the two) —, so that a failed
+// Revoke is tried again at the next call, by whichever leader, instead of
+// leaving the jobs granted to a process that is gone. Written under
+// epoch's lease (ErrFenced otherwise), so a deposed leader declares nobody
+// lost.
 func (s *Store) Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -78,8 +83,15 @@ func (s *Store) Lost(ctx context.Context, domain string, epoch int64, deadline t
 		return nil, err
 	}
 	rows, err := tx.Query(ctx, `
-		DELETE FROM fairsched_instances WHERE domain = $1 AND heartbeat_at < now() - $2::interval
-		RETURNING instance`, domain, deadline)
+		WITH gone AS (
+			DELETE FROM fairsched_instances WHERE domain = $1 AND heartbeat_at < now() - $2::interval
+			RETURNING instance)
+		SELECT instance FROM gone
+		UNION
+		SELECT DISTINCT j.instance FROM fairsched_jobs j
+		WHERE j.running AND j.instance IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM fairsched_instances i WHERE i.instance = j.instance) -- of no domain
+		ORDER BY 1`, domain, deadline)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: declaring instances lost: %w", fairsched.ErrStore, err)
 	}

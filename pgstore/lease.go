@@ -26,17 +26,19 @@ import (
 var ErrFenced = cluster.ErrFenced
 
 // Acquire takes the lease of domain for holder, for ttl, if nobody holds it
-// or its holder's lease has expired (or holder held it: a restarted
-// instance takes it back, under a new epoch all the same). It returns the
-// new epoch and true, or 0 and false while another instance's lease runs.
-// Holders must be unique per process incarnation.
+// or its holder's lease has expired (or holder held it: the same process
+// takes it back, under a new epoch all the same). It returns the new epoch
+// and true, or 0 and false while another holder's lease runs. Holders are
+// process incarnations (cluster.Node makes them so): a process restarted
+// under the same instance name is another holder and waits. The epoch's
+// start is recorded beside its expiry (acquired_at).
 func (s *Store) Acquire(ctx context.Context, domain, holder string, ttl time.Duration) (int64, bool, error) {
 	var epoch int64
 	err := s.pool.QueryRow(ctx, `
-		INSERT INTO fairsched_leader AS l (domain, holder, epoch, expires_at)
-		VALUES ($1, $2, 1, now() + $3::interval)
+		INSERT INTO fairsched_leader AS l (domain, holder, epoch, expires_at, acquired_at)
+		VALUES ($1, $2, 1, now() + $3::interval, now())
 		ON CONFLICT (domain) DO UPDATE
-			SET holder = excluded.holder, epoch = l.epoch + 1, expires_at = excluded.expires_at
+			SET holder = excluded.holder, epoch = l.epoch + 1, expires_at = excluded.expires_at, acquired_at = excluded.acquired_at
 			WHERE l.expires_at <= now() OR l.holder = excluded.holder
 		RETURNING epoch`, domain, holder, ttl).Scan(&epoch)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -612,7 +613,7 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 				k.at = time.Now()
 				k.reaped = children[name].kill()
 				if st != nil {
-					gs, err := st.Granted(ctx, name)
+					gs, err := grantedTo(ctx, st, domain, name)
 					if err != nil {
 						return err
 					}
@@ -636,7 +637,7 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 					}
 				}
 			case spec.system == "fairsched" && phase == 0 && ends >= total/5:
-				holder, _, ok, err := st.Leader(ctx, domain)
+				holder, _, ok, err := leaderName(ctx, st, domain)
 				if err == nil && ok && live(holder) && len(col.openOn(holder)) > 0 {
 					if err := doKill(holder, true); err != nil {
 						return nil, err
@@ -644,13 +645,13 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 					phase = 1
 				}
 			case spec.system == "fairsched" && phase == 1:
-				holder, _, ok, err := st.Leader(ctx, domain)
+				holder, _, ok, err := leaderName(ctx, st, domain)
 				if err == nil && ok && live(holder) {
 					kills[0].takeover = time.Now()
 					phase = 2
 				}
 			case spec.system == "fairsched" && phase == 2 && ends >= kills[0].endsAtKill+total/5:
-				holder, _, ok, err := st.Leader(ctx, domain)
+				holder, _, ok, err := leaderName(ctx, st, domain)
 				if err != nil || !ok {
 					break
 				}
@@ -981,4 +982,42 @@ func queryStrings(ctx context.Context, pool *pgxpool.Pool, q string) []string {
 		}
 	}
 	return out
+}
+
+// The database knows each process as an incarnation of its instance's
+// name: the name, "#" and a random suffix. The children are named.
+
+// nameOf is the instance name of incarnation id.
+func nameOf(id string) string {
+	if i := strings.LastIndexByte(id, '#'); i >= 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// leaderName is Store.Leader with the holder's instance name.
+func leaderName(ctx context.Context, st *pgstore.Store, domain string) (string, int64, bool, error) {
+	holder, epoch, live, err := st.Leader(ctx, domain)
+	return nameOf(holder), epoch, live, err
+}
+
+// grantedTo returns the grants held by the incarnations of instance name
+// (a killed child's stays listed until it is declared lost).
+func grantedTo(ctx context.Context, st *pgstore.Store, domain, name string) ([]pgstore.Grant, error) {
+	ins, err := st.Instances(ctx, domain)
+	if err != nil {
+		return nil, err
+	}
+	var out []pgstore.Grant
+	for _, in := range ins {
+		if nameOf(in.ID) != name {
+			continue
+		}
+		gs, err := st.Granted(ctx, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gs...)
+	}
+	return out, nil
 }
