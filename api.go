@@ -768,7 +768,21 @@ func WithJitter(d time.Duration) JobOption {
 //	// Jitter in [0, 1]: the share of each backoff drawn at random, so that
 //	// jobs that failed together do not come back together.
 //	Jitter float64
+//
+//	// MaxInterruptions bounds the interrupted attempts of a durable job
+//	// that run again: the next interruption past it ends the job dead,
+//	// with an error matching workers.ErrWorkerLost — a job that kills its
+//	// process every time stops there instead of looping. 0 means
+//	// DefaultMaxInterruptions; negative is invalid.
+//	MaxInterruptions int
 type RetryPolicy = policy.RetryPolicy
+
+// DefaultMaxInterruptions is RetryPolicy.MaxInterruptions when it is 0 —
+// the zero policy of a type without retries too: a durable job is run
+// again after each of its first three interruptions (a crash, a Close
+// whose context ended, a lost instance or worker), and ends dead with an
+// error matching ErrWorkerLost at the fourth.
+const DefaultMaxInterruptions = policy.DefaultMaxInterruptions
 
 // WithRetry retries the job, in place of its type's policy: a failed
 // attempt (an error that is not Permanent; not a panic) waits

@@ -138,7 +138,7 @@ func InterruptedError(n int, last error) error {
 // attempt that started and whose end was never written (the process died,
 // or a Close whose context ended stopped it). It matches
 // workers.ErrWorkerLost.
-var ErrInterrupted = fmt.Errorf("%w: the attempt started and never ended (the process stopped under it)", workers.ErrWorkerLost)
+var ErrInterrupted = fmt.Errorf("%w: its process stopped while it ran", workers.ErrWorkerLost)
 
 // Restored applies to rec, a pending record read back at a start (or by a
 // new leader), the rule of attempts that never ended: its last attempt
