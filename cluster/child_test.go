@@ -25,23 +25,29 @@ const (
 	childSlotsEnv = "FAIRSCHED_CLUSTER_SLOTS" // Slots
 	childCapEnv   = "FAIRSCHED_CLUSTER_CAP"   // WithMaxConcurrency
 	childWorkEnv  = "FAIRSCHED_CLUSTER_WORK"  // how long each job sleeps
+	childRetryEnv = "FAIRSCHED_CLUSTER_RETRY" // "none": the types' default retry policy
 	childDomain   = "failover"                // the children's domain
 	childGroup    = fairsched.ConflictGroup("repo")
 )
 
 // childTypes are the types every child registers: two types in one
 // exclusive conflict group, so that build/x and deploy/x never run at
-// once; both retry the attempts a killed instance interrupted.
-func childTypes() map[fairsched.JobType]fairsched.JobTypeConfig {
-	cfg := fairsched.JobTypeConfig{ConflictGroup: childGroup, Priority: 8, DefaultCost: 20 * time.Millisecond,
-		Retry: fairsched.RetryPolicy{MaxAttempts: 10, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}}
+// once; both retry failed attempts, unless retries is false (childRetryEnv
+// "none": the default policy, no retries). An attempt a killed instance
+// interrupted runs again either way.
+func childTypes(retries bool) map[fairsched.JobType]fairsched.JobTypeConfig {
+	cfg := fairsched.JobTypeConfig{ConflictGroup: childGroup, Priority: 8, DefaultCost: 20 * time.Millisecond}
+	if retries {
+		cfg.Retry = fairsched.RetryPolicy{MaxAttempts: 10, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}
+	}
 	return map[fairsched.JobType]fairsched.JobTypeConfig{"build": cfg, "deploy": cfg}
 }
 
 // childMain runs this process as one instance of the children's cluster
 // until it is killed or its stdin closes (then it leaves gracefully). Its
-// handler appends "start <type/id> <instance> <unix-nanos>" when a job
-// starts and "end …" when it returns, one write per line, to the log.
+// handler appends "start <type/id> <instance> <unix-nanos> <attempt>" when
+// a job starts and "end <type/id> <instance> <unix-nanos>" when it
+// returns, one write per line, to the log.
 func childMain() int {
 	name := os.Getenv(childEnv)
 	fail := func(err error) int {
@@ -65,10 +71,10 @@ func childMain() int {
 		return fail(err)
 	}
 	defer logf.Close()
-	line := func(kind, id string) {
+	line := func(kind, id string, more ...any) {
 		// One write per line: with O_APPEND, lines of several processes
 		// never interleave.
-		if _, err := logf.WriteString(fmt.Sprintf("%s %s %s %d\n", kind, id, name, time.Now().UnixNano())); err != nil {
+		if _, err := logf.WriteString(fmt.Sprintln(append([]any{kind, id, name, time.Now().UnixNano()}, more...)...)); err != nil {
 			fmt.Fprintf(os.Stderr, "child %s: writing the log: %v\n", name, err)
 		}
 	}
@@ -90,13 +96,13 @@ func childMain() int {
 	if err != nil {
 		return fail(err)
 	}
-	for t, c := range childTypes() {
+	for t, c := range childTypes(os.Getenv(childRetryEnv) != "none") {
 		if err := s.RegisterType(t, c); err != nil {
 			return fail(err)
 		}
 		if err := s.RegisterHandler(t, func(ctx context.Context, j fairsched.Job) error {
 			id := string(j.Type) + "/" + j.ID
-			line("start", id)
+			line("start", id, j.Attempt)
 			defer line("end", id)
 			select {
 			case <-time.After(work): // the job's work

@@ -233,7 +233,7 @@ type killed struct {
 	granted []string // type/id of the jobs granted to it when it was reaped
 }
 
-func startChild(t *testing.T, dir, url, logPath, name string, slots, maxConc int, work time.Duration) *child {
+func startChild(t *testing.T, dir, url, logPath, name string, slots, maxConc int, work time.Duration, env ...string) *child {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -248,6 +248,7 @@ func startChild(t *testing.T, dir, url, logPath, name string, slots, maxConc int
 	c.cmd = exec.Command(exe)
 	c.cmd.Env = append(os.Environ(), childEnv+"="+name, childURLEnv+"="+url, childLogEnv+"="+logPath,
 		childSlotsEnv+"="+strconv.Itoa(slots), childCapEnv+"="+strconv.Itoa(maxConc), childWorkEnv+"="+work.String())
+	c.cmd.Env = append(c.cmd.Env, env...)
 	c.cmd.Stdout, c.cmd.Stderr = errf, errf
 	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -349,10 +350,11 @@ func waitLeader(t *testing.T, st *pgstore.Store, children map[string]*child, not
 
 // event is a line of the children's log.
 type event struct {
-	start bool
-	id    string // type/id
-	inst  string
-	ts    int64
+	start   bool
+	id      string // type/id
+	inst    string
+	ts      int64
+	attempt int // of a start
 }
 
 type jobLog struct{ path string }
@@ -367,14 +369,20 @@ func (l *jobLog) events(t *testing.T) []event {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) != 4 || f[0] != "start" && f[0] != "end" {
+		if !(len(f) == 5 && f[0] == "start" || len(f) == 4 && f[0] == "end") {
 			t.Fatalf("log line %q", sc.Text())
 		}
 		ts, err := strconv.ParseInt(f[3], 10, 64)
 		if err != nil {
 			t.Fatalf("log line %q: %v", sc.Text(), err)
 		}
-		out = append(out, event{start: f[0] == "start", id: f[1], inst: f[2], ts: ts})
+		e := event{start: f[0] == "start", id: f[1], inst: f[2], ts: ts}
+		if e.start {
+			if e.attempt, err = strconv.Atoi(f[4]); err != nil {
+				t.Fatalf("log line %q: %v", sc.Text(), err)
+			}
+		}
+		out = append(out, e)
 	}
 	return out
 }

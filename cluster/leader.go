@@ -575,6 +575,9 @@ func (l *leader) run() {
 				case r.Ended:
 					ended(w, r.End)
 				default:
+					// Revoked (its instance lost) before this leader read
+					// it: an interruption (core.AttemptEnd.Interrupted), run
+					// again whatever the retry policy.
 					answer(w, fmt.Errorf("%w: its grant was taken back", workers.ErrWorkerLost))
 				}
 				continue
@@ -590,7 +593,10 @@ func (l *leader) run() {
 		}
 		for _, s := range seqs {
 			if !there[s] {
-				answer(outstanding[s], fmt.Errorf("%w: the job's row is gone", workers.ErrWorkerLost))
+				// Gone: it ended elsewhere (cancelled, or deleted by its
+				// RunSync's instance). Not an interruption: running it again
+				// would write its row back.
+				answer(outstanding[s], policy.Permanent(fmt.Errorf("%w: the job's row is gone", workers.ErrWorkerLost)))
 			}
 		}
 	}
