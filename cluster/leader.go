@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -962,6 +963,15 @@ func endError(e End) error {
 		return policy.Permanent(errors.New(e.Error))
 	case EndPanic:
 		return policy.Permanent(errors.New(e.Error))
+	}
+	// The executor stopped the attempt itself — its worker unregistered,
+	// its heartbeats failing, its grant revoked (ErrWorkerLost), or its
+	// instance's Close out of time (ErrClosed) — and the handler returned
+	// its context's cause: an interruption, not a failure
+	// (core.AttemptEnd.Interrupted), which runs again whatever the retry
+	// policy. The sentinels cross the database as text.
+	if strings.Contains(e.Error, workers.ErrWorkerLost.Error()) || strings.Contains(e.Error, actor.ErrClosed.Error()) {
+		return &remoteError{text: e.Error, err: workers.ErrWorkerLost}
 	}
 	return errors.New(e.Error)
 }
