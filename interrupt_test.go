@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,6 +159,67 @@ func TestDurableJobOnALostWorkerRunsAgain(t *testing.T) {
 		}
 		if dead, err := s.DeadJobs(ctx, 0); len(dead) != 0 || err != nil {
 			t.Errorf("dead jobs: %+v (%v); want none", dead, err)
+		}
+	})
+}
+
+// startFailingStore refuses the next fails commits that carry an
+// attempt's start, as a disk that fails for a moment would.
+type startFailingStore struct {
+	fairsched.JobStore
+	fails  atomic.Int32
+	starts atomic.Int32 // commits that carried a start
+}
+
+func (f *startFailingStore) ApplyJobs(ops []fairsched.JobOp) error {
+	for _, op := range ops {
+		if op.Put != nil && op.Put.Attempt > 0 {
+			f.starts.Add(1)
+			if f.fails.Add(-1) >= 0 {
+				return errors.New("disk failed for a moment")
+			}
+			break
+		}
+	}
+	return f.JobStore.ApplyJobs(ops)
+}
+
+// TestUnwrittenStartIsNotRun: a durable job's handler runs only once its
+// start is committed. A start the store fails to write is not run: the
+// job is admitted again after core.UnwrittenStartDelay (100 ms), nothing
+// counted — its handler then sees Attempt 1, it is not dead, and it ran
+// once.
+func TestUnwrittenStartIsNotRun(t *testing.T) {
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		fs := &startFailingStore{JobStore: durableStore(t, filepath.Join(t.TempDir(), "jobs.db"))}
+		fs.fails.Store(2)
+		s := fairschedtest.New(t, fairsched.WithClock(env.Clock), fairsched.WithStore(fs))
+		if err := s.RegisterType("mail", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
+			t.Fatal(err)
+		}
+		var ran []string
+		if err := s.RegisterHandler("mail", func(_ context.Context, j fairsched.Job) error {
+			ran = append(ran, fmt.Sprintf("%s attempt %d at %v", j.ID, j.Attempt, env.Now()))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Enqueue(context.Background(), "mail", "a", nil); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			env.Settle()
+			env.Advance(100 * time.Millisecond)
+		}
+		fairschedtest.WaitIdle(t, s)
+		if diff := cmp.Diff([]string{"a attempt 1 at 200ms"}, ran); diff != "" {
+			t.Errorf("runs (-want +got):\n%s", diff)
+		}
+		if n := fs.starts.Load(); n != 3 {
+			t.Errorf("%d commits carried a start; want 3 (two failed)", n)
+		}
+		if dead, err := s.DeadJobs(context.Background(), 0); len(dead) != 0 || err != nil {
+			t.Errorf("dead jobs: %+v (%v)", dead, err)
 		}
 	})
 }

@@ -526,8 +526,12 @@ func (a *Actor) submit(j *messages.Job, verdict chan error) {
 // queued reports job j, which has just entered the queue.
 func (a *Actor) queued(now time.Time, j *messages.Job) {
 	if len(a.subs) > 0 {
+		attempt := int(j.Runs) + 1
+		if j.Durable() {
+			attempt = j.Record.Attempt + 1 // its interrupted attempts count here, not in Runs
+		}
 		a.emit(messages.JobQueued{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group,
-			Foreground: j.Foreground(), Attempt: int(j.Runs) + 1})
+			Foreground: j.Foreground(), Attempt: attempt})
 	}
 }
 

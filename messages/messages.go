@@ -561,7 +561,8 @@ type JobQueued struct {
 	Group       string         `json:"group"`
 	// Foreground: a caller waits for it (RunSync).
 	Foreground bool `json:"foreground"`
-	// Attempt is the attempt it waits to make: 1, or more after a failure.
+	// Attempt is the attempt it waits to make: 1, or more after a failure
+	// (or, for a durable job, an interruption).
 	Attempt int `json:"attempt"`
 }
 
