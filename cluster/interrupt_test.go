@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,4 +141,88 @@ func waitInstances(t *testing.T, st *pgstore.Store, n int) {
 		time.Sleep(5 * time.Millisecond) // polling the instances, not a timing assertion
 	}
 	t.Fatalf("fewer than %d instances in 30 s", n)
+}
+
+// TestLostWorkerInterruptionsBounded: in cluster mode a durable job whose
+// worker is unregistered while it runs was interrupted: with its type's
+// default retry policy it runs again, with a larger Attempt, each time the
+// worker comes back — until it has been interrupted more than
+// DefaultMaxInterruptions times: then it is dead, with an error matching
+// ErrWorkerLost that counts the interruptions.
+func TestLostWorkerInterruptionsBounded(t *testing.T) {
+	url := pgtest.URL(t)
+	lead := joinLeader(t, url, fast("d", "lead", 2))
+	host := join(t, url, fast("d", "host", 2))
+	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond, RequiresWorker: true}
+	for _, m := range []*member{lead, host} {
+		if err := m.s.RegisterType("compile", cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started := make(chan int, 8)
+	if err := host.s.RegisterHandler("compile", func(ctx context.Context, j fairsched.Job) error {
+		started <- j.Attempt
+		<-ctx.Done() // until its worker goes
+		return context.Cause(ctx)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	noWorkers := func() bool {
+		snap, err := lead.s.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range snap.Pending {
+			if p.ID == "c1" && p.Reason == fairsched.ReasonNoWorkers {
+				return true
+			}
+		}
+		return false
+	}
+	if err := lead.s.Enqueue(ctx, "compile", "c1", nil); err != nil {
+		t.Fatal(err)
+	}
+	var dead []fairsched.DeadJob
+	isDead := func() bool {
+		var err error
+		dead, err = lead.s.DeadJobs(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(dead) > 0
+	}
+	// The worker comes back whenever the leader has seen it go, and goes
+	// once the job runs on it, until the job is dead. (The leader may see
+	// a worker go after the job was granted to it again: that attempt is
+	// interrupted too, sometimes before its handler starts.)
+	var attempts []int
+	for !isDead() {
+		waitFor(t, func() bool { return noWorkers() || isDead() })
+		if len(dead) > 0 {
+			break
+		}
+		if err := host.s.RegisterWorker(fairsched.WorkerSpec{ID: "gpu", Slots: []fairsched.SlotSpec{{Types: []fairsched.JobType{"compile"}}}}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { return len(started) > 0 || isDead() })
+		for len(started) > 0 {
+			attempts = append(attempts, <-started)
+		}
+		if err := host.s.UnregisterWorker("gpu"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(attempts) == 0 || !slices.IsSorted(attempts) || len(slices.Compact(slices.Clone(attempts))) != len(attempts) ||
+		attempts[len(attempts)-1] > 4 {
+		t.Errorf("the handler saw attempts %v; want each larger than the last, up to 4", attempts)
+	}
+	var got []string
+	for _, d := range dead {
+		got = append(got, fmt.Sprintf("%s attempt %d, worker lost %v, interrupted 4 times %v", d.ID, d.Attempt,
+			strings.HasPrefix(d.LastError, fairsched.ErrWorkerLost.Error()), strings.Contains(d.LastError, "interrupted 4 times")))
+	}
+	if diff := cmp.Diff([]string{"c1 attempt 4, worker lost true, interrupted 4 times true"}, got); diff != "" {
+		t.Errorf("dead jobs (-want +got):\n%s\n%+v", diff, dead)
+	}
 }
