@@ -486,7 +486,9 @@ var (
 	ErrDenied = policy.ErrDenied
 	// ErrWorkerLost is the cause (context.Cause) with which the context of
 	// a job is cancelled when its worker is unregistered while it runs;
-	// the attempt's error wraps it too.
+	// the attempt's error wraps it too. A durable job interrupted more
+	// often than RetryPolicy.MaxInterruptions allows is dead with an error
+	// that matches it.
 	ErrWorkerLost = workers.ErrWorkerLost
 	// ErrDuplicateWorker: RegisterWorker was called twice for one ID.
 	ErrDuplicateWorker = workers.ErrDuplicateWorker
@@ -1583,8 +1585,10 @@ func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
 // UnregisterWorker removes a worker and all its slots at once: it stopped
 // or crashed. The contexts of jobs running on its slots are cancelled with
 // a cause matching ErrWorkerLost; when such a job returns an error it is
-// wrapped with that cause and the job follows its retry policy (a job that
-// returns nil succeeded all the same). Its slots free nothing when their
+// wrapped with that cause. A durable job's attempt was then interrupted,
+// not failed: it runs again on a slot that takes it whatever its retry
+// policy, up to RetryPolicy.MaxInterruptions; any other job follows its
+// retry policy (a job that returns nil succeeded all the same). Its slots free nothing when their
 // jobs end. It fails with ErrUnknownWorker for an ID not registered.
 func (s *Scheduler) UnregisterWorker(id string) error {
 	if err := s.check(); err != nil {
