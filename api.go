@@ -492,7 +492,9 @@ var (
 	ErrDenied = policy.ErrDenied
 	// ErrWorkerLost is the cause (context.Cause) with which the context of
 	// a job is cancelled when its worker is unregistered while it runs;
-	// the attempt's error wraps it too.
+	// the attempt's error wraps it too. A durable job interrupted more
+	// often than RetryPolicy.MaxInterruptions allows is dead with an error
+	// that matches it.
 	ErrWorkerLost = workers.ErrWorkerLost
 	// ErrDuplicateWorker: RegisterWorker was called twice for one ID.
 	ErrDuplicateWorker = workers.ErrDuplicateWorker
@@ -778,7 +780,21 @@ func WithJitter(d time.Duration) JobOption {
 //	// Jitter in [0, 1]: the share of each backoff drawn at random, so that
 //	// jobs that failed together do not come back together.
 //	Jitter float64
+//
+//	// MaxInterruptions bounds the interrupted attempts of a durable job
+//	// that run again: the next interruption past it ends the job dead,
+//	// with an error matching workers.ErrWorkerLost — a job that kills its
+//	// process every time stops there instead of looping. 0 means
+//	// DefaultMaxInterruptions; negative is invalid.
+//	MaxInterruptions int
 type RetryPolicy = policy.RetryPolicy
+
+// DefaultMaxInterruptions is RetryPolicy.MaxInterruptions when it is 0 —
+// the zero policy of a type without retries too: a durable job is run
+// again after each of its first three interruptions (a crash, a Close
+// whose context ended, a lost instance or worker), and ends dead with an
+// error matching ErrWorkerLost at the fourth.
+const DefaultMaxInterruptions = policy.DefaultMaxInterruptions
 
 // WithRetry retries the job, in place of its type's policy: a failed
 // attempt (an error that is not Permanent; not a panic) waits
@@ -1597,8 +1613,10 @@ func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
 // UnregisterWorker removes a worker and all its slots at once: it stopped
 // or crashed. The contexts of jobs running on its slots are cancelled with
 // a cause matching ErrWorkerLost; when such a job returns an error it is
-// wrapped with that cause and the job follows its retry policy (a job that
-// returns nil succeeded all the same). Its slots free nothing when their
+// wrapped with that cause. A durable job's attempt was then interrupted,
+// not failed: it runs again on a slot that takes it whatever its retry
+// policy, up to RetryPolicy.MaxInterruptions; any other job follows its
+// retry policy (a job that returns nil succeeded all the same). Its slots free nothing when their
 // jobs end. It fails with ErrUnknownWorker for an ID not registered.
 func (s *Scheduler) UnregisterWorker(id string) error {
 	if err := s.check(); err != nil {

@@ -43,7 +43,8 @@
 //     a worker type run one per slot, on the free slot that supports the
 //     fewest types, so versatile slots stay free for rare work; free slots
 //     are indexed by type. UnregisterWorker (a stop or a crash) cancels the
-//     jobs on its slots with ErrWorkerLost as the cause; they follow their
+//     jobs on its slots with ErrWorkerLost as the cause; a durable one runs
+//     again (an interruption, not a failure), the others follow their
 //     retry policy. SlotFromContext tells a job where it runs.
 //   - Linear scoring (WithScoring): instead of by effective priority,
 //     dispatch can order by a linear score — priority, age, rarity of free

@@ -23,8 +23,11 @@ import (
 //
 //	Payload []byte
 //
-//	// Attempt is 1 on the first run; an attempt that failed, or that a
-//	// crash or Close interrupted, counts.
+//	// Attempt is 1 on the first run and larger on every run after it —
+//	// a retry after a failure, a re-run after an interruption (a crash, a
+//	// Close whose context ended, a lost instance or worker): each start is
+//	// written to the store before the handler runs, so a handler can tell
+//	// that it runs again. Numbers may be skipped, never repeated.
 //	Attempt int
 //
 //	FairnessKey string
@@ -105,8 +108,14 @@ type JobStore = actor.JobStore
 //	RunAt time.Time
 //
 //	// Attempt counts the attempts started: one that a crash or Close
-//	// interrupted counts.
+//	// interrupted counts. Each start is written before its handler runs,
+//	// so a re-run always has a larger Attempt than the run it replaces.
 //	Attempt int
+//
+//	// Interruptions counts the attempts that were interrupted rather than
+//	// failed (Interrupted): they do not count against the retry policy's
+//	// MaxAttempts, only against its MaxInterruptions.
+//	Interruptions int
 //
 //	State RecordState
 //

@@ -34,7 +34,8 @@ type Event = messages.Event
 //	// Foreground: a caller waits for it (RunSync).
 //	Foreground bool
 //
-//	// Attempt is the attempt it waits to make: 1, or more after a failure.
+//	// Attempt is the attempt it waits to make: 1, or more after a failure
+//	// (or, for a durable job, an interruption).
 //	Attempt int
 type JobQueued = messages.JobQueued
 

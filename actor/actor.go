@@ -526,8 +526,12 @@ func (a *Actor) submit(j *messages.Job, verdict chan error) {
 // queued reports job j, which has just entered the queue.
 func (a *Actor) queued(now time.Time, j *messages.Job) {
 	if len(a.subs) > 0 {
+		attempt := int(j.Runs) + 1
+		if j.Durable() {
+			attempt = j.Record.Attempt + 1 // its interrupted attempts count here, not in Runs
+		}
 		a.emit(messages.JobQueued{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group,
-			Foreground: j.Foreground(), Attempt: int(j.Runs) + 1})
+			Foreground: j.Foreground(), Attempt: attempt})
 	}
 }
 
@@ -588,10 +592,7 @@ func (a *Actor) dispatch(now time.Time) {
 		a.attempt(j)
 		if j.Foreground() {
 			j.Answer(nil) // its caller runs it
-		} else {
-			if j.Durable() {
-				a.startingDurable(j)
-			}
+		} else if !j.Durable() || a.startingDurable(j) { // else it starts once its start commits
 			a.startBackground(j)
 		}
 	}
@@ -643,18 +644,33 @@ func (a *Actor) finish(d messages.Done) {
 			a.endWritten(j)
 		}
 	}
+	if j.Durable() && d.Err != nil {
+		// An interruption is no failure: the core's rule (NextStep) runs
+		// the job again whatever its retry policy, up to MaxInterruptions.
+		// Its Draw is left out: a retry draws its jitter once, below.
+		end := core.AttemptEnd{Err: d.Err, Panicked: d.Panicked, Retry: j.Retry(), Unwanted: a.unwanted(j), Durable: true,
+			Stopping: a.aborted, Interruptions: j.Record.Interruptions, Unstarted: errors.Is(d.Err, errStartUnwritten)}
+		switch step, delay := core.NextStep(end); {
+		case step == core.StepKeep:
+			// Interrupted by a Close that gave up: it goes back to pending
+			// in the store and runs after the restart.
+			a.interruptedDurable(j)
+			if len(a.subs) > 0 {
+				a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key,
+					Elapsed: done.Elapsed, Estimate: done.Estimate, Err: d.Err})
+			}
+			return
+		case step == core.StepRerun, step == core.StepRequeue:
+			a.interruptedAgain(now, j, d.Err, step == core.StepRerun, delay)
+			return
+		case step == core.StepFail && end.Interrupted(): // past MaxInterruptions
+			j.Record.Interruptions++
+			j.Record.EndedAttempt = j.Record.Attempt
+			d.Err = core.InterruptedError(j.Record.Interruptions, d.Err)
+		}
+	}
 	if j.Runs < math.MaxInt32 { // int32: stops, never wraps
 		j.Runs++
-	}
-	if j.Durable() && a.aborted && !j.Cancelled() && d.Err != nil && errors.Is(d.Err, context.Canceled) {
-		// Interrupted by a Close that gave up: it goes back to pending in
-		// the store, its attempt counted, and runs after the restart.
-		a.interruptedDurable(j)
-		if len(a.subs) > 0 {
-			a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key,
-				Elapsed: done.Elapsed, Estimate: done.Estimate, Err: d.Err})
-		}
-		return
 	}
 	if d.Err != nil && j.Retry().Retries() {
 		if a.retry(now, j, d) {
@@ -951,14 +967,20 @@ func decisionMessage(d core.Decision) string {
 	return "job deferred"
 }
 
+// unwanted reports whether nobody wants another attempt of j: its waiter
+// has left (a RunSync caller's context, or a coalesced run's, cancelled
+// once no waiter and no Submit wants it), or Cancel cancelled it.
+func (a *Actor) unwanted(j *messages.Job) bool {
+	return j.Cancelled() || j.Extra != nil && j.Ctx != nil && j.Ctx.Err() != nil
+}
+
 // retry sends a failed attempt of j back to the queue for its backoff, if
 // its policy allows one more: not after a panic or a Permanent error, not
 // past MaxAttempts, not once Close gave up on pending work.
 func (a *Actor) retry(now time.Time, j *messages.Job, d messages.Done) bool {
-	// Its waiter has left (a RunSync caller's context, or a coalesced
-	// run's, cancelled once no waiter and no Submit wants it), Cancel
-	// cancelled it, or Close gave up: nobody wants another attempt.
-	unwanted := j.Cancelled() || j.Extra != nil && j.Ctx != nil && j.Ctx.Err() != nil
+	// Its waiter has left, Cancel cancelled it, or Close gave up: nobody
+	// wants another attempt.
+	unwanted := a.unwanted(j)
 	if !j.Durable() {
 		unwanted = unwanted || a.aborted // a durable job wants its retry: after the restart
 	}

@@ -26,10 +26,16 @@ import (
 // and the owner never waits on the disk.
 //
 // An Enqueue is answered once its record is committed; only then does the
-// job enter the core, so a job runs only if its Enqueue returned nil. The
-// other writes — an attempt started, a retry's error, success (the record
-// goes), a dead job — ride along in the next batch without anyone waiting:
-// a crash loses at most those, and the job runs again (at least once).
+// job enter the core, so a job runs only if its Enqueue returned nil. An
+// attempt's start (its Attempt counted) is committed before its handler
+// runs: the job holds its slot meanwhile, and its handler starts when the
+// batch that carries the start commits — so a re-run after a crash always
+// sees a larger Attempt than the run it replaces, and a restart tells an
+// interrupted attempt (started, never ended: core.Restored) from one that
+// never began. The other writes — a retry's error, an interruption,
+// success (the record goes), a dead job — ride along in the next batch
+// without anyone waiting: a crash loses at most those, and the job runs
+// again (at least once).
 //
 // The store holds each record under its sequence number, so a restart
 // reads them in order and nothing ever scans for one.
@@ -105,11 +111,13 @@ type durable struct {
 }
 
 // ack is an answer owed once a batch commits: to an Enqueue (j, whose
-// record is in the batch, replacing replaced's if set) or, with j nil, to
-// a dead-job operation.
+// record is in the batch, replacing replaced's if set), to an attempt's
+// start (start: j's handler starts once its start is committed) or, with
+// j nil, to a dead-job operation.
 type ack struct {
 	j        *messages.Job
 	replaced *messages.Job
+	start    bool
 	reply    chan error
 	// dead, with j nil, answers a dead-job operation of n jobs.
 	dead chan messages.DeadResult
@@ -169,7 +177,9 @@ func fromRecord(rec *core.JobRecord) *messages.Job {
 	if rec.RetrySet {
 		j.OwnRetry, j.RetrySet = rec.Retry, true
 	}
-	j.Runs = int32(min(rec.Attempt, math.MaxInt32)) // Valid: not negative
+	// Its failed attempts count against its retry policy; the interrupted
+	// ones do not (Valid: Interruptions ≤ Attempt).
+	j.Runs = int32(min(rec.Attempt-rec.Interruptions, math.MaxInt32))
 	j.OnDemand = rec.OnDemand
 	j.Record = rec
 	return j
@@ -294,6 +304,10 @@ func (a *Actor) committed(r batchDone) {
 	d.flight = nil
 	now := a.now()
 	for _, k := range r.b.acks {
+		if k.start {
+			a.startCommitted(k.j, r.err)
+			continue
+		}
 		if k.j == nil {
 			k.dead <- messages.DeadResult{N: k.n, Err: r.err}
 			continue
@@ -355,6 +369,9 @@ func (a *Actor) queueDurable(now time.Time, j *messages.Job) error {
 		d.nWaiting++
 		return nil
 	}
+	if a.restoredDurable(now, j) {
+		return nil
+	}
 	if a.joined(now, j) {
 		return nil
 	}
@@ -388,8 +405,39 @@ func (a *Actor) resume(now time.Time, j *messages.Job) {
 	}
 	a.reportDecisions(now)
 	a.attempt(j)
-	a.startingDurable(j)
-	a.startBackground(j)
+	if a.startingDurable(j) {
+		a.startBackground(j)
+	}
+}
+
+// restoredDurable applies the rule of attempts that never ended
+// (core.Restored) to durable job j, read back from its store, before it
+// is queued: an attempt that started and never ended was interrupted. The
+// count is written; past its retry policy's MaxInterruptions the job is
+// dead instead, and restoredDurable reports true (it is not queued).
+func (a *Actor) restoredDurable(now time.Time, j *messages.Job) bool {
+	rec := j.Record
+	retry := a.core.RetryOf(j.Type)
+	if j.OwnRetry != (policy.RetryPolicy{}) {
+		retry = j.OwnRetry
+	}
+	interrupted, step := core.Restored(rec, retry)
+	if !interrupted {
+		return false
+	}
+	j.Runs = int32(min(rec.Attempt-rec.Interruptions, math.MaxInt32))
+	if step != core.StepFail {
+		a.dur.put(rec) // its count survives another crash
+		return false
+	}
+	err := core.InterruptedError(rec.Interruptions, core.ErrInterrupted)
+	a.log.Error("durable job interrupted too often: it is dead", zap.String("type", string(j.Type)), zap.String("id", j.ID),
+		zap.Int("interruptions", rec.Interruptions), zap.Error(err))
+	if len(a.subs) > 0 {
+		a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: err})
+	}
+	a.durableEnded(j, err)
+	return true
 }
 
 // adopt queues the durable jobs another instance committed.
@@ -561,21 +609,87 @@ func cmpBool(x, y bool) int {
 }
 
 // startingDurable prepares durable job j, admitted now: its attempt is
-// counted in its record and its function calls its type's handler.
-func (a *Actor) startingDurable(j *messages.Job) {
+// counted in its record and its function calls its type's handler. It
+// reports whether j starts now; if not, its start joins the next batch and
+// j starts once that commits (startCommitted), holding its slot meanwhile.
+// A resumed attempt (cluster mode: running already) was counted by the
+// leader that granted it, and the leader's grant writes the count of each
+// attempt (grantRecords): those start at once.
+func (a *Actor) startingDurable(j *messages.Job) bool {
 	d := a.dur
 	rec := j.Record
+	deferred := false
 	if rec.Granted == "" {
-		rec.Attempt++ // a resumed attempt was counted by the leader that granted it
+		rec.Attempt++
 		if !a.grantRecords {
 			d.put(rec)
+			d.acks = append(d.acks, ack{j: j, start: true})
+			deferred = true
 		}
 	}
 	h := d.handlers[j.Type]
 	view := messages.DurableJob{Type: j.Type, ID: j.ID, Payload: rec.Payload, Attempt: rec.Attempt,
 		FairnessKey: j.Key, Group: j.Group, EnqueuedAt: rec.EnqueuedAt, Seq: rec.Seq, Owner: rec.Owner, Granted: rec.Granted}
 	rec.Granted = ""
-	j.Fn = func(ctx context.Context) error { return h(ctx, view) }
+	if !deferred {
+		j.Fn = func(ctx context.Context) error { return h(ctx, view) }
+		return true
+	}
+	j.Fn = func(ctx context.Context) error {
+		if ctx.Err() != nil {
+			// Cancelled, or Close gave up, or its worker went, while its
+			// start committed: the handler is not called.
+			return context.Cause(ctx)
+		}
+		return h(ctx, view)
+	}
+	return false
+}
+
+// errStartUnwritten is the end of an attempt whose start could not be
+// committed: its handler did not run (core.StepRequeue).
+var errStartUnwritten = errors.New("fairsched: the start of a durable job's attempt could not be written")
+
+// startCommitted starts durable job j, whose start was in the batch that
+// committed with err. A start that was not written is not run: the attempt
+// ends at once (errStartUnwritten), and its number is used again by the
+// next start.
+func (a *Actor) startCommitted(j *messages.Job, err error) {
+	if err != nil {
+		if j.Record != nil {
+			j.Record.Attempt--
+		}
+		j.Fn = func(context.Context) error { return fmt.Errorf("%w: %w", errStartUnwritten, err) }
+	}
+	a.startBackground(j)
+}
+
+// interruptedAgain queues durable job j again after an attempt that was
+// interrupted (core.StepRerun: at once, the interruption counted and
+// written) or whose start could not be written (core.StepRequeue: after
+// delay, nothing counted). While Close drains, it waits in the store.
+func (a *Actor) interruptedAgain(now time.Time, j *messages.Job, err error, interrupted bool, delay time.Duration) {
+	rec := j.Record
+	if interrupted {
+		rec.Interruptions++
+		rec.EndedAttempt = rec.Attempt
+		a.dur.put(rec)
+	}
+	if a.closing {
+		delete(a.dur.jobs, durableRef(j))
+		j.Record = nil
+		return
+	}
+	if interrupted {
+		j.More().LastErr = err
+	}
+	a.core.Retry(now, &j.Job, delay)
+	a.logDecisions(zap.Int("interruptions", rec.Interruptions), zap.Error(err))
+	if interrupted && len(a.subs) > 0 {
+		a.emit(messages.JobFailed{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: err, Retrying: true})
+	}
+	a.queued(now, j)
+	a.dispatch(now)
 }
 
 // retryingDurable records the failed attempt of durable job j, which
@@ -648,7 +762,9 @@ func (a *Actor) endWritten(j *messages.Job) {
 }
 
 // interruptedDurable forgets durable job j, whose attempt a Close that
-// gave up interrupted: its record stays pending, its attempt counted.
+// gave up interrupted (core.StepKeep): its record stays pending, its
+// attempt counted as started and not ended, which the next start counts
+// as an interruption (core.Restored).
 func (a *Actor) interruptedDurable(j *messages.Job) {
 	if a.dur.jobs[durableRef(j)] == j {
 		delete(a.dur.jobs, durableRef(j))
@@ -766,6 +882,7 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 			d.seq++
 			fresh := *r
 			fresh.Seq, fresh.State, fresh.Attempt, fresh.LastError = d.seq, core.RecordPending, 0, ""
+			fresh.Interruptions, fresh.EndedAttempt = 0, 0
 			fresh.EnqueuedAt, fresh.RunAt, fresh.FinishedAt = now, time.Time{}, time.Time{}
 			j := fromRecord(&fresh)
 			j.Committing = true

@@ -11,7 +11,9 @@ import (
 
 // worker registers or unregisters a worker. Unregistering cancels the jobs
 // running on its slots with workers.ErrWorkerLost as the cause; each runs
-// to its end, then follows its retry policy.
+// to its end, then a durable one runs again (core.AttemptEnd.Interrupted:
+// its slot went, like an instance lost in cluster mode) and any other
+// follows its retry policy.
 func (a *Actor) worker(m messages.WorkerOp) error {
 	now := a.now()
 	if !m.Remove {

@@ -30,16 +30,21 @@ const (
 	childWorkEnv  = "FAIRSCHED_CLUSTER_WORK"  // how long each job sleeps
 	childIncEnv   = "FAIRSCHED_CLUSTER_INC"   // where it writes its incarnation once joined
 	childPrevEnv  = "FAIRSCHED_CLUSTER_PREV"  // "1": each start says how the job's last attempt ended (prev)
+	childRetryEnv = "FAIRSCHED_CLUSTER_RETRY" // "none": the types' default retry policy
 	childDomain   = "failover"                // the children's domain
 	childGroup    = fairsched.ConflictGroup("repo")
 )
 
 // childTypes are the types every child registers: two types in one
 // exclusive conflict group, so that build/x and deploy/x never run at
-// once; both retry the attempts a killed instance interrupted.
-func childTypes() map[fairsched.JobType]fairsched.JobTypeConfig {
-	cfg := fairsched.JobTypeConfig{ConflictGroup: childGroup, Priority: 8, DefaultCost: 20 * time.Millisecond,
-		Retry: fairsched.RetryPolicy{MaxAttempts: 10, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}}
+// once; both retry failed attempts, unless retries is false (childRetryEnv
+// "none": the default policy, no retries). An attempt a killed instance
+// interrupted runs again either way.
+func childTypes(retries bool) map[fairsched.JobType]fairsched.JobTypeConfig {
+	cfg := fairsched.JobTypeConfig{ConflictGroup: childGroup, Priority: 8, DefaultCost: 20 * time.Millisecond}
+	if retries {
+		cfg.Retry = fairsched.RetryPolicy{MaxAttempts: 10, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}
+	}
 	return map[fairsched.JobType]fairsched.JobTypeConfig{"build": cfg, "deploy": cfg}
 }
 
@@ -140,7 +145,7 @@ func childMain() int {
 			return fail(err)
 		}
 	}
-	for t, c := range childTypes() {
+	for t, c := range childTypes(os.Getenv(childRetryEnv) != "none") {
 		if err := s.RegisterType(t, c); err != nil {
 			return fail(err)
 		}

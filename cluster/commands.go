@@ -287,7 +287,7 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 		}
 		for _, rec := range res.Jobs {
 			fresh := rec
-			fresh.Seq, fresh.State, fresh.Attempt, fresh.EndedAttempt, fresh.LastError = 0, core.RecordPending, 0, 0, ""
+			fresh.Seq, fresh.State, fresh.Attempt, fresh.EndedAttempt, fresh.Interruptions, fresh.LastError = 0, core.RecordPending, 0, 0, 0, ""
 			fresh.EnqueuedAt, fresh.RunAt, fresh.FinishedAt = time.Now(), time.Time{}, time.Time{}
 			if err := l.n.b.Insert(ctx, &fresh); err != nil {
 				if errors.Is(err, actor.ErrDuplicateJob) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -599,6 +600,9 @@ func (l *leader) run() {
 				case r.Ended:
 					ended(w, r.End)
 				default:
+					// Revoked (its instance lost) before this leader read
+					// it: an interruption (core.AttemptEnd.Interrupted), run
+					// again whatever the retry policy.
 					answer(w, fmt.Errorf("%w: its grant was taken back", workers.ErrWorkerLost))
 				}
 				continue
@@ -614,7 +618,10 @@ func (l *leader) run() {
 		}
 		for _, s := range seqs {
 			if !there[s] {
-				answer(outstanding[s], fmt.Errorf("%w: the job's row is gone", workers.ErrWorkerLost))
+				// Gone: it ended elsewhere (cancelled, or deleted by its
+				// RunSync's instance). Not an interruption: running it again
+				// would write its row back.
+				answer(outstanding[s], policy.Permanent(fmt.Errorf("%w: the job's row is gone", workers.ErrWorkerLost)))
 			}
 		}
 	}
@@ -981,6 +988,15 @@ func endError(e End) error {
 		return policy.Permanent(errors.New(e.Error))
 	case EndPanic:
 		return policy.Permanent(errors.New(e.Error))
+	}
+	// The executor stopped the attempt itself — its worker unregistered,
+	// its heartbeats failing, its grant revoked (ErrWorkerLost), or its
+	// instance's Close out of time (ErrClosed) — and the handler returned
+	// its context's cause: an interruption, not a failure
+	// (core.AttemptEnd.Interrupted), which runs again whatever the retry
+	// policy. The sentinels cross the database as text.
+	if strings.Contains(e.Error, workers.ErrWorkerLost.Error()) || strings.Contains(e.Error, actor.ErrClosed.Error()) {
+		return &remoteError{text: e.Error, err: workers.ErrWorkerLost}
 	}
 	return errors.New(e.Error)
 }

@@ -378,6 +378,15 @@ func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
 // Types returns a copy of the registered types.
 func (c *Core) Types() map[policy.JobType]policy.JobTypeConfig { return c.usage.Configs() }
 
+// RetryOf is type t's retry policy (the zero policy for a type not
+// registered).
+func (c *Core) RetryOf(t policy.JobType) policy.RetryPolicy {
+	if slot, ok := c.usage.Lookup(t); ok {
+		return slot.Config.Retry
+	}
+	return policy.RetryPolicy{}
+}
+
 // Submit queues a job. It admits nothing: call Dispatch next.
 func (c *Core) Submit(now time.Time, j *Job) error {
 	slot, ok := c.usage.Lookup(j.Type)

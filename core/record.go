@@ -30,9 +30,14 @@ type JobRecord struct {
 	EnqueuedAt time.Time `json:"enqueued_at"`
 	RunAt      time.Time `json:"run_at,omitzero"`
 	// Attempt counts the attempts started: one that a crash or Close
-	// interrupted counts.
-	Attempt int         `json:"attempt,omitempty"`
-	State   RecordState `json:"state"`
+	// interrupted counts. Each start is written before its handler runs,
+	// so a re-run always has a larger Attempt than the run it replaces.
+	Attempt int `json:"attempt,omitempty"`
+	// Interruptions counts the attempts that were interrupted rather than
+	// failed (Interrupted): they do not count against the retry policy's
+	// MaxAttempts, only against its MaxInterruptions.
+	Interruptions int         `json:"interruptions,omitempty"`
+	State         RecordState `json:"state"`
 	// LastError is the last failed attempt's error; FinishedAt when the
 	// job became dead or succeeded.
 	LastError  string    `json:"last_error,omitempty"`
@@ -75,6 +80,6 @@ const (
 func (r *JobRecord) Valid() bool {
 	return r.Seq > 0 && r.Type != "" && policy.ValidateJob(r.Type, r.ID, true) == nil &&
 		policy.ValidateJobNames(r.Key, r.Group) == nil && policy.CheckName(r.Owner) == nil && r.State <= RecordSucceeded &&
-		r.Attempt >= 0 && r.Tokens >= 0 && r.Tokens <= policy.MaxTokens && r.TTL >= 0 &&
+		r.Attempt >= 0 && r.Interruptions >= 0 && r.Interruptions <= r.Attempt && r.Tokens >= 0 && r.Tokens <= policy.MaxTokens && r.TTL >= 0 &&
 		(!r.RetrySet || r.Retry.Validate("retry") == nil)
 }

@@ -290,8 +290,11 @@ type DurableJob struct {
 	Type    policy.JobType
 	ID      string
 	Payload []byte
-	// Attempt is 1 on the first run; an attempt that failed, or that a
-	// crash or Close interrupted, counts.
+	// Attempt is 1 on the first run and larger on every run after it —
+	// a retry after a failure, a re-run after an interruption (a crash, a
+	// Close whose context ended, a lost instance or worker): each start is
+	// written to the store before the handler runs, so a handler can tell
+	// that it runs again. Numbers may be skipped, never repeated.
 	Attempt     int
 	FairnessKey string
 	Group       string
@@ -558,7 +561,8 @@ type JobQueued struct {
 	Group       string         `json:"group"`
 	// Foreground: a caller waits for it (RunSync).
 	Foreground bool `json:"foreground"`
-	// Attempt is the attempt it waits to make: 1, or more after a failure.
+	// Attempt is the attempt it waits to make: 1, or more after a failure
+	// (or, for a durable job, an interruption).
 	Attempt int `json:"attempt"`
 }
 

@@ -22,6 +22,7 @@ func TestJobTypeConfigValidateAccepts(t *testing.T) {
 		"one nanosecond":     {DefaultCost: time.Nanosecond, Priority: 1},
 		"huge priority":      {DefaultCost: time.Second, Priority: math.MaxInt32},
 		"type cap over tier": {DefaultCost: time.Second, MaxConcurrency: 100, Priority: 2},
+		"MaxInterruptions":   {DefaultCost: time.Second, Priority: 1, Retry: RetryPolicy{MaxAttempts: 1, MaxInterruptions: 10}},
 	} {
 		if err := c.Validate("t"); err != nil {
 			t.Errorf("%s: Validate(%+v) = %v, want nil", name, c, err)
@@ -42,6 +43,8 @@ func TestJobTypeConfigValidateRejects(t *testing.T) {
 		{"negative type cap", "t", func(c *JobTypeConfig) { c.MaxConcurrency = -1 }, []string{"JobTypeConfig.MaxConcurrency", "= -1"}},
 		{"zero priority", "t", func(c *JobTypeConfig) { c.Priority = 0 }, []string{"JobTypeConfig.Priority", "= 0", "at least 1"}},
 		{"negative priority", "t", func(c *JobTypeConfig) { c.Priority = -5 }, []string{"JobTypeConfig.Priority", "= -5"}},
+		{"negative MaxInterruptions", "t", func(c *JobTypeConfig) { c.Retry = RetryPolicy{MaxAttempts: 1, MaxInterruptions: -1} },
+			[]string{"JobTypeConfig.Retry.MaxInterruptions", "= -1", "not be negative"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,12 +10,36 @@ import (
 // in all, the n-th retry waiting min(MaxBackoff, MinBackoff·2ⁿ⁻¹), less a
 // random part of up to Jitter of it, outside the queue. The zero value (in
 // a JobTypeConfig) means no retries.
+//
+// An attempt of a durable job that was interrupted rather than failed —
+// its process died, a Close whose context ended stopped it, the instance
+// or worker that ran it was lost — is no failure: it runs again whatever
+// the policy, and counts against MaxInterruptions, not MaxAttempts.
 type RetryPolicy struct {
 	MaxAttempts            int
 	MinBackoff, MaxBackoff time.Duration
 	// Jitter in [0, 1]: the share of each backoff drawn at random, so that
 	// jobs that failed together do not come back together.
 	Jitter float64
+	// MaxInterruptions bounds the interrupted attempts of a durable job
+	// that run again: the next interruption past it ends the job dead,
+	// with an error matching workers.ErrWorkerLost — a job that kills its
+	// process every time stops there instead of looping. 0 means
+	// DefaultMaxInterruptions; negative is invalid.
+	MaxInterruptions int `json:",omitempty"`
+}
+
+// DefaultMaxInterruptions is RetryPolicy.MaxInterruptions when it is 0,
+// the zero policy's included: a durable job survives three interruptions.
+const DefaultMaxInterruptions = 3
+
+// InterruptionLimit is the policy's MaxInterruptions, 0 meaning
+// DefaultMaxInterruptions.
+func (r RetryPolicy) InterruptionLimit() int {
+	if r.MaxInterruptions == 0 {
+		return DefaultMaxInterruptions
+	}
+	return r.MaxInterruptions
 }
 
 // Retries reports whether the policy retries at all.
@@ -33,6 +57,8 @@ func (r RetryPolicy) Validate(field string) error {
 		return InvalidConfig(field+".MaxBackoff", r.MaxBackoff, "must be at least MinBackoff")
 	case !(r.Jitter >= 0 && r.Jitter <= 1):
 		return InvalidConfig(field+".Jitter", r.Jitter, "must be in [0, 1]")
+	case r.MaxInterruptions < 0:
+		return InvalidConfig(field+".MaxInterruptions", r.MaxInterruptions, "must not be negative (0 means DefaultMaxInterruptions)")
 	}
 	return nil
 }

@@ -50,6 +50,7 @@ var goals = []goal{
 	{"SubmitMany vs Submit, per job", root, "BenchmarkBulk/submit/many", "x-faster", 3, false},
 	{"SubmitMany vs Submit, queueing alone (nothing runs)", root, "BenchmarkBulkQueue/many", "x-faster", 0, false},
 	{"EnqueueMany vs Enqueue, per job", root, "BenchmarkBulk/enqueue/many", "x-faster", 3, false},
+	{"durable jobs/s at 64 producers (bbolt, start written first)", root, "BenchmarkDurable/producers=64/durable", "jobs/s", 25000, false},
 	{"index: 1M pending, 100k keys vs 1k pending", core, "BenchmarkCoreDispatch/pending=1000000/keys=100000", "x-vs-1k", 2, true},
 	{"index: 1M pending, 10k keys vs 1k pending", core, "BenchmarkCoreDispatch/pending=1000000/keys=10000", "x-vs-1k", 2, true},
 	{"index: 1M pending, 10 keys vs 1k pending", core, "BenchmarkCoreDispatch/pending=1000000/keys=10", "x-vs-1k", 2, true},
