@@ -114,6 +114,13 @@ type ack struct {
 	// dead, with j nil, answers a dead-job operation of n jobs.
 	dead chan messages.DeadResult
 	n    int
+	// from and to delimit the ops of the batch the answer depends on. An
+	// Enqueue's (its put, and the delete of the record it replaces) are
+	// committed together or not at all, never split (unit).
+	from, to int
+	// revive, with j, is the dead record a RequeueDead took j's place of:
+	// dead again if j's record is not committed.
+	revive *core.JobRecord
 }
 
 type jobBatch struct {
@@ -121,9 +128,14 @@ type jobBatch struct {
 	acks []ack
 }
 
+// batchDone is the writer's answer for batch b: err, the failure of the
+// batch as a whole, when opErrs is nil; else opErrs says, op by op, what
+// failed (nil: committed) and err is the transient failure that stopped
+// the commit in parts, if one did.
 type batchDone struct {
-	b   *jobBatch
-	err error
+	b      *jobBatch
+	err    error
+	opErrs []error
 }
 
 // startDurable sets up durable jobs over st with the records it held.
@@ -246,11 +258,12 @@ func (a *Actor) enqueue(m messages.Enqueue) {
 	j.Record = record(j, d.seq, now)
 	j.Committing = true
 	d.jobs[ref] = j
+	from := len(d.ops)
 	d.put(j.Record)
 	if replaced != nil {
 		d.delete(replaced.Record.Seq)
 	}
-	d.acks = append(d.acks, ack{j: j, replaced: replaced, reply: m.Reply})
+	d.acks = append(d.acks, ack{j: j, replaced: replaced, reply: m.Reply, from: from, to: len(d.ops)})
 }
 
 // durablePending reports whether durable job j waits: for a handler, or
@@ -288,25 +301,37 @@ func (a *Actor) durableIdle() bool {
 
 // committed handles the writer's answer for the batch in flight: the
 // enqueued jobs enter the queue and their callers learn it, or learn why
-// not.
+// not. When the store took the batch in parts (a record refused), each
+// answer depends on its own ops only; the ops no caller waits on that
+// were not written are handled by unwritten.
 func (a *Actor) committed(r batchDone) {
 	d := a.dur
 	d.flight = nil
 	now := a.now()
 	for _, k := range r.b.acks {
+		err := r.errOf(k)
 		if k.j == nil {
-			k.dead <- messages.DeadResult{N: k.n, Err: r.err}
+			k.dead <- messages.DeadResult{N: k.n, Err: err}
 			continue
 		}
 		j := k.j
 		j.Committing = false
-		if r.err != nil {
+		if err != nil {
 			delete(d.jobs, durableRef(j))
 			if k.replaced != nil {
 				k.replaced.Replaced = false
 				d.jobs[durableRef(j)] = k.replaced
 			}
-			k.reply <- r.err
+			if k.revive != nil {
+				d.dead[k.revive.Seq] = k.revive // its delete went with j's put
+			}
+			if errors.Is(err, ErrDuplicateJob) {
+				// The store holds an unfinished job of the (type, id) this
+				// owner does not know of: one whose Enqueue's outcome was
+				// unknown. Not a failure of the store.
+				err = fmt.Errorf("%w: %s/%s is pending or running (stored)", ErrDuplicateJob, j.Type, j.ID)
+			}
+			k.reply <- err
 			continue
 		}
 		if k.replaced != nil {
@@ -319,12 +344,121 @@ func (a *Actor) committed(r batchDone) {
 		}
 		k.reply <- a.queueDurable(now, j)
 	}
-	if r.err != nil {
-		a.log.Error("committing durable jobs failed")
+	if r.err != nil || r.opErrs != nil {
+		a.unwritten(r)
 	}
 	if !a.aborted {
 		a.dispatch(now)
 	}
+}
+
+// errOf returns the error of ack k's ops in r (nil: written). A SyncDead,
+// with no op, fails with a transient failure of the batch.
+func (r *batchDone) errOf(k ack) error {
+	if r.opErrs == nil || k.from == k.to {
+		return r.err
+	}
+	for _, err := range r.opErrs[k.from:k.to] {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unwritten handles the ops of failed batch r that no Enqueue waits on —
+// an attempt's start, a retry's error, a success's delete, a dead record,
+// the deletes of dead jobs —, which its failure must not lose silently:
+//
+//   - one the store refused alone, for its data, is replaced by what can be
+//     written (refusedOp) or logged with its sequence and given up; never
+//     written again as it is, so that nothing retries it for ever;
+//   - one not written for a transient reason (the connection, the reply
+//     lost) is queued again, before the ops queued since, so that order
+//     holds: rewriting a record or a delete that did commit changes
+//     nothing. The writer waits a little before a batch of such ops alone
+//     (startWriter). Once Close has given up (aborted) they are dropped,
+//     logged: the jobs they concern run again after the restart.
+func (a *Actor) unwritten(r batchDone) {
+	d := a.dur
+	waited := make([]bool, len(r.b.ops)) // an Enqueue's own ops: its caller has the answer
+	for _, k := range r.b.acks {
+		if k.j != nil {
+			for i := k.from; i < k.to; i++ {
+				waited[i] = true
+			}
+		}
+	}
+	var again []JobOp
+	dropped := 0
+	for i, op := range r.b.ops {
+		err := r.err
+		if r.opErrs != nil {
+			err = r.opErrs[i]
+		}
+		switch {
+		case err == nil || waited[i]:
+		case errors.Is(err, ErrRecordRefused) || errors.Is(err, ErrDuplicateJob):
+			if rep, ok := a.refusedOp(op, err); ok {
+				again = append(again, rep)
+			}
+		case a.aborted:
+			dropped++
+		default:
+			again = append(again, op)
+		}
+	}
+	if dropped > 0 {
+		a.log.Error("durable writes dropped: the store failed while Close was giving up; their jobs run again after a restart",
+			zap.Int("ops", dropped), zap.Error(r.err))
+	}
+	if len(again) == 0 {
+		return
+	}
+	d.ops = append(again, d.ops...)
+	for i := range d.acks {
+		d.acks[i].from += len(again)
+		d.acks[i].to += len(again)
+	}
+}
+
+// refusedOp returns what to write instead of op, which no caller waits on
+// and which the store refused alone for its data, if anything:
+//
+//   - a record whose error text cleaning changes (policy.CleanText: invalid
+//     bytes, NUL, length) is written again with the cleaned text;
+//   - a record of a job that is over (dead, or succeeded and kept) that
+//     cannot be written even so is deleted: the job must not run again
+//     because its end could not be kept, and a dead job is then no more
+//     listed (DeadJobs) — the record's sequence and type are logged;
+//   - anything else (an attempt's start, a delete) is logged with its
+//     sequence and given up: the store keeps the record it had, a pending
+//     job runs again after a restart (at least once).
+func (a *Actor) refusedOp(op JobOp, err error) (JobOp, bool) {
+	d := a.dur
+	rec := op.Put
+	if rec == nil {
+		a.log.Error("the store refused a delete of a durable job; its record stays", zap.Uint64("seq", op.Delete), zap.Error(err))
+		return JobOp{}, false
+	}
+	if clean := policy.CleanText(rec.LastError); clean != rec.LastError {
+		c := *rec
+		c.LastError = clean
+		if live := d.dead[rec.Seq]; live != nil {
+			live.LastError = clean // listed as stored
+		}
+		a.log.Warn("the store refused a durable job's record: written again with its error text cleaned",
+			zap.Uint64("seq", rec.Seq), zap.Error(err))
+		return JobOp{Put: &c}, true
+	}
+	if rec.State != core.RecordPending {
+		delete(d.dead, rec.Seq)
+		a.log.Error("the store refused the record of a durable job that ended: deleted, so that it does not run again",
+			zap.Uint64("seq", rec.Seq), zap.String("type", policy.CleanTextN(string(rec.Type), 64)), zap.Error(err))
+		return JobOp{Delete: rec.Seq}, true
+	}
+	a.log.Error("the store refused a durable job's record: the stored one stays", zap.Uint64("seq", rec.Seq), zap.Error(err))
+	return JobOp{}, false
 }
 
 // supersedeDurable takes pending durable job old out: a newer Enqueue with
@@ -480,7 +614,7 @@ func (a *Actor) replacePending(m messages.ReplacePending) {
 	a.supersedeDurable(a.now(), old)
 	delete(d.jobs, jobRef{m.Type, m.ID})
 	d.delete(seq)
-	d.acks = append(d.acks, ack{dead: m.Reply, n: 1}) // answered with the batch's commit
+	d.acks = append(d.acks, ack{dead: m.Reply, n: 1, from: len(d.ops) - 1, to: len(d.ops)}) // answered with the batch's commit
 }
 
 // ReplacePending takes out a pending durable job (messages.ReplacePending).
@@ -734,6 +868,7 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 		}
 	}
 	slices.SortFunc(recs, func(x, y *core.JobRecord) int { return cmp.Compare(x.Seq, y.Seq) })
+	start := len(d.ops)
 	switch m.Op {
 	case messages.ListDead:
 		if m.Limit > 0 && len(recs) > m.Limit {
@@ -762,6 +897,7 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 				continue // an unfinished job of the (type, id) exists
 			}
 			delete(d.dead, r.Seq)
+			from := len(d.ops)
 			d.delete(r.Seq)
 			d.seq++
 			fresh := *r
@@ -771,12 +907,14 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 			j.Committing = true
 			d.jobs[recordRef(&fresh)] = j
 			d.put(j.Record)
-			d.acks = append(d.acks, ack{j: j, reply: make(chan error, 1)}) // queued on commit; nobody waits on it
+			// Queued on commit; nobody waits on it. The delete of the dead
+			// record and the put of the fresh one commit together.
+			d.acks = append(d.acks, ack{j: j, reply: make(chan error, 1), from: from, to: len(d.ops), revive: r})
 			n++
 		}
 		recs = recs[:n]
 	}
-	d.acks = append(d.acks, ack{dead: m.Reply, n: len(recs)}) // answered with the batch's commit
+	d.acks = append(d.acks, ack{dead: m.Reply, n: len(recs), from: start, to: len(d.ops)}) // answered with the batch's commit
 }
 
 // waitingRows adds the jobs waiting for a handler to a snapshot: in its

@@ -248,7 +248,11 @@ func (s *Store) LoadJobs(fn func(fairsched.JobRecord) error) error {
 }
 
 // ApplyJobs commits ops in one transaction. Of several writes of one
-// sequence in ops the last counts, as if they were applied in order.
+// sequence in ops the last counts, as if they were applied in order. Its
+// error is classified (see the package doc): fairsched.ErrRecordRefused
+// when a record is at fault, fairsched.ErrDuplicateJob when an unfinished
+// job of a record's (type, id) is stored, fairsched.ErrOutcomeUnknown
+// when the commit's reply was lost.
 func (s *Store) ApplyJobs(ops []fairsched.JobOp) error {
 	cols, err := columns(ops)
 	if err != nil {
@@ -290,7 +294,7 @@ func columns(ops []fairsched.JobOp) (*jobColumns, error) {
 		}
 		data, err := json.Marshal(rec)
 		if err != nil {
-			return nil, fmt.Errorf("pgstore: encoding job %s/%s: %w", rec.Type, rec.ID, err)
+			return nil, fmt.Errorf("%w: pgstore: encoding job %s/%s: %w", fairsched.ErrRecordRefused, rec.Type, rec.ID, err)
 		}
 		c.seqs, c.types, c.ids = append(c.seqs, int64(seq)), append(c.types, string(rec.Type)), append(c.ids, rec.ID)
 		c.states, c.records = append(c.states, int16(rec.State)), append(c.records, data)

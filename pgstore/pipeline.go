@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -95,7 +94,7 @@ func (s *Store) apply(ctx context.Context, fenced bool, domain string, epoch int
 	c.queue(b, channel)
 	err := s.pipeline(ctx, fenced, domain, epoch, b, nil)
 	if err != nil && !errors.Is(err, ErrFenced) {
-		return fmt.Errorf("pgstore: writing jobs: %w", err)
+		return classified("writing jobs", err)
 	}
 	return err
 }
