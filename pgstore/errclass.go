@@ -41,7 +41,9 @@ const uniqueUnfinished = "fairsched_jobs_unfinished"
 // statement, or one pipeline in one implicit transaction), means for its
 // records. A *pgconn.PgError is the server's answer: the transaction
 // failed, nothing was written, and its SQLSTATE class says whether the
-// data is at fault. Any other error is the connection's: nothing was
+// data is at fault — unless the server ended the session (severity FATAL
+// or PANIC), which it may do after a commit and before its answer. Any
+// other error is the connection's: nothing was
 // written if pgx had not sent the request (pgconn.SafeToRetry, or a
 // connection that was never made), otherwise the outcome is unknown.
 func classifyWriteError(err error) writeFailure {
@@ -56,6 +58,11 @@ func classifyWriteError(err error) writeFailure {
 			return failDuplicate
 		case len(pgErr.Code) == 5 && (pgErr.Code[:2] == "22" || pgErr.Code[:2] == "23" || pgErr.Code[:2] == "54"):
 			return failRefused
+		case pgErr.Severity == "FATAL" || pgErr.Severity == "PANIC":
+			// The server ended the session (a shutdown, a terminated
+			// backend): that may come after the commit was done and before
+			// its answer was sent.
+			return failUnknown
 		}
 		return failTransient
 	case errors.As(err, &connErr), pgconn.SafeToRetry(err):
