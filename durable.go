@@ -327,7 +327,9 @@ type DeadJob struct {
 }
 
 // DeadJobs lists the dead jobs, oldest first; at most limit of them (0:
-// all).
+// all). A dead job whose record the store refuses — even with its error
+// text cleaned — has its record deleted instead, so that it cannot run
+// again, and leaves this list once that delete is committed.
 func (s *Scheduler) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
 	if err := s.checkCtx(ctx, ErrInvalidJob, "DeadJobs"); err != nil {
 		return nil, err
