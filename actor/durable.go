@@ -121,6 +121,10 @@ type ack struct {
 	// revive, with j, is the dead record a RequeueDead took j's place of:
 	// dead again if j's record is not committed.
 	revive *core.JobRecord
+	// resolving, with j: a commit of j's ops had its reply lost, and its
+	// caller was told (ErrOutcomeUnknown); they are written again until
+	// that is known to have worked, and j then runs.
+	resolving bool
 }
 
 type jobBatch struct {
@@ -308,6 +312,7 @@ func (a *Actor) committed(r batchDone) {
 	d := a.dur
 	d.flight = nil
 	now := a.now()
+	var resolving []ack
 	for _, k := range r.b.acks {
 		err := r.errOf(k)
 		if k.j == nil {
@@ -315,8 +320,24 @@ func (a *Actor) committed(r batchDone) {
 			continue
 		}
 		j := k.j
+		if err != nil && (k.resolving || errors.Is(err, ErrOutcomeUnknown)) && !refused(err) && !a.aborted {
+			// Its record may be stored. Writing the same ops again is
+			// harmless if it is, so they are, until one commit is known
+			// to have worked: then the job runs here, as stored. Meanwhile
+			// an Enqueue of its (type, id) is ErrDuplicateJob.
+			if !k.resolving {
+				k.reply <- err
+				k.reply, k.resolving = make(chan error, 1), true // nobody waits on it any more
+			}
+			resolving = append(resolving, k)
+			continue
+		}
 		j.Committing = false
 		if err != nil {
+			if k.resolving {
+				a.log.Error("a durable job whose commit's outcome was unknown could not be written again: it may or may not be stored",
+					zap.Uint64("seq", j.Record.Seq), zap.Error(err))
+			}
 			delete(d.jobs, durableRef(j))
 			if k.replaced != nil {
 				k.replaced.Replaced = false
@@ -345,7 +366,7 @@ func (a *Actor) committed(r batchDone) {
 		k.reply <- a.queueDurable(now, j)
 	}
 	if r.err != nil || r.opErrs != nil {
-		a.unwritten(r)
+		a.unwritten(r, resolving)
 	}
 	if !a.aborted {
 		a.dispatch(now)
@@ -379,7 +400,10 @@ func (r *batchDone) errOf(k ack) error {
 //     nothing. The writer waits a little before a batch of such ops alone
 //     (startWriter). Once Close has given up (aborted) they are dropped,
 //     logged: the jobs they concern run again after the restart.
-func (a *Actor) unwritten(r batchDone) {
+//
+// The ops of the Enqueues being resolved (committed) go again too, in
+// place, with their acks.
+func (a *Actor) unwritten(r batchDone, resolving []ack) {
 	d := a.dur
 	waited := make([]bool, len(r.b.ops)) // an Enqueue's own ops: its caller has the answer
 	for _, k := range r.b.acks {
@@ -390,8 +414,18 @@ func (a *Actor) unwritten(r batchDone) {
 		}
 	}
 	var again []JobOp
+	var acks []ack
 	dropped := 0
 	for i, op := range r.b.ops {
+		if len(resolving) > 0 && resolving[0].from == i {
+			k := resolving[0]
+			resolving = resolving[1:]
+			from := len(again)
+			again = append(again, r.b.ops[k.from:k.to]...)
+			k.from, k.to = from, len(again)
+			acks = append(acks, k)
+			continue // its other ops are waited: skipped below
+		}
 		err := r.err
 		if r.opErrs != nil {
 			err = r.opErrs[i]
@@ -420,6 +454,7 @@ func (a *Actor) unwritten(r batchDone) {
 		d.acks[i].from += len(again)
 		d.acks[i].to += len(again)
 	}
+	d.acks = append(acks, d.acks...)
 }
 
 // refusedOp returns what to write instead of op, which no caller waits on

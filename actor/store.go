@@ -68,7 +68,7 @@ func (a *Actor) startWriter() {
 					batches = nil
 					continue
 				}
-				if pause > 0 && len(b.acks) == 0 {
+				if pause > 0 && !b.awaited() {
 					// Only writes queued again after a transient failure:
 					// nobody waits on them, so do not hammer a store that
 					// is down.
@@ -155,6 +155,16 @@ func commitBatch(s JobStore, b *jobBatch) batchDone {
 	}
 	split(0, len(starts)-1, err)
 	return r
+}
+
+// awaited reports whether a caller waits on b's commit.
+func (b *jobBatch) awaited() bool {
+	for _, k := range b.acks {
+		if !k.resolving {
+			return true
+		}
+	}
+	return false
 }
 
 // refused reports whether err, ApplyJobs', says the data of a record is at
