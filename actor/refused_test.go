@@ -29,12 +29,12 @@ import (
 type refusingStore struct {
 	recs   map[uint64]core.JobRecord
 	refuse func(core.JobRecord) bool
-	next   chan func() error
+	next   chan func(commit func() error) error
 	calls  atomic.Int64
 }
 
 func newRefusingStore(refuse func(core.JobRecord) bool) *refusingStore {
-	return &refusingStore{recs: map[uint64]core.JobRecord{}, refuse: refuse, next: make(chan func() error, 8)}
+	return &refusingStore{recs: map[uint64]core.JobRecord{}, refuse: refuse, next: make(chan func(func() error) error, 8)}
 }
 
 func (s *refusingStore) Load() (core.State, error) { return core.State{}, nil }
@@ -57,11 +57,13 @@ func (s *refusingStore) ApplyJobs(ops []actor.JobOp) error {
 	s.calls.Add(1)
 	select {
 	case step := <-s.next:
-		if err := step(); err != nil {
-			return err
-		}
+		return step(func() error { return s.commit(ops) })
 	default:
+		return s.commit(ops)
 	}
+}
+
+func (s *refusingStore) commit(ops []actor.JobOp) error {
 	for _, op := range ops {
 		if op.Put != nil && s.refuse(*op.Put) {
 			return fmt.Errorf("%w: record %d", actor.ErrRecordRefused, op.Put.Seq)
@@ -81,7 +83,7 @@ func (s *refusingStore) ApplyJobs(ops []actor.JobOp) error {
 // called; held is closed once it waits.
 func (s *refusingStore) hold() (held chan struct{}, release func()) {
 	held, gate := make(chan struct{}), make(chan struct{})
-	s.next <- func() error { close(held); <-gate; return nil }
+	s.next <- func(commit func() error) error { close(held); <-gate; return commit() }
 	return held, func() { close(gate) }
 }
 
@@ -107,8 +109,12 @@ func outcome(err error) string {
 		return "ok"
 	case errors.Is(err, actor.ErrStore) && errors.Is(err, actor.ErrRecordRefused):
 		return "refused"
+	case errors.Is(err, actor.ErrStore) && errors.Is(err, actor.ErrOutcomeUnknown):
+		return "unknown"
 	case errors.Is(err, actor.ErrStore):
 		return "store"
+	case errors.Is(err, actor.ErrDuplicateJob):
+		return "duplicate"
 	}
 	return err.Error()
 }
@@ -292,7 +298,7 @@ func TestTransientFailureLosesNoEnd(t *testing.T) {
 	other := make(chan error, 1)
 	go func() { other <- a.Enqueue(context.Background(), messages.NewJob("other", "x", "", nil)) }()
 	<-held
-	st.next <- func() error { return errors.New("connection reset") } // the commit after the held one
+	st.next <- func(func() error) error { return errors.New("connection reset") } // the commit after the held one
 	if err := a.RegisterHandler(work, func(context.Context, messages.DurableJob) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -312,5 +318,54 @@ func TestTransientFailureLosesNoEnd(t *testing.T) {
 	_ = st.LoadJobs(func(r core.JobRecord) error { stored = append(stored, r); return nil })
 	if diff := cmp.Diff([]deadView{{"x", core.RecordPending, ""}}, views(stored)); diff != "" {
 		t.Errorf("stored (-want +got):\n%s", diff)
+	}
+}
+
+// TestOutcomeUnknownIsResolved: an Enqueue whose commit's reply is lost —
+// committed or not — gets ErrOutcomeUnknown (with ErrStore); the owner
+// writes its record again until that works, so the job is stored and runs
+// once, and an Enqueue of its id meanwhile or after is ErrDuplicateJob.
+// Ends of other jobs in the same commits are kept.
+func TestOutcomeUnknownIsResolved(t *testing.T) {
+	for _, committed := range []bool{false, true} {
+		t.Run(fmt.Sprint("committed=", committed), func(t *testing.T) {
+			st := newRefusingStore(func(core.JobRecord) bool { return false })
+			a := startRefusing(t, st)
+			ran := make(chan string, 8)
+			if err := a.RegisterHandler(work, func(_ context.Context, j messages.DurableJob) error { ran <- j.ID; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			lost := func(commit func() error) error {
+				if committed {
+					if err := commit(); err != nil {
+						return err
+					}
+				}
+				return fmt.Errorf("%w: connection closed", actor.ErrOutcomeUnknown)
+			}
+			st.next <- lost
+			st.next <- lost // the first write again too
+			held, release := st.hold()
+			got := []string{outcome(a.Enqueue(context.Background(), messages.NewJob(work, "u", "", nil)))}
+			<-held // the second write again
+			got = append(got, outcome(a.Enqueue(context.Background(), messages.NewJob(work, "u", "", nil))))
+			release()
+			if id := <-ran; id != "u" {
+				t.Errorf("%s ran; want u", id)
+			}
+			if err := a.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			close(ran)
+			for id := range ran {
+				t.Errorf("%s ran again", id)
+			}
+			if diff := cmp.Diff([]string{"unknown", "duplicate"}, got); diff != "" {
+				t.Errorf("answers (-want +got):\n%s", diff)
+			}
+			if len(st.recs) != 0 {
+				t.Errorf("records left: %v", st.recs)
+			}
+		})
 	}
 }
