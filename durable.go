@@ -201,7 +201,9 @@ func (s *Scheduler) RegisterHandler(t JobType, h Handler) error {
 // nothing was written — except when it also matches ErrOutcomeUnknown:
 // the commit was sent and its reply lost, so the job may be stored.
 // Retrying with the same (type, id) is then safe: nil means it is stored
-// now, ErrDuplicateJob that the first one was (and runs). A record the
+// now, ErrDuplicateJob that the first one was (and runs). In one process
+// the scheduler writes that record again until the commit is known, so
+// the job is stored and runs unless Close gives up first. A record the
 // store refuses for its content is ErrRecordRefused (with ErrStore):
 // sending it again fails again, and the Enqueues that shared its commit
 // are not affected. A job the limits refuse once committed (a tenant's

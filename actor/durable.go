@@ -26,10 +26,14 @@ import (
 // and the owner never waits on the disk.
 //
 // An Enqueue is answered once its record is committed; only then does the
-// job enter the core, so a job runs only if its Enqueue returned nil. The
+// job enter the core, so a job runs only if its Enqueue returned nil — or
+// ErrOutcomeUnknown, whose record is written again until it is known
+// stored (committed's resolving). The
 // other writes — an attempt started, a retry's error, success (the record
 // goes), a dead job — ride along in the next batch without anyone waiting:
-// a crash loses at most those, and the job runs again (at least once).
+// a crash loses at most those, and the job runs again (at least once); a
+// commit of them that fails for a transient reason is made again
+// (unwritten).
 //
 // The store holds each record under its sequence number, so a restart
 // reads them in order and nothing ever scans for one.
@@ -40,7 +44,12 @@ type JobStore interface {
 	// LoadJobs calls fn with every job record, in sequence order.
 	LoadJobs(fn func(core.JobRecord) error) error
 	// ApplyJobs commits ops in one transaction, durably (synced), or none
-	// of them.
+	// of them. Its error wraps ErrRecordRefused when a record's content is
+	// at fault (the scheduler then commits the ops in parts, in order, to
+	// find it), ErrDuplicateJob when the store holds an unfinished job of a
+	// record's (type, id), ErrOutcomeUnknown when the commit may have
+	// happened (its ops are written again: a put or delete written twice
+	// must leave what one leaves).
 	ApplyJobs(ops []JobOp) error
 }
 
