@@ -92,7 +92,7 @@ func (a *Actor) startWriter() {
 // transient failure: doubled from minPause up to maxPause.
 const (
 	minPause = 10 * time.Millisecond
-	maxPause = time.Second
+	maxPause = 250 * time.Millisecond
 )
 
 // commitBatch commits b's ops. The fast path is one ApplyJobs. When the
