@@ -209,7 +209,15 @@ func (s *Scheduler) RegisterHandler(t JobType, h Handler) error {
 // (nil: one run serves both) or Supersede is given and the first is still
 // pending (its payload and options are replaced). A payload over
 // WithMaxPayload is ErrInvalidJob; a store failure is ErrStore, and then
-// nothing was written. A job the limits refuse once committed (a tenant's
+// nothing was written — except when it also matches ErrOutcomeUnknown:
+// the commit was sent and its reply lost, so the job may be stored.
+// Retrying with the same (type, id) is then safe: nil means it is stored
+// now, ErrDuplicateJob that the first one was (and runs). In one process
+// the scheduler writes that record again until the commit is known, so
+// the job is stored and runs unless Close gives up first. A record the
+// store refuses for its content is ErrRecordRefused (with ErrStore):
+// sending it again fails again, and the Enqueues that shared its commit
+// are not affected. A job the limits refuse once committed (a tenant's
 // MaxPending, WithMaxPending) gets the *RefusalError, and its record is
 // deleted.
 func (s *Scheduler) Enqueue(ctx context.Context, t JobType, id string, payload []byte, opts ...JobOption) error {
@@ -333,7 +341,9 @@ type DeadJob struct {
 }
 
 // DeadJobs lists the dead jobs, oldest first; at most limit of them (0:
-// all).
+// all). A dead job whose record the store refuses — even with its error
+// text cleaned — has its record deleted instead, so that it cannot run
+// again, and leaves this list once that delete is committed.
 func (s *Scheduler) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
 	if err := s.checkCtx(ctx, ErrInvalidJob, "DeadJobs"); err != nil {
 		return nil, err

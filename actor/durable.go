@@ -26,16 +26,18 @@ import (
 // and the owner never waits on the disk.
 //
 // An Enqueue is answered once its record is committed; only then does the
-// job enter the core, so a job runs only if its Enqueue returned nil. An
-// attempt's start (its Attempt counted) is committed before its handler
-// runs: the job holds its slot meanwhile, and its handler starts when the
-// batch that carries the start commits — so a re-run after a crash always
-// sees a larger Attempt than the run it replaces, and a restart tells an
-// interrupted attempt (started, never ended: core.Restored) from one that
-// never began. The other writes — a retry's error, an interruption,
-// success (the record goes), a dead job — ride along in the next batch
-// without anyone waiting: a crash loses at most those, and the job runs
-// again (at least once).
+// job enter the core, so a job runs only if its Enqueue returned nil — or
+// ErrOutcomeUnknown, whose record is written again until it is known
+// stored (committed's resolving). An attempt's start (its Attempt counted)
+// is committed before its handler runs: the job holds its slot meanwhile,
+// and its handler starts when the batch that carries the start commits —
+// so a re-run after a crash always sees a larger Attempt than the run it
+// replaces, and a restart tells an interrupted attempt (started, never
+// ended: core.Restored) from one that never began. The other writes — a
+// retry's error, an interruption, success (the record goes), a dead job —
+// ride along in the next batch without anyone waiting: a crash loses at
+// most those, and the job runs again (at least once); a commit of them
+// that fails for a transient reason is made again (unwritten).
 //
 // The store holds each record under its sequence number, so a restart
 // reads them in order and nothing ever scans for one.
@@ -46,7 +48,12 @@ type JobStore interface {
 	// LoadJobs calls fn with every job record, in sequence order.
 	LoadJobs(fn func(core.JobRecord) error) error
 	// ApplyJobs commits ops in one transaction, durably (synced), or none
-	// of them.
+	// of them. Its error wraps ErrRecordRefused when a record's content is
+	// at fault (the scheduler then commits the ops in parts, in order, to
+	// find it), ErrDuplicateJob when the store holds an unfinished job of a
+	// record's (type, id), ErrOutcomeUnknown when the commit may have
+	// happened (its ops are written again: a put or delete written twice
+	// must leave what one leaves).
 	ApplyJobs(ops []JobOp) error
 }
 
@@ -122,6 +129,17 @@ type ack struct {
 	// dead, with j nil, answers a dead-job operation of n jobs.
 	dead chan messages.DeadResult
 	n    int
+	// from and to delimit the ops of the batch the answer depends on. An
+	// Enqueue's (its put, and the delete of the record it replaces) are
+	// committed together or not at all, never split (unit).
+	from, to int
+	// revive, with j, is the dead record a RequeueDead took j's place of:
+	// dead again if j's record is not committed.
+	revive *core.JobRecord
+	// resolving, with j: a commit of j's ops had its reply lost, and its
+	// caller was told (ErrOutcomeUnknown); they are written again until
+	// that is known to have worked, and j then runs.
+	resolving bool
 }
 
 type jobBatch struct {
@@ -129,9 +147,14 @@ type jobBatch struct {
 	acks []ack
 }
 
+// batchDone is the writer's answer for batch b: err, the failure of the
+// batch as a whole, when opErrs is nil; else opErrs says, op by op, what
+// failed (nil: committed) and err is the transient failure that stopped
+// the commit in parts, if one did.
 type batchDone struct {
-	b   *jobBatch
-	err error
+	b      *jobBatch
+	err    error
+	opErrs []error
 }
 
 // startDurable sets up durable jobs over st with the records it held.
@@ -256,11 +279,12 @@ func (a *Actor) enqueue(m messages.Enqueue) {
 	j.Record = record(j, d.seq, now)
 	j.Committing = true
 	d.jobs[ref] = j
+	from := len(d.ops)
 	d.put(j.Record)
 	if replaced != nil {
 		d.delete(replaced.Record.Seq)
 	}
-	d.acks = append(d.acks, ack{j: j, replaced: replaced, reply: m.Reply})
+	d.acks = append(d.acks, ack{j: j, replaced: replaced, reply: m.Reply, from: from, to: len(d.ops)})
 }
 
 // durablePending reports whether durable job j waits: for a handler, or
@@ -298,29 +322,58 @@ func (a *Actor) durableIdle() bool {
 
 // committed handles the writer's answer for the batch in flight: the
 // enqueued jobs enter the queue and their callers learn it, or learn why
-// not.
+// not. When the store took the batch in parts (a record refused), each
+// answer depends on its own ops only; the ops no caller waits on that
+// were not written are handled by unwritten.
 func (a *Actor) committed(r batchDone) {
 	d := a.dur
 	d.flight = nil
 	now := a.now()
+	var resolving []ack
 	for _, k := range r.b.acks {
+		err := r.errOf(k)
 		if k.start {
-			a.startCommitted(k.j, r.err)
+			a.startCommitted(k.j, err)
 			continue
 		}
 		if k.j == nil {
-			k.dead <- messages.DeadResult{N: k.n, Err: r.err}
+			k.dead <- messages.DeadResult{N: k.n, Err: err}
 			continue
 		}
 		j := k.j
+		if err != nil && (k.resolving || errors.Is(err, ErrOutcomeUnknown)) && !refused(err) && !a.aborted {
+			// Its record may be stored. Writing the same ops again is
+			// harmless if it is, so they are, until one commit is known
+			// to have worked: then the job runs here, as stored. Meanwhile
+			// an Enqueue of its (type, id) is ErrDuplicateJob.
+			if !k.resolving {
+				k.reply <- err
+				k.reply, k.resolving = make(chan error, 1), true // nobody waits on it any more
+			}
+			resolving = append(resolving, k)
+			continue
+		}
 		j.Committing = false
-		if r.err != nil {
+		if err != nil {
+			if k.resolving {
+				a.log.Error("a durable job whose commit's outcome was unknown could not be written again: it may or may not be stored",
+					zap.Uint64("seq", j.Record.Seq), zap.Error(err))
+			}
 			delete(d.jobs, durableRef(j))
 			if k.replaced != nil {
 				k.replaced.Replaced = false
 				d.jobs[durableRef(j)] = k.replaced
 			}
-			k.reply <- r.err
+			if k.revive != nil {
+				d.dead[k.revive.Seq] = k.revive // its delete went with j's put
+			}
+			if errors.Is(err, ErrDuplicateJob) {
+				// The store holds an unfinished job of the (type, id) this
+				// owner does not know of: one whose Enqueue's outcome was
+				// unknown. Not a failure of the store.
+				err = fmt.Errorf("%w: %s/%s is pending or running (stored)", ErrDuplicateJob, j.Type, j.ID)
+			}
+			k.reply <- err
 			continue
 		}
 		if k.replaced != nil {
@@ -333,12 +386,135 @@ func (a *Actor) committed(r batchDone) {
 		}
 		k.reply <- a.queueDurable(now, j)
 	}
-	if r.err != nil {
-		a.log.Error("committing durable jobs failed")
+	if r.err != nil || r.opErrs != nil {
+		a.unwritten(r, resolving)
 	}
 	if !a.aborted {
 		a.dispatch(now)
 	}
+}
+
+// errOf returns the error of ack k's ops in r (nil: written). A SyncDead,
+// with no op, fails with a transient failure of the batch.
+func (r *batchDone) errOf(k ack) error {
+	if r.opErrs == nil || k.from == k.to {
+		return r.err
+	}
+	for _, err := range r.opErrs[k.from:k.to] {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unwritten handles the ops of failed batch r that no Enqueue waits on —
+// an attempt's start, a retry's error, a success's delete, a dead record,
+// the deletes of dead jobs —, which its failure must not lose silently:
+//
+//   - one the store refused alone, for its data, is replaced by what can be
+//     written (refusedOp) or logged with its sequence and given up; never
+//     written again as it is, so that nothing retries it for ever;
+//   - one not written for a transient reason (the connection, the reply
+//     lost) is queued again, before the ops queued since, so that order
+//     holds: rewriting a record or a delete that did commit changes
+//     nothing. The writer waits a little before a batch of such ops alone
+//     (startWriter). Once Close has given up (aborted) they are dropped,
+//     logged: the jobs they concern run again after the restart.
+//
+// The ops of the Enqueues being resolved (committed) go again too, in
+// place, with their acks.
+func (a *Actor) unwritten(r batchDone, resolving []ack) {
+	d := a.dur
+	waited := make([]bool, len(r.b.ops)) // an Enqueue's own ops: its caller has the answer
+	for _, k := range r.b.acks {
+		if k.j != nil {
+			for i := k.from; i < k.to; i++ {
+				waited[i] = true
+			}
+		}
+	}
+	var again []JobOp
+	var acks []ack
+	dropped := 0
+	for i, op := range r.b.ops {
+		if len(resolving) > 0 && resolving[0].from == i {
+			k := resolving[0]
+			resolving = resolving[1:]
+			from := len(again)
+			again = append(again, r.b.ops[k.from:k.to]...)
+			k.from, k.to = from, len(again)
+			acks = append(acks, k)
+			continue // its other ops are waited: skipped below
+		}
+		err := r.err
+		if r.opErrs != nil {
+			err = r.opErrs[i]
+		}
+		switch {
+		case err == nil || waited[i]:
+		case errors.Is(err, ErrRecordRefused) || errors.Is(err, ErrDuplicateJob):
+			if rep, ok := a.refusedOp(op, err); ok {
+				again = append(again, rep)
+			}
+		case a.aborted:
+			dropped++
+		default:
+			again = append(again, op)
+		}
+	}
+	if dropped > 0 {
+		a.log.Error("durable writes dropped: the store failed while Close was giving up; their jobs run again after a restart",
+			zap.Int("ops", dropped), zap.Error(r.err))
+	}
+	if len(again) == 0 {
+		return
+	}
+	d.ops = append(again, d.ops...)
+	for i := range d.acks {
+		d.acks[i].from += len(again)
+		d.acks[i].to += len(again)
+	}
+	d.acks = append(acks, d.acks...)
+}
+
+// refusedOp returns what to write instead of op, which no caller waits on
+// and which the store refused alone for its data, if anything:
+//
+//   - a record whose error text cleaning changes (policy.CleanText: invalid
+//     bytes, NUL, length) is written again with the cleaned text;
+//   - a record of a job that is over (dead, or succeeded and kept) that
+//     cannot be written even so is deleted: the job must not run again
+//     because its end could not be kept, and a dead job is then no more
+//     listed (DeadJobs) — the record's sequence and type are logged;
+//   - anything else (an attempt's start, a delete) is logged with its
+//     sequence and given up: the store keeps the record it had, a pending
+//     job runs again after a restart (at least once).
+func (a *Actor) refusedOp(op JobOp, err error) (JobOp, bool) {
+	d := a.dur
+	rec := op.Put
+	if rec == nil {
+		a.log.Error("the store refused a delete of a durable job; its record stays", zap.Uint64("seq", op.Delete), zap.Error(err))
+		return JobOp{}, false
+	}
+	if clean := policy.CleanText(rec.LastError); clean != rec.LastError {
+		c := *rec
+		c.LastError = clean
+		if live := d.dead[rec.Seq]; live != nil {
+			live.LastError = clean // listed as stored
+		}
+		a.log.Warn("the store refused a durable job's record: written again with its error text cleaned",
+			zap.Uint64("seq", rec.Seq), zap.Error(err))
+		return JobOp{Put: &c}, true
+	}
+	if rec.State != core.RecordPending {
+		delete(d.dead, rec.Seq)
+		a.log.Error("the store refused the record of a durable job that ended: deleted, so that it does not run again",
+			zap.Uint64("seq", rec.Seq), zap.String("type", policy.CleanTextN(string(rec.Type), 64)), zap.Error(err))
+		return JobOp{Delete: rec.Seq}, true
+	}
+	a.log.Error("the store refused a durable job's record: the stored one stays", zap.Uint64("seq", rec.Seq), zap.Error(err))
+	return JobOp{}, false
 }
 
 // supersedeDurable takes pending durable job old out: a newer Enqueue with
@@ -528,7 +704,7 @@ func (a *Actor) replacePending(m messages.ReplacePending) {
 	a.supersedeDurable(a.now(), old)
 	delete(d.jobs, jobRef{m.Type, m.ID})
 	d.delete(seq)
-	d.acks = append(d.acks, ack{dead: m.Reply, n: 1}) // answered with the batch's commit
+	d.acks = append(d.acks, ack{dead: m.Reply, n: 1, from: len(d.ops) - 1, to: len(d.ops)}) // answered with the batch's commit
 }
 
 // ReplacePending takes out a pending durable job (messages.ReplacePending).
@@ -622,8 +798,9 @@ func (a *Actor) startingDurable(j *messages.Job) bool {
 	if rec.Granted == "" {
 		rec.Attempt++
 		if !a.grantRecords {
+			from := len(d.ops)
 			d.put(rec)
-			d.acks = append(d.acks, ack{j: j, start: true})
+			d.acks = append(d.acks, ack{j: j, start: true, from: from, to: len(d.ops)})
 			deferred = true
 		}
 	}
@@ -655,7 +832,13 @@ var errStartUnwritten = errors.New("fairsched: the start of a durable job's atte
 // ends at once (errStartUnwritten), and its number is used again by the
 // next start.
 func (a *Actor) startCommitted(j *messages.Job, err error) {
-	if err != nil {
+	if refused(err) {
+		// The store refuses the record itself: writing it again would be
+		// refused again, so the job fails for good, without running.
+		j.Fn = func(context.Context) error {
+			return policy.Permanent(fmt.Errorf("fairsched: the store refuses the record of this durable job's attempt: %w", err))
+		}
+	} else if err != nil {
 		if j.Record != nil {
 			j.Record.Attempt--
 		}
@@ -850,6 +1033,7 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 		}
 	}
 	slices.SortFunc(recs, func(x, y *core.JobRecord) int { return cmp.Compare(x.Seq, y.Seq) })
+	start := len(d.ops)
 	switch m.Op {
 	case messages.ListDead:
 		if m.Limit > 0 && len(recs) > m.Limit {
@@ -878,6 +1062,7 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 				continue // an unfinished job of the (type, id) exists
 			}
 			delete(d.dead, r.Seq)
+			from := len(d.ops)
 			d.delete(r.Seq)
 			d.seq++
 			fresh := *r
@@ -888,12 +1073,14 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 			j.Committing = true
 			d.jobs[recordRef(&fresh)] = j
 			d.put(j.Record)
-			d.acks = append(d.acks, ack{j: j, reply: make(chan error, 1)}) // queued on commit; nobody waits on it
+			// Queued on commit; nobody waits on it. The delete of the dead
+			// record and the put of the fresh one commit together.
+			d.acks = append(d.acks, ack{j: j, reply: make(chan error, 1), from: from, to: len(d.ops), revive: r})
 			n++
 		}
 		recs = recs[:n]
 	}
-	d.acks = append(d.acks, ack{dead: m.Reply, n: len(recs)}) // answered with the batch's commit
+	d.acks = append(d.acks, ack{dead: m.Reply, n: len(recs), from: start, to: len(d.ops)}) // answered with the batch's commit
 }
 
 // waitingRows adds the jobs waiting for a handler to a snapshot: in its

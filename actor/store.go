@@ -3,6 +3,7 @@ package actor
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -51,6 +52,7 @@ func (a *Actor) startWriter() {
 	}
 	go func() {
 		defer close(a.written)
+		var pause time.Duration
 		for saves != nil || batches != nil {
 			select {
 			case st, ok := <-saves:
@@ -66,14 +68,109 @@ func (a *Actor) startWriter() {
 					batches = nil
 					continue
 				}
-				err := safeApply(a.dur.store, b.ops)
-				if err != nil {
-					a.log.Error("committing durable jobs failed", zap.Error(err))
+				if pause > 0 && !b.awaited() {
+					// Only writes queued again after a transient failure:
+					// nobody waits on them, so do not hammer a store that
+					// is down.
+					time.Sleep(pause)
 				}
-				a.dur.committed <- batchDone{b, err} // the owner takes it before it sends another
+				r := commitBatch(a.dur.store, b)
+				switch {
+				case r.err != nil:
+					a.log.Error("committing durable jobs failed", zap.Error(r.err))
+					pause = min(max(2*pause, minPause), maxPause)
+				default:
+					pause = 0
+				}
+				a.dur.committed <- r // the owner takes it before it sends another
 			}
 		}
 	}()
+}
+
+// The writer's wait before a batch of writes queued again, after each
+// transient failure: doubled from minPause up to maxPause.
+const (
+	minPause = 10 * time.Millisecond
+	maxPause = 250 * time.Millisecond
+)
+
+// commitBatch commits b's ops. The fast path is one ApplyJobs. When the
+// store refuses the batch for a record's data (ErrRecordRefused, or
+// ErrDuplicateJob for a (type, id) it holds), the batch is committed in
+// parts by bisection, in order — so a put and a later delete of one
+// sequence stay in that order —, until each refused unit is alone: every
+// other op is written, and each refused one gets the error it got alone.
+// A unit is an Enqueue's ops (its put and the delete of the record it
+// replaces), never split, or one other op. With one refused unit among n,
+// that is at most 2·⌈log2 n⌉ more commits. A transient failure in between
+// stops it: the ops from there on fail with it (batchDone.err).
+func commitBatch(s JobStore, b *jobBatch) batchDone {
+	err := safeApply(s, b.ops)
+	if err == nil || !refused(err) {
+		return batchDone{b: b, err: err}
+	}
+	// Unit boundaries: starts[u] is unit u's first op; one past the end.
+	starts := make([]int, 0, len(b.ops)+1)
+	k := 0 // the acks' ranges are in op order
+	for i := 0; i < len(b.ops); {
+		for k < len(b.acks) && (b.acks[k].j == nil || b.acks[k].to <= i) {
+			k++
+		}
+		starts = append(starts, i)
+		if k < len(b.acks) && b.acks[k].from == i && b.acks[k].to > i {
+			i = b.acks[k].to
+		} else {
+			i++
+		}
+	}
+	starts = append(starts, len(b.ops))
+	r := batchDone{b: b, opErrs: make([]error, len(b.ops))}
+	var split func(lo, hi int, err error) bool
+	split = func(lo, hi int, err error) bool { // units [lo, hi) failed with err, refused
+		if hi-lo == 1 {
+			for i := starts[lo]; i < starts[hi]; i++ {
+				r.opErrs[i] = err
+			}
+			return true
+		}
+		mid := lo + (hi-lo)/2
+		for _, p := range [][2]int{{lo, mid}, {mid, hi}} {
+			err := safeApply(s, b.ops[starts[p[0]]:starts[p[1]]])
+			switch {
+			case err == nil:
+			case refused(err):
+				if !split(p[0], p[1], err) {
+					return false
+				}
+			default: // transient: what is left is not written
+				r.err = err
+				for i := starts[p[0]]; i < len(b.ops); i++ {
+					r.opErrs[i] = err
+				}
+				return false
+			}
+		}
+		return true
+	}
+	split(0, len(starts)-1, err)
+	return r
+}
+
+// awaited reports whether a caller waits on b's commit.
+func (b *jobBatch) awaited() bool {
+	for _, k := range b.acks {
+		if !k.resolving {
+			return true
+		}
+	}
+	return false
+}
+
+// refused reports whether err, ApplyJobs', says the data of a record is at
+// fault: committing the same record again fails again.
+func refused(err error) bool {
+	return errors.Is(err, ErrRecordRefused) || errors.Is(err, ErrDuplicateJob)
 }
 
 // save hands the state to keep across restarts to the writer, replacing a

@@ -269,7 +269,9 @@ func (s *Store) ApplyJobs(ops []fairsched.JobOp) (err error) {
 func EncodeRecord(rec fairsched.JobRecord) ([]byte, error) {
 	data, err := json.Marshal(rec)
 	if err != nil {
-		return nil, fmt.Errorf("boltstore: encoding job %s/%s: %w", rec.Type, rec.ID, err)
+		// Data-dependent (a time past year 9999): the same record fails
+		// again, so the scheduler commits the others without it.
+		return nil, fmt.Errorf("%w: boltstore: encoding job %s/%s: %w", fairsched.ErrRecordRefused, rec.Type, rec.ID, err)
 	}
 	return append([]byte{recordVersion}, data...), nil
 }

@@ -16,7 +16,10 @@ import (
 // statement (fairsched.ErrStore) —, and per job for duplicates: a record
 // whose (type, id) is pending or running already, or repeats one earlier
 // in recs, is not written, and errs[i] is fairsched.ErrDuplicateJob; the
-// others are committed. errs is nil when err is not.
+// others are committed. errs is nil when err is not. A failed statement
+// is classified as Insert's: fairsched.ErrRecordRefused (a record is at
+// fault — the whole batch is refused), fairsched.ErrOutcomeUnknown (the
+// reply was lost: the batch may be stored).
 func (s *Store) InsertMany(ctx context.Context, recs []*fairsched.JobRecord) (errs []error, err error) {
 	types := make([]string, len(recs))
 	ids := make([]string, len(recs))
@@ -30,7 +33,7 @@ func (s *Store) InsertMany(ctx context.Context, recs []*fairsched.JobRecord) (er
 		rec.Seq = 0
 		data, err := json.Marshal(rec)
 		if err != nil {
-			return nil, fmt.Errorf("pgstore: encoding job %s/%s: %w", rec.Type, rec.ID, err)
+			return nil, fmt.Errorf("%w: %w: pgstore: encoding job %d (%s/%s): %w", fairsched.ErrStore, fairsched.ErrRecordRefused, i, rec.Type, rec.ID, err)
 		}
 		types[i], ids[i], datas[i] = string(rec.Type), rec.ID, data
 	}
@@ -52,7 +55,7 @@ func (s *Store) InsertMany(ctx context.Context, recs []*fairsched.JobRecord) (er
 		SELECT input.ord, input.seq, ins.seq IS NOT NULL, (SELECT pg_notify('`+notifyChannel+`', ''))::text
 		FROM input LEFT JOIN ins ON ins.seq = input.seq ORDER BY input.ord`, types, ids, datas)
 	if err != nil {
-		return nil, fmt.Errorf("%w: pgstore: inserting %d jobs: %w", fairsched.ErrStore, len(recs), err)
+		return nil, fmt.Errorf("%w: %w", fairsched.ErrStore, classified(fmt.Sprintf("inserting %d jobs", len(recs)), err))
 	}
 	defer rows.Close()
 	errs = make([]error, len(recs))
@@ -72,7 +75,7 @@ func (s *Store) InsertMany(ctx context.Context, recs []*fairsched.JobRecord) (er
 		rec.Seq = uint64(seq)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%w: pgstore: inserting %d jobs: %w", fairsched.ErrStore, len(recs), err)
+		return nil, fmt.Errorf("%w: %w", fairsched.ErrStore, classified(fmt.Sprintf("inserting %d jobs", len(recs)), err))
 	}
 	if n != len(recs) {
 		return nil, fmt.Errorf("%w: pgstore: inserting %d jobs: %d rows back", fairsched.ErrStore, len(recs), n)

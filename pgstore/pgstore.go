@@ -14,6 +14,23 @@
 // database whose schema is newer than this package's is refused, never
 // misread.
 //
+// Errors of writes are classified, so that a caller knows whether to
+// retry, and a scheduler whether to split a batch. A write is one
+// transaction: PostgreSQL's error (a *pgconn.PgError) means nothing was
+// written, and its SQLSTATE class says why — 22 (data exception), 23
+// (integrity constraint) and 54 (program limit, such as an index row too
+// large) are the data's fault and wrap fairsched.ErrRecordRefused, as does
+// a record that does not encode; the unique index of unfinished jobs by
+// (type, id) is fairsched.ErrDuplicateJob; any other class (serialization
+// failures, deadlocks, resources) is transient, except an error that ends
+// the session (severity FATAL, such as a shutdown), which may come after
+// a commit and wraps fairsched.ErrOutcomeUnknown. An error of the
+// connection means nothing was written if pgx had not sent the request
+// (pgconn.SafeToRetry, or no connection made), and otherwise wraps
+// fairsched.ErrOutcomeUnknown: the commit may have happened. Errors of
+// Insert and InsertMany also wrap fairsched.ErrStore; those of ApplyJobs
+// get it from the scheduler.
+//
 // The pieces cluster mode will stand on are here and tested, not yet
 // wired into a scheduler (docs/cluster.md): the leader lease with its
 // epoch fencing (Acquire, Renew, Release, ApplyJobsFenced), the change
@@ -248,7 +265,11 @@ func (s *Store) LoadJobs(fn func(fairsched.JobRecord) error) error {
 }
 
 // ApplyJobs commits ops in one transaction. Of several writes of one
-// sequence in ops the last counts, as if they were applied in order.
+// sequence in ops the last counts, as if they were applied in order. Its
+// error is classified (see the package doc): fairsched.ErrRecordRefused
+// when a record is at fault, fairsched.ErrDuplicateJob when an unfinished
+// job of a record's (type, id) is stored, fairsched.ErrOutcomeUnknown
+// when the commit's reply was lost.
 func (s *Store) ApplyJobs(ops []fairsched.JobOp) error {
 	cols, err := columns(ops)
 	if err != nil {
@@ -290,7 +311,7 @@ func columns(ops []fairsched.JobOp) (*jobColumns, error) {
 		}
 		data, err := json.Marshal(rec)
 		if err != nil {
-			return nil, fmt.Errorf("pgstore: encoding job %s/%s: %w", rec.Type, rec.ID, err)
+			return nil, fmt.Errorf("%w: pgstore: encoding job %s/%s: %w", fairsched.ErrRecordRefused, rec.Type, rec.ID, err)
 		}
 		c.seqs, c.types, c.ids = append(c.seqs, int64(seq)), append(c.types, string(rec.Type)), append(c.ids, rec.ID)
 		c.states, c.records = append(c.states, int16(rec.State)), append(c.records, data)

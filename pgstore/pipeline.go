@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -72,9 +71,10 @@ func (c *jobColumns) queue(b *pgx.Batch, channel string) {
 	}
 	if len(c.seqs) > 0 {
 		// Keep the database's sequence (Insert) past the numbers a
-		// scheduler allocated itself.
+		// scheduler allocated itself. A sequence never used (is_called
+		// false) gives its last_value next.
 		b.Queue(`SELECT setval('fairsched_jobs_seq', m) FROM (SELECT max(s) AS m FROM unnest($1::bigint[]) s) x
-			WHERE m > (SELECT last_value FROM fairsched_jobs_seq)`, c.seqs)
+			WHERE m >= (SELECT last_value + is_called::int FROM fairsched_jobs_seq)`, c.seqs)
 		b.Queue(`INSERT INTO fairsched_jobs (seq, type, id, state, record)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::smallint[], $5::jsonb[])
 			ON CONFLICT (seq) DO UPDATE SET type = excluded.type, id = excluded.id, state = excluded.state, record = excluded.record`,
@@ -95,7 +95,7 @@ func (s *Store) apply(ctx context.Context, fenced bool, domain string, epoch int
 	c.queue(b, channel)
 	err := s.pipeline(ctx, fenced, domain, epoch, b, nil)
 	if err != nil && !errors.Is(err, ErrFenced) {
-		return fmt.Errorf("pgstore: writing jobs: %w", err)
+		return classified("writing jobs", err)
 	}
 	return err
 }

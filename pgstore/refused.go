@@ -1,10 +1,7 @@
 package pgstore
 
 import (
-	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fairsched/fairsched"
 )
@@ -21,15 +18,11 @@ import (
 // value out of range, a notification's payload too long), 23 (integrity
 // constraint — a caller that expects one, such as the unique violation
 // of a double admission, tests for it first) or 54 (program limit
-// exceeded: an index row too large). It is the same rule as errclass.go's
-// for the single-process store's writes.
+// exceeded: an index row too large). It is classifyWriteError's rule
+// (errclass.go), which the single-process store's writes follow too.
 func isRefused(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || len(pgErr.Code) != 5 {
-		return false
-	}
-	switch pgErr.Code[:2] {
-	case "22", "23", "54":
+	switch classifyWriteError(err) {
+	case failRefused, failDuplicate:
 		return true
 	}
 	return false
