@@ -66,7 +66,12 @@ type Handler = messages.Handler
 //	LoadJobs(fn func(core.JobRecord) error) error
 //
 //	// ApplyJobs commits ops in one transaction, durably (synced), or none
-//	// of them.
+//	// of them. Its error wraps ErrRecordRefused when a record's content is
+//	// at fault (the scheduler then commits the ops in parts, in order, to
+//	// find it), ErrDuplicateJob when the store holds an unfinished job of a
+//	// record's (type, id), ErrOutcomeUnknown when the commit may have
+//	// happened (its ops are written again: a put or delete written twice
+//	// must leave what one leaves).
 //	ApplyJobs(ops []JobOp) error
 type JobStore = actor.JobStore
 

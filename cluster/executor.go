@@ -329,7 +329,19 @@ func (x *executor) run() {
 			}
 			view := messages.DurableJob{Type: rec.Type, ID: rec.ID, Payload: rec.Payload, Attempt: g.Attempt,
 				FairnessKey: rec.Key, Group: rec.Group, EnqueuedAt: rec.EnqueuedAt, Seq: rec.Seq}
-			fn = func(ctx context.Context) error { return h(ctx, view) }
+			fn = func(ctx context.Context) error {
+				err := h(ctx, view)
+				if err != nil && !errors.Is(err, workers.ErrWorkerLost) {
+					// A handler that returns ctx.Err() after this executor
+					// stopped its attempt (revoked, heartbeats failing, its
+					// worker gone) was interrupted, not failed: say why, as
+					// the in-process scheduler does (actor.Execute).
+					if cause := context.Cause(ctx); errors.Is(cause, workers.ErrWorkerLost) {
+						err = fmt.Errorf("%w: %w", cause, err)
+					}
+				}
+				return err
+			}
 		}
 		running[g.Seq] = a
 		go func() {

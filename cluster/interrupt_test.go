@@ -226,3 +226,70 @@ func TestLostWorkerInterruptionsBounded(t *testing.T) {
 		t.Errorf("dead jobs (-want +got):\n%s\n%+v", diff, dead)
 	}
 }
+
+// TestHandlerReturningCtxErrIsInterrupted: a handler that returns its
+// context's plain error (context.Canceled) once its executor stops the
+// attempt — its worker unregistered — was interrupted, not failed: with
+// the default retry policy (no retries) the job runs again when a worker
+// is back, with a larger Attempt, and is not dead.
+func TestHandlerReturningCtxErrIsInterrupted(t *testing.T) {
+	url := pgtest.URL(t)
+	lead := joinLeader(t, url, fast("d", "lead", 2))
+	host := join(t, url, fast("d", "host", 2))
+	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond, RequiresWorker: true}
+	for _, m := range []*member{lead, host} {
+		if err := m.s.RegisterType("compile", cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started, done := make(chan int, 8), make(chan int, 8)
+	if err := host.s.RegisterHandler("compile", func(ctx context.Context, j fairsched.Job) error {
+		started <- j.Attempt
+		if j.Attempt > 1 {
+			done <- j.Attempt
+			return nil
+		}
+		<-ctx.Done() // until its worker goes
+		return ctx.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	worker := fairsched.WorkerSpec{ID: "gpu", Slots: []fairsched.SlotSpec{{Types: []fairsched.JobType{"compile"}}}}
+	if err := host.s.RegisterWorker(worker); err != nil {
+		t.Fatal(err)
+	}
+	if err := lead.s.Enqueue(ctx, "compile", "c1", nil); err != nil {
+		t.Fatal(err)
+	}
+	attempts := []int{<-started}
+	if err := host.s.UnregisterWorker("gpu"); err != nil {
+		t.Fatal(err)
+	}
+	// The job runs again once a worker is back (or at once, should the
+	// leader not have seen the worker go yet).
+	if err := host.s.RegisterWorker(worker); err != nil {
+		t.Fatal(err)
+	}
+	isDead := func() bool {
+		dead, err := lead.s.DeadJobs(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(dead) > 0
+	}
+	waitFor(t, func() bool { return len(done) > 0 || isDead() })
+	for len(started) > 0 {
+		attempts = append(attempts, <-started)
+	}
+	if diff := cmp.Diff([]int{1, 2}, attempts); diff != "" {
+		t.Errorf("attempts the handler saw (-want +got):\n%s", diff)
+	}
+	dead, err := lead.s.DeadJobs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dead) != 0 {
+		t.Errorf("dead jobs %+v; want none: the attempt was interrupted", dead)
+	}
+}
