@@ -96,7 +96,8 @@ func startRefusing(t *testing.T, st *refusingStore) *actor.Actor {
 	_ = st.LoadJobs(func(r core.JobRecord) error { recs = append(recs, r); return nil })
 	a := actor.Start(core.New(limits), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
 		Store: st, Jobs: recs})
-	if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10, MaxConcurrency: 1000}); err != nil {
+	// Priority 100: its tier's cap lets a hundred jobs run at once.
+	if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 100, MaxConcurrency: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	return a
@@ -196,16 +197,16 @@ func TestRefusedEndFailsOnlyItself(t *testing.T) {
 	}
 	events, unsubscribe := a.Subscribe(len(jobs) * 8)
 	defer unsubscribe()
-	// Hold a commit (of a job of a type without handler) while every job
-	// starts and ends: their writes wait for the next one together.
+	// Every job starts (each start committed before its handler runs),
+	// then a commit (of a job of a type without handler) is held while
+	// every job ends: their writes wait for the next one together.
 	if err := a.Register("other", policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
 		t.Fatal(err)
 	}
-	held, release := st.hold()
-	other := make(chan error, 1)
-	go func() { other <- a.Enqueue(context.Background(), messages.NewJob("other", "x", "", nil)) }()
-	<-held
+	started, gate := make(chan string, len(jobs)), make(chan struct{})
 	if err := a.RegisterHandler(work, func(_ context.Context, j messages.DurableJob) error {
+		started <- j.ID
+		<-gate
 		switch j.ID {
 		case "nul":
 			return policy.Permanent(errors.New("bad\x00byte"))
@@ -216,6 +217,14 @@ func TestRefusedEndFailsOnlyItself(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	for range jobs {
+		<-started
+	}
+	held, release := st.hold()
+	other := make(chan error, 1)
+	go func() { other <- a.Enqueue(context.Background(), messages.NewJob("other", "x", "", nil)) }()
+	<-held
+	close(gate)
 	for ended := 0; ended < len(jobs); {
 		switch (<-events).(type) {
 		case messages.JobCompleted, messages.JobFailed:

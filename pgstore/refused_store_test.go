@@ -206,16 +206,20 @@ func TestRefusedDeadRecordFailsOnlyItself(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, typ := range []fairsched.JobType{"mail", "other"} {
-			if err := s.RegisterType(typ, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
+			// Priority 300: its tier's cap lets every job run at once.
+			if err := s.RegisterType(typ, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 300}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		return s
 	}
+	started, proceed := make(chan struct{}, 1000), make(chan struct{})
 	handler := func(_ context.Context, j fairsched.Job) error {
 		mu.Lock()
 		ran[j.ID]++
 		mu.Unlock()
+		started <- struct{}{}
+		<-proceed
 		if j.ID == "poison" {
 			return fairsched.Permanent(errors.New("boom"))
 		}
@@ -230,14 +234,19 @@ func TestRefusedDeadRecordFailsOnlyItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	events, unsubscribe := s.Subscribe(1000)
-	// A commit is held while the 201 jobs start and end: their writes
-	// share the commits after it.
-	gate := make(chan error, 1)
-	go func() { gate <- s.Enqueue(ctx, "other", "gate", nil) }()
-	waitingForGate(t, connect(t, url))
+	// Every job starts (each start committed before its handler runs),
+	// then a commit is held while the 201 jobs end: their writes share
+	// the commits after it.
 	if err := s.RegisterHandler("mail", handler); err != nil {
 		t.Fatal(err)
 	}
+	for range jobs {
+		<-started
+	}
+	gate := make(chan error, 1)
+	go func() { gate <- s.Enqueue(ctx, "other", "gate", nil) }()
+	waitingForGate(t, connect(t, url))
+	close(proceed)
 	for ended := 0; ended < len(jobs); {
 		switch (<-events).(type) {
 		case fairsched.JobCompleted, fairsched.JobFailed:
