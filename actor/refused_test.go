@@ -303,14 +303,25 @@ func TestTransientFailureLosesNoEnd(t *testing.T) {
 	if err := a.Register("other", policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
 		t.Fatal(err)
 	}
+	// Every job starts (its start committed), then its end waits behind a
+	// held commit and rides in the one after, which fails.
+	started, gate := make(chan struct{}, len(jobs)), make(chan struct{})
+	if err := a.RegisterHandler(work, func(context.Context, messages.DurableJob) error {
+		started <- struct{}{}
+		<-gate
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for range jobs {
+		<-started
+	}
 	held, release := st.hold()
 	other := make(chan error, 1)
 	go func() { other <- a.Enqueue(context.Background(), messages.NewJob("other", "x", "", nil)) }()
 	<-held
 	st.next <- func(func() error) error { return errors.New("connection reset") } // the commit after the held one
-	if err := a.RegisterHandler(work, func(context.Context, messages.DurableJob) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
+	close(gate)
 	for ended := 0; ended < len(jobs); {
 		if _, ok := (<-events).(messages.JobCompleted); ok {
 			ended++
