@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/internal/bisect"
 )
 
 // Saving. The owner never waits on the store: it hands a copy of the state
@@ -110,50 +111,34 @@ func commitBatch(s JobStore, b *jobBatch) batchDone {
 	if err == nil || !refused(err) {
 		return batchDone{b: b, err: err}
 	}
-	// Unit boundaries: starts[u] is unit u's first op; one past the end.
-	starts := make([]int, 0, len(b.ops)+1)
-	k := 0 // the acks' ranges are in op order
+	// The units, in op order; so are the acks' ranges.
+	var units []unit
+	k := 0
 	for i := 0; i < len(b.ops); {
 		for k < len(b.acks) && (b.acks[k].j == nil || b.acks[k].to <= i) {
 			k++
 		}
-		starts = append(starts, i)
+		u := unit{i, i + 1}
 		if k < len(b.acks) && b.acks[k].from == i && b.acks[k].to > i {
-			i = b.acks[k].to
-		} else {
-			i++
+			u.to = b.acks[k].to
 		}
+		units = append(units, u)
+		i = u.to
 	}
-	starts = append(starts, len(b.ops))
 	r := batchDone{b: b, opErrs: make([]error, len(b.ops))}
-	var split func(lo, hi int, err error) bool
-	split = func(lo, hi int, err error) bool { // units [lo, hi) failed with err, refused
-		if hi-lo == 1 {
-			for i := starts[lo]; i < starts[hi]; i++ {
-				r.opErrs[i] = err
-			}
-			return true
+	write := func(part []unit) error { return safeApply(s, b.ops[part[0].from:part[len(part)-1].to]) }
+	n, _, err := bisect.Settle(units, err, write, refused, func(u unit, err error) error {
+		for i := u.from; i < u.to; i++ {
+			r.opErrs[i] = err
 		}
-		mid := lo + (hi-lo)/2
-		for _, p := range [][2]int{{lo, mid}, {mid, hi}} {
-			err := safeApply(s, b.ops[starts[p[0]]:starts[p[1]]])
-			switch {
-			case err == nil:
-			case refused(err):
-				if !split(p[0], p[1], err) {
-					return false
-				}
-			default: // transient: what is left is not written
-				r.err = err
-				for i := starts[p[0]]; i < len(b.ops); i++ {
-					r.opErrs[i] = err
-				}
-				return false
-			}
+		return nil
+	})
+	if err != nil { // transient: what is left is not written
+		r.err = err
+		for i := units[n].from; i < len(b.ops); i++ {
+			r.opErrs[i] = err
 		}
-		return true
 	}
-	split(0, len(starts)-1, err)
 	return r
 }
 
@@ -249,3 +234,7 @@ func SafeLoad(s Store) (st core.State, err error) {
 	}
 	return st, nil
 }
+
+// unit is the ops [from, to) of a batch committed together or not at all:
+// an Enqueue's put and the delete of the record it replaces, or one op.
+type unit struct{ from, to int }

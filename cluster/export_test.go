@@ -69,10 +69,5 @@ var ReportApart = reportApart
 // EscapedLen is the size a text takes in a payload of events.
 var EscapedLen = escapedLen
 
-// Bisect is bisect (refused.go).
-func Bisect[T any](items []T, write func([]T) error, bad func(T, error) error) (int, error) {
-	return bisect(items, write, bad)
-}
-
 // NameOf is the configured name of an instance's incarnation.
 func NameOf(id string) string { return nameOf(id) }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/internal/bisect"
 	"github.com/fairsched/fairsched/policy"
 )
 
@@ -35,57 +36,25 @@ const maxRefusalText = 512
 // its data, not for the state of a connection.
 func isRefused(err error) bool { return errors.Is(err, actor.ErrRecordRefused) }
 
-// bisect writes items with write, in order. When write says a part is
+// inParts writes items with write, in order. When write says a part is
 // refused (isRefused), the part is split in halves, each written in turn,
 // down to the item at fault, which is handed to bad with its refusal. It
 // returns how many items were dealt with (written, or handed to bad), all
 // unless write or bad failed otherwise — a fenced write, the database out
 // of reach —; err is that failure, and the items from the count on are to
 // be written again.
-func bisect[T any](items []T, write func([]T) error, bad func(T, error) error) (int, error) {
+func inParts[T any](items []T, write func([]T) error, bad func(T, error) error) (int, error) {
 	if len(items) == 0 {
 		return 0, nil
 	}
-	n, _, err := settle(items, write(items), write, bad)
+	n, _, err := bisect.Settle(items, write(items), write, isRefused, bad)
 	return n, err
 }
 
-// split is bisect of items refused whole (refusal).
+// split is inParts of items refused whole (refusal).
 func split[T any](items []T, refusal error, write func([]T) error, bad func(T, error) error) (int, error) {
-	n, _, err := settle(items, refusal, write, bad)
+	n, _, err := bisect.Settle(items, refusal, write, isRefused, bad)
 	return n, err
-}
-
-// settle is bisect once items were written, with err; clean: they were
-// written whole at once.
-func settle[T any](items []T, err error, write func([]T) error, bad func(T, error) error) (n int, clean bool, _ error) {
-	switch {
-	case err == nil:
-		return len(items), true, nil
-	case !isRefused(err):
-		return 0, false, err
-	case len(items) == 1:
-		if err := bad(items[0], err); err != nil {
-			return 0, false, err
-		}
-		return 1, false, nil
-	}
-	whole := err
-	mid := len(items) / 2
-	first, second := items[:mid], items[mid:]
-	n, clean, err = settle(first, write(first), write, bad)
-	if err != nil {
-		return n, false, err
-	}
-	// The first half written whole at once, the record at fault is in the
-	// second: it is split at once, not written whole to learn it — down
-	// to one record, which is written alone before it is called bad.
-	secondErr := whole
-	if !clean || len(second) == 1 {
-		secondErr = write(second)
-	}
-	m, _, err := settle(second, secondErr, write, bad)
-	return mid + m, false, err
 }
 
 // grantParts is what grantApart wrote of a turn.
@@ -108,7 +77,7 @@ type grantParts struct {
 // and they are split at once.
 func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, epoch int64, succeeded []End, grants []Grant, refusal error) grantParts {
 	var p grantParts
-	p.ends, p.err = bisect(succeeded, func(part []End) error {
+	p.ends, p.err = inParts(succeeded, func(part []End) error {
 		_, _, err := b.Grant(ctx, domain, epoch, part, nil)
 		return err
 	}, func(e End, err error) error {
@@ -154,7 +123,7 @@ func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, 
 	if len(succeeded) == 0 && len(all) > 0 {
 		p.n, p.err = split(all, refusal, write, bad)
 	} else {
-		p.n, p.err = bisect(all, write, bad)
+		p.n, p.err = inParts(all, write, bad)
 	}
 	return p
 }
@@ -168,7 +137,7 @@ func grantRefused(err error) error {
 
 // reportApart writes ends the backend refused as one report
 // (Backend.ReportEnds, refusal) in parts, and returns how many it dealt
-// with (as bisect). A refused end is reported again with its error text
+// with (as inParts). A refused end is reported again with its error text
 // cleaned and cut, then, refused still, with EndTextRefused: it ends its
 // attempt and frees its slot all the same. Only an end refused even so is
 // dropped (said in the log): its grant stays until the instance is lost.
@@ -241,12 +210,12 @@ func (l *leader) splitPayload(payload []byte, refusal error) [][]byte {
 
 // defineApart writes the types of regs, which the store refused as one
 // (Backend.DefineTypes), in parts, and returns those written and how many
-// it dealt with (as bisect). A type the store refuses is left out, said
+// it dealt with (as inParts). A type the store refuses is left out, said
 // in the log: no leader could read it, so its jobs are never granted.
 func (n *Node) defineApart(regs []typeReg) (written []typeReg, dealt int, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
 	defer cancel()
-	dealt, err = bisect(regs, func(part []typeReg) error {
+	dealt, err = inParts(regs, func(part []typeReg) error {
 		settings, err := typeSettings(part)
 		if err == nil {
 			err = n.b.DefineTypes(ctx, n.cfg.Domain, settings)
