@@ -628,4 +628,3 @@ func TestRefusedTypeIsLeftOut(t *testing.T) {
 		t.Errorf("the refused type logged %d times", got)
 	}
 }
-
