@@ -54,6 +54,11 @@ type leader struct {
 	// unanswerable: the commands whose answers the store refused, even
 	// one saying so (answerRefused); the loop's.
 	unanswerable map[int64]bool
+	// reread: this instance's heartbeat now says what its executor
+	// handles (ownChanged): the loop reads the instances at once, so
+	// that its own instance takes work from the next turn, not from the
+	// loop's next beat.
+	reread chan struct{}
 }
 
 // wait is an admitted job's attempt, from its grant to its end.
@@ -114,7 +119,7 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), revokes: make(chan uint64, 64), types: make(chan typeReg),
 		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed,
 		known: map[policy.JobType]bool{}, pubDone: make(chan struct{}), localEnds: make(chan End, 1024),
-		loaded: make(chan struct{}), loaderDone: make(chan struct{}), stopLoad: func() {}}
+		loaded: make(chan struct{}), loaderDone: make(chan struct{}), stopLoad: func() {}, reread: make(chan struct{}, 1)}
 	abort := func(err error) (*leader, error) {
 		feed.Close()
 		close(l.loaderDone)
@@ -262,6 +267,15 @@ func (l *leader) handler(r typeReg) messages.Handler {
 			}
 			return context.Cause(ctx)
 		}
+	}
+}
+
+// ownChanged tells the loop that this instance's heartbeat changed what
+// it handles (its types or workers).
+func (l *leader) ownChanged() {
+	select {
+	case l.reread <- struct{}{}:
+	default: // a read is due already
 	}
 }
 
@@ -847,6 +861,13 @@ func (l *leader) run() {
 			replace()
 		case <-poll.C:
 			read(true, true)
+			replace()
+		case <-l.reread:
+			func() {
+				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
+				defer cancel()
+				readInstances(ctx)
+			}()
 			replace()
 		case <-beat.C:
 			func() {

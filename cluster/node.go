@@ -532,6 +532,9 @@ func (n *Node) run() {
 			beat()
 		case <-n.x.typesChanged:
 			beat()
+			if l != nil { // the leader reads what its own instance now handles at once
+				l.ownChanged()
+			}
 		case <-n.subsChanged:
 			beat()
 		case e := <-failed:

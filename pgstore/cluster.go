@@ -331,7 +331,7 @@ func (s *Store) Wake(ctx context.Context, r cluster.Reader, instance string) (<-
 	case cluster.ExecutorReads:
 		channel, wanted = grantsChannel, func(payload string) bool { return grantsFor(payload, instance) }
 	case cluster.OwnerReads:
-		channel = finalsChannel
+		channel, wanted = finalsChannel, func(payload string) bool { return grantsFor(payload, instance) }
 	case cluster.EndReads:
 		channel = endsChannel
 	}

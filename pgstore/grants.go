@@ -111,7 +111,7 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 			if err != nil {
 				return err
 			}
-			if gone, err = collectSeqs(rows); err != nil {
+			if gone, err = collectFirstSeqs(rows); err != nil {
 				return err
 			}
 		}
@@ -206,12 +206,16 @@ const (
 			DELETE FROM fairsched_jobs j USING e
 			WHERE j.seq = e.seq AND j.state = 0 AND (j.running IS TRUE AND j.instance = e.instance AND j.attempt = e.attempt
 				OR j.running IS FALSE AND j.end_instance = e.instance AND j.end_attempt = e.attempt AND j.end_kind = 0)
-			RETURNING j.seq),
+			RETURNING j.seq, j.record->>'owner' AS owner),
 		kept AS (
 			UPDATE fairsched_jobs j SET running = false, conflict_key = NULL, cancel_requested = false FROM e
 			WHERE j.seq = e.seq AND j.state <> 0 AND j.running IS TRUE AND j.instance = e.instance AND j.attempt = e.attempt
-			RETURNING j.seq)
-		SELECT seq FROM deleted UNION ALL SELECT seq FROM kept`
+			RETURNING j.seq),
+		owners AS (SELECT string_agg(DISTINCT owner, E'\n') AS p, bool_or(owner LIKE E'%\n%') AS multiline
+			FROM deleted WHERE owner IS NOT NULL)
+		SELECT seq, (SELECT pg_notify('` + finalsChannel + `', CASE WHEN multiline OR length(p) > ` + maxPayloadSQL + ` THEN '' ELSE p END)
+			FROM owners WHERE p IS NOT NULL)::text FROM deleted
+		UNION ALL SELECT seq, NULL FROM kept`
 	reportEndsSQL = `
 		WITH ` + lockedRunning + `,
 		ended AS (
@@ -312,6 +316,21 @@ func (s *Store) Revoke(ctx context.Context, domain string, epoch int64, instance
 		return nil, fmt.Errorf("%w: pgstore: revoking the grants of %q: %w", fairsched.ErrStore, instance, err)
 	}
 	return out, err
+}
+
+// collectFirstSeqs returns the sequences in the first column of rows of
+// two (the second: a wake-up's value, ignored), and closes rows.
+func collectFirstSeqs(rows pgx.Rows) ([]uint64, error) {
+	defer rows.Close()
+	var out []uint64
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq, nil); err != nil {
+			return nil, err
+		}
+		out = append(out, uint64(seq))
+	}
+	return out, rows.Err()
 }
 
 // collectSeqs returns the sequences rows hold, one a row, and closes rows.

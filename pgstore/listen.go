@@ -28,7 +28,10 @@ import (
 // and an executor is woken only by those naming its own: with twenty
 // instances, a batch of grants to one wakes one reader, not twenty. An
 // empty payload (a cancellation, a batch to too many instances to name)
-// wakes every executor.
+// wakes every executor. Likewise the delete of successes names the
+// instances whose RunSync and Submit jobs it ended (their owners), so
+// that a caller waiting for its job's end is woken by it; the leader's
+// other writes of records wake every owner.
 
 const (
 	notifyChannel = "fairsched_jobs"
@@ -119,6 +122,9 @@ func (l *Listener) Stop() error {
 // maxPayload bounds a notification's payload below PostgreSQL's 8 000
 // bytes; past it a grant's notification names nobody (wakes everyone).
 const maxPayload = 7000
+
+// maxPayloadSQL is maxPayload in a statement's text.
+const maxPayloadSQL = "7000"
 
 // grantsPayload is the payload of the notification of grants to
 // instances: their names, one a line, each once; "" (everyone) when they
