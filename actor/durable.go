@@ -102,6 +102,10 @@ type durable struct {
 	ops    []JobOp
 	acks   []ack
 	flight *jobBatch
+	// writing counts, by sequence, the ops queued or in flight and not
+	// yet known written (or given up): a job with some is not started
+	// before they are (startingDurable).
+	writing map[uint64]int
 	// batches hands batches to the writer, which answers on committed.
 	batches   chan *jobBatch
 	committed chan batchDone
@@ -231,9 +235,31 @@ func record(j *messages.Job, seq uint64, now time.Time) *core.JobRecord {
 func (d *durable) put(rec *core.JobRecord) {
 	c := *rec
 	d.ops = append(d.ops, JobOp{Put: &c})
+	d.track(d.ops[len(d.ops)-1:], 1)
 }
 
-func (d *durable) delete(seq uint64) { d.ops = append(d.ops, JobOp{Delete: seq}) }
+func (d *durable) delete(seq uint64) {
+	d.ops = append(d.ops, JobOp{Delete: seq})
+	d.track(d.ops[len(d.ops)-1:], 1)
+}
+
+// track counts ops (delta 1) or forgets them (-1) in d.writing.
+func (d *durable) track(ops []JobOp, delta int) {
+	if d.writing == nil {
+		d.writing = map[uint64]int{}
+	}
+	for _, op := range ops {
+		seq := op.Delete
+		if op.Put != nil {
+			seq = op.Put.Seq
+		}
+		if n := d.writing[seq] + delta; n > 0 {
+			d.writing[seq] = n
+		} else {
+			delete(d.writing, seq)
+		}
+	}
+}
 
 // Enqueue makes j a durable job: see messages.Enqueue.
 func (a *Actor) Enqueue(ctx context.Context, j *messages.Job) error {
@@ -328,12 +354,13 @@ func (a *Actor) durableIdle() bool {
 func (a *Actor) committed(r batchDone) {
 	d := a.dur
 	d.flight = nil
+	d.track(r.b.ops, -1) // those not written and made again are counted again (unwritten)
 	now := a.now()
 	var resolving []ack
 	for _, k := range r.b.acks {
 		err := r.errOf(k)
 		if k.start {
-			a.startCommitted(k.j, err)
+			a.startCommitted(k.j, err, k.from == k.to)
 			continue
 		}
 		if k.j == nil {
@@ -470,6 +497,7 @@ func (a *Actor) unwritten(r batchDone, resolving []ack) {
 	if len(again) == 0 {
 		return
 	}
+	d.track(again, 1)
 	d.ops = append(again, d.ops...)
 	for i := range d.acks {
 		d.acks[i].from += len(again)
@@ -797,10 +825,19 @@ func (a *Actor) startingDurable(j *messages.Job) bool {
 	deferred := false
 	if rec.Granted == "" {
 		rec.Attempt++
-		if !a.grantRecords {
+		switch {
+		case !a.grantRecords:
 			from := len(d.ops)
 			d.put(rec)
 			d.acks = append(d.acks, ack{j: j, start: true, from: from, to: len(d.ops)})
+			deferred = true
+		case d.writing[rec.Seq] > 0:
+			// A write of its record is still under way (its last
+			// attempt's end, say), and the grant's write is another
+			// writer's: were it granted now, that write could land after
+			// its success's delete and bring the job back. It starts once
+			// the next batch commits, after every write of it before.
+			d.acks = append(d.acks, ack{j: j, start: true, from: len(d.ops), to: len(d.ops)})
 			deferred = true
 		}
 	}
@@ -831,7 +868,10 @@ var errStartUnwritten = errors.New("fairsched: the start of a durable job's atte
 // committed with err. A start that was not written is not run: the attempt
 // ends at once (errStartUnwritten), and its number is used again by the
 // next start.
-func (a *Actor) startCommitted(j *messages.Job, err error) {
+func (a *Actor) startCommitted(j *messages.Job, err error, waitOnly bool) {
+	if waitOnly && refused(err) {
+		err = nil // another op's refusal: the batch is done all the same
+	}
 	if refused(err) {
 		// The store refuses the record itself: writing it again would be
 		// refused again, so the job fails for good, without running.
