@@ -145,9 +145,11 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 	return gone, took, nil
 }
 
-// grantSQL writes grants (the columns $1–$6), each only to a job pending
-// and not running, and returns the sequences that took; notify: wake the
-// executors that $7 names. It takes its rows as its plan meets them, with
+// grantSQL writes grants (the columns $1–$6), each only to a job pending,
+// not running and not granted that attempt (or a later one) before, and
+// returns the sequences that took — a turn written again because its
+// commit's reply was lost must not grant again an attempt that ran
+// meanwhile and ended; notify: wake the executors that $7 names. It takes its rows as its plan meets them, with
 // no lockedRows first (row locks first cost the burn-down about a third of
 // its throughput): no other writer locks several of them at once — an end
 // report locks running rows only, and the leader's scheduler writes the
@@ -164,7 +166,7 @@ func grantSQL(notify bool) string {
 			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
 				worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id()
 			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
-			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0
+			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0 AND j.attempt < g.attempt
 			RETURNING j.seq)
 		SELECT u.seq, ` + wake + ` FROM u`
 }

@@ -418,3 +418,36 @@ func TestTurnsAndReportsNeverDeadlock(t *testing.T) {
 		}
 	}
 }
+
+// TestGrantTakesEachAttemptOnce: a turn written again — its first commit
+// went through, but its reply was lost — grants nothing that first one
+// granted, even once that attempt has ended and its row runs no more: an
+// attempt is granted once. The next attempt is granted as usual.
+func TestGrantTakesEachAttemptOnce(t *testing.T) {
+	st, epoch := leaderOver(t, 1)
+	defer st.Close()
+	ctx := context.Background()
+	var log []string
+	grant := func(attempt int) {
+		n, err := st.GrantJobs(ctx, "d", epoch, []pgstore.Grant{{Seq: 1, Instance: "i1", Attempt: attempt}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, fmt.Sprintf("grant attempt %d took %d", attempt, n))
+	}
+	report := func(attempt int) {
+		n, err := st.ReportEnds(ctx, []pgstore.End{{Seq: 1, Instance: "i1", Attempt: attempt, Kind: cluster.EndError, Error: "boom"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, fmt.Sprintf("end of attempt %d matched %d", attempt, n))
+	}
+	grant(1)
+	report(1)
+	grant(1) // the same turn again
+	grant(2)
+	want := []string{"grant attempt 1 took 1", "end of attempt 1 matched 1", "grant attempt 1 took 0", "grant attempt 2 took 1"}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
