@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,8 +32,14 @@ const (
 	childIncEnv   = "FAIRSCHED_CLUSTER_INC"   // where it writes its incarnation once joined
 	childPrevEnv  = "FAIRSCHED_CLUSTER_PREV"  // "1": each start says how the job's last attempt ended (prev)
 	childRetryEnv = "FAIRSCHED_CLUSTER_RETRY" // "none": the types' default retry policy
-	childDomain   = "failover"                // the children's domain
-	childGroup    = fairsched.ConflictGroup("repo")
+	// childCalmEnv "1": the lease's timings of calm (a lease of 3 s,
+	// beats every 500 ms, lost after 2 s) instead of fast's: a machine
+	// loaded by the whole suite under -race stalls statements for longer
+	// than fast's 200 ms beat, and instances then stop their jobs and
+	// are declared lost without any kill.
+	childCalmEnv = "FAIRSCHED_CLUSTER_CALM"
+	childDomain  = "failover" // the children's domain
+	childGroup   = fairsched.ConflictGroup("repo")
 )
 
 // childTypes are the types every child registers: two types in one
@@ -52,7 +59,9 @@ func childTypes(retries bool) map[fairsched.JobType]fairsched.JobTypeConfig {
 // until it is killed or its stdin closes (then it leaves gracefully). Its
 // handler appends "start <type/id> <instance> <unix-nanos> <attempt>
 // <incarnation> <prev>" when a job starts and "end …" when it returns, one
-// write per line, to the log. prev is "-" unless asked for (childPrevEnv):
+// write per line, to the log; an end's last field is "lost" when the
+// executor stopped the attempt (its context's cause ErrWorkerLost), else
+// "-". A start's prev is "-" unless asked for (childPrevEnv):
 // then what the database says as the attempt starts — how the job's record
 // says its last attempt ended ("none", "lost": ErrWorkerLost, or "other"),
 // which attempt that was, and how many names have two incarnations
@@ -127,6 +136,9 @@ func childMain() int {
 		}
 	}
 	cfg := fast(childDomain, name, slots)
+	if os.Getenv(childCalmEnv) == "1" {
+		cfg.LeaseTTL, cfg.Heartbeat, cfg.LostAfter = 3*time.Second, 500*time.Millisecond, 2*time.Second
+	}
 	cfg.Logger = logger
 	s, err := fairsched.New(fairsched.WithCluster(st, cfg), fairsched.WithMaxConcurrency(maxConc))
 	if err != nil {
@@ -152,7 +164,24 @@ func childMain() int {
 		if err := s.RegisterHandler(t, func(ctx context.Context, j fairsched.Job) error {
 			id := string(j.Type) + "/" + j.ID
 			line("start", id, j.Attempt, prev(j))
-			defer line("end", id, j.Attempt, "-")
+			defer func() {
+				// How the attempt ended, as far as this process can tell:
+				// "lost" when its executor stopped it (heartbeats failing,
+				// its grant revoked) — an interruption, run again.
+				how := "-"
+				switch cause := context.Cause(ctx); {
+				case cause == nil:
+				case errors.Is(cause, workers.ErrWorkerLost):
+					how = "lost"
+				case errors.Is(cause, fairsched.ErrClosed):
+					how = "closed"
+				case errors.Is(cause, fairsched.ErrCancelled):
+					how = "cancelled"
+				default:
+					how = "cut"
+				}
+				line("end", id, j.Attempt, how)
+			}()
 			select {
 			case <-time.After(work): // the job's work
 				return nil

@@ -15,7 +15,7 @@ func (f *faulty) GrantsSince(ctx context.Context, instance string, c cluster.Rea
 }
 
 func (f *faulty) EndsSince(ctx context.Context, c cluster.ReadCursor) ([]cluster.Row, cluster.ReadCursor, error) {
-	if f.cut.Load() {
+	if f.cut.Load() || f.blindEnds.Load() {
 		return nil, c, errCut
 	}
 	return f.b.EndsSince(ctx, c)

@@ -21,6 +21,8 @@ type faulty struct {
 	// follower: the instance never takes the lease (Acquire finds it
 	// held), so that a test chooses its leader.
 	follower atomic.Bool
+	// blindEnds: the leader's reads of ends (Rows, EndsSince) fail.
+	blindEnds atomic.Bool
 }
 
 var errCut = errors.New("test: cut off from the database")
@@ -107,7 +109,7 @@ func (f *faulty) Grant(ctx context.Context, domain string, epoch int64, succeede
 }
 
 func (f *faulty) Rows(ctx context.Context, seqs []uint64) ([]cluster.Row, error) {
-	if f.cut.Load() {
+	if f.cut.Load() || f.blindEnds.Load() {
 		return nil, errCut
 	}
 	return f.b.Rows(ctx, seqs)

@@ -672,7 +672,11 @@ func (l *leader) run() {
 				return
 			}
 			for _, w := range outstanding {
-				if w.instance == id {
+				// A resumed job whose row is not read yet (attempt -1) is
+				// answered by that read (readEnds): its end may be reported
+				// there already — a success must not run again because the
+				// instance that reported it has gone since.
+				if w.instance == id && w.attempt != -1 {
 					err := fmt.Errorf("%w: instance %s went silent", workers.ErrWorkerLost, id)
 					if w.owner != "" {
 						err = policy.Permanent(err) // its function went with it
