@@ -249,11 +249,13 @@ func (a *Actor) enqueue(m messages.Enqueue) {
 	ref := durableRef(j)
 	var replaced *messages.Job
 	if old := d.jobs[ref]; old != nil {
-		switch {
-		case a.coalescing[j.Type]:
+		held := records.Held{Committing: old.Committing, Replaced: old.Replaced}
+		held.Pending = j.Supersede && !old.Committing && !old.Replaced && a.durablePending(old) // asked only when it matters
+		switch records.Admit(held, j.Supersede, a.coalescing[j.Type]) {
+		case records.Coalesced:
 			m.Reply <- nil // one run for both
 			return
-		case j.Supersede && !old.Committing && !old.Replaced && a.durablePending(old):
+		case records.Supersedes:
 			replaced = old
 			old.Replaced = true
 		default:

@@ -307,3 +307,38 @@ func (t *Table) Refused(op Op) (rep Op, ok bool, why Refusal) {
 	}
 	return Op{}, false, RefusedKept
 }
+
+// Held is what the owner knows of the unfinished job that holds the
+// (type, id) of a new Enqueue.
+type Held struct {
+	// Committing: its own record is not committed yet; Replaced: a
+	// Supersede already replaces it; Pending: it waits (for a handler or
+	// in the core) rather than runs.
+	Committing, Replaced, Pending bool
+}
+
+// Verdict is what becomes of an Enqueue whose (type, id) is held.
+type Verdict uint8
+
+const (
+	// Duplicate: refused; one unfinished job per (type, id).
+	Duplicate Verdict = iota
+	// Coalesced: accepted, nothing written: one run for both.
+	Coalesced
+	// Supersedes: its record replaces the held job's (Enqueue with the
+	// held sequence), which leaves unrun.
+	Supersedes
+)
+
+// Admit decides an Enqueue whose (type, id) h holds: a coalescing type
+// runs once for both; a Supersede replaces a job that waits and is not
+// already being replaced; anything else is a duplicate.
+func Admit(h Held, supersede, coalescing bool) Verdict {
+	switch {
+	case coalescing:
+		return Coalesced
+	case supersede && !h.Committing && !h.Replaced && h.Pending:
+		return Supersedes
+	}
+	return Duplicate
+}

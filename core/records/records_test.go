@@ -352,3 +352,26 @@ func TestEndWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmit: an Enqueue of a held (type, id) coalesces, supersedes a job
+// that waits, or is a duplicate.
+func TestAdmit(t *testing.T) {
+	waits := records.Held{Pending: true}
+	for _, c := range []struct {
+		name                  string
+		held                  records.Held
+		supersede, coalescing bool
+		want                  records.Verdict
+	}{
+		{name: "duplicate", held: waits, want: records.Duplicate},
+		{name: "coalescing", held: records.Held{Committing: true}, coalescing: true, want: records.Coalesced},
+		{name: "supersede", held: waits, supersede: true, want: records.Supersedes},
+		{name: "supersede a running one", held: records.Held{}, supersede: true, want: records.Duplicate},
+		{name: "supersede one committing", held: records.Held{Pending: true, Committing: true}, supersede: true, want: records.Duplicate},
+		{name: "supersede one replaced", held: records.Held{Pending: true, Replaced: true}, supersede: true, want: records.Duplicate},
+	} {
+		if got := records.Admit(c.held, c.supersede, c.coalescing); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
