@@ -30,6 +30,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/records"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -664,9 +665,7 @@ func (a *Actor) finish(d messages.Done) {
 			a.interruptedAgain(now, j, d.Err, step == core.StepRerun, delay)
 			return
 		case step == core.StepFail && end.Interrupted(): // past MaxInterruptions
-			j.Record.Interruptions++
-			j.Record.EndedAttempt = j.Record.Attempt
-			d.Err = core.InterruptedError(j.Record.Interruptions, d.Err)
+			d.Err = records.InterruptedTooOften(j.Record, d.Err)
 		}
 	}
 	if j.Runs < math.MaxInt32 { // int32: stops, never wraps

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/records"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -95,9 +96,9 @@ type durable struct {
 	waiting  map[policy.JobType][]*messages.Job
 	nWaiting int
 	handlers map[policy.JobType]messages.Handler
-	dead     map[uint64]*core.JobRecord // by sequence
-	retained []*core.JobRecord          // succeeded, kept for retention, by finish
-	seq      uint64
+	// table holds the rules of records and the records that outlive their
+	// jobs here (dead, retained); the owner carries out its ops.
+	table *records.Table
 	// ops and acks are the next batch; flight the batch being committed.
 	ops    []JobOp
 	acks   []ack
@@ -109,7 +110,6 @@ type durable struct {
 	// batches hands batches to the writer, which answers on committed.
 	batches   chan *jobBatch
 	committed chan batchDone
-	retention time.Duration
 	// joins are the coalesced RunSync and Submit jobs of cluster mode
 	// (core.Joins; joins.go).
 	joins core.Joins
@@ -162,36 +162,26 @@ type batchDone struct {
 }
 
 // startDurable sets up durable jobs over st with the records it held.
-func (a *Actor) startDurable(st JobStore, records []core.JobRecord, retention time.Duration) {
+func (a *Actor) startDurable(st JobStore, recs []core.JobRecord, retention time.Duration) {
 	d := newDurable()
-	d.store, d.retention = st, retention
+	d.store, d.table = st, records.New(retention, ErrCancelled.Error())
 	d.batches, d.committed = make(chan *jobBatch, 1), make(chan batchDone, 1)
 	a.dur = d
-	for i := range records {
-		rec := records[i]
-		d.seq = max(d.seq, rec.Seq)
-		switch rec.State {
-		case core.RecordPending:
-			j := fromRecord(&rec)
-			ref := durableRef(j)
-			if d.jobs[ref] == nil {
-				d.jobs[ref] = j
-			}
-			d.waiting[j.Type] = append(d.waiting[j.Type], j)
-			d.nWaiting++
-		case core.RecordDead:
-			d.dead[rec.Seq] = &rec
-		case core.RecordSucceeded:
-			d.retained = append(d.retained, &rec)
+	for _, rec := range d.table.Restore(recs) {
+		j := fromRecord(rec)
+		ref := durableRef(j)
+		if d.jobs[ref] == nil {
+			d.jobs[ref] = j
 		}
+		d.waiting[j.Type] = append(d.waiting[j.Type], j)
+		d.nWaiting++
 	}
-	slices.SortFunc(d.retained, func(x, y *core.JobRecord) int { return x.FinishedAt.Compare(y.FinishedAt) })
 }
 
 // newDurable returns an empty state of durable jobs, without a store.
 func newDurable() *durable {
 	return &durable{jobs: map[jobRef]*messages.Job{}, waiting: map[policy.JobType][]*messages.Job{},
-		handlers: map[policy.JobType]messages.Handler{}, dead: map[uint64]*core.JobRecord{}}
+		handlers: map[policy.JobType]messages.Handler{}, table: records.New(0, ErrCancelled.Error())}
 }
 
 // fromRecord returns the job rec describes, not yet queued; its attempts
@@ -230,17 +220,14 @@ func record(j *messages.Job, seq uint64, now time.Time) *core.JobRecord {
 	}
 }
 
-// put queues a write of a copy of rec: the writer reads the copy while
-// the owner changes rec.
-func (d *durable) put(rec *core.JobRecord) {
-	c := *rec
-	d.ops = append(d.ops, JobOp{Put: &c})
-	d.track(d.ops[len(d.ops)-1:], 1)
-}
-
-func (d *durable) delete(seq uint64) {
-	d.ops = append(d.ops, JobOp{Delete: seq})
-	d.track(d.ops[len(d.ops)-1:], 1)
+// write queues the ops of the rules of records for the next batch (their
+// puts are copies: the writer reads them while the owner changes the
+// records).
+func (d *durable) write(ops []records.Op) {
+	for _, op := range ops {
+		d.ops = append(d.ops, JobOp(op))
+	}
+	d.track(d.ops[len(d.ops)-len(ops):], 1)
 }
 
 // track counts ops (delta 1) or forgets them (-1) in d.writing.
@@ -285,11 +272,13 @@ func (a *Actor) enqueue(m messages.Enqueue) {
 	ref := durableRef(j)
 	var replaced *messages.Job
 	if old := d.jobs[ref]; old != nil {
-		switch {
-		case a.coalescing[j.Type]:
+		held := records.Held{Committing: old.Committing, Replaced: old.Replaced}
+		held.Pending = j.Supersede && !old.Committing && !old.Replaced && a.durablePending(old) // asked only when it matters
+		switch records.Admit(held, j.Supersede, a.coalescing[j.Type]) {
+		case records.Coalesced:
 			m.Reply <- nil // one run for both
 			return
-		case j.Supersede && !old.Committing && !old.Replaced && a.durablePending(old):
+		case records.Supersedes:
 			replaced = old
 			old.Replaced = true
 		default:
@@ -301,15 +290,15 @@ func (a *Actor) enqueue(m messages.Enqueue) {
 	if j.Delay > 0 {
 		j.RunAt = now.Add(j.Delay) // time.Time holds centuries past int64 nanoseconds
 	}
-	d.seq++
-	j.Record = record(j, d.seq, now)
+	j.Record = record(j, d.table.Next(), now)
 	j.Committing = true
 	d.jobs[ref] = j
 	from := len(d.ops)
-	d.put(j.Record)
+	var old uint64
 	if replaced != nil {
-		d.delete(replaced.Record.Seq)
+		old = replaced.Record.Seq
 	}
+	d.write(records.Enqueue(j.Record, old))
 	d.acks = append(d.acks, ack{j: j, replaced: replaced, reply: m.Reply, from: from, to: len(d.ops)})
 }
 
@@ -392,7 +381,7 @@ func (a *Actor) committed(r batchDone) {
 				d.jobs[durableRef(j)] = k.replaced
 			}
 			if k.revive != nil {
-				d.dead[k.revive.Seq] = k.revive // its delete went with j's put
+				d.table.Unrevive(k.revive) // its delete went with j's put
 			}
 			if errors.Is(err, ErrDuplicateJob) {
 				// The store holds an unfinished job of the (type, id) this
@@ -507,42 +496,23 @@ func (a *Actor) unwritten(r batchDone, resolving []ack) {
 }
 
 // refusedOp returns what to write instead of op, which no caller waits on
-// and which the store refused alone for its data, if anything:
-//
-//   - a record whose error text cleaning changes (policy.CleanText: invalid
-//     bytes, NUL, length) is written again with the cleaned text;
-//   - a record of a job that is over (dead, or succeeded and kept) that
-//     cannot be written even so is deleted: the job must not run again
-//     because its end could not be kept, and a dead job is then no more
-//     listed (DeadJobs) — the record's sequence and type are logged;
-//   - anything else (an attempt's start, a delete) is logged with its
-//     sequence and given up: the store keeps the record it had, a pending
-//     job runs again after a restart (at least once).
+// and which the store refused alone for its data, if anything
+// (records.Table.Refused), and logs what became of it.
 func (a *Actor) refusedOp(op JobOp, err error) (JobOp, bool) {
-	d := a.dur
-	rec := op.Put
-	if rec == nil {
+	rep, ok, why := a.dur.table.Refused(records.Op(op))
+	switch why {
+	case records.RefusedDelete:
 		a.log.Error("the store refused a delete of a durable job; its record stays", zap.Uint64("seq", op.Delete), zap.Error(err))
-		return JobOp{}, false
-	}
-	if clean := policy.CleanText(rec.LastError); clean != rec.LastError {
-		c := *rec
-		c.LastError = clean
-		if live := d.dead[rec.Seq]; live != nil {
-			live.LastError = clean // listed as stored
-		}
+	case records.RefusedCleaned:
 		a.log.Warn("the store refused a durable job's record: written again with its error text cleaned",
-			zap.Uint64("seq", rec.Seq), zap.Error(err))
-		return JobOp{Put: &c}, true
-	}
-	if rec.State != core.RecordPending {
-		delete(d.dead, rec.Seq)
+			zap.Uint64("seq", op.Put.Seq), zap.Error(err))
+	case records.RefusedEndDeleted:
 		a.log.Error("the store refused the record of a durable job that ended: deleted, so that it does not run again",
-			zap.Uint64("seq", rec.Seq), zap.String("type", policy.CleanTextN(string(rec.Type), 64)), zap.Error(err))
-		return JobOp{Delete: rec.Seq}, true
+			zap.Uint64("seq", op.Put.Seq), zap.String("type", policy.CleanTextN(string(op.Put.Type), 64)), zap.Error(err))
+	default:
+		a.log.Error("the store refused a durable job's record: the stored one stays", zap.Uint64("seq", op.Put.Seq), zap.Error(err))
 	}
-	a.log.Error("the store refused a durable job's record: the stored one stays", zap.Uint64("seq", rec.Seq), zap.Error(err))
-	return JobOp{}, false
+	return JobOp(rep), ok
 }
 
 // supersedeDurable takes pending durable job old out: a newer Enqueue with
@@ -589,7 +559,7 @@ func (a *Actor) queueDurable(now time.Time, j *messages.Job) error {
 		if errors.As(err, &re) {
 			a.logRefusal(j, re)
 		}
-		d.delete(j.Record.Seq)
+		d.write([]records.Op{records.Delete(j.Record.Seq)})
 		delete(d.jobs, durableRef(j))
 		return err
 	}
@@ -625,16 +595,15 @@ func (a *Actor) restoredDurable(now time.Time, j *messages.Job) bool {
 	if j.OwnRetry != (policy.RetryPolicy{}) {
 		retry = j.OwnRetry
 	}
-	interrupted, step := core.Restored(rec, retry)
+	ops, interrupted, err := records.Restored(rec, retry)
 	if !interrupted {
 		return false
 	}
 	j.Runs = int32(min(rec.Attempt-rec.Interruptions, math.MaxInt32))
-	if step != core.StepFail {
-		a.dur.put(rec) // its count survives another crash
+	if err == nil {
+		a.dur.write(ops)
 		return false
 	}
-	err := core.InterruptedError(rec.Interruptions, core.ErrInterrupted)
 	a.log.Error("durable job interrupted too often: it is dead", zap.String("type", string(j.Type)), zap.String("id", j.ID),
 		zap.Int("interruptions", rec.Interruptions), zap.Error(err))
 	if len(a.subs) > 0 {
@@ -679,7 +648,7 @@ func (a *Actor) adopt(m messages.Adopt) {
 // a job of this owner.
 func (a *Actor) adoptOne(now time.Time, rec core.JobRecord) bool {
 	d := a.dur
-	d.seq = max(d.seq, rec.Seq)
+	d.table.Saw(rec.Seq)
 	j := fromRecord(&rec)
 	d.jobs[recordRef(&rec)] = j
 	if err := a.queueDurable(now, j); err != nil {
@@ -731,7 +700,7 @@ func (a *Actor) replacePending(m messages.ReplacePending) {
 	seq := old.Record.Seq
 	a.supersedeDurable(a.now(), old)
 	delete(d.jobs, jobRef{m.Type, m.ID})
-	d.delete(seq)
+	d.write([]records.Op{records.Delete(seq)})
 	d.acks = append(d.acks, ack{dead: m.Reply, n: 1, from: len(d.ops) - 1, to: len(d.ops)}) // answered with the batch's commit
 }
 
@@ -822,29 +791,24 @@ func cmpBool(x, y bool) int {
 func (a *Actor) startingDurable(j *messages.Job) bool {
 	d := a.dur
 	rec := j.Record
-	deferred := false
-	if rec.Granted == "" {
-		rec.Attempt++
-		switch {
-		case !a.grantRecords:
-			from := len(d.ops)
-			d.put(rec)
-			d.acks = append(d.acks, ack{j: j, start: true, from: from, to: len(d.ops)})
-			deferred = true
-		case d.writing[rec.Seq] > 0:
-			// A write of its record is still under way (its last
-			// attempt's end, say), and the grant's write is another
-			// writer's: were it granted now, that write could land after
-			// its success's delete and bring the job back. It starts once
-			// the next batch commits, after every write of it before.
-			d.acks = append(d.acks, ack{j: j, start: true, from: len(d.ops), to: len(d.ops)})
-			deferred = true
-		}
+	ops, deferred, granted := records.Start(rec, a.grantRecords)
+	if deferred {
+		from := len(d.ops)
+		d.write(ops)
+		d.acks = append(d.acks, ack{j: j, start: true, from: from, to: len(d.ops)})
+	} else if granted == "" && d.writing[rec.Seq] > 0 {
+		// The grant writes the count (cluster mode's leader), but a write
+		// of the record is still under way (its last attempt's end, say):
+		// the grant's is another writer's, and were it granted now, that
+		// write could land after its success's delete and bring the job
+		// back. It starts once the next batch commits, after every write
+		// of it before.
+		d.acks = append(d.acks, ack{j: j, start: true, from: len(d.ops), to: len(d.ops)})
+		deferred = true
 	}
 	h := d.handlers[j.Type]
 	view := messages.DurableJob{Type: j.Type, ID: j.ID, Payload: rec.Payload, Attempt: rec.Attempt,
-		FairnessKey: j.Key, Group: j.Group, EnqueuedAt: rec.EnqueuedAt, Seq: rec.Seq, Owner: rec.Owner, Granted: rec.Granted}
-	rec.Granted = ""
+		FairnessKey: j.Key, Group: j.Group, EnqueuedAt: rec.EnqueuedAt, Seq: rec.Seq, Owner: rec.Owner, Granted: granted}
 	if !deferred {
 		j.Fn = func(ctx context.Context) error { return h(ctx, view) }
 		return true
@@ -880,7 +844,7 @@ func (a *Actor) startCommitted(j *messages.Job, err error, waitOnly bool) {
 		}
 	} else if err != nil {
 		if j.Record != nil {
-			j.Record.Attempt--
+			records.Unstarted(j.Record)
 		}
 		j.Fn = func(context.Context) error { return fmt.Errorf("%w: %w", errStartUnwritten, err) }
 	}
@@ -894,9 +858,7 @@ func (a *Actor) startCommitted(j *messages.Job, err error, waitOnly bool) {
 func (a *Actor) interruptedAgain(now time.Time, j *messages.Job, err error, interrupted bool, delay time.Duration) {
 	rec := j.Record
 	if interrupted {
-		rec.Interruptions++
-		rec.EndedAttempt = rec.Attempt
-		a.dur.put(rec)
+		a.dur.write(records.Interrupted(rec))
 	}
 	if a.closing {
 		delete(a.dur.jobs, durableRef(j))
@@ -918,8 +880,7 @@ func (a *Actor) interruptedAgain(now time.Time, j *messages.Job, err error, inte
 // retryingDurable records the failed attempt of durable job j, which
 // retries.
 func (a *Actor) retryingDurable(j *messages.Job, err error) {
-	j.Record.LastError, j.Record.EndedAttempt = policy.CleanText(err.Error()), j.Record.Attempt
-	a.dur.put(j.Record)
+	a.dur.write(records.Retrying(j.Record, err))
 }
 
 // durableEnded writes the end of durable job j, which left for good with
@@ -934,32 +895,11 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 	if rec == nil {
 		return // superseded: its record is gone already
 	}
+	end := records.End{Err: err, Cancelled: errors.Is(err, ErrCancelled) || j.Cancelled(), Dropped: errors.Is(err, ErrClosed)}
 	now := a.now()
-	switch {
-	case rec.Owner != "":
-		// A RunSync's or Submit's job in cluster mode: its instance reads
-		// how it ended (deleted: success) and deletes the record.
-		// A success is deleted (gone: its instance reads a success); any
-		// other end — a cancellation too — is written, for its instance
-		// to read why.
-		a.ownerEnded(rec, err, j.Cancelled(), now)
-		if a.coalescing[j.Type] {
-			a.endWaiters(now, rec, err, j.Cancelled())
-		}
-	case err == nil && d.retention > 0:
-		rec.State, rec.FinishedAt = core.RecordSucceeded, now
-		d.put(rec)
-		d.retained = append(d.retained, rec)
-	case err == nil:
-		d.delete(rec.Seq)
-	case errors.Is(err, ErrClosed):
-		// Dropped by Close unrun: it runs after the restart.
-	case errors.Is(err, ErrCancelled) || j.Cancelled():
-		d.delete(rec.Seq) // Cancel: however its last attempt ended, it is over
-	default:
-		rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, policy.CleanText(err.Error()), now
-		d.put(rec)
-		d.dead[rec.Seq] = rec
+	d.write(d.table.Ended(rec, end, now))
+	if rec.Owner != "" && a.coalescing[j.Type] {
+		a.endWaiters(now, rec, end)
 	}
 	j.Record = nil
 }
@@ -975,7 +915,7 @@ func (a *Actor) endWritten(j *messages.Job) {
 	if d == nil || rec == nil || j.Coalescing {
 		return
 	}
-	if rec.Owner != "" && (j.Cancelled() || a.coalescing[j.Type]) || rec.Owner == "" && d.retention > 0 {
+	if !d.table.EndWritten(rec, j.Cancelled(), a.coalescing[j.Type]) {
 		return
 	}
 	if d.jobs[durableRef(j)] == j {
@@ -1016,15 +956,10 @@ func (a *Actor) withdrawDurable(now time.Time) {
 // pruneRetained deletes the succeeded records kept past the retention.
 func (a *Actor) pruneRetained(now time.Time) {
 	d := a.dur
-	if d == nil || d.retention <= 0 {
+	if d == nil {
 		return
 	}
-	n := 0
-	for n < len(d.retained) && !now.Before(d.retained[n].FinishedAt.Add(d.retention)) {
-		d.delete(d.retained[n].Seq)
-		n++
-	}
-	d.retained = slices.Delete(d.retained, 0, n)
+	d.write(d.table.Prune(now))
 }
 
 // RegisterHandler runs t's durable jobs with h.
@@ -1066,13 +1001,7 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 		d.acks = append(d.acks, ack{dead: m.Reply}) // answered with the next batch's commit
 		return
 	}
-	var recs []*core.JobRecord
-	for _, rec := range d.dead {
-		if m.ID == "" && (m.Type == "" || rec.Type == m.Type) || rec.Type == m.Type && rec.ID == m.ID {
-			recs = append(recs, rec)
-		}
-	}
-	slices.SortFunc(recs, func(x, y *core.JobRecord) int { return cmp.Compare(x.Seq, y.Seq) })
+	recs := d.table.Dead(m.Type, m.ID)
 	start := len(d.ops)
 	switch m.Op {
 	case messages.ListDead:
@@ -1087,8 +1016,7 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 		return
 	case messages.DeleteDead:
 		for _, r := range recs {
-			delete(d.dead, r.Seq)
-			d.delete(r.Seq)
+			d.write(d.table.DeleteDead(r))
 		}
 	case messages.RequeueDead:
 		if a.aborted || a.closing {
@@ -1101,18 +1029,12 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 			if d.jobs[recordRef(r)] != nil {
 				continue // an unfinished job of the (type, id) exists
 			}
-			delete(d.dead, r.Seq)
 			from := len(d.ops)
-			d.delete(r.Seq)
-			d.seq++
-			fresh := *r
-			fresh.Seq, fresh.State, fresh.Attempt, fresh.LastError = d.seq, core.RecordPending, 0, ""
-			fresh.Interruptions, fresh.EndedAttempt = 0, 0
-			fresh.EnqueuedAt, fresh.RunAt, fresh.FinishedAt = now, time.Time{}, time.Time{}
-			j := fromRecord(&fresh)
+			fresh, ops := d.table.Revive(r, now)
+			j := fromRecord(fresh)
 			j.Committing = true
-			d.jobs[recordRef(&fresh)] = j
-			d.put(j.Record)
+			d.jobs[recordRef(fresh)] = j
+			d.write(ops)
 			// Queued on commit; nobody waits on it. The delete of the dead
 			// record and the put of the fresh one commit together.
 			d.acks = append(d.acks, ack{j: j, reply: make(chan error, 1), from: from, to: len(d.ops), revive: r})

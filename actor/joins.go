@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/records"
 	"github.com/fairsched/fairsched/messages"
-	"github.com/fairsched/fairsched/policy"
 )
 
 // ErrFunctionGone: in cluster mode, an instance was granted a RunSync or
@@ -38,29 +38,11 @@ func (a *Actor) joined(now time.Time, j *messages.Job) bool {
 	return true
 }
 
-// ownerEnded writes how a RunSync's or Submit's job of cluster mode ended,
-// for its instance to read: a success is deleted (gone: its instance reads
-// a success); any other end — a cancellation too — is written, with why;
-// one that Close dropped stays pending for the next leader.
-func (a *Actor) ownerEnded(rec *core.JobRecord, err error, cancelled bool, now time.Time) {
-	d := a.dur
-	switch {
-	case cancelled && err == nil:
-		rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, ErrCancelled.Error(), now
-		d.put(rec)
-	case err == nil:
-		d.delete(rec.Seq)
-	case !errors.Is(err, ErrClosed):
-		rec.State, rec.LastError, rec.FinishedAt = core.RecordDead, policy.CleanText(err.Error()), now
-		d.put(rec)
-	}
-}
-
 // endWaiters ends the waiters of run, which ended with err, as it did —
 // unless its function was gone: then its first waiter runs for the others.
-func (a *Actor) endWaiters(now time.Time, run *core.JobRecord, err error, cancelled bool) {
+func (a *Actor) endWaiters(now time.Time, run *core.JobRecord, end records.End) {
 	d := a.dur
-	if errors.Is(err, ErrFunctionGone) {
+	if errors.Is(end.Err, ErrFunctionGone) {
 		if next := d.joins.Promote(run); next != nil {
 			if nj := d.jobs[recordRef(next)]; nj != nil {
 				_ = a.queueDurable(now, nj) // a refusal deletes its record: its instance reads that
@@ -74,6 +56,6 @@ func (a *Actor) endWaiters(now time.Time, run *core.JobRecord, err error, cancel
 			continue
 		}
 		delete(d.jobs, ref)
-		a.ownerEnded(w, err, cancelled, now)
+		d.write(d.table.OwnerEnded(w, end, now))
 	}
 }
