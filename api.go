@@ -577,7 +577,7 @@ func New(opts ...Option) (*Scheduler, error) {
 			_ = a.Close(ctx)
 			return nil, err
 		}
-		eng = clusterEngine{node: node, a: a, clock: o.clock}
+		eng = &clusterEngine{node: node, a: a, clock: o.clock, groups: o.limits.Groups}
 	}
 	return &Scheduler{a: a, eng: eng, maxPayload: o.maxPayload}, nil
 }
