@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -506,10 +505,9 @@ var (
 // concurrent use; its state lives in one owner goroutine. Call Close when
 // done: until then that goroutine runs.
 type Scheduler struct {
-	a          *actor.Actor
-	maxPayload int           // WithMaxPayload
-	node       *cluster.Node // cluster mode (WithCluster); nil otherwise
-	clock      clock.Clock
+	a          *actor.Actor // checks calls against this instance's types and workers
+	eng        engine       // runs them: a, or a cluster's leader (WithCluster)
+	maxPayload int          // WithMaxPayload
 }
 
 // New starts a scheduler.
@@ -570,17 +568,18 @@ func New(opts ...Option) (*Scheduler, error) {
 		Retention: o.retention,
 		Relayed:   o.cluster != nil, // its subscribers get the leader's events
 	})
-	var node *cluster.Node
+	var eng engine = localEngine{a}
 	if o.cluster != nil {
-		var err error
-		if node, err = startCluster(&o, a); err != nil {
+		node, err := startCluster(&o, a)
+		if err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			_ = a.Close(ctx)
 			return nil, err
 		}
+		eng = &clusterEngine{node: node, a: a, clock: o.clock, groups: o.limits.Groups}
 	}
-	return &Scheduler{a: a, maxPayload: o.maxPayload, node: node, clock: o.clock}, nil
+	return &Scheduler{a: a, eng: eng, maxPayload: o.maxPayload}, nil
 }
 
 // RegisterType adds a job type. Types can be added at any time; a type is
@@ -590,13 +589,7 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if err := s.a.Register(t, cfg); err != nil {
-		return err
-	}
-	if s != nil && s.node != nil {
-		s.node.RegisterType(t, cfg)
-	}
-	return nil
+	return s.eng.registerType(t, cfg)
 }
 
 // RunSync runs fn as a foreground job and returns its error once it has run.
@@ -625,10 +618,7 @@ func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey s
 	if err != nil {
 		return err
 	}
-	if s != nil && s.node != nil {
-		return s.node.RunSync(ctx, s.clusterRecord(j), fn)
-	}
-	return s.a.RunSync(ctx, j)
+	return s.eng.runSync(ctx, j)
 }
 
 // Submit queues fn as a background job (fairness key "", or the tenant
@@ -646,10 +636,7 @@ func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) err
 	if err != nil {
 		return err
 	}
-	if s != nil && s.node != nil {
-		return s.node.Submit(context.Background(), s.clusterRecord(j), fn)
-	}
-	return s.a.Submit(context.Background(), j)
+	return s.eng.submit(j)
 }
 
 func newJob(t JobType, jobID, key string, fn func(context.Context) error, opts []JobOption) (*messages.Job, error) {
@@ -733,21 +720,7 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 	if err != nil {
 		return nil, err
 	}
-	if s.node != nil {
-		// Cluster mode: fired on every instance at the same slots, run
-		// once per slot by the instance that claims it (package cluster).
-		return s.node.SubmitPeriodic(func() *core.JobRecord { return s.clusterRecord(j) }, every, j.Jitter, fn), nil
-	}
-	id, err := s.a.AddPeriodic(j, every, j.Jitter)
-	if err != nil {
-		return nil, err
-	}
-	var stopped atomic.Bool
-	return func() {
-		if stopped.CompareAndSwap(false, true) {
-			s.a.StopPeriodic(id)
-		}
-	}, nil
+	return s.eng.submitPeriodic(j, every)
 }
 
 // Supersede, on Submit, replaces every pending background job of the same
@@ -921,11 +894,7 @@ func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if err := s.a.SetKeyWeight(key, weight); err != nil || s.node == nil {
-		return err
-	}
-	return s.node.SetKeyWeight(key, weight) // checked here, applied by the leader
-
+	return s.eng.setKeyWeight(key, weight)
 }
 
 // SetGroupWeight changes a group's weight at run time; the allocation is
@@ -967,13 +936,8 @@ func (s *Scheduler) ResumeGroup(group string) error {
 	return s.group(messages.ResumeGroup, group, 0)
 }
 
-// group changes a group here, or — checked here first — by the leader's
-// scheduler in cluster mode.
 func (s *Scheduler) group(op messages.GroupOpKind, group string, weight int) error {
-	if err := s.a.Group(op, group, weight); err != nil || s.node == nil {
-		return err
-	}
-	return s.node.Group(op, group, weight)
+	return s.eng.group(op, group, weight)
 }
 
 // Snapshot returns a deep copy of the scheduler's state: running jobs,
@@ -1004,10 +968,7 @@ func (s *Scheduler) Snapshot(ctx context.Context, opts ...SnapshotOption) (Snaps
 			rows = o.rows(rows)
 		}
 	}
-	if s != nil && s.node != nil {
-		return s.node.Snapshot(ctx, rows)
-	}
-	return s.a.Snapshot(ctx, rows)
+	return s.eng.snapshot(ctx, rows)
 }
 
 // DefaultSnapshotRows bounds the pending jobs, keys and estimates a
@@ -1077,12 +1038,7 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "Close"); err != nil {
 		return err
 	}
-	if s != nil && s.node != nil {
-		if err := s.node.Close(ctx); err != nil {
-			return err
-		}
-	}
-	return s.a.Close(ctx)
+	return s.eng.close(ctx)
 }
 
 // Option configures New.
@@ -1598,16 +1554,7 @@ func (s *Scheduler) RegisterWorker(w WorkerSpec) error {
 	for i, sl := range w.Slots {
 		slots[i] = append([]JobType(nil), sl.Types...) // the caller may reuse its spec
 	}
-	if err := s.a.Worker(w.ID, slots, false); err != nil || s.node == nil {
-		return err
-	}
-	// Cluster mode: checked above by this instance's own scheduler, the
-	// worker joins the leader's index, which spans the instances.
-	if err := s.node.RegisterWorker(w.ID, slots); err != nil {
-		_ = s.a.Worker(w.ID, nil, true)
-		return err
-	}
-	return nil
+	return s.eng.registerWorker(w.ID, slots)
 }
 
 // UnregisterWorker removes a worker and all its slots at once: it stopped
@@ -1622,10 +1569,7 @@ func (s *Scheduler) UnregisterWorker(id string) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if err := s.a.Worker(id, nil, true); err != nil || s.node == nil {
-		return err
-	}
-	return s.node.UnregisterWorker(id)
+	return s.eng.unregisterWorker(id)
 }
 
 // SlotFromContext returns the worker slot the job whose context ctx is (or

@@ -48,11 +48,7 @@ func (s *Scheduler) Cancel(ctx context.Context, t JobType, id string) (Cancelled
 	if err := s.a.Check(t, id, true); err != nil {
 		return Cancelled{}, err
 	}
-	if s.node != nil {
-		r, err := s.node.Cancel(ctx, t, id)
-		return Cancelled(r), err
-	}
-	r, err := s.a.Cancel(ctx, messages.Cancel{Type: t, ID: id})
+	r, err := s.eng.cancel(ctx, t, id)
 	return Cancelled(r), err
 }
 

@@ -1,13 +1,11 @@
 package fairsched
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
-	"github.com/fairsched/fairsched/messages"
 )
 
 // Cluster mode: several instances of a service share one scheduler over
@@ -293,11 +291,3 @@ func startCluster(o *options, sink cluster.Sink) (*cluster.Node, error) {
 	}
 	return n, nil
 }
-
-// clusterRecord is job j's record, for a cluster's database.
-func (s *Scheduler) clusterRecord(j *messages.Job) *core.JobRecord {
-	j.More() // NewRecord reads Extra's durable fields
-	return actor.NewRecord(j, s.clock.Now())
-}
-
-var _ = context.Background

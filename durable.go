@@ -3,7 +3,6 @@ package fairsched
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -189,13 +188,7 @@ func (s *Scheduler) RegisterHandler(t JobType, h Handler) error {
 	if h == nil {
 		return fmt.Errorf("%w: RegisterHandler(%q): nil handler", ErrInvalidConfig, t)
 	}
-	if s != nil && s.node != nil {
-		if err := s.a.Check(t, "handler", true); err != nil {
-			return err
-		}
-		return s.node.RegisterHandler(t, h)
-	}
-	return s.a.RegisterHandler(t, h)
+	return s.eng.registerHandler(t, h)
 }
 
 // Enqueue queues a durable job of type t: its record — id, payload and
@@ -233,10 +226,7 @@ func (s *Scheduler) Enqueue(ctx context.Context, t JobType, id string, payload [
 	if err != nil {
 		return err
 	}
-	if s != nil && s.node != nil {
-		return s.enqueueCluster(ctx, j)
-	}
-	return s.a.Enqueue(ctx, j)
+	return s.eng.enqueue(ctx, j)
 }
 
 // durableJob checks a durable job as Enqueue takes it and makes its record.
@@ -256,22 +246,6 @@ func (s *Scheduler) durableJob(t JobType, id string, payload []byte, opts []JobO
 		return nil, fmt.Errorf("%w: %s/%s: RunAt before 1970", ErrInvalidJob, t, id)
 	}
 	return j, nil
-}
-
-// enqueueCluster enqueues durable job j in cluster mode: its record goes
-// to the database.
-func (s *Scheduler) enqueueCluster(ctx context.Context, j *messages.Job) error {
-	rec := s.clusterRecord(j)
-	err := s.node.Enqueue(ctx, rec)
-	switch cfg, _ := s.a.TypeConfig(j.Type); {
-	case !errors.Is(err, ErrDuplicateJob):
-		return err
-	case cfg.Coalesce:
-		return nil // one run serves both, as in one process
-	case j.Supersede: // the leader replaces the pending one
-		return s.node.Supersede(ctx, rec)
-	}
-	return err
 }
 
 // RunAt makes a durable job due at t: until then it waits in the queue
@@ -353,13 +327,7 @@ func (s *Scheduler) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) 
 	if err := s.checkCtx(ctx, ErrInvalidJob, "DeadJobs"); err != nil {
 		return nil, err
 	}
-	var r messages.DeadResult
-	var err error
-	if s.node != nil {
-		r, err = s.node.Dead(ctx, messages.ListDead, "", "", max(limit, 0))
-	} else {
-		r, err = s.a.Dead(ctx, messages.DeadOp{Op: messages.ListDead, Limit: max(limit, 0)})
-	}
+	r, err := s.eng.dead(ctx, messages.DeadOp{Op: messages.ListDead, Limit: max(limit, 0)})
 	if err != nil {
 		return nil, err
 	}
@@ -402,10 +370,6 @@ func (s *Scheduler) deadOp(ctx context.Context, op messages.DeadOpKind, t JobTyp
 	if id != "" && t == "" {
 		return 0, fmt.Errorf("%w: an id (%q) needs its type", ErrInvalidJob, id)
 	}
-	if s.node != nil {
-		r, err := s.node.Dead(ctx, op, t, id, 0)
-		return r.N, err
-	}
-	r, err := s.a.Dead(ctx, messages.DeadOp{Op: op, Type: t, ID: id})
+	r, err := s.eng.dead(ctx, messages.DeadOp{Op: op, Type: t, ID: id})
 	return r.N, err
 }

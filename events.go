@@ -332,10 +332,5 @@ func (s *Scheduler) Subscribe(buffer int) (events <-chan Event, cancel func()) {
 		close(ch)
 		return ch, func() {}
 	}
-	ch, stop := s.a.Subscribe(min(max(buffer, 0), MaxSubscribeBuffer))
-	if s.node == nil {
-		return ch, stop
-	}
-	s.node.SubscriptionsChanged() // its heartbeat tells the leader now
-	return ch, func() { stop(); s.node.SubscriptionsChanged() }
+	return s.eng.subscribe(min(max(buffer, 0), MaxSubscribeBuffer))
 }

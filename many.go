@@ -97,18 +97,7 @@ func (s *Scheduler) SubmitMany(jobs []Submission) error {
 	if len(js) == 0 {
 		return nil
 	}
-	if s.node != nil { // cluster mode: each job is its own record
-		errs := make([]error, len(jobs))
-		for i, sub := range jobs {
-			errs[i] = s.node.Submit(context.Background(), s.clusterRecord(js[i]), sub.Fn)
-		}
-		return many(errs)
-	}
-	errs, err := s.a.SubmitMany(context.Background(), js)
-	if err != nil {
-		return err
-	}
-	return many(errs)
+	return s.eng.submitMany(js)
 }
 
 // EnqueueMany makes several durable jobs durable in one message to the
@@ -141,12 +130,5 @@ func (s *Scheduler) EnqueueMany(ctx context.Context, jobs []Enqueueing) error {
 	if len(js) == 0 {
 		return nil
 	}
-	if s.node != nil { // cluster mode: one statement and one commit in the database
-		return s.enqueueManyCluster(ctx, js)
-	}
-	errs, err := s.a.EnqueueMany(ctx, js)
-	if err != nil {
-		return err
-	}
-	return many(errs)
+	return s.eng.enqueueMany(ctx, js)
 }

@@ -729,15 +729,12 @@ func (c *Core) keyWeight(key string) float64 {
 // admission on; weight 0 restores the default. It fails with
 // ErrInvalidConfig, changing nothing, for a negative or non-finite weight.
 func (c *Core) SetKeyWeight(key string, weight float64) error {
-	if err := policy.InvalidName(policy.ErrInvalidConfig, "SetKeyWeight key", key); err != nil {
+	if err := policy.CheckKeyWeight(key, weight); err != nil {
 		return err
 	}
 	if weight == 0 {
 		delete(c.limits.KeyWeights, key)
 		return nil
-	}
-	if err := policy.ValidateKeyWeight(key, weight); err != nil {
-		return err
 	}
 	if c.limits.KeyWeights == nil {
 		c.limits.KeyWeights = map[string]float64{}

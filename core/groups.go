@@ -2,7 +2,6 @@ package core
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"time"
 
@@ -251,15 +250,8 @@ func (c *Core) TakeAllocationChanges() []AllocationChange {
 
 // SetGroupWeight changes the weight of group name (0 restores the default).
 func (c *Core) SetGroupWeight(now time.Time, name string, weight int) error {
-	if c.limits.Groups == nil {
-		return policy.InvalidConfig("SetGroupWeight", name, "group weights are not configured: no WithMaxConcurrency with group options")
-	}
-	cfg := c.limits.Groups.Config(name)
-	cfg.Weight = weight
-	if weight == 0 {
-		cfg.Weight = c.limits.Groups.DefaultWeight
-	}
-	if err := cfg.Validate(name); err != nil {
+	cfg, err := policy.CheckGroupWeight(c.limits.Groups, name, weight)
+	if err != nil {
 		return err
 	}
 	c.queue.At(now)
@@ -273,8 +265,8 @@ func (c *Core) SetGroupWeight(now time.Time, name string, weight int) error {
 // ResetGroupWeights gives every group the default weight, keeping minimums
 // and limits.
 func (c *Core) ResetGroupWeights(now time.Time) error {
-	if c.limits.Groups == nil {
-		return policy.InvalidConfig("ResetGroupWeights", "", "group weights are not configured")
+	if err := policy.CheckResetGroupWeights(c.limits.Groups); err != nil {
+		return err
 	}
 	c.queue.At(now)
 	groups := c.groupsCopy()
@@ -301,10 +293,7 @@ func (c *Core) groupsCopy() *policy.GroupsConfig {
 // PauseGroup holds every pending job of group name (reason paused) and stops
 // their aging; the group's allocation goes to the others.
 func (c *Core) PauseGroup(now time.Time, name string) error {
-	if name == "" {
-		return fmt.Errorf("%w: PauseGroup: the group name must not be empty", policy.ErrInvalidConfig)
-	}
-	if err := policy.InvalidName(policy.ErrInvalidConfig, "PauseGroup group", name); err != nil {
+	if err := policy.CheckGroupName("PauseGroup", name); err != nil {
 		return err
 	}
 	c.queue.At(now)
@@ -321,10 +310,7 @@ func (c *Core) PauseGroup(now time.Time, name string) error {
 
 // ResumeGroup undoes PauseGroup.
 func (c *Core) ResumeGroup(now time.Time, name string) error {
-	if name == "" {
-		return fmt.Errorf("%w: ResumeGroup: the group name must not be empty", policy.ErrInvalidConfig)
-	}
-	if err := policy.InvalidName(policy.ErrInvalidConfig, "ResumeGroup group", name); err != nil {
+	if err := policy.CheckGroupName("ResumeGroup", name); err != nil {
 		return err
 	}
 	c.queue.At(now)

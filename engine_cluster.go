@@ -1,0 +1,202 @@
+package fairsched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
+)
+
+// clusterEngine schedules on a cluster's leader through this instance's
+// node. Its actor a schedules nothing: it holds this instance's registered
+// types and workers, so that a call is checked here as in one process
+// before it goes to the leader, and it relays the leader's events to this
+// instance's subscribers (it is the node's Sink). Key and group settings
+// are checked by pure functions against the configured groups, without it.
+type clusterEngine struct {
+	node   *cluster.Node
+	a      *actor.Actor
+	clock  clock.Clock
+	groups *policy.GroupsConfig // as configured: run-time changes live on the leader
+	closed atomic.Bool          // the node is closed: settings are refused as by a closed actor
+}
+
+var _ engine = (*clusterEngine)(nil)
+
+// record is job j's record, for the cluster's database.
+func (e *clusterEngine) record(j *messages.Job) *core.JobRecord {
+	j.More() // NewRecord reads Extra's durable fields
+	return actor.NewRecord(j, e.clock.Now())
+}
+
+func (e *clusterEngine) registerType(t JobType, cfg JobTypeConfig) error {
+	if err := e.a.Register(t, cfg); err != nil {
+		return err
+	}
+	e.node.RegisterType(t, cfg)
+	return nil
+}
+
+func (e *clusterEngine) registerHandler(t JobType, h Handler) error {
+	if err := e.a.Check(t, "handler", true); err != nil {
+		return err
+	}
+	return e.node.RegisterHandler(t, h)
+}
+
+func (e *clusterEngine) runSync(ctx context.Context, j *messages.Job) error {
+	return e.node.RunSync(ctx, e.record(j), j.Fn)
+}
+
+func (e *clusterEngine) submit(j *messages.Job) error {
+	return e.node.Submit(context.Background(), e.record(j), j.Fn)
+}
+
+// submitMany submits each job as its own record.
+func (e *clusterEngine) submitMany(js []*messages.Job) error {
+	errs := make([]error, len(js))
+	for i, j := range js {
+		errs[i] = e.submit(j)
+	}
+	return many(errs)
+}
+
+// submitPeriodic fires on every instance at the same slots; each slot runs
+// once, on the instance that claims it (package cluster).
+func (e *clusterEngine) submitPeriodic(j *messages.Job, every time.Duration) (func(), error) {
+	return e.node.SubmitPeriodic(func() *core.JobRecord { return e.record(j) }, every, j.Jitter, j.Fn), nil
+}
+
+func (e *clusterEngine) enqueue(ctx context.Context, j *messages.Job) error {
+	rec := e.record(j)
+	return e.settleDuplicate(ctx, j, rec, e.node.Enqueue(ctx, rec))
+}
+
+// enqueueMany writes the batch in one INSERT and one commit in the
+// database instead of a round trip per job.
+func (e *clusterEngine) enqueueMany(ctx context.Context, js []*messages.Job) error {
+	recs := make([]*core.JobRecord, len(js))
+	for i, j := range js {
+		recs[i] = e.record(j)
+	}
+	errs, err := e.node.EnqueueMany(ctx, recs)
+	if err != nil {
+		return err
+	}
+	for i, err := range errs {
+		errs[i] = e.settleDuplicate(ctx, js[i], recs[i], err)
+	}
+	return many(errs)
+}
+
+// settleDuplicate is what an enqueue that met an unfinished job of the
+// same (type, id) returns, as in one process: nil for a coalescing type
+// (one run serves both), the leader's replacement of the pending one for
+// Supersede, else the error err.
+func (e *clusterEngine) settleDuplicate(ctx context.Context, j *messages.Job, rec *core.JobRecord, err error) error {
+	if !errors.Is(err, ErrDuplicateJob) {
+		return err
+	}
+	switch cfg, _ := e.a.TypeConfig(j.Type); {
+	case cfg.Coalesce:
+		return nil
+	case j.Superseding():
+		return e.node.Supersede(ctx, rec)
+	}
+	return err
+}
+
+func (e *clusterEngine) cancel(ctx context.Context, t JobType, id string) (messages.CancelResult, error) {
+	return e.node.Cancel(ctx, t, id)
+}
+
+// setKeyWeight is checked here, applied by the leader.
+func (e *clusterEngine) setKeyWeight(key string, weight float64) error {
+	if e.closed.Load() {
+		return ErrClosed
+	}
+	if err := policy.CheckKeyWeight(key, weight); err != nil {
+		return err
+	}
+	return e.node.SetKeyWeight(key, weight)
+}
+
+// group is checked here, applied by the leader.
+func (e *clusterEngine) group(op messages.GroupOpKind, group string, weight int) error {
+	if e.closed.Load() {
+		return ErrClosed
+	}
+	if err := checkGroupOp(e.groups, op, group, weight); err != nil {
+		return err
+	}
+	return e.node.Group(op, group, weight)
+}
+
+// checkGroupOp checks a group change as a scheduler would before making it.
+func checkGroupOp(gs *policy.GroupsConfig, op messages.GroupOpKind, group string, weight int) error {
+	switch op {
+	case messages.SetGroupWeight:
+		_, err := policy.CheckGroupWeight(gs, group, weight)
+		return err
+	case messages.ResetGroupWeights:
+		return policy.CheckResetGroupWeights(gs)
+	case messages.PauseGroup:
+		return policy.CheckGroupName("PauseGroup", group)
+	case messages.ResumeGroup:
+		return policy.CheckGroupName("ResumeGroup", group)
+	}
+	return fmt.Errorf("%w: unknown group operation %d", ErrInvalidConfig, op)
+}
+
+// registerWorker is checked by this instance's actor; the worker then
+// joins the leader's index, which spans the instances.
+func (e *clusterEngine) registerWorker(id string, slots [][]policy.JobType) error {
+	if err := e.a.Worker(id, slots, false); err != nil {
+		return err
+	}
+	if err := e.node.RegisterWorker(id, slots); err != nil {
+		_ = e.a.Worker(id, nil, true)
+		return err
+	}
+	return nil
+}
+
+func (e *clusterEngine) unregisterWorker(id string) error {
+	if err := e.a.Worker(id, nil, true); err != nil {
+		return err
+	}
+	return e.node.UnregisterWorker(id)
+}
+
+func (e *clusterEngine) dead(ctx context.Context, m messages.DeadOp) (messages.DeadResult, error) {
+	return e.node.Dead(ctx, m.Op, m.Type, m.ID, m.Limit)
+}
+
+func (e *clusterEngine) snapshot(ctx context.Context, rows int) (Snapshot, error) {
+	return e.node.Snapshot(ctx, rows)
+}
+
+// subscribe relays the leader's events, published through the database
+// while some instance has subscribers: the node's heartbeat tells the
+// leader at once when that changes.
+func (e *clusterEngine) subscribe(buffer int) (<-chan Event, func()) {
+	ch, stop := e.a.Subscribe(buffer)
+	e.node.SubscriptionsChanged()
+	return ch, func() { stop(); e.node.SubscriptionsChanged() }
+}
+
+func (e *clusterEngine) close(ctx context.Context) error {
+	if err := e.node.Close(ctx); err != nil {
+		return err
+	}
+	e.closed.Store(true)
+	return e.a.Close(ctx)
+}
