@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -178,5 +179,110 @@ func TestTurnRowsRead(t *testing.T) {
 	}
 	if got := fmt.Sprintf("%s #%d", ws[2].instance, ws[2].attempt); got != "b #4" {
 		t.Errorf("the resumed job runs on %s, want b #4", got)
+	}
+}
+
+// TestChoose: where placement puts a job, over the instances as the
+// leader counts them.
+func TestChoose(t *testing.T) {
+	in := func(id string, slots, running int, types ...string) *instance {
+		c := &instance{Instance: Instance{ID: id, Slots: slots, Types: types}, types: map[string]bool{}, running: running}
+		for _, ty := range types {
+			c.types[ty] = true
+		}
+		return c
+	}
+	view := func(leaderFirst bool, ins ...*instance) placeView {
+		v := placeView{instances: map[string]*instance{}, workerHome: map[string]string{"w1": "b", "w2": "gone"},
+			self: "lead", leaderFirst: leaderFirst}
+		for _, c := range ins {
+			v.instances[c.ID] = c
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name          string
+		v             placeView
+		typ           policy.JobType
+		owner, worker string
+		want          choice
+	}{
+		{"owner's instance, full or not", view(false, in("a", 1, 1, "t")), "t", "a", "", choice{instance: "a"}},
+		{"owner unknown", view(false, in("a", 1, 0, "t")), "t", "x", "", choice{ownerUnknown: true}},
+		{"worker's home", view(false, in("a", 1, 0, "t"), in("b", 1, 1, "u")), "t", "", "w1", choice{instance: "b"}},
+		{"worker's home gone", view(false, in("a", 1, 0, "t")), "t", "", "w2", choice{refresh: true}},
+		{"worker unknown", view(false, in("a", 1, 0, "t")), "t", "", "w9", choice{refresh: true}},
+		{"fewest types first", view(false, in("a", 9, 0, "t", "u"), in("b", 1, 0, "t")), "t", "", "", choice{instance: "b"}},
+		{"most free slots", view(false, in("a", 4, 3, "t"), in("lead", 4, 2, "t")), "t", "", "", choice{instance: "lead"}},
+		{"most free slots, not the leader's", view(false, in("lead", 4, 3, "t"), in("z", 4, 2, "t")), "t", "", "", choice{instance: "z"}},
+		{"tie: the leader's own", view(false, in("a", 4, 2, "t"), in("lead", 4, 2, "t")), "t", "", "", choice{instance: "lead"}},
+		{"tie: the name", view(false, in("b", 4, 2, "t"), in("a", 4, 2, "t")), "t", "", "", choice{instance: "a"}},
+		{"LeaderFirst: its own while free", view(true, in("a", 4, 0, "t"), in("lead", 4, 3, "t")), "t", "", "", choice{instance: "lead"}},
+		{"LeaderFirst: the others once full", view(true, in("a", 4, 0, "t"), in("lead", 4, 4, "t")), "t", "", "", choice{instance: "a"}},
+		{"only full instances: wait", view(false, in("a", 1, 1, "t")), "t", "", "", choice{}},
+		{"no handler: read again", view(false, in("a", 1, 0, "u")), "t", "", "", choice{refresh: true}},
+		{"no instance", view(false), "t", "", "", choice{refresh: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.v.choose(c.typ, c.owner, c.worker)
+			if diff := cmp.Diff(c.want, got, cmp.AllowUnexported(choice{})); diff != "" {
+				t.Errorf("choose (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// reportBackend records an executor's reports.
+type reportBackend struct {
+	Backend
+	reports [][]End
+}
+
+func (b *reportBackend) ReportEnds(_ context.Context, ends []End) (int, error) {
+	b.reports = append(b.reports, slices.Clone(ends))
+	return len(ends), nil
+}
+
+// TestExecGrantsRead: an executor's full read of its grants starts none of
+// those it must not — one cancelled before it started is reported so; a
+// success handed back in process whose row still runs is reported through
+// the database; one ended here is not run again — and stops the attempts
+// cancelled or taken back; the ends go in one report.
+func TestExecGrantsRead(t *testing.T) {
+	b := &reportBackend{}
+	x := &executor{n: &Node{cfg: Config{Heartbeat: time.Minute, LostAfter: time.Hour}, id: "me", b: b, log: zap.NewNop()}}
+	e := newExecLoop(x)
+	defer e.fence.Stop()
+	causes := map[uint64]error{}
+	running := func(seq uint64) *attempt {
+		return &attempt{seq: seq, attempt: 1, cancel: func(err error) { causes[seq] = err }}
+	}
+	e.running[4], e.running[5] = running(4), running(5)
+	e.early[1] = Grant{Seq: 1, Attempt: 1}
+	e.endedNow[2] = endedHere{attempt: 1, handed: true}
+	e.endedNow[3] = endedHere{attempt: 1}
+	e.grantsRead([]Grant{
+		{Seq: 1, Attempt: 1, Cancelled: true},
+		{Seq: 2, Attempt: 1},
+		{Seq: 3, Attempt: 1},
+		{Seq: 5, Attempt: 1, Cancelled: true},
+	}, true)
+	e.flush()
+	want := [][]End{{
+		{Seq: 1, Instance: "me", Attempt: 1, Kind: EndPermanent, Error: actor.ErrCancelled.Error()},
+		{Seq: 2, Instance: "me", Attempt: 1, Kind: EndOK},
+	}}
+	if diff := cmp.Diff(want, b.reports); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
+	}
+	got := map[uint64]string{}
+	for seq, err := range causes {
+		got[seq] = errText(err)
+	}
+	if diff := cmp.Diff(map[uint64]string{4: "ErrWorkerLost", 5: "ErrCancelled"}, got); diff != "" {
+		t.Errorf("attempts stopped (-want +got):\n%s", diff)
+	}
+	if len(e.early) != 0 || len(e.running) != 2 || len(e.ends) != 0 {
+		t.Errorf("after: %d early, %d running, %d ends; want 0, 2, 0", len(e.early), len(e.running), len(e.ends))
 	}
 }
