@@ -373,7 +373,7 @@ func (l *leader) run() {
 	}
 }
 
-// The successes' rows wait for a turn with grants (leader.run) at most
+// The successes' rows wait for a turn with grants (grantLoop.grant) at most
 // finishedWait, and up to maxFinished of them: then they are deleted in a
 // write of their own. Until then an Enqueue of the same (type, id) finds
 // the job unfinished, as while it ran.
