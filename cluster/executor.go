@@ -3,13 +3,9 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/messages"
@@ -178,30 +174,10 @@ func (x *executor) stop(ctx context.Context) error {
 
 func (x *executor) run() {
 	defer close(x.done)
+	e := newExecLoop(x)
+	defer e.fence.Stop()
+	defer func() { e.stopCancelAll() }()
 	cfg := x.n.cfg
-	handlers := map[policy.JobType]messages.Handler{}
-	workerSlots := map[string][][]string{}
-	closures := map[uint64]*closure{}
-	running := map[uint64]*attempt{}
-	var ends []End
-	early := map[uint64]Grant{} // granted before its function arrived
-	// The attempts that ended here, in two generations: those of the
-	// current period between full reads of the grants and of the one
-	// before. A grant of one of them is not started again — a handoff
-	// and a read of the same grant may come in either order — and one
-	// handed back in process whose row still shows it running at a full
-	// read is reported through the database after all (its leader may
-	// have lost the lease before deleting the row).
-	endedNow, endedBefore := map[uint64]endedHere{}, map[uint64]endedHere{}
-	endedAt := func(seq uint64, attempt int) (endedHere, bool) {
-		if e, ok := endedNow[seq]; ok && e.attempt == attempt {
-			return e, true
-		}
-		e, ok := endedBefore[seq]
-		return e, ok && e.attempt == attempt
-	}
-	var cursor ReadCursor  // the grants read (GrantsSince)
-	var lastFull time.Time // the last read of every grant (Granted)
 	wake, stopWake := x.n.b.Wake(context.Background(), ExecutorReads, x.n.id)
 	defer func() { stopWake() }()
 	finalsWake, stopFinalsWake := x.n.b.Wake(context.Background(), OwnerReads, x.n.id)
@@ -210,403 +186,76 @@ func (x *executor) run() {
 	defer poll.Stop()
 	report := time.NewTicker(cfg.ReportEvery)
 	defer report.Stop()
-	var closing *closeReq
-	killed, fenced := false, false
-	// The fence: safe until the last good beat's start + LostAfter − 2
-	// beats (beaten); the first beat is the loop's start.
-	margin := cfg.LostAfter - 2*cfg.Heartbeat
-	fence := time.NewTimer(margin)
-	defer fence.Stop()
-
-	failing := false // since the last report that went through: said once
-	flush := func() {
-		if len(ends) == 0 {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-		defer cancel()
-		_, err := x.n.b.ReportEnds(ctx, ends)
-		done := len(ends)
-		if isRefused(err) {
-			// A record the database refuses: the others are written, and
-			// that one with its text cut (reportApart).
-			done, err = reportApart(ctx, x.n.b, x.n.log, ends, err)
-		} else if err != nil {
-			done = 0
-		}
-		ends = append(ends[:0], ends[done:]...)
-		if err != nil {
-			if !failing {
-				x.n.log.Warn("reporting ends failed; retrying", zap.Error(err))
-			}
-			failing = true
-			return
-		}
-		if failing {
-			x.n.log.Info("reporting ends again")
-		}
-		failing = false
-	}
-	take := func(e ended) {
-		a := running[e.seq]
-		delete(running, e.seq)
-		if a == nil || a.attempt != e.attempt {
-			return
-		}
-		kind, text := EndOK, ""
-		switch {
-		case e.panic:
-			kind, text = EndPanic, e.err.Error()
-		case e.err != nil && policy.IsPermanent(e.err):
-			kind, text = EndPermanent, e.err.Error()
-		case e.err != nil:
-			kind, text = EndError, e.err.Error()
-		}
-		// The text goes to the database and to the leader: a handler's
-		// error may hold any bytes, which PostgreSQL's text refuses.
-		text = policy.CleanText(text)
-		if c := closures[e.seq]; c != nil {
-			c.running, c.lastErr = false, e.err
-			if c.done != nil && c.ctx.Err() != nil && e.err != nil {
-				kind = EndPermanent // its caller left: no retry
-			}
-		}
-		if killed {
-			return
-		}
-		end := End{Seq: e.seq, Instance: x.n.id, Attempt: e.attempt, Kind: kind, Error: text}
-		if h := a.from; h != nil && kind == EndOK {
-			select {
-			case <-h.leaderDone:
-			default:
-				select {
-				case h.ends <- end:
-					endedNow[e.seq] = endedHere{attempt: e.attempt, handed: true}
-					return
-				default: // the leader is behind: through the database
-				}
-			}
-		}
-		endedNow[e.seq] = endedHere{attempt: e.attempt}
-		ends = append(ends, end)
-	}
-	start := func(g Grant, from *handoff) {
-		ctx, cancel := context.WithCancelCause(context.Background())
-		a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel, from: from}
-		if g.Worker != "" { // SlotFromContext tells the job its slot
-			ctx = messages.WithSlot(ctx, messages.SlotRef{Worker: g.Worker, Slot: g.Slot})
-		}
-		rec := g.Record
-		var fn func(context.Context) error
-		if rec.Owner != "" {
-			c := closures[g.Seq]
-			if c == nil {
-				// Its caller inserted it and is handing the function over:
-				// it starts when the function arrives. (A restarted process
-				// is a new incarnation, so no grant waits here for a
-				// function that will never come.)
-				cancel(nil)
-				early[g.Seq] = g
-				return
-			}
-			if c.ctx.Err() != nil {
-				cancel(nil)
-				ends = append(ends, End{Seq: g.Seq, Instance: x.n.id, Attempt: g.Attempt, Kind: EndPermanent,
-					Error: ErrFunctionGone.Error()})
-				return
-			}
-			c.running = true
-			parent := c.ctx
-			stopAfter := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
-			fn = func(ctx context.Context) error { defer stopAfter(); return c.fn(ctx) }
-		} else {
-			h := handlers[rec.Type]
-			if h == nil {
-				cancel(nil)
-				ends = append(ends, End{Seq: g.Seq, Instance: x.n.id, Attempt: g.Attempt, Kind: EndError,
-					Error: fmt.Sprintf("fairsched/cluster: no handler for %q on %s", rec.Type, x.n.id)})
-				return
-			}
-			view := messages.DurableJob{Type: rec.Type, ID: rec.ID, Payload: rec.Payload, Attempt: g.Attempt,
-				FairnessKey: rec.Key, Group: rec.Group, EnqueuedAt: rec.EnqueuedAt, Seq: rec.Seq}
-			fn = func(ctx context.Context) error {
-				err := h(ctx, view)
-				if err != nil && !errors.Is(err, workers.ErrWorkerLost) {
-					// A handler that returns ctx.Err() after this executor
-					// stopped its attempt (revoked, heartbeats failing, its
-					// worker gone) was interrupted, not failed: say why, as
-					// the in-process scheduler does (actor.Execute).
-					if cause := context.Cause(ctx); errors.Is(cause, workers.ErrWorkerLost) {
-						err = fmt.Errorf("%w: %w", cause, err)
-					}
-				}
-				return err
-			}
-		}
-		running[g.Seq] = a
-		go func() {
-			panicked, err := call(ctx, fn)
-			cancel(nil)
-			x.ended <- ended{seq: g.Seq, attempt: g.Attempt, err: err, panic: panicked}
-		}()
-	}
-	// checkGrants reads the grants, checkFinals how this instance's
-	// RunSync and Submit jobs ended; check does both (a poll).
-	checkGrants := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-		defer cancel()
-		if closing == nil && !fenced {
-			// What changed since the last read; everything every Heartbeat
-			// (a grant taken back shows only there).
-			full := time.Since(lastFull) >= cfg.Heartbeat
-			var grants []Grant
-			var err error
-			if full {
-				grants, err = x.n.b.Granted(ctx, x.n.id)
-			} else {
-				grants, cursor, err = x.n.b.GrantsSince(ctx, x.n.id, cursor)
-			}
-			if err != nil {
-				x.n.log.Warn("reading grants failed", zap.Error(err))
-				return
-			}
-			granted := map[uint64]bool{}
-			if full {
-				lastFull = time.Now()
-				clear(early)
-			}
-			defer func() {
-				if full { // a new period: the one before it is forgotten
-					endedBefore, endedNow = endedNow, endedBefore
-					clear(endedNow)
-				}
-			}()
-			for _, g := range grants {
-				granted[g.Seq] = true
-				if a := running[g.Seq]; a != nil && a.attempt == g.Attempt {
-					if g.Cancelled {
-						a.cancel(actor.ErrCancelled)
-					}
-					continue
-				}
-				if slices.ContainsFunc(ends, func(e End) bool { return e.Seq == g.Seq && e.Attempt == g.Attempt }) {
-					continue // ended here, report under way
-				}
-				if e, ok := endedAt(g.Seq, g.Attempt); ok {
-					if e.handed && full { // its row still says running: report it here
-						endedNow[g.Seq] = endedHere{attempt: g.Attempt}
-						ends = append(ends, End{Seq: g.Seq, Instance: x.n.id, Attempt: g.Attempt, Kind: EndOK})
-					}
-					continue // ended here already
-				}
-				if g.Cancelled { // cancelled before it started here: it never will
-					delete(early, g.Seq)
-					ends = append(ends, End{Seq: g.Seq, Instance: x.n.id, Attempt: g.Attempt, Kind: EndPermanent,
-						Error: actor.ErrCancelled.Error()})
-					continue
-				}
-				start(g, nil)
-			}
-			for seq, a := range running {
-				if full && !granted[seq] { // taken back: this instance was declared lost
-					a.cancel(fmt.Errorf("%w: the grant was revoked", workers.ErrWorkerLost))
-				}
-			}
-		}
-	}
-	checkFinals := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-		defer cancel()
-		var waiting []uint64
-		for seq, c := range closures {
-			if !c.running {
-				waiting = append(waiting, seq)
-			}
-		}
-		if len(waiting) == 0 {
-			return
-		}
-		finals, err := x.n.b.Finals(ctx, waiting)
-		if err != nil {
-			x.n.log.Warn("reading finished jobs failed", zap.Error(err))
-			return
-		}
-		var forget []uint64
-		for _, f := range finals {
-			c := closures[f.Seq]
-			delete(closures, f.Seq)
-			if !f.Gone {
-				forget = append(forget, f.Seq)
-			}
-			if c.done == nil {
-				if err := outcome(c, f); err != nil {
-					x.n.log.Error("background job failed", zap.Uint64("seq", f.Seq), zap.Error(err))
-				}
-				continue
-			}
-			c.done <- outcome(c, f)
-		}
-		if len(forget) > 0 {
-			if err := x.n.b.Forget(ctx, forget); err != nil {
-				x.n.log.Warn("deleting finished jobs failed", zap.Error(err))
-			}
-		}
-	}
-
 	for {
 		select {
 		case r := <-x.handlers:
-			handlers[r.t] = r.h
+			e.handlers[r.t] = r.h
 			r.reply <- struct{}{}
-			select {
-			case x.typesChanged <- struct{}{}:
-			default:
-			}
+			x.changed()
 		case reply := <-x.names:
-			names := make([]string, 0, len(handlers))
-			for t := range handlers {
-				names = append(names, string(t))
-			}
-			slices.Sort(names)
-			ws := make(map[string][][]string, len(workerSlots))
-			for id, sl := range workerSlots {
-				ws[id] = sl
-			}
-			reply <- selfInfo{names, ws}
+			reply <- e.self()
 		case r := <-x.workers:
-			switch _, ok := workerSlots[r.id]; {
-			case r.remove && !ok:
-				r.reply <- fmt.Errorf("%w: %q", workers.ErrUnknownWorker, r.id)
-				continue
-			case !r.remove && ok:
-				r.reply <- fmt.Errorf("%w: %q", workers.ErrDuplicateWorker, r.id)
-				continue
-			case r.remove:
-				delete(workerSlots, r.id)
-				for _, a := range running {
-					if a.worker == r.id {
-						a.cancel(fmt.Errorf("%w: %q was unregistered", workers.ErrWorkerLost, r.id))
-					}
-				}
-			default:
-				sl := make([][]string, len(r.slots))
-				for i, ts := range r.slots {
-					for _, t := range ts {
-						sl[i] = append(sl[i], string(t))
-					}
-				}
-				workerSlots[r.id] = sl
-			}
-			r.reply <- nil
-			select {
-			case x.typesChanged <- struct{}{}:
-			default:
+			err := e.worker(r)
+			r.reply <- err
+			if err == nil {
+				x.changed()
 			}
 		case c := <-x.closures:
-			if closing != nil {
-				if c.done != nil {
-					c.done <- actor.ErrClosed
-				}
-				continue
-			}
-			closures[c.seq] = c
-			if g, ok := early[c.seq]; ok && !fenced {
-				delete(early, c.seq)
-				start(g, nil)
-			}
+			e.closure(c)
 		case h := <-x.local:
-			if closing != nil || fenced {
-				continue // as a read of the grants would not start them
-			}
-			for _, g := range h.grants {
-				if a := running[g.Seq]; a != nil && a.attempt == g.Attempt {
-					continue // read from the database first
-				}
-				if _, ok := endedAt(g.Seq, g.Attempt); ok {
-					continue
-				}
-				start(g, &h)
-			}
-		case e := <-x.ended:
+			e.handedOver(h)
+		case end := <-x.ended:
 			// Group commit: every end waiting goes into one report, sent
 			// at once; those that come while it is written share the
 			// next. A job's slot is free for the leader only once its end
 			// is committed, so holding ends back would hold slots idle.
-			take(e)
+			e.take(end)
 		more:
 			for {
 				select {
-				case e := <-x.ended:
-					take(e)
+				case end := <-x.ended:
+					e.take(end)
 				default:
 					break more
 				}
 			}
-			flush()
+			e.flush()
 		case <-report.C:
-			flush()
+			e.flush()
 		case _, ok := <-wake:
 			if !ok {
 				wake = nil // the listener's connection is gone: poll
 			}
-			checkGrants()
+			e.checkGrants()
 		case _, ok := <-finalsWake:
 			if !ok {
 				finalsWake = nil
 			}
-			checkFinals()
+			e.checkFinals()
 		case <-poll.C:
-			checkGrants()
-			checkFinals()
+			e.checkGrants()
+			e.checkFinals()
 		case t := <-x.beatC:
-			if d := time.Until(t.Add(margin)); d > 0 {
-				fence.Reset(d)
-				if fenced {
-					fenced = false
-					x.n.log.Info("heartbeats succeed again: running grants")
-				}
-			}
-		case <-fence.C:
-			if !fenced {
-				fenced = true
-				x.n.log.Warn("heartbeats failing: stopping the jobs running here")
-				for _, a := range running {
-					a.cancel(fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, x.n.id))
-				}
-			}
+			e.beaten(t)
+		case <-e.fence.C:
+			e.fenceUp()
 		case <-x.cancelAll:
-			for _, a := range running {
-				a.cancel(actor.ErrClosed)
-			}
+			e.cancelRunning(actor.ErrClosed)
 		case r := <-x.stopC:
-			closing = &r
-			if r.ctx.Err() != nil { // a kill, or a Close out of time
-				killed = true
-				for _, a := range running {
-					a.cancel(actor.ErrClosed)
-				}
-			} else {
-				stop := context.AfterFunc(r.ctx, func() {
-					select {
-					case x.cancelAll <- struct{}{}:
-					default:
-					}
-				})
-				defer stop()
-			}
+			e.closeReq(r)
 		}
-		if closing != nil && len(running) == 0 {
-			if !killed {
-				flush()
-			}
-			for _, c := range closures {
-				if c.done != nil {
-					c.done <- actor.ErrClosed
-				}
-			}
-			closing.reply <- nil
+		if e.closed() {
 			return
 		}
+	}
+}
+
+// changed tells the lease loop to beat now: the types or workers of this
+// instance changed.
+func (x *executor) changed() {
+	select {
+	case x.typesChanged <- struct{}{}:
+	default:
 	}
 }
 

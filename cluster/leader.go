@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -322,23 +321,9 @@ func (l *leader) stop() {
 
 func (l *leader) run() {
 	defer close(l.done)
+	g := newGrantLoop(l)
+	defer g.tidyTimer.Stop()
 	cfg := l.n.cfg
-	instances := map[string]*instance{}
-	outstanding := map[uint64]*wait{}
-	var batch, queued []*wait // to grant; waiting for a free slot
-	var finished []End        // successes answered: their rows go with the next grants
-	// tidy: write finished even with no grant to go with; tidyTimer sets
-	// it finishedWait after the first success waits (tidyC: its channel
-	// while armed, else nil).
-	tidy, tidyTimer := false, time.NewTimer(finishedWait)
-	tidyTimer.Stop()
-	defer tidyTimer.Stop()
-	var tidyC <-chan time.Time
-	lost := map[string]time.Time{}    // instances this leader declared lost, and when
-	workerHome := map[string]string{} // worker → the instance it is registered on
-	registered := map[string]string{} // worker → its slots, as registered in the scheduler
-	refresh := false                  // an owner unknown yet: read the instances
-	loaded := l.loaded                // nil once the backlog is loaded
 	wake, stopWake := l.n.b.Wake(context.Background(), LeaderReads, l.n.id)
 	defer stopWake()
 	endsWake, stopEndsWake := l.n.b.Wake(context.Background(), EndReads, l.n.id)
@@ -347,574 +332,65 @@ func (l *leader) run() {
 	defer poll.Stop()
 	beat := time.NewTicker(cfg.Heartbeat)
 	defer beat.Stop()
-	fenced := func(err error) bool {
-		if err == nil || !isFenced(err) {
-			return false
-		}
-		select {
-		case l.failed <- l.epoch:
-		default:
-		}
-		return true
-	}
-	answer := func(w *wait, err error) {
-		delete(outstanding, w.seq)
-		if in := instances[w.instance]; in != nil && w.counts() {
-			in.running--
-		}
-		w.done <- err
-	}
-	// ended answers w's attempt as e, its end, says. A success is
-	// answered at once, and its row deleted with the next grants, in one
-	// transaction, deletes first (grant, Backend.Grant): a slot it frees is
-	// taken in the database only by a write that also ends the success
-	// holding it, so the running rows never exceed a cap, and the
-	// scheduler writes nothing more of the job (actor.EndWritten) — not a
-	// transaction of its own a batch of successes.
-	ended := func(w *wait, e End) {
-		if e.Kind != EndOK {
-			answer(w, endError(e))
-			return
-		}
-		answer(w, actor.EndWritten)
-		finished = append(finished, e)
-	}
-	// gone reports whether w's handler has given up on it (a Cancel, or
-	// the scheduler stopping), and answers it if so: a job not granted
-	// yet is granted no more — its handler's revoke may still be on its
-	// way to the loop, behind the ends that free the slot it waits for.
-	gone := func(w *wait) bool {
-		select {
-		case <-w.cancelled:
-			w.done <- actor.ErrCancelled
-			return true
-		default:
-			return false
-		}
-	}
-	var place func(w *wait)
-	place = func(w *wait) {
-		if w.attempt != -1 && gone(w) {
-			return
-		}
-		switch {
-		case w.attempt == -1: // resumed: it runs already
-			w.written = true
-			outstanding[w.seq] = w
-			if in := instances[w.instance]; in != nil && w.counts() {
-				in.running++
-			}
-			return
-		case w.owner != "":
-			if instances[w.owner] == nil {
-				// Unknown: just joined (the next read of the instances
-				// shows it), or gone — declared lost, or silent for as
-				// long as that takes.
-				if w.queued.IsZero() {
-					w.queued = time.Now()
-				}
-				if _, gone := lost[w.owner]; !gone && time.Since(w.queued) < cfg.LostAfter {
-					refresh = true
-					queued = append(queued, w)
-					return
-				}
-				w.done <- policy.Permanent(fmt.Errorf("%w: instance %s, which made the job, is gone", workers.ErrWorkerLost, w.owner))
-				return
-			}
-			w.instance = w.owner
-		case w.worker != "":
-			// On the instance its worker slot is registered on.
-			home := workerHome[w.worker]
-			if home == "" || instances[home] == nil {
-				refresh = true // a worker unregistered meanwhile ends the attempt (ErrWorkerLost)
-				queued = append(queued, w)
-				return
-			}
-			w.instance = home
-		default:
-			// The most specialised instance with a free slot (spec 3's
-			// rule for worker slots): the one with the fewest types, so
-			// that those taking more stay free for types only they
-			// take; then the most free slots (or the leader's own first:
-			// LeaderFirst), then the name (better).
-			var best *instance
-			for _, in := range instances {
-				if in.types[string(w.typ)] && in.running < in.Slots && (best == nil || better(in, best, l.n.id, cfg.LeaderFirst)) {
-					best = in
-				}
-			}
-			if best == nil {
-				if !handledBy(instances, w.typ) {
-					refresh = true // an instance may have a handler since the last read
-				}
-				queued = append(queued, w)
-				return
-			}
-			w.instance = best.ID
-			best.running++
-		}
-		outstanding[w.seq] = w
-		batch = append(batch, w)
-	}
-	replace := func() {
-		q := queued
-		queued = nil
-		for _, w := range q {
-			place(w)
-		}
-	}
-	// grant writes the turn: the rows of the successes answered deleted,
-	// then the batch granted, in one transaction (Backend.Grant). With no
-	// grant to write, the successes' rows wait a little — the jobs their
-	// slots go to are on their way from the scheduler, and one write
-	// serves both — unless they pile up.
-	grant := func() (wrote bool) {
-		batch = slices.DeleteFunc(batch, func(w *wait) bool {
-			if !gone(w) { // placed since its handler gave up
-				return false
-			}
-			delete(outstanding, w.seq)
-			if in := instances[w.instance]; in != nil && w.counts() {
-				in.running--
-			}
-			return true
-		})
-		if len(batch) == 0 && (len(finished) == 0 || len(finished) < maxFinished && !tidy) {
-			return false
-		}
-		tidy = false
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-		defer cancel()
-		gs := make([]Grant, len(batch))
-		for i, w := range batch {
-			gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot,
-				Handed: w.instance == l.n.id}
-		}
-		_, took, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, finished, gs)
-		ends := len(finished) // the successes written
-		var rest []*wait      // grants not written: the next turn's
-		var stopped error     // what stopped a turn written in parts
-		if isRefused(err) {
-			// A record the database refuses: the turn is written in parts,
-			// each refused grant's job failing alone (grantApart).
-			p := grantApart(ctx, l.n.b, l.n.log, cfg.Domain, l.epoch, finished, gs, err)
-			ends, rest, stopped = p.ends, slices.Clone(batch[p.n:]), p.err
-			kept, keptGs := batch[:0], gs[:0]
-			for i, w := range batch[:p.n] {
-				if e, bad := p.refused[i]; bad {
-					answer(w, e)
-					continue
-				}
-				kept, keptGs = append(kept, w), append(keptGs, gs[i])
-			}
-			batch, gs, took, err = kept, keptGs, p.took, nil
-		}
-		if fenced(err) {
-			return false
-		}
-		if errors.Is(err, ErrDoubleAdmission) {
-			// Never from a sound leader: the database's own guard held.
-			// The successes' rows go with the next turn.
-			l.n.log.Error("the database refused a double admission; the attempts fail", zap.Error(err))
-			for _, w := range batch {
-				answer(w, err)
-			}
-			batch = batch[:0]
-			return false
-		}
-		if err != nil {
-			// The database is out of reach: the turn is written at the
-			// next, or the lease is lost and the next leader decides (the
-			// executor reports the successes through their rows).
-			l.n.log.Warn("granting failed; trying again", zap.Error(err))
-			return false
-		}
-		// A row not deleted is gone already (a RunSync's, its scheduler's
-		// delete first) or was written since (a success kept
-		// WithRetention): it runs no more either way.
-		finished = append(finished[:0], finished[ends:]...)
-		if tidyC != nil && len(finished) == 0 {
-			tidyTimer.Stop()
-			tidyC = nil
-		}
-		ok := make(map[uint64]bool, len(took))
-		for _, s := range took {
-			ok[s] = true
-		}
-		// The grants handed to this instance's executor, and their records:
-		// one allocation each for the batch, not one a job.
-		var handed []Grant
-		var records []core.JobRecord
-		for i, w := range batch {
-			w.written = true
-			if !ok[w.seq] { // running already (a previous leader's grant): wait for that end
-				if in := instances[w.instance]; in != nil && w.counts() {
-					in.running--
-				}
-				w.attempt, w.instance = -1, ""
-				continue
-			}
-			if gs[i].Handed {
-				if handed == nil {
-					handed, records = make([]Grant, 0, len(batch)-i), make([]core.JobRecord, 0, len(batch)-i)
-				}
-				j := w.job
-				records = append(records, core.JobRecord{Seq: j.Seq, Type: j.Type, ID: j.ID, Payload: j.Payload, Key: j.FairnessKey,
-					Group: j.Group, EnqueuedAt: j.EnqueuedAt, Owner: j.Owner, Attempt: w.attempt})
-				g := gs[i]
-				g.Record = &records[len(records)-1] // records never grows past its capacity: no pointer moves
-				handed = append(handed, g)
-			}
-		}
-		batch = append(batch[:0], rest...)
-		if len(handed) > 0 {
-			l.n.x.handOver(handoff{grants: handed, ends: l.localEnds, leaderDone: l.done})
-		}
-		if stopped != nil && !fenced(stopped) {
-			l.n.log.Warn("granting failed; trying again", zap.Error(stopped))
-		}
-		return stopped == nil
-	}
-	readEnds := func(ctx context.Context, full bool) {
-		if !full {
-			full = !l.endsSince(ctx, outstanding, ended)
-		}
-		if len(outstanding) == 0 {
-			return
-		}
-		seqs := make([]uint64, 0, len(outstanding))
-		for s, w := range outstanding {
-			// A grant not committed yet has no end to read; between full
-			// reads, only a resumed job's row is read (to learn where it
-			// runs): the others' ends came by endsSince.
-			if w.written && (full || w.attempt == -1) {
-				seqs = append(seqs, s)
-			}
-		}
-		if len(seqs) == 0 {
-			return
-		}
-		rows, err := l.n.b.Rows(ctx, seqs)
-		if err != nil {
-			l.n.log.Warn("reading ends failed", zap.Error(err))
-			return
-		}
-		there := map[uint64]bool{}
-		for _, r := range rows {
-			there[r.Seq] = true
-			w := outstanding[r.Seq]
-			if w.attempt == -1 {
-				switch {
-				case r.Running:
-					w.instance, w.attempt = r.Instance, r.Attempt
-					if in := instances[w.instance]; in != nil && w.counts() {
-						in.running++
-					}
-					continue
-				case r.Ended:
-					ended(w, r.End)
-				default:
-					// Revoked (its instance lost) before this leader read
-					// it: an interruption (core.AttemptEnd.Interrupted), run
-					// again whatever the retry policy.
-					answer(w, fmt.Errorf("%w: its grant was taken back", workers.ErrWorkerLost))
-				}
-				continue
-			}
-			switch {
-			case r.Running && r.Instance == w.instance && r.Attempt == w.attempt:
-				// runs on
-			case r.Ended && r.End.Instance == w.instance && r.End.Attempt == w.attempt:
-				ended(w, r.End)
-			default:
-				answer(w, fmt.Errorf("%w: instance %s lost the grant", workers.ErrWorkerLost, w.instance))
-			}
-		}
-		for _, s := range seqs {
-			if !there[s] {
-				// Gone: it ended elsewhere (cancelled, or deleted by its
-				// RunSync's instance). Not an interruption: running it again
-				// would write its row back.
-				answer(outstanding[s], policy.Permanent(fmt.Errorf("%w: the job's row is gone", workers.ErrWorkerLost)))
-			}
-		}
-	}
-	var instancesRead time.Time // the last readInstances
-	readInstances := func(ctx context.Context) {
-		instancesRead = time.Now()
-		gone, err := l.n.b.Lost(ctx, cfg.Domain, l.epoch, cfg.LostAfter)
-		if fenced(err) {
-			return
-		}
-		for id, at := range lost { // long enough for the jobs that named them
-			if time.Since(at) > 2*cfg.LostAfter {
-				delete(lost, id)
-			}
-		}
-		for _, id := range gone {
-			lost[id] = time.Now()
-			l.n.log.Warn("instance lost", zap.String("lost", id))
-			if id == l.n.id && len(finished) > 0 {
-				// The rows of this instance's successes still run: deleted
-				// first, or the revoke would take them back as work to do.
-				_, _, err := l.n.b.Grant(ctx, cfg.Domain, l.epoch, finished, nil)
-				if fenced(err) {
-					return
-				}
-				if err != nil {
-					// Revoked all the same (Lost has forgotten the
-					// instance): those jobs run again under the next leader.
-					l.n.log.Warn("deleting successes before a revoke failed", zap.Int("jobs", len(finished)), zap.Error(err))
-				}
-				finished = finished[:0]
-			}
-			if _, err := l.n.b.Revoke(ctx, cfg.Domain, l.epoch, id); fenced(err) {
-				return
-			}
-			for _, w := range outstanding {
-				// A resumed job whose row is not read yet (attempt -1) is
-				// answered by that read (readEnds): its end may be reported
-				// there already — a success must not run again because the
-				// instance that reported it has gone since.
-				if w.instance == id && w.attempt != -1 {
-					err := fmt.Errorf("%w: instance %s went silent", workers.ErrWorkerLost, id)
-					if w.owner != "" {
-						err = policy.Permanent(err) // its function went with it
-					}
-					answer(w, err)
-				}
-			}
-		}
-		ins, err := l.n.b.Instances(ctx, cfg.Domain)
-		if err != nil {
-			return
-		}
-		next := map[string]*instance{}
-		for _, in := range ins {
-			c := &instance{Instance: in, types: map[string]bool{}}
-			for _, t := range in.Types {
-				c.types[t] = true
-			}
-			next[in.ID] = c
-		}
-		for _, w := range outstanding {
-			if in := next[w.instance]; in != nil && w.counts() && w.attempt != -1 {
-				in.running++
-			}
-		}
-		instances = next
-		subscribed := false
-		for _, in := range next {
-			subscribed = subscribed || in.Subscribed
-		}
-		l.subscribed.Store(subscribed)
-		handled := map[string]bool{}
-		for _, in := range next {
-			for t := range in.types {
-				handled[t] = true
-			}
-		}
-		l.learnTypes(ctx, handled)
-		l.syncWorkers(next, workerHome, registered)
-		// The finished RunSync and Submit jobs of instances gone — lost,
-		// or closed before reading how their jobs ended — have nobody
-		// left to read them: forget them, once finished for long enough
-		// that an instance declared lost but alive has read them. (Whoever
-		// declared the instance lost, even a previous leader, this sweep
-		// finds them.)
-		live := make([]string, 0, len(next))
-		for id := range next {
-			live = append(live, id)
-		}
-		if _, err := l.n.b.ForgetOrphans(ctx, cfg.Domain, l.epoch, live, 2*cfg.LostAfter); err != nil && !fenced(err) {
-			l.n.log.Warn("forgetting the jobs of gone instances failed", zap.Error(err))
-		}
-	}
-	lastEnds := time.Now() // the last read of every outstanding row
-	// read reads what changed: the commands and new jobs (jobs), the ends
-	// reported (ends); each wake-up says which.
-	read := func(jobs, ends bool) {
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-		defer cancel()
-		if !jobs {
-			full := time.Since(lastEnds) >= cfg.Heartbeat
-			if full {
-				lastEnds = time.Now()
-			}
-			readEnds(ctx, full)
-			return
-		}
-		// The commands first, the new jobs after: a command sees every job
-		// committed before it was (a Supersede finds the job it replaces)
-		// — so none runs before the backlog is loaded.
-		var cmds []Command
-		if loaded == nil {
-			var err error
-			if cmds, err = l.n.b.Commands(ctx, cfg.Domain); err != nil {
-				l.n.log.Warn("reading commands failed", zap.Error(err))
-			}
-		}
-		recs, err := l.feed.Next(ctx)
-		if err != nil {
-			l.n.log.Warn("reading new jobs failed", zap.Error(err))
-		} else if len(recs) > 0 {
-			// The owner never waits on this loop, so waiting on it is safe.
-			if err := l.adopt(ctx, recs); err != nil {
-				l.n.log.Warn("adopting new jobs failed", zap.Error(err))
-			}
-		}
-		if ends {
-			full := time.Since(lastEnds) >= cfg.Heartbeat
-			if full {
-				lastEnds = time.Now()
-			}
-			readEnds(ctx, full)
-		}
-		l.runCommands(ctx, cmds)
-	}
-
-	func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-		defer cancel()
-		readInstances(ctx)
-	}()
+	g.timed(g.readInstances)
 	for {
 		select {
-		case <-loaded:
-			loaded = nil // every pending job is in: the commands waiting run
-			read(true, false)
-			replace()
+		case <-g.loaded:
+			g.loaded = nil // every pending job is in: the commands waiting run
+			g.read(true, false)
+			g.replace()
 		case w := <-l.requests:
-			place(w)
+			g.place(w)
 		drain:
 			for {
 				select {
 				case w := <-l.requests:
-					place(w)
+					g.place(w)
 				default:
 					break drain
 				}
 			}
 		case e := <-l.localEnds:
-			// This instance's executor's successes, in process: answered
-			// now (ended), their rows deleted with the next grants. A
-			// fenced write leaves the rows running: the executor reports
-			// them through their rows at its next full read, to the next
-			// leader.
-			for more := true; more; {
-				if w := outstanding[e.Seq]; w != nil && w.written && w.instance == e.Instance && w.attempt == e.Attempt {
-					ended(w, e)
-				}
-				select {
-				case e = <-l.localEnds:
-				default:
-					more = false
-				}
-			}
-			replace() // slots are free: the jobs waiting for one go in this turn
-		case <-tidyC:
-			tidyC, tidy = nil, true
+			g.localEnded(e)
+			g.replace() // slots are free: the jobs waiting for one go in this turn
+		case <-g.tidyC:
+			g.tidyC, g.tidy = nil, true
 		case r := <-l.types:
 			l.register(r)
 		case seq := <-l.revokes:
-			// Not granted yet: it never starts. Granted: its executor
-			// stops it and reports the end (readEnds answers).
-			if w := outstanding[seq]; w != nil && !w.written {
-				batch = slices.DeleteFunc(batch, func(b *wait) bool { return b == w })
-				answer(w, actor.ErrCancelled)
-				break
-			}
-			if i := slices.IndexFunc(queued, func(q *wait) bool { return q.seq == seq }); i >= 0 {
-				w := queued[i]
-				queued = slices.Delete(queued, i, i+1)
-				w.done <- actor.ErrCancelled
-				break
-			}
-			if outstanding[seq] == nil {
-				break // answered already: never granted (gone), or its end read
-			}
-			func() {
-				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-				defer cancel()
-				if err := l.n.b.RevokeJob(ctx, cfg.Domain, l.epoch, seq); err != nil && !fenced(err) {
-					l.n.log.Warn("taking a cancelled job's grant back failed", zap.Error(err))
-				}
-			}()
+			g.revoke(seq)
 		case reply := <-l.infoC:
-			in := leaderInfo{running: map[string]string{}}
-			for _, id := range sortedKeys(instances) {
-				c := instances[id]
-				in.instances = append(in.instances, InstanceInfo{ID: nameOf(c.ID), Incarnation: c.ID, Slots: c.Slots, Types: c.Types,
-					Running: c.running, Subscribed: c.Subscribed})
-			}
-			for _, w := range outstanding {
-				in.running[string(w.typ)+"/"+w.id] = nameOf(w.instance)
-			}
-			reply <- in
+			reply <- g.info()
 		case _, ok := <-wake:
 			if !ok {
 				wake = nil // the listener's connection is gone: poll
 			}
-			read(true, false)
-			replace()
+			g.read(true, false)
+			g.replace()
 		case _, ok := <-endsWake:
 			if !ok {
 				endsWake = nil
 			}
-			read(false, true)
-			replace()
+			g.read(false, true)
+			g.replace()
 		case <-poll.C:
-			read(true, true)
-			replace()
+			g.read(true, true)
+			g.replace()
 		case <-l.reread:
-			func() {
-				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-				defer cancel()
-				readInstances(ctx)
-			}()
-			replace()
+			g.timed(g.readInstances)
+			g.replace()
 		case <-beat.C:
-			func() {
-				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-				defer cancel()
-				readInstances(ctx)
-			}()
-			replace()
+			g.timed(g.readInstances)
+			g.replace()
 		case <-l.stopC:
-			for _, w := range outstanding {
-				w.done <- ErrLeaderLost
-			}
-			if len(finished) > 0 {
-				// Their rows would wait for the next leader (which resumes
-				// each and reads its end): while the lease holds, delete
-				// them now.
-				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-				_, _, _ = l.n.b.Grant(ctx, cfg.Domain, l.epoch, finished, nil)
-				cancel()
-			}
+			g.stop()
 			return
 		}
-		if refresh && time.Since(instancesRead) >= cfg.Poll {
-			refresh = false
-			func() {
-				ctx, cancel := context.WithTimeout(context.Background(), cfg.Heartbeat)
-				defer cancel()
-				readInstances(ctx)
-			}()
-			replace()
-		}
-		// A turn that freed slots placed the jobs waiting for them: they
-		// are granted now, not at the next wake-up.
-		for grant() && len(batch) > 0 {
-		}
-		if len(finished) > 0 && tidyC == nil {
-			tidyTimer.Reset(finishedWait)
-			tidyC = tidyTimer.C
-		}
+		g.endTurn()
 	}
 }
 
-// The successes' rows wait for a turn with grants (leader.run) at most
+// The successes' rows wait for a turn with grants (grantLoop.grant) at most
 // finishedWait, and up to maxFinished of them: then they are deleted in a
 // write of their own. Until then an Enqueue of the same (type, id) finds
 // the job unfinished, as while it ran.

@@ -420,154 +420,186 @@ func (n *Node) run() {
 		go n.relayEvents(quit, done)
 		defer func() { close(quit); <-done }()
 	}
-	var (
-		types     []typeReg // written in the domain (types.go)
-		undefined []typeReg // not yet: the leader waits for them
-		l         *leader
-		epoch     int64
-		leaderID  string
-		lastRenew time.Time
-		failed    = make(chan int64, 1) // a leader whose write was fenced
-	)
+	s := &leaseLoop{n: n, failed: make(chan int64, 1)}
 	tick := time.NewTicker(n.cfg.Heartbeat)
 	defer tick.Stop()
-	stopLeading := func(release bool) {
-		if l == nil {
-			return
-		}
-		l.stop()
-		if release {
-			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-			_ = n.b.Release(ctx, n.cfg.Domain, n.id, epoch)
-			cancel()
-		}
-		n.log.Info("stopped leading", zap.Int64("epoch", epoch))
-		l, leaderID = nil, ""
-	}
-	// define writes the types registered here in the domain, then gives
-	// them to the leader: a type's jobs are granted only once a next
-	// leader can read it. Retried at every beat until written.
-	define := func() {
-		if len(undefined) == 0 {
-			return
-		}
-		settings, err := typeSettings(undefined)
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-			err = n.b.DefineTypes(ctx, n.cfg.Domain, settings)
-			cancel()
-		}
-		if isRefused(err) { // one type the store refuses: the others are written (defineApart)
-			var written []typeReg
-			var dealt int
-			written, dealt, err = n.defineApart(undefined)
-			for _, r := range written {
-				types = append(types, r)
-				if l != nil {
-					l.registerType(r)
-				}
-			}
-			undefined = undefined[dealt:]
-		}
-		if err != nil {
-			n.log.Warn("writing the types in the domain failed; retrying", zap.Error(err))
-			return
-		}
-		for _, r := range undefined {
-			types = append(types, r)
-			if l != nil {
-				l.registerType(r)
-			}
-		}
-		undefined = nil
-	}
-	beat := func() {
-		define()
-		now := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-		handled, ws := n.x.self()
-		err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.id, Slots: n.cfg.Slots, Types: handled, Workers: ws,
-			Subscribed: n.sink != nil && n.sink.Subscribed()})
-		cancel()
-		// The lease's calls have a beat of their own: a slow heartbeat
-		// must not leave the renewal no time.
-		ctx, cancel = context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-		defer cancel()
-		if err == nil {
-			n.x.beaten(now) // its fence moves on (beaten)
-		}
-		if l != nil {
-			ok, err := n.b.Renew(ctx, n.cfg.Domain, n.id, epoch, n.cfg.LeaseTTL)
-			switch {
-			case err == nil && ok:
-				lastRenew = now
-			case err == nil || now.Sub(lastRenew) > n.cfg.LeaseTTL-2*n.cfg.Heartbeat:
-				// Lost, or it might expire before the next beat renews it.
-				stopLeading(false)
-			}
-			return
-		}
-		e, ok, err := n.b.Acquire(ctx, n.cfg.Domain, n.id, n.cfg.LeaseTTL)
-		if err != nil || !ok {
-			return
-		}
-		epoch, lastRenew = e, now
-		var lerr error
-		if l, lerr = startLeader(n, e, types, failed); lerr != nil {
-			n.log.Error("could not start leading", zap.Error(lerr))
-			l = nil
-			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-			_ = n.b.Release(ctx, n.cfg.Domain, n.id, e)
-			cancel()
-			return
-		}
-		leaderID = n.id
-		n.log.Info("leading", zap.Int64("epoch", e))
-	}
-	beat()
+	s.beat()
 	n.noticeEarlier()
 	for {
 		select {
 		case <-tick.C:
-			beat()
+			s.beat()
 		case <-n.x.typesChanged:
-			beat()
-			if l != nil { // the leader reads what its own instance now handles at once
-				l.ownChanged()
+			s.beat()
+			if s.l != nil { // the leader reads what its own instance now handles at once
+				s.l.ownChanged()
 			}
 		case <-n.subsChanged:
-			beat()
-		case e := <-failed:
-			if l != nil && e == epoch {
-				stopLeading(false)
+			s.beat()
+		case e := <-s.failed:
+			if s.l != nil && e == s.epoch {
+				s.stopLeading(false)
 			}
 		case r := <-n.types:
-			undefined = append(undefined, r)
-			define()
+			s.undefined = append(s.undefined, r)
+			s.define()
 		case reply := <-n.info:
-			in := Info{Domain: n.cfg.Domain, Instance: n.cfg.Instance, Incarnation: n.id, Leading: l != nil}
-			if leaderID != "" {
-				in.Leader, in.LeaderIncarnation = nameOf(leaderID), leaderID
-			}
-			if l != nil {
-				in.Epoch, in.a = epoch, l.a
-				in.Instances, in.Running = l.info()
-			} else {
-				ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-				holder, e, live, err := n.b.Leader(ctx, n.cfg.Domain)
-				cancel()
-				if err == nil && live {
-					in.Leader, in.LeaderIncarnation, in.Epoch = nameOf(holder), holder, e
-				}
-			}
-			reply <- in
+			reply <- s.info()
 		case r := <-n.closing:
 			graceful := r.ctx.Err() == nil
-			stopLeading(graceful)
+			s.stopLeading(graceful)
 			r.reply <- n.x.stop(r.ctx)
 			return
 		}
 	}
+}
+
+// leaseLoop is the state the lease loop (Node.run) owns: the types written
+// in the domain, the lease, and the leader while this instance leads.
+type leaseLoop struct {
+	n         *Node
+	types     []typeReg // written in the domain (types.go)
+	undefined []typeReg // not yet: the leader waits for them
+	l         *leader
+	epoch     int64
+	leaderID  string
+	lastRenew time.Time
+	failed    chan int64 // a leader whose write was fenced
+}
+
+// stopLeading stops the leader, if any, and — release — its lease.
+func (s *leaseLoop) stopLeading(release bool) {
+	if s.l == nil {
+		return
+	}
+	s.l.stop()
+	if release {
+		s.release(s.epoch)
+	}
+	s.n.log.Info("stopped leading", zap.Int64("epoch", s.epoch))
+	s.l, s.leaderID = nil, ""
+}
+
+func (s *leaseLoop) release(epoch int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.n.cfg.Heartbeat)
+	defer cancel()
+	_ = s.n.b.Release(ctx, s.n.cfg.Domain, s.n.id, epoch)
+}
+
+// define writes the types registered here in the domain, then gives them
+// to the leader: a type's jobs are granted only once a next leader can
+// read it. Retried at every beat until written.
+func (s *leaseLoop) define() {
+	n := s.n
+	if len(s.undefined) == 0 {
+		return
+	}
+	settings, err := typeSettings(s.undefined)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+		err = n.b.DefineTypes(ctx, n.cfg.Domain, settings)
+		cancel()
+	}
+	if isRefused(err) { // one type the store refuses: the others are written (defineApart)
+		var written []typeReg
+		var dealt int
+		written, dealt, err = n.defineApart(s.undefined)
+		s.defined(written)
+		s.undefined = s.undefined[dealt:]
+	}
+	if err != nil {
+		n.log.Warn("writing the types in the domain failed; retrying", zap.Error(err))
+		return
+	}
+	s.defined(s.undefined)
+	s.undefined = nil
+}
+
+// defined counts rs written in the domain, and gives them to the leader.
+func (s *leaseLoop) defined(rs []typeReg) {
+	for _, r := range rs {
+		s.types = append(s.types, r)
+		if s.l != nil {
+			s.l.registerType(r)
+		}
+	}
+}
+
+// beat writes this instance's heartbeat, then renews the lease while it
+// leads, or tries to take it.
+func (s *leaseLoop) beat() {
+	n := s.n
+	s.define()
+	now := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+	handled, ws := n.x.self()
+	err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.id, Slots: n.cfg.Slots, Types: handled, Workers: ws,
+		Subscribed: n.sink != nil && n.sink.Subscribed()})
+	cancel()
+	// The lease's calls have a beat of their own: a slow heartbeat must
+	// not leave the renewal no time.
+	ctx, cancel = context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+	defer cancel()
+	if err == nil {
+		n.x.beaten(now) // its fence moves on (beaten)
+	}
+	if s.l != nil {
+		s.renew(ctx, now)
+		return
+	}
+	s.acquire(ctx, now)
+}
+
+func (s *leaseLoop) renew(ctx context.Context, now time.Time) {
+	n := s.n
+	ok, err := n.b.Renew(ctx, n.cfg.Domain, n.id, s.epoch, n.cfg.LeaseTTL)
+	switch {
+	case err == nil && ok:
+		s.lastRenew = now
+	case err == nil || now.Sub(s.lastRenew) > n.cfg.LeaseTTL-2*n.cfg.Heartbeat:
+		// Lost, or it might expire before the next beat renews it.
+		s.stopLeading(false)
+	}
+}
+
+// acquire takes the lease if it is free, and starts leading.
+func (s *leaseLoop) acquire(ctx context.Context, now time.Time) {
+	n := s.n
+	e, ok, err := n.b.Acquire(ctx, n.cfg.Domain, n.id, n.cfg.LeaseTTL)
+	if err != nil || !ok {
+		return
+	}
+	s.epoch, s.lastRenew = e, now
+	l, err := startLeader(n, e, s.types, s.failed)
+	if err != nil {
+		n.log.Error("could not start leading", zap.Error(err))
+		s.release(e)
+		return
+	}
+	s.l, s.leaderID = l, n.id
+	n.log.Info("leading", zap.Int64("epoch", e))
+}
+
+// info is what Node.Info says: of the leader in this process, or of the
+// lease as the database has it.
+func (s *leaseLoop) info() Info {
+	n := s.n
+	in := Info{Domain: n.cfg.Domain, Instance: n.cfg.Instance, Incarnation: n.id, Leading: s.l != nil}
+	if s.leaderID != "" {
+		in.Leader, in.LeaderIncarnation = nameOf(s.leaderID), s.leaderID
+	}
+	if s.l != nil {
+		in.Epoch, in.a = s.epoch, s.l.a
+		in.Instances, in.Running = s.l.info()
+		return in
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+	holder, e, live, err := n.b.Leader(ctx, n.cfg.Domain)
+	cancel()
+	if err == nil && live {
+		in.Leader, in.LeaderIncarnation, in.Epoch = nameOf(holder), holder, e
+	}
+	return in
 }
 
 // noticeEarlier warns, once at the start, when an earlier incarnation of

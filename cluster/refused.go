@@ -104,7 +104,7 @@ func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, 
 		}
 		_, took, err := b.Grant(ctx, domain, epoch, nil, gs)
 		if errors.Is(err, ErrDoubleAdmission) {
-			// As for a whole turn (leader.run): its attempts fail.
+			// As for a whole turn (grantLoop.granted): its attempts fail.
 			log.Error("the database refused a double admission; the attempts fail", zap.Error(err))
 			for _, x := range part {
 				p.refused[x.i] = err

@@ -1,0 +1,469 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/workers"
+)
+
+// execLoop is the state the executor's loop (executor.run) owns, and its
+// steps: read the grants, start them, collect the ends, report them. Only
+// the loop's goroutine touches it.
+type execLoop struct {
+	x           *executor
+	cfg         Config
+	handlers    map[policy.JobType]messages.Handler
+	workerSlots map[string][][]string
+	closures    map[uint64]*closure
+	running     map[uint64]*attempt
+	ends        []End            // to report
+	early       map[uint64]Grant // granted before its function arrived
+	// The attempts that ended here, in two generations: those of the
+	// current period between full reads of the grants and of the one
+	// before. A grant of one of them is not started again — a handoff and
+	// a read of the same grant may come in either order — and one handed
+	// back in process whose row still shows it running at a full read is
+	// reported through the database after all (its leader may have lost
+	// the lease before deleting the row).
+	endedNow, endedBefore map[uint64]endedHere
+	cursor                ReadCursor // the grants read (GrantsSince)
+	lastFull              time.Time  // the last read of every grant (Granted)
+	closing               *closeReq
+	killed, fenced        bool
+	// The fence: safe until the last good beat's start + LostAfter − 2
+	// beats (beaten); the first beat is the loop's start.
+	margin        time.Duration
+	fence         *time.Timer
+	failing       bool        // since the last report that went through: said once
+	stopCancelAll func() bool // a graceful Close's watch of its deadline
+}
+
+func newExecLoop(x *executor) *execLoop {
+	cfg := x.n.cfg
+	margin := cfg.LostAfter - 2*cfg.Heartbeat
+	return &execLoop{x: x, cfg: cfg, handlers: map[policy.JobType]messages.Handler{}, workerSlots: map[string][][]string{},
+		closures: map[uint64]*closure{}, running: map[uint64]*attempt{}, early: map[uint64]Grant{},
+		endedNow: map[uint64]endedHere{}, endedBefore: map[uint64]endedHere{}, margin: margin, fence: time.NewTimer(margin),
+		stopCancelAll: func() bool { return false }}
+}
+
+func (e *execLoop) endedAt(seq uint64, attempt int) (endedHere, bool) {
+	if h, ok := e.endedNow[seq]; ok && h.attempt == attempt {
+		return h, true
+	}
+	h, ok := e.endedBefore[seq]
+	return h, ok && h.attempt == attempt
+}
+
+// self is what this instance's heartbeat says of it.
+func (e *execLoop) self() selfInfo {
+	names := make([]string, 0, len(e.handlers))
+	for t := range e.handlers {
+		names = append(names, string(t))
+	}
+	slices.Sort(names)
+	ws := make(map[string][][]string, len(e.workerSlots))
+	for id, sl := range e.workerSlots {
+		ws[id] = sl
+	}
+	return selfInfo{names, ws}
+}
+
+// worker registers or unregisters a worker: the attempts on the slots of
+// one unregistered are stopped.
+func (e *execLoop) worker(r workerReg) error {
+	switch _, ok := e.workerSlots[r.id]; {
+	case r.remove && !ok:
+		return fmt.Errorf("%w: %q", workers.ErrUnknownWorker, r.id)
+	case !r.remove && ok:
+		return fmt.Errorf("%w: %q", workers.ErrDuplicateWorker, r.id)
+	case r.remove:
+		delete(e.workerSlots, r.id)
+		for _, a := range e.running {
+			if a.worker == r.id {
+				a.cancel(fmt.Errorf("%w: %q was unregistered", workers.ErrWorkerLost, r.id))
+			}
+		}
+	default:
+		sl := make([][]string, len(r.slots))
+		for i, ts := range r.slots {
+			for _, t := range ts {
+				sl[i] = append(sl[i], string(t))
+			}
+		}
+		e.workerSlots[r.id] = sl
+	}
+	return nil
+}
+
+// closure keeps a RunSync's or Submit's function until its job ends, and
+// starts its grant if it came first.
+func (e *execLoop) closure(c *closure) {
+	if e.closing != nil {
+		if c.done != nil {
+			c.done <- actor.ErrClosed
+		}
+		return
+	}
+	e.closures[c.seq] = c
+	if g, ok := e.early[c.seq]; ok && !e.fenced {
+		delete(e.early, c.seq)
+		e.start(g, nil)
+	}
+}
+
+// handedOver starts the grants the leader in this process handed over.
+func (e *execLoop) handedOver(h handoff) {
+	if e.closing != nil || e.fenced {
+		return // as a read of the grants would not start them
+	}
+	for _, g := range h.grants {
+		if a := e.running[g.Seq]; a != nil && a.attempt == g.Attempt {
+			continue // read from the database first
+		}
+		if _, ok := e.endedAt(g.Seq, g.Attempt); ok {
+			continue
+		}
+		e.start(g, &h)
+	}
+}
+
+// flush reports the ends waiting.
+func (e *execLoop) flush() {
+	if len(e.ends) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.Heartbeat)
+	defer cancel()
+	b, log := e.x.n.b, e.x.n.log
+	_, err := b.ReportEnds(ctx, e.ends)
+	done := len(e.ends)
+	if isRefused(err) {
+		// A record the database refuses: the others are written, and that
+		// one with its text cut (reportApart).
+		done, err = reportApart(ctx, b, log, e.ends, err)
+	} else if err != nil {
+		done = 0
+	}
+	e.ends = append(e.ends[:0], e.ends[done:]...)
+	if err != nil {
+		if !e.failing {
+			log.Warn("reporting ends failed; retrying", zap.Error(err))
+		}
+		e.failing = true
+		return
+	}
+	if e.failing {
+		log.Info("reporting ends again")
+	}
+	e.failing = false
+}
+
+// endOf is the end an attempt's outcome is reported as. The text goes to
+// the database and to the leader: a handler's error may hold any bytes,
+// which PostgreSQL's text refuses.
+func endOf(instance string, d ended) End {
+	kind, text := EndOK, ""
+	switch {
+	case d.panic:
+		kind, text = EndPanic, d.err.Error()
+	case d.err != nil && policy.IsPermanent(d.err):
+		kind, text = EndPermanent, d.err.Error()
+	case d.err != nil:
+		kind, text = EndError, d.err.Error()
+	}
+	return End{Seq: d.seq, Instance: instance, Attempt: d.attempt, Kind: kind, Error: policy.CleanText(text)}
+}
+
+// take collects an attempt's end: a success of a grant handed over in
+// process goes back to its leader the same way, any other end is reported.
+func (e *execLoop) take(d ended) {
+	a := e.running[d.seq]
+	delete(e.running, d.seq)
+	if a == nil || a.attempt != d.attempt {
+		return
+	}
+	end := endOf(e.x.n.id, d)
+	if c := e.closures[d.seq]; c != nil {
+		c.running, c.lastErr = false, d.err
+		if c.done != nil && c.ctx.Err() != nil && d.err != nil {
+			end.Kind = EndPermanent // its caller left: no retry
+		}
+	}
+	if e.killed {
+		return
+	}
+	if h := a.from; h != nil && end.Kind == EndOK {
+		select {
+		case <-h.leaderDone:
+		default:
+			select {
+			case h.ends <- end:
+				e.endedNow[d.seq] = endedHere{attempt: d.attempt, handed: true}
+				return
+			default: // the leader is behind: through the database
+			}
+		}
+	}
+	e.endedNow[d.seq] = endedHere{attempt: d.attempt}
+	e.ends = append(e.ends, end)
+}
+
+// start runs grant g (from: the handoff it came in, nil when read).
+func (e *execLoop) start(g Grant, from *handoff) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel, from: from}
+	if g.Worker != "" { // SlotFromContext tells the job its slot
+		ctx = messages.WithSlot(ctx, messages.SlotRef{Worker: g.Worker, Slot: g.Slot})
+	}
+	var fn func(context.Context) error
+	if g.Record.Owner != "" {
+		fn = e.owned(g, cancel)
+	} else {
+		fn = e.handled(g)
+	}
+	if fn == nil {
+		cancel(nil)
+		return
+	}
+	e.running[g.Seq] = a
+	go func() {
+		panicked, err := call(ctx, fn)
+		cancel(nil)
+		e.x.ended <- ended{seq: g.Seq, attempt: g.Attempt, err: err, panic: panicked}
+	}()
+}
+
+// owned is the function a grant of a RunSync or Submit job runs: its
+// caller's, stopped with it; nil when it does not run now.
+func (e *execLoop) owned(g Grant, cancel context.CancelCauseFunc) func(context.Context) error {
+	c := e.closures[g.Seq]
+	if c == nil {
+		// Its caller inserted it and is handing the function over: it
+		// starts when the function arrives. (A restarted process is a new
+		// incarnation, so no grant waits here for a function that will
+		// never come.)
+		e.early[g.Seq] = g
+		return nil
+	}
+	if c.ctx.Err() != nil {
+		e.ends = append(e.ends, End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndPermanent,
+			Error: ErrFunctionGone.Error()})
+		return nil
+	}
+	c.running = true
+	parent := c.ctx
+	stopAfter := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
+	return func(ctx context.Context) error { defer stopAfter(); return c.fn(ctx) }
+}
+
+// handled is the function a grant of a durable job runs: its type's
+// handler; nil when this instance has none.
+func (e *execLoop) handled(g Grant) func(context.Context) error {
+	rec := g.Record
+	h := e.handlers[rec.Type]
+	if h == nil {
+		e.ends = append(e.ends, End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndError,
+			Error: fmt.Sprintf("fairsched/cluster: no handler for %q on %s", rec.Type, e.x.n.id)})
+		return nil
+	}
+	view := messages.DurableJob{Type: rec.Type, ID: rec.ID, Payload: rec.Payload, Attempt: g.Attempt,
+		FairnessKey: rec.Key, Group: rec.Group, EnqueuedAt: rec.EnqueuedAt, Seq: rec.Seq}
+	return func(ctx context.Context) error {
+		err := h(ctx, view)
+		if err != nil && !errors.Is(err, workers.ErrWorkerLost) {
+			// A handler that returns ctx.Err() after this executor stopped
+			// its attempt (revoked, heartbeats failing, its worker gone)
+			// was interrupted, not failed: say why, as the in-process
+			// scheduler does (actor.Execute).
+			if cause := context.Cause(ctx); errors.Is(cause, workers.ErrWorkerLost) {
+				err = fmt.Errorf("%w: %w", cause, err)
+			}
+		}
+		return err
+	}
+}
+
+// checkGrants reads the grants — what changed since the last read;
+// everything every Heartbeat (a grant taken back shows only there) — and
+// starts the new ones.
+func (e *execLoop) checkGrants() {
+	if e.closing != nil || e.fenced {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.Heartbeat)
+	defer cancel()
+	full := time.Since(e.lastFull) >= e.cfg.Heartbeat
+	var grants []Grant
+	var err error
+	if full {
+		grants, err = e.x.n.b.Granted(ctx, e.x.n.id)
+	} else {
+		grants, e.cursor, err = e.x.n.b.GrantsSince(ctx, e.x.n.id, e.cursor)
+	}
+	if err != nil {
+		e.x.n.log.Warn("reading grants failed", zap.Error(err))
+		return
+	}
+	if full {
+		e.lastFull = time.Now()
+		clear(e.early)
+	}
+	e.grantsRead(grants, full)
+	if full { // a new period: the one before it is forgotten
+		e.endedBefore, e.endedNow = e.endedNow, e.endedBefore
+		clear(e.endedNow)
+	}
+}
+
+// grantsRead starts the grants read that are new here, stops those
+// cancelled and — full: every grant read — those taken back.
+func (e *execLoop) grantsRead(grants []Grant, full bool) {
+	granted := map[uint64]bool{}
+	for _, g := range grants {
+		granted[g.Seq] = true
+		if a := e.running[g.Seq]; a != nil && a.attempt == g.Attempt {
+			if g.Cancelled {
+				a.cancel(actor.ErrCancelled)
+			}
+			continue
+		}
+		if slices.ContainsFunc(e.ends, func(d End) bool { return d.Seq == g.Seq && d.Attempt == g.Attempt }) {
+			continue // ended here, report under way
+		}
+		if h, ok := e.endedAt(g.Seq, g.Attempt); ok {
+			if h.handed && full { // its row still says running: report it here
+				e.endedNow[g.Seq] = endedHere{attempt: g.Attempt}
+				e.ends = append(e.ends, End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndOK})
+			}
+			continue // ended here already
+		}
+		if g.Cancelled { // cancelled before it started here: it never will
+			delete(e.early, g.Seq)
+			e.ends = append(e.ends, End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndPermanent,
+				Error: actor.ErrCancelled.Error()})
+			continue
+		}
+		e.start(g, nil)
+	}
+	for seq, a := range e.running {
+		if full && !granted[seq] { // taken back: this instance was declared lost
+			a.cancel(fmt.Errorf("%w: the grant was revoked", workers.ErrWorkerLost))
+		}
+	}
+}
+
+// checkFinals reads how this instance's RunSync and Submit jobs not
+// running ended, answers their callers and forgets the finished rows.
+func (e *execLoop) checkFinals() {
+	var waiting []uint64
+	for seq, c := range e.closures {
+		if !c.running {
+			waiting = append(waiting, seq)
+		}
+	}
+	if len(waiting) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.Heartbeat)
+	defer cancel()
+	finals, err := e.x.n.b.Finals(ctx, waiting)
+	if err != nil {
+		e.x.n.log.Warn("reading finished jobs failed", zap.Error(err))
+		return
+	}
+	var forget []uint64
+	for _, f := range finals {
+		c := e.closures[f.Seq]
+		delete(e.closures, f.Seq)
+		if !f.Gone {
+			forget = append(forget, f.Seq)
+		}
+		if c.done == nil {
+			if err := outcome(c, f); err != nil {
+				e.x.n.log.Error("background job failed", zap.Uint64("seq", f.Seq), zap.Error(err))
+			}
+			continue
+		}
+		c.done <- outcome(c, f)
+	}
+	if len(forget) > 0 {
+		if err := e.x.n.b.Forget(ctx, forget); err != nil {
+			e.x.n.log.Warn("deleting finished jobs failed", zap.Error(err))
+		}
+	}
+}
+
+// beaten moves the fence past a heartbeat begun at t that succeeded.
+func (e *execLoop) beaten(t time.Time) {
+	if d := time.Until(t.Add(e.margin)); d > 0 {
+		e.fence.Reset(d)
+		if e.fenced {
+			e.fenced = false
+			e.x.n.log.Info("heartbeats succeed again: running grants")
+		}
+	}
+}
+
+// fenceUp stops the attempts running here: heartbeats failing, the leader
+// is about to grant them again elsewhere.
+func (e *execLoop) fenceUp() {
+	if !e.fenced {
+		e.fenced = true
+		e.x.n.log.Warn("heartbeats failing: stopping the jobs running here")
+		e.cancelRunning(fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, e.x.n.id))
+	}
+}
+
+func (e *execLoop) cancelRunning(cause error) {
+	for _, a := range e.running {
+		a.cancel(cause)
+	}
+}
+
+// closeReq starts closing: a kill, or a Close out of time, stops the
+// attempts at once; a Close in time lets them end until its deadline.
+func (e *execLoop) closeReq(r closeReq) {
+	e.closing = &r
+	if r.ctx.Err() != nil {
+		e.killed = true
+		e.cancelRunning(actor.ErrClosed)
+		return
+	}
+	prev := e.stopCancelAll
+	stop := context.AfterFunc(r.ctx, func() {
+		select {
+		case e.x.cancelAll <- struct{}{}:
+		default:
+		}
+	})
+	e.stopCancelAll = func() bool { prev(); return stop() }
+}
+
+// closed reports whether the executor is closed: closing, and no attempt
+// runs any more — then the ends are reported and the callers waiting
+// answered.
+func (e *execLoop) closed() bool {
+	if e.closing == nil || len(e.running) > 0 {
+		return false
+	}
+	if !e.killed {
+		e.flush()
+	}
+	for _, c := range e.closures {
+		if c.done != nil {
+			c.done <- actor.ErrClosed
+		}
+	}
+	e.closing.reply <- nil
+	return true
+}

@@ -1,0 +1,625 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/workers"
+)
+
+// grantLoop is the state the leader's loop (leader.run) owns, and its
+// steps: read what changed, answer the ends, place the admitted jobs, write
+// the turn. Only the loop's goroutine touches it.
+type grantLoop struct {
+	l           *leader
+	cfg         Config
+	instances   map[string]*instance
+	outstanding map[uint64]*wait // placed and not answered
+	batch       []*wait          // to grant
+	queued      []*wait          // waiting for a free slot (or an instance)
+	finished    []End            // successes answered: their rows go with the next grants
+	// tidy: write finished even with no grant to go with; tidyTimer sets
+	// it finishedWait after the first success waits (tidyC: its channel
+	// while armed, else nil).
+	tidy      bool
+	tidyTimer *time.Timer
+	tidyC     <-chan time.Time
+	lost      map[string]time.Time // instances this leader declared lost, and when
+	// workerHome: worker → the instance it is registered on; registered:
+	// worker → its slots, as registered in the scheduler.
+	workerHome, registered map[string]string
+	refresh                bool          // an owner unknown yet: read the instances
+	loaded                 chan struct{} // nil once the backlog is loaded
+	instancesRead          time.Time     // the last readInstances
+	lastEnds               time.Time     // the last read of every outstanding row
+}
+
+func newGrantLoop(l *leader) *grantLoop {
+	g := &grantLoop{l: l, cfg: l.n.cfg, instances: map[string]*instance{}, outstanding: map[uint64]*wait{},
+		tidyTimer: time.NewTimer(finishedWait), lost: map[string]time.Time{}, workerHome: map[string]string{},
+		registered: map[string]string{}, loaded: l.loaded, lastEnds: time.Now()}
+	g.tidyTimer.Stop()
+	return g
+}
+
+// timed runs step under a heartbeat's timeout.
+func (g *grantLoop) timed(step func(ctx context.Context)) {
+	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Heartbeat)
+	defer cancel()
+	step(ctx)
+}
+
+// fenced reports whether err is a fenced write's, and ends leading if so.
+func (g *grantLoop) fenced(err error) bool {
+	if err == nil || !isFenced(err) {
+		return false
+	}
+	select {
+	case g.l.failed <- g.l.epoch:
+	default:
+	}
+	return true
+}
+
+// unplace takes w's slot back on its instance.
+func (g *grantLoop) unplace(w *wait) {
+	if in := g.instances[w.instance]; in != nil && w.counts() {
+		in.running--
+	}
+}
+
+func (g *grantLoop) answer(w *wait, err error) {
+	delete(g.outstanding, w.seq)
+	g.unplace(w)
+	w.done <- err
+}
+
+// ended answers w's attempt as e, its end, says. A success is answered at
+// once, and its row deleted with the next grants, in one transaction,
+// deletes first (grant, Backend.Grant): a slot it frees is taken in the
+// database only by a write that also ends the success holding it, so the
+// running rows never exceed a cap, and the scheduler writes nothing more
+// of the job (actor.EndWritten) — not a transaction of its own a batch of
+// successes.
+func (g *grantLoop) ended(w *wait, e End) {
+	if e.Kind != EndOK {
+		g.answer(w, endError(e))
+		return
+	}
+	g.answer(w, actor.EndWritten)
+	g.finished = append(g.finished, e)
+}
+
+// gone reports whether w's handler has given up on it (a Cancel, or the
+// scheduler stopping), and answers it if so: a job not granted yet is
+// granted no more — its handler's revoke may still be on its way to the
+// loop, behind the ends that free the slot it waits for.
+func gone(w *wait) bool {
+	select {
+	case <-w.cancelled:
+		w.done <- actor.ErrCancelled
+		return true
+	default:
+		return false
+	}
+}
+
+// place puts w in the turn's batch on the instance placement chooses, or
+// queues it until one can take it.
+func (g *grantLoop) place(w *wait) {
+	if w.attempt == -1 { // resumed: it runs already
+		w.written = true
+		g.outstanding[w.seq] = w
+		if in := g.instances[w.instance]; in != nil && w.counts() {
+			in.running++
+		}
+		return
+	}
+	if gone(w) {
+		return
+	}
+	c := g.view().choose(w.typ, w.owner, w.worker)
+	switch {
+	case c.ownerUnknown:
+		g.ownerUnknown(w)
+		return
+	case c.instance == "":
+		g.refresh = g.refresh || c.refresh
+		g.queued = append(g.queued, w)
+		return
+	}
+	w.instance = c.instance
+	if w.counts() {
+		g.instances[c.instance].running++
+	}
+	g.outstanding[w.seq] = w
+	g.batch = append(g.batch, w)
+}
+
+// ownerUnknown deals with a RunSync or Submit whose instance the leader
+// does not know: just joined (the next read of the instances shows it),
+// or gone — declared lost, or silent for as long as that takes.
+func (g *grantLoop) ownerUnknown(w *wait) {
+	if w.queued.IsZero() {
+		w.queued = time.Now()
+	}
+	if _, lost := g.lost[w.owner]; !lost && time.Since(w.queued) < g.cfg.LostAfter {
+		g.refresh = true
+		g.queued = append(g.queued, w)
+		return
+	}
+	w.done <- policy.Permanent(fmt.Errorf("%w: instance %s, which made the job, is gone", workers.ErrWorkerLost, w.owner))
+}
+
+func (g *grantLoop) view() placeView {
+	return placeView{instances: g.instances, workerHome: g.workerHome, self: g.l.n.id, leaderFirst: g.cfg.LeaderFirst}
+}
+
+// replace places again the jobs waiting.
+func (g *grantLoop) replace() {
+	q := g.queued
+	g.queued = nil
+	for _, w := range q {
+		g.place(w)
+	}
+}
+
+// endTurn closes a turn of the loop: the instances read if a placement
+// asked for them, the placed jobs granted — a turn that freed slots placed
+// the jobs waiting for them: they are granted now, not at the next
+// wake-up — and the successes' timer armed.
+func (g *grantLoop) endTurn() {
+	if g.refresh && time.Since(g.instancesRead) >= g.cfg.Poll {
+		g.refresh = false
+		g.timed(g.readInstances)
+		g.replace()
+	}
+	for g.grant() && len(g.batch) > 0 {
+	}
+	if len(g.finished) > 0 && g.tidyC == nil {
+		g.tidyTimer.Reset(finishedWait)
+		g.tidyC = g.tidyTimer.C
+	}
+}
+
+// localEnded answers this instance's executor's successes, in process (e
+// and those queued behind it), their rows deleted with the next grants. A
+// fenced write leaves the rows running: the executor reports them through
+// their rows at its next full read, to the next leader.
+func (g *grantLoop) localEnded(e End) {
+	for more := true; more; {
+		if w := g.outstanding[e.Seq]; w != nil && w.written && w.instance == e.Instance && w.attempt == e.Attempt {
+			g.ended(w, e)
+		}
+		select {
+		case e = <-g.l.localEnds:
+		default:
+			more = false
+		}
+	}
+}
+
+// revoke deals with a job cancelled while its handler waits. Not granted
+// yet: it never starts. Granted: its executor stops it and reports the end
+// (readEnds answers).
+func (g *grantLoop) revoke(seq uint64) {
+	if w := g.outstanding[seq]; w != nil && !w.written {
+		g.batch = slices.DeleteFunc(g.batch, func(b *wait) bool { return b == w })
+		g.answer(w, actor.ErrCancelled)
+		return
+	}
+	if i := slices.IndexFunc(g.queued, func(q *wait) bool { return q.seq == seq }); i >= 0 {
+		w := g.queued[i]
+		g.queued = slices.Delete(g.queued, i, i+1)
+		w.done <- actor.ErrCancelled
+		return
+	}
+	if g.outstanding[seq] == nil {
+		return // answered already: never granted (gone), or its end read
+	}
+	g.timed(func(ctx context.Context) {
+		if err := g.l.n.b.RevokeJob(ctx, g.cfg.Domain, g.l.epoch, seq); err != nil && !g.fenced(err) {
+			g.l.n.log.Warn("taking a cancelled job's grant back failed", zap.Error(err))
+		}
+	})
+}
+
+// info is what the leader knows of the instances and the jobs running.
+func (g *grantLoop) info() leaderInfo {
+	in := leaderInfo{running: map[string]string{}}
+	for _, id := range sortedKeys(g.instances) {
+		c := g.instances[id]
+		in.instances = append(in.instances, InstanceInfo{ID: nameOf(c.ID), Incarnation: c.ID, Slots: c.Slots, Types: c.Types,
+			Running: c.running, Subscribed: c.Subscribed})
+	}
+	for _, w := range g.outstanding {
+		in.running[string(w.typ)+"/"+w.id] = nameOf(w.instance)
+	}
+	return in
+}
+
+// stop answers every job outstanding ErrLeaderLost and deletes the rows of
+// the successes answered: they would wait for the next leader (which
+// resumes each and reads its end) — while the lease holds, delete them now.
+func (g *grantLoop) stop() {
+	for _, w := range g.outstanding {
+		w.done <- ErrLeaderLost
+	}
+	if len(g.finished) > 0 {
+		g.timed(func(ctx context.Context) {
+			_, _, _ = g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, g.finished, nil)
+		})
+	}
+}
+
+// read reads what changed: the commands and new jobs (jobs), the ends
+// reported (ends); each wake-up says which.
+func (g *grantLoop) read(jobs, ends bool) {
+	g.timed(func(ctx context.Context) {
+		if !jobs {
+			g.readEnds(ctx, g.fullRead())
+			return
+		}
+		// The commands first, the new jobs after: a command sees every job
+		// committed before it was (a Supersede finds the job it replaces)
+		// — so none runs before the backlog is loaded.
+		var cmds []Command
+		if g.loaded == nil {
+			var err error
+			if cmds, err = g.l.n.b.Commands(ctx, g.cfg.Domain); err != nil {
+				g.l.n.log.Warn("reading commands failed", zap.Error(err))
+			}
+		}
+		g.readJobs(ctx)
+		if ends {
+			g.readEnds(ctx, g.fullRead())
+		}
+		g.l.runCommands(ctx, cmds)
+	})
+}
+
+// fullRead reports whether the ends' read is due to read every outstanding
+// row (once a heartbeat), and counts it done.
+func (g *grantLoop) fullRead() bool {
+	full := time.Since(g.lastEnds) >= g.cfg.Heartbeat
+	if full {
+		g.lastEnds = time.Now()
+	}
+	return full
+}
+
+// readJobs hands the new jobs to the scheduler. Its owner never waits on
+// this loop, so waiting on it is safe.
+func (g *grantLoop) readJobs(ctx context.Context) {
+	recs, err := g.l.feed.Next(ctx)
+	if err != nil {
+		g.l.n.log.Warn("reading new jobs failed", zap.Error(err))
+		return
+	}
+	if len(recs) > 0 {
+		if err := g.l.adopt(ctx, recs); err != nil {
+			g.l.n.log.Warn("adopting new jobs failed", zap.Error(err))
+		}
+	}
+}
+
+// readEnds answers the outstanding jobs whose ends were reported: those
+// since the last read (endsSince), and — full, or when that read failed —
+// those read from their rows.
+func (g *grantLoop) readEnds(ctx context.Context, full bool) {
+	if !full {
+		full = !g.l.endsSince(ctx, g.outstanding, g.ended)
+	}
+	if len(g.outstanding) == 0 {
+		return
+	}
+	seqs := make([]uint64, 0, len(g.outstanding))
+	for s, w := range g.outstanding {
+		// A grant not committed yet has no end to read; between full
+		// reads, only a resumed job's row is read (to learn where it
+		// runs): the others' ends came by endsSince.
+		if w.written && (full || w.attempt == -1) {
+			seqs = append(seqs, s)
+		}
+	}
+	if len(seqs) == 0 {
+		return
+	}
+	rows, err := g.l.n.b.Rows(ctx, seqs)
+	if err != nil {
+		g.l.n.log.Warn("reading ends failed", zap.Error(err))
+		return
+	}
+	g.rowsRead(seqs, rows)
+}
+
+// rowsRead answers the jobs of seqs as their rows say.
+func (g *grantLoop) rowsRead(seqs []uint64, rows []Row) {
+	there := map[uint64]bool{}
+	for _, r := range rows {
+		there[r.Seq] = true
+		w := g.outstanding[r.Seq]
+		if w.attempt == -1 {
+			g.resumedRow(w, r)
+			continue
+		}
+		switch {
+		case r.Running && r.Instance == w.instance && r.Attempt == w.attempt:
+			// runs on
+		case r.Ended && r.End.Instance == w.instance && r.End.Attempt == w.attempt:
+			g.ended(w, r.End)
+		default:
+			g.answer(w, fmt.Errorf("%w: instance %s lost the grant", workers.ErrWorkerLost, w.instance))
+		}
+	}
+	for _, s := range seqs {
+		if !there[s] {
+			// Gone: it ended elsewhere (cancelled, or deleted by its
+			// RunSync's instance). Not an interruption: running it again
+			// would write its row back.
+			g.answer(g.outstanding[s], policy.Permanent(fmt.Errorf("%w: the job's row is gone", workers.ErrWorkerLost)))
+		}
+	}
+}
+
+// resumedRow learns from r where w, a job a previous leader granted, runs,
+// or how it ended.
+func (g *grantLoop) resumedRow(w *wait, r Row) {
+	switch {
+	case r.Running:
+		w.instance, w.attempt = r.Instance, r.Attempt
+		if in := g.instances[w.instance]; in != nil && w.counts() {
+			in.running++
+		}
+	case r.Ended:
+		g.ended(w, r.End)
+	default:
+		// Revoked (its instance lost) before this leader read it: an
+		// interruption (core.AttemptEnd.Interrupted), run again whatever
+		// the retry policy.
+		g.answer(w, fmt.Errorf("%w: its grant was taken back", workers.ErrWorkerLost))
+	}
+}
+
+// readInstances takes the grants of the instances lost back, and reads the
+// instances alive: their slots, types and workers.
+func (g *grantLoop) readInstances(ctx context.Context) {
+	g.instancesRead = time.Now()
+	gone, err := g.l.n.b.Lost(ctx, g.cfg.Domain, g.l.epoch, g.cfg.LostAfter)
+	if g.fenced(err) {
+		return
+	}
+	for id, at := range g.lost { // long enough for the jobs that named them
+		if time.Since(at) > 2*g.cfg.LostAfter {
+			delete(g.lost, id)
+		}
+	}
+	for _, id := range gone {
+		if !g.instanceLost(ctx, id) {
+			return
+		}
+	}
+	ins, err := g.l.n.b.Instances(ctx, g.cfg.Domain)
+	if err != nil {
+		return
+	}
+	g.instancesAre(ctx, ins)
+}
+
+// instanceLost takes the grants of id, an instance lost, back and answers
+// its jobs; false: a write was fenced.
+func (g *grantLoop) instanceLost(ctx context.Context, id string) bool {
+	g.lost[id] = time.Now()
+	g.l.n.log.Warn("instance lost", zap.String("lost", id))
+	if id == g.l.n.id && len(g.finished) > 0 {
+		// The rows of this instance's successes still run: deleted first,
+		// or the revoke would take them back as work to do.
+		_, _, err := g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, g.finished, nil)
+		if g.fenced(err) {
+			return false
+		}
+		if err != nil {
+			// Revoked all the same (Lost has forgotten the instance): those
+			// jobs run again under the next leader.
+			g.l.n.log.Warn("deleting successes before a revoke failed", zap.Int("jobs", len(g.finished)), zap.Error(err))
+		}
+		g.finished = g.finished[:0]
+	}
+	if _, err := g.l.n.b.Revoke(ctx, g.cfg.Domain, g.l.epoch, id); g.fenced(err) {
+		return false
+	}
+	for _, w := range g.outstanding {
+		// A resumed job whose row is not read yet (attempt -1) is answered
+		// by that read (readEnds): its end may be reported there already —
+		// a success must not run again because the instance that reported
+		// it has gone since.
+		if w.instance == id && w.attempt != -1 {
+			err := fmt.Errorf("%w: instance %s went silent", workers.ErrWorkerLost, id)
+			if w.owner != "" {
+				err = policy.Permanent(err) // its function went with it
+			}
+			g.answer(w, err)
+		}
+	}
+	return true
+}
+
+// instancesAre makes ins the instances the loop places on.
+func (g *grantLoop) instancesAre(ctx context.Context, ins []Instance) {
+	next := map[string]*instance{}
+	subscribed := false
+	handled := map[string]bool{}
+	for _, in := range ins {
+		c := &instance{Instance: in, types: map[string]bool{}}
+		for _, t := range in.Types {
+			c.types[t] = true
+			handled[t] = true
+		}
+		next[in.ID] = c
+		subscribed = subscribed || in.Subscribed
+	}
+	for _, w := range g.outstanding {
+		if in := next[w.instance]; in != nil && w.counts() && w.attempt != -1 {
+			in.running++
+		}
+	}
+	g.instances = next
+	g.l.subscribed.Store(subscribed)
+	g.l.learnTypes(ctx, handled)
+	g.l.syncWorkers(next, g.workerHome, g.registered)
+	// The finished RunSync and Submit jobs of instances gone — lost, or
+	// closed before reading how their jobs ended — have nobody left to
+	// read them: forget them, once finished for long enough that an
+	// instance declared lost but alive has read them. (Whoever declared
+	// the instance lost, even a previous leader, this sweep finds them.)
+	live := make([]string, 0, len(next))
+	for id := range next {
+		live = append(live, id)
+	}
+	if _, err := g.l.n.b.ForgetOrphans(ctx, g.cfg.Domain, g.l.epoch, live, 2*g.cfg.LostAfter); err != nil && !g.fenced(err) {
+		g.l.n.log.Warn("forgetting the jobs of gone instances failed", zap.Error(err))
+	}
+}
+
+// grant writes the turn: the rows of the successes answered deleted, then
+// the batch granted, in one transaction (Backend.Grant). With no grant to
+// write, the successes' rows wait a little — the jobs their slots go to
+// are on their way from the scheduler, and one write serves both — unless
+// they pile up.
+func (g *grantLoop) grant() (wrote bool) {
+	g.batch = slices.DeleteFunc(g.batch, func(w *wait) bool {
+		if !gone(w) { // placed since its handler gave up
+			return false
+		}
+		delete(g.outstanding, w.seq)
+		g.unplace(w)
+		return true
+	})
+	if len(g.batch) == 0 && (len(g.finished) == 0 || len(g.finished) < maxFinished && !g.tidy) {
+		return false
+	}
+	g.tidy = false
+	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Heartbeat)
+	defer cancel()
+	gs := make([]Grant, len(g.batch))
+	for i, w := range g.batch {
+		gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot,
+			Handed: w.instance == g.l.n.id}
+	}
+	_, took, err := g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, g.finished, gs)
+	ends := len(g.finished) // the successes written
+	var rest []*wait        // grants not written: the next turn's
+	var stopped error       // what stopped a turn written in parts
+	if isRefused(err) {
+		// A record the database refuses: the turn is written in parts,
+		// each refused grant's job failing alone (grantApart).
+		var p grantParts
+		p, rest, gs = g.inParts(ctx, gs, err)
+		ends, stopped, took, err = p.ends, p.err, p.took, nil
+	}
+	if !g.granted(err) {
+		return false
+	}
+	// A row not deleted is gone already (a RunSync's, its scheduler's
+	// delete first) or was written since (a success kept WithRetention):
+	// it runs no more either way.
+	g.finished = append(g.finished[:0], g.finished[ends:]...)
+	if g.tidyC != nil && len(g.finished) == 0 {
+		g.tidyTimer.Stop()
+		g.tidyC = nil
+	}
+	g.written(gs, took)
+	g.batch = append(g.batch[:0], rest...)
+	if stopped != nil && !g.fenced(stopped) {
+		g.l.n.log.Warn("granting failed; trying again", zap.Error(stopped))
+	}
+	return stopped == nil
+}
+
+// inParts writes the turn the database refused as one in parts (grantApart):
+// each refused grant's job fails alone. It returns how the parts went, the
+// grants not dealt with (the next turn's), and the grants of the batch
+// left, which it leaves to the written ones and those not refused.
+func (g *grantLoop) inParts(ctx context.Context, gs []Grant, refusal error) (grantParts, []*wait, []Grant) {
+	p := grantApart(ctx, g.l.n.b, g.l.n.log, g.cfg.Domain, g.l.epoch, g.finished, gs, refusal)
+	rest := slices.Clone(g.batch[p.n:])
+	kept, keptGs := g.batch[:0], gs[:0]
+	for i, w := range g.batch[:p.n] {
+		if e, bad := p.refused[i]; bad {
+			g.answer(w, e)
+			continue
+		}
+		kept, keptGs = append(kept, w), append(keptGs, gs[i])
+	}
+	g.batch = kept
+	return p, rest, keptGs
+}
+
+// granted reports whether the turn's write went through, and deals with
+// the batch if it did not.
+func (g *grantLoop) granted(err error) bool {
+	if g.fenced(err) {
+		return false
+	}
+	if errors.Is(err, ErrDoubleAdmission) {
+		// Never from a sound leader: the database's own guard held. The
+		// successes' rows go with the next turn.
+		g.l.n.log.Error("the database refused a double admission; the attempts fail", zap.Error(err))
+		for _, w := range g.batch {
+			g.answer(w, err)
+		}
+		g.batch = g.batch[:0]
+		return false
+	}
+	if err != nil {
+		// The database is out of reach: the turn is written at the next, or
+		// the lease is lost and the next leader decides (the executor
+		// reports the successes through their rows).
+		g.l.n.log.Warn("granting failed; trying again", zap.Error(err))
+		return false
+	}
+	return true
+}
+
+// written marks the batch's grants committed — those that did not take
+// run already (a previous leader's grant): they wait for that end — and
+// hands the grants to this instance to its executor, with their records.
+func (g *grantLoop) written(gs []Grant, took []uint64) {
+	ok := make(map[uint64]bool, len(took))
+	for _, s := range took {
+		ok[s] = true
+	}
+	// One allocation each for the batch, not one a job.
+	var handed []Grant
+	var records []core.JobRecord
+	for i, w := range g.batch {
+		w.written = true
+		if !ok[w.seq] {
+			g.unplace(w)
+			w.attempt, w.instance = -1, ""
+			continue
+		}
+		if gs[i].Handed {
+			if handed == nil {
+				handed, records = make([]Grant, 0, len(g.batch)-i), make([]core.JobRecord, 0, len(g.batch)-i)
+			}
+			j := w.job
+			records = append(records, core.JobRecord{Seq: j.Seq, Type: j.Type, ID: j.ID, Payload: j.Payload, Key: j.FairnessKey,
+				Group: j.Group, EnqueuedAt: j.EnqueuedAt, Owner: j.Owner, Attempt: w.attempt})
+			gr := gs[i]
+			gr.Record = &records[len(records)-1] // records never grows past its capacity: no pointer moves
+			handed = append(handed, gr)
+		}
+	}
+	if len(handed) > 0 {
+		g.l.n.x.handOver(handoff{grants: handed, ends: g.l.localEnds, leaderDone: g.l.done})
+	}
+}

@@ -1,0 +1,288 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+
+	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/workers"
+)
+
+// turnBackend is a Backend for the leader's turn steps: it records the
+// writes of the turns (Grant) and answers Rows from rows. Any other call
+// panics (the embedded nil Backend): a step that makes it is not the step
+// under test.
+type turnBackend struct {
+	Backend
+	rows    []Row
+	writes  []turnWrite
+	revoked []uint64 // RevokeJob's jobs
+}
+
+func (b *turnBackend) RevokeJob(_ context.Context, _ string, _ int64, seq uint64) error {
+	b.revoked = append(b.revoked, seq)
+	return nil
+}
+
+// turnWrite is one Grant call: the successes' rows deleted, the grants.
+type turnWrite struct {
+	Succeeded []uint64
+	Grants    []string // "seq on instance #attempt"
+}
+
+func (b *turnBackend) Grant(_ context.Context, _ string, _ int64, succeeded []End, grants []Grant) (gone, took []uint64, err error) {
+	var w turnWrite
+	for _, e := range succeeded {
+		w.Succeeded = append(w.Succeeded, e.Seq)
+		gone = append(gone, e.Seq)
+	}
+	for _, g := range grants {
+		w.Grants = append(w.Grants, grantText(g))
+		took = append(took, g.Seq)
+	}
+	b.writes = append(b.writes, w)
+	return gone, took, nil
+}
+
+func (b *turnBackend) Rows(_ context.Context, seqs []uint64) ([]Row, error) {
+	var out []Row
+	for _, r := range b.rows {
+		for _, s := range seqs {
+			if r.Seq == s {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+func grantText(g Grant) string { return fmt.Sprintf("%d on %s #%d", g.Seq, g.Instance, g.Attempt) }
+
+// newTestLoop is a leader's grant loop over b, its own instance "lead",
+// with instances (id → slots, every one taking type "t").
+func newTestLoop(b Backend, instances map[string]int) *grantLoop {
+	n := &Node{cfg: Config{Domain: "d", Heartbeat: time.Minute, Poll: time.Minute, LostAfter: time.Hour}, id: "lead", b: b,
+		log: zap.NewNop()}
+	l := &leader{n: n, epoch: 1, failed: make(chan int64, 1), done: make(chan struct{})}
+	g := newGrantLoop(l)
+	for id, slots := range instances {
+		g.instances[id] = &instance{Instance: Instance{ID: id, Slots: slots, Types: []string{"t"}}, types: map[string]bool{"t": true}}
+	}
+	return g
+}
+
+// newWait is an admitted job of type "t", attempt 1, whose handler's
+// context is cancel.
+func newWait(seq uint64, cancel <-chan struct{}) *wait {
+	return &wait{seq: seq, typ: "t", id: fmt.Sprint(seq), attempt: 1, done: make(chan error, 1), cancelled: cancel}
+}
+
+// answered is how each of ws was answered ("" while it waits).
+func answered(ws ...*wait) map[uint64]string {
+	out := map[uint64]string{}
+	for _, w := range ws {
+		select {
+		case err := <-w.done:
+			out[w.seq] = errText(err)
+		default:
+			out[w.seq] = ""
+		}
+	}
+	return out
+}
+
+// errText names the sentinels err matches, or says nil.
+func errText(err error) string {
+	switch {
+	case err == nil:
+		return "nil"
+	case errors.Is(err, actor.EndWritten):
+		return "EndWritten"
+	case errors.Is(err, actor.ErrCancelled):
+		return "ErrCancelled"
+	case errors.Is(err, workers.ErrWorkerLost) && policy.IsPermanent(err):
+		return "permanent ErrWorkerLost"
+	case errors.Is(err, workers.ErrWorkerLost):
+		return "ErrWorkerLost"
+	}
+	return "other: " + err.Error()
+}
+
+// TestTurnCancelledWhileWaitingIsNeverGranted: a job placed in a turn whose
+// handler gives up (a Cancel) before the turn is written — its revoke
+// still on its way to the loop, behind the ends that freed its slot — is
+// left out of the write, answered ErrCancelled, and its slot is free again
+// for the job after it.
+func TestTurnCancelledWhileWaitingIsNeverGranted(t *testing.T) {
+	b := &turnBackend{}
+	g := newTestLoop(b, map[string]int{"a": 1})
+	cancel := make(chan struct{})
+	w1, w2 := newWait(1, cancel), newWait(2, nil)
+	g.place(w1)
+	close(cancel) // the handler gives up; its revoke is not read yet
+	g.endTurn()
+	g.place(w2)
+	g.endTurn()
+	want := []turnWrite{{Grants: []string{"2 on a #1"}}}
+	if diff := cmp.Diff(want, b.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[uint64]string{1: "ErrCancelled", 2: ""}, answered(w1, w2)); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	g.revoke(1) // the revoke arrives at last: nothing to do, nothing written
+	if len(b.writes) != 1 || len(b.revoked) != 0 || len(g.outstanding) != 1 {
+		t.Errorf("after the late revoke: %d writes, %v revoked, %d outstanding; want 1, none, 1", len(b.writes), b.revoked, len(g.outstanding))
+	}
+}
+
+// TestTurnRowsRead: given the grants outstanding and their rows read, each
+// job is answered as its row says, a success's row is deleted with the
+// next turn's grants (one write), and a resumed job learns where it runs.
+func TestTurnRowsRead(t *testing.T) {
+	b := &turnBackend{rows: []Row{
+		{Seq: 1, Ended: true, End: End{Seq: 1, Instance: "a", Attempt: 1, Kind: EndOK}},
+		{Seq: 2, Running: true, Instance: "a", Attempt: 2}, // granted again since: this attempt lost it
+		{Seq: 3, Running: true, Instance: "b", Attempt: 4}, // resumed: runs on b, an instance not read yet
+		{Seq: 5, Running: true, Instance: "a", Attempt: 1}, // runs on
+		{Seq: 6, Ended: true, End: End{Seq: 6, Instance: "a", Attempt: 1, Kind: EndPermanent, Error: "bad"}},
+	}}
+	g := newTestLoop(b, map[string]int{"a": 8})
+	ws := []*wait{newWait(1, nil), newWait(2, nil), newWait(3, nil), newWait(4, nil), newWait(5, nil), newWait(6, nil)}
+	ws[2].attempt, ws[2].instance = -1, "" // a previous leader's grant
+	for _, w := range ws {
+		g.place(w)
+	}
+	g.endTurn() // the grants written
+	g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
+	next := newWait(7, nil)
+	g.place(next)
+	g.endTurn()
+	want := map[uint64]string{1: "EndWritten", 2: "ErrWorkerLost", 3: "", 4: "permanent ErrWorkerLost", 5: "", 6: "other: bad", 7: ""}
+	if diff := cmp.Diff(want, answered(append(ws, next)...)); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	wantWrites := []turnWrite{
+		{Grants: []string{"1 on a #1", "2 on a #1", "4 on a #1", "5 on a #1", "6 on a #1"}},
+		{Succeeded: []uint64{1}, Grants: []string{"7 on a #1"}},
+	}
+	if diff := cmp.Diff(wantWrites, b.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if got := fmt.Sprintf("%s #%d", ws[2].instance, ws[2].attempt); got != "b #4" {
+		t.Errorf("the resumed job runs on %s, want b #4", got)
+	}
+}
+
+// TestChoose: where placement puts a job, over the instances as the
+// leader counts them.
+func TestChoose(t *testing.T) {
+	in := func(id string, slots, running int, types ...string) *instance {
+		c := &instance{Instance: Instance{ID: id, Slots: slots, Types: types}, types: map[string]bool{}, running: running}
+		for _, ty := range types {
+			c.types[ty] = true
+		}
+		return c
+	}
+	view := func(leaderFirst bool, ins ...*instance) placeView {
+		v := placeView{instances: map[string]*instance{}, workerHome: map[string]string{"w1": "b", "w2": "gone"},
+			self: "lead", leaderFirst: leaderFirst}
+		for _, c := range ins {
+			v.instances[c.ID] = c
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name          string
+		v             placeView
+		typ           policy.JobType
+		owner, worker string
+		want          choice
+	}{
+		{"owner's instance, full or not", view(false, in("a", 1, 1, "t")), "t", "a", "", choice{instance: "a"}},
+		{"owner unknown", view(false, in("a", 1, 0, "t")), "t", "x", "", choice{ownerUnknown: true}},
+		{"worker's home", view(false, in("a", 1, 0, "t"), in("b", 1, 1, "u")), "t", "", "w1", choice{instance: "b"}},
+		{"worker's home gone", view(false, in("a", 1, 0, "t")), "t", "", "w2", choice{refresh: true}},
+		{"worker unknown", view(false, in("a", 1, 0, "t")), "t", "", "w9", choice{refresh: true}},
+		{"fewest types first", view(false, in("a", 9, 0, "t", "u"), in("b", 1, 0, "t")), "t", "", "", choice{instance: "b"}},
+		{"most free slots", view(false, in("a", 4, 3, "t"), in("lead", 4, 2, "t")), "t", "", "", choice{instance: "lead"}},
+		{"most free slots, not the leader's", view(false, in("lead", 4, 3, "t"), in("z", 4, 2, "t")), "t", "", "", choice{instance: "z"}},
+		{"tie: the leader's own", view(false, in("a", 4, 2, "t"), in("lead", 4, 2, "t")), "t", "", "", choice{instance: "lead"}},
+		{"tie: the name", view(false, in("b", 4, 2, "t"), in("a", 4, 2, "t")), "t", "", "", choice{instance: "a"}},
+		{"LeaderFirst: its own while free", view(true, in("a", 4, 0, "t"), in("lead", 4, 3, "t")), "t", "", "", choice{instance: "lead"}},
+		{"LeaderFirst: the others once full", view(true, in("a", 4, 0, "t"), in("lead", 4, 4, "t")), "t", "", "", choice{instance: "a"}},
+		{"only full instances: wait", view(false, in("a", 1, 1, "t")), "t", "", "", choice{}},
+		{"no handler: read again", view(false, in("a", 1, 0, "u")), "t", "", "", choice{refresh: true}},
+		{"no instance", view(false), "t", "", "", choice{refresh: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.v.choose(c.typ, c.owner, c.worker)
+			if diff := cmp.Diff(c.want, got, cmp.AllowUnexported(choice{})); diff != "" {
+				t.Errorf("choose (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// reportBackend records an executor's reports.
+type reportBackend struct {
+	Backend
+	reports [][]End
+}
+
+func (b *reportBackend) ReportEnds(_ context.Context, ends []End) (int, error) {
+	b.reports = append(b.reports, slices.Clone(ends))
+	return len(ends), nil
+}
+
+// TestExecGrantsRead: an executor's full read of its grants starts none of
+// those it must not — one cancelled before it started is reported so; a
+// success handed back in process whose row still runs is reported through
+// the database; one ended here is not run again — and stops the attempts
+// cancelled or taken back; the ends go in one report.
+func TestExecGrantsRead(t *testing.T) {
+	b := &reportBackend{}
+	x := &executor{n: &Node{cfg: Config{Heartbeat: time.Minute, LostAfter: time.Hour}, id: "me", b: b, log: zap.NewNop()}}
+	e := newExecLoop(x)
+	defer e.fence.Stop()
+	causes := map[uint64]error{}
+	running := func(seq uint64) *attempt {
+		return &attempt{seq: seq, attempt: 1, cancel: func(err error) { causes[seq] = err }}
+	}
+	e.running[4], e.running[5] = running(4), running(5)
+	e.early[1] = Grant{Seq: 1, Attempt: 1}
+	e.endedNow[2] = endedHere{attempt: 1, handed: true}
+	e.endedNow[3] = endedHere{attempt: 1}
+	e.grantsRead([]Grant{
+		{Seq: 1, Attempt: 1, Cancelled: true},
+		{Seq: 2, Attempt: 1},
+		{Seq: 3, Attempt: 1},
+		{Seq: 5, Attempt: 1, Cancelled: true},
+	}, true)
+	e.flush()
+	want := [][]End{{
+		{Seq: 1, Instance: "me", Attempt: 1, Kind: EndPermanent, Error: actor.ErrCancelled.Error()},
+		{Seq: 2, Instance: "me", Attempt: 1, Kind: EndOK},
+	}}
+	if diff := cmp.Diff(want, b.reports); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
+	}
+	got := map[uint64]string{}
+	for seq, err := range causes {
+		got[seq] = errText(err)
+	}
+	if diff := cmp.Diff(map[uint64]string{4: "ErrWorkerLost", 5: "ErrCancelled"}, got); diff != "" {
+		t.Errorf("attempts stopped (-want +got):\n%s", diff)
+	}
+	if len(e.early) != 0 || len(e.running) != 2 || len(e.ends) != 0 {
+		t.Errorf("after: %d early, %d running, %d ends; want 0, 2, 0", len(e.early), len(e.running), len(e.ends))
+	}
+}
