@@ -11,6 +11,7 @@ import (
 
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/cluster/backendtest"
 	"github.com/fairsched/fairsched/cluster/memback"
 	"github.com/fairsched/fairsched/core"
 )
@@ -74,5 +75,13 @@ func TestGrantGuards(t *testing.T) {
 		if _, err := b.Granted(ctx, "i"); !errors.Is(err, actor.ErrRecordRefused) {
 			t.Fatalf("injected: %v", err)
 		}
+	})
+}
+
+func TestConformance(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) cluster.Backend {
+		b := memback.New()
+		t.Cleanup(b.Close)
+		return b
 	})
 }
