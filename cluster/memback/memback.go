@@ -174,7 +174,7 @@ func (f *faults) take(method string) (error, chan struct{}) {
 	return err, f.stall[method]
 }
 
-// fencedErr returns cluster.ErrFenced unless epoch is domain's current,
+// fence returns cluster.ErrFenced unless epoch is domain's current,
 // unexpired lease.
 func (st *state) fence(domain string, epoch int64) error {
 	l, ok := st.leases[domain]
