@@ -15,7 +15,7 @@ FUZZ_BRIEF ?= 2000x
 FUZZTIME ?= 2m
 BENCH_COUNT ?= 6
 
-.PHONY: test check demo bench bench-cluster bench-module bench-smoke fuzz fuzz-brief soak fmt vet lint race invariant-long
+.PHONY: test check demo bench bench-cluster bench-module bench-smoke fuzz fuzz-brief soak fmt vet lint race invariant-long memsim
 
 ## test: vet, gofmt, the unit, scenario and example tests with a short
 ## invariant run (go test -short), then a line per skipped test and why
@@ -25,7 +25,7 @@ test: lint
 ## check: what test does, then -race over everything (the full invariant
 ## run included), a long invariant run, a brief run of every fuzz target and
 ## the bench/ module's tests
-check: test race invariant-long fuzz-brief bench-smoke bench-module
+check: test race invariant-long memsim fuzz-brief bench-smoke bench-module
 
 ## bench-smoke: every benchmark once (-benchtime 1x), so that none rots
 ## unnoticed between `make bench` runs
@@ -48,6 +48,11 @@ race:
 
 invariant-long:
 	$(GO) test -count=1 -run '^TestInvariants$$' -invariant.seeds=4000 -invariant.first=1001 .
+
+## memsim: the cluster on the in-memory backend (cluster/memback) in
+## virtual time, 3 instances and injected faults, over thousands of seeds
+memsim:
+	$(GO) test -count=1 -run '^TestMemSim$$' -memsim.seeds=3000 ./cluster/
 
 fuzz-brief:
 	@for t in $(FUZZ_TARGETS); do \
