@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) cluster.Backend) {
 		{"InsertNumbersAndRefusesDuplicates", insertDuplicates},
 		{"InsertManyErrorsPerRecord", insertMany},
 		{"GrantTakesOnlyPendingNotRunning", grantOnce},
+		{"GrantTakesEachAttemptOnce", grantEachAttemptOnce},
 		{"ExclusiveKeyRefusesTheWholeTurn", doubleAdmission},
 		{"SuccessFreesItsKeyInTheSameTurn", successFreesKey},
 		{"ReportEndsMatchesItsAttempt", reportEnds},
@@ -228,6 +229,20 @@ func grantOnce(t *testing.T, b cluster.Backend) {
 		}
 	}
 	diff(t, "granted to i", got, []uint64{r1.Seq, r2.Seq})
+}
+
+// grantEachAttemptOnce: a turn written again after its reply was lost
+// grants nothing its first write granted, even once that attempt has
+// ended; a later attempt is granted.
+func grantEachAttemptOnce(t *testing.T, b cluster.Backend) {
+	r := insert(t, b, "1")
+	e := lead(t, b, "a")
+	diff(t, "attempt 1", grant(t, b, e, cluster.Grant{Seq: r.Seq, Instance: "i", Attempt: 1}), []uint64{r.Seq})
+	if n, err := b.ReportEnds(bg, []cluster.End{{Seq: r.Seq, Instance: "i", Attempt: 1, Kind: cluster.EndError, Error: "boom"}}); err != nil || n != 1 {
+		t.Fatalf("report: %d %v", n, err)
+	}
+	diff(t, "attempt 1 again", grant(t, b, e, cluster.Grant{Seq: r.Seq, Instance: "i", Attempt: 1}), []uint64(nil))
+	diff(t, "attempt 2", grant(t, b, e, cluster.Grant{Seq: r.Seq, Instance: "i", Attempt: 2}), []uint64{r.Seq})
 }
 
 func doubleAdmission(t *testing.T, b cluster.Backend) {

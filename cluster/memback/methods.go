@@ -268,7 +268,7 @@ func (st *state) grant(succeeded []cluster.End, grants []cluster.Grant) (gone, t
 	taking := map[uint64]bool{}
 	for _, g := range gs {
 		r := st.jobs[g.Seq]
-		if r == nil || deleted[g.Seq] || r.running && !freed[g.Seq] || taking[g.Seq] || r.rec.State != core.RecordPending {
+		if r == nil || deleted[g.Seq] || r.running && !freed[g.Seq] || taking[g.Seq] || r.rec.State != core.RecordPending || r.attempt >= g.Attempt {
 			continue
 		}
 		if g.ConflictKey != "" {
