@@ -52,7 +52,7 @@ invariant-long:
 ## memsim: the cluster on the in-memory backend (cluster/memback) in
 ## virtual time, 3 instances and injected faults, over thousands of seeds
 memsim:
-	$(GO) test -count=1 -run '^TestMemSim$$' -memsim.seeds=3000 ./cluster/
+	$(GO) test -count=1 -run '^TestMemSim$$' ./cluster/ -args -memsim.seeds=3000
 
 fuzz-brief:
 	@for t in $(FUZZ_TARGETS); do \
