@@ -36,7 +36,7 @@ func TestLeaseFencesInVirtualTime(t *testing.T) {
 		if _, ok, _ := b.Acquire(ctx, "d", "b", time.Second); ok {
 			t.Fatal("b took a live lease")
 		}
-		time.Sleep(2 * time.Second)
+		time.Sleep(2 * time.Second) // the bubble's virtual time: the lease expires
 		if _, err := b.Revoke(ctx, "d", e1, "x"); !errors.Is(err, cluster.ErrFenced) {
 			t.Fatalf("expired lease: %v, want ErrFenced", err)
 		}
