@@ -37,6 +37,8 @@ func JoinCluster(ctx context.Context, databaseURL, replica string, opts ...fairs
 	return s, func() { s.Close(context.Background()); st.Close() }, nil
 }
 
+// README:end
+
 // ReplicaName names this replica in the cluster: its pod's name — stable
 // across restarts in a StatefulSet, and safe so: each process joins as an
 // incarnation of its own, so a restarted one inherits nothing of the one
@@ -49,8 +51,6 @@ func ReplicaName() string {
 	name, _ := os.Hostname()
 	return name
 }
-
-// README:end
 
 // TestJoinCluster: two replicas joined as the README shows share one cap
 // of one: a clone asked on each runs once, one after the other, and the
