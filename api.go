@@ -223,7 +223,9 @@ type RefusalError = policy.RefusalError
 //	// MaxConcurrency is the global cap; 0 means unlimited.
 //	MaxConcurrency int
 //
-//	// Running jobs in admission order.
+//	// Running jobs in admission order. In cluster mode a job is running
+//	// from its admission by the leader: some may not yet be placed on an
+//	// instance (their Instance is empty until they are).
 //	Running []RunningJob
 //
 //	// Pending jobs in rank order — effective priority (or score), then the
@@ -267,7 +269,7 @@ type RefusalError = policy.RefusalError
 //	// still waiting included (JobAged reports only a lane's head). It never
 //	// decreases and never counts a rise twice; with more than 65 536 jobs
 //	// waiting, their rises are brought up to date round robin, that many per
-//	// snapshot, so it may lag (core/rises.go). Nil without aging or before
+//	// snapshot, so it may lag. Nil without aging or before
 //	// the first rise.
 //	AgingRises map[policy.JobType]uint64
 //
@@ -992,7 +994,8 @@ func SnapshotAll() SnapshotOption { return snapshotRows(0) }
 
 // Close stops the scheduler. New calls fail with ErrClosed at once; pending
 // and running jobs still complete (paused groups are resumed for that), and
-// Close returns nil when all have. While it drains, the rules keep holding:
+// Close returns nil when all have — except pending durable jobs (Enqueue),
+// which are not started: they stay in the store for the next New on it. While it drains, the rules keep holding:
 // deferred and rate-limited jobs wait for their timer, and a job whose time
 // to live runs out expires as it would have (ErrExpired, JobExpired); a
 // failed job in its retry backoff is retried as it would have been;

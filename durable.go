@@ -49,7 +49,8 @@ import (
 //	Granted string
 type Job = messages.DurableJob
 
-// Handler runs the durable jobs of a type (RegisterHandler). Its error
+// Handler runs the durable jobs of a type (RegisterHandler): a
+// func(ctx context.Context, job Job) error. Its error
 // decides as a function's does: nil is a success (the record is deleted),
 // an error retries by the job's retry policy, Permanent(err), a panic or
 // the last attempt's error makes it a dead job.
@@ -167,7 +168,7 @@ var (
 	// pending or running (and neither its type coalesces nor Supersede
 	// was given).
 	ErrDuplicateJob = actor.ErrDuplicateJob
-	// ErrNoJobStore: Enqueue on a scheduler whose store does not keep
+	// ErrNoJobStore: Enqueue or RegisterHandler on a scheduler whose store does not keep
 	// jobs (WithStore with a JobStore, such as boltstore.Open's).
 	ErrNoJobStore = actor.ErrNoJobStore
 )
@@ -180,7 +181,9 @@ const DefaultMaxPayload = actor.DefaultMaxPayload
 // the jobs of t that wait for a handler (restored from the store, or
 // enqueued before) enter the queue, oldest first. t must be registered
 // (ErrUnknownJobType); registering again replaces the handler for the
-// attempts that start after.
+// attempts that start after. A scheduler whose store does not keep
+// durable jobs (no WithStore, or a Store that is not a JobStore) refuses
+// it with ErrNoJobStore.
 func (s *Scheduler) RegisterHandler(t JobType, h Handler) error {
 	if err := s.check(); err != nil {
 		return err

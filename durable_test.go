@@ -329,7 +329,7 @@ func TestDeadJobs(t *testing.T) {
 // (type, id) is ErrDuplicateJob; with Supersede it replaces the pending
 // job's payload (the first never runs); on a coalescing type it joins: one
 // run. Payloads over WithMaxPayload are ErrInvalidJob; without a JobStore
-// Enqueue is ErrNoJobStore.
+// Enqueue and RegisterHandler are ErrNoJobStore.
 func TestDurableDuplicatesSupersedeCoalesce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobs.db")
 	ctx := context.Background()
@@ -375,6 +375,7 @@ func TestDurableDuplicatesSupersedeCoalesce(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(plain.Enqueue(ctx, "mail", "a", nil), fairsched.ErrNoJobStore)
+		check(plain.RegisterHandler("mail", h), fairsched.ErrNoJobStore) // no job of it could ever come
 	})
 }
 

@@ -740,9 +740,11 @@ func (a *Actor) registerHandler(m messages.RegisterHandler) {
 		}
 	}
 	d := a.dur
-	if d == nil {
-		d = newDurable()
-		a.dur = d // no store: handlers are kept, Enqueue says why it cannot
+	if d == nil || d.store == nil {
+		// No store keeps durable jobs: none could ever be enqueued for
+		// the handler to run, which its caller would learn only then.
+		m.Reply <- ErrNoJobStore
+		return
 	}
 	var w []*messages.Job
 	for t, h := range all {

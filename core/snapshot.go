@@ -17,7 +17,9 @@ type Snapshot struct {
 	Time time.Time `json:"time"`
 	// MaxConcurrency is the global cap; 0 means unlimited.
 	MaxConcurrency int `json:"max_concurrency"`
-	// Running jobs in admission order.
+	// Running jobs in admission order. In cluster mode a job is running
+	// from its admission by the leader: some may not yet be placed on an
+	// instance (their Instance is empty until they are).
 	Running []RunningJob `json:"running"`
 	// Pending jobs in rank order — effective priority (or score), then the
 	// key's accumulated cost, then arrival: the order dispatch considers
@@ -49,7 +51,7 @@ type Snapshot struct {
 	// still waiting included (JobAged reports only a lane's head). It never
 	// decreases and never counts a rise twice; with more than 65 536 jobs
 	// waiting, their rises are brought up to date round robin, that many per
-	// snapshot, so it may lag (core/rises.go). Nil without aging or before
+	// snapshot, so it may lag. Nil without aging or before
 	// the first rise.
 	AgingRises map[policy.JobType]uint64 `json:"aging_rises,omitempty"`
 	// Groups lists the groups with jobs, paused or holding slots, by name.

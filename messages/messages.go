@@ -167,7 +167,7 @@ type Extra struct {
 	Delay                time.Duration
 	Committing, Replaced bool
 	// Coalescing: the job is the shared run of a coalescing type's
-	// requests (the core keeps its waiters: core/coalesce.go).
+	// requests (the core keeps its waiters).
 	Coalescing bool
 }
 

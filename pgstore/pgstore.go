@@ -31,12 +31,12 @@
 // Insert and InsertMany also wrap fairsched.ErrStore; those of ApplyJobs
 // get it from the scheduler.
 //
-// The pieces cluster mode will stand on are here and tested, not yet
-// wired into a scheduler (docs/cluster.md): the leader lease with its
-// epoch fencing (Acquire, Renew, Release, ApplyJobsFenced), the change
-// feed by transaction id (Changes) and its wake-ups (Listen), instance
-// heartbeats (Heartbeat, Lost), and fenced, guarded grants (GrantJobs,
-// Granted, ReportEnds, Revoke).
+// A Store is also cluster mode's backend: pass it to fairsched.WithCluster
+// and every replica of a service shares one scheduler through this
+// database — the leader's lease with its epoch fencing, the change feed
+// and its LISTEN/NOTIFY wake-ups, instance heartbeats, and fenced grants
+// of jobs to instances. Those methods are the cluster's protocol, called
+// by the scheduler, not by users.
 package pgstore
 
 import (
