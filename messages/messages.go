@@ -192,9 +192,6 @@ func (j *Job) Durable() bool { return j.Extra != nil && j.Record != nil }
 // Superseding reports whether j replaces the pending jobs of its (type, id).
 func (j *Job) Superseding() bool { return j.Extra != nil && j.Supersede }
 
-// Coalesced reports whether j is the shared run of coalesced requests.
-func (j *Job) Coalesced() bool { return j.Extra != nil && j.Coalescing }
-
 // Explicit reports whether j was given a retry policy of its own.
 func (j *Job) Explicit() bool { return j.Extra != nil && j.RetrySet }
 

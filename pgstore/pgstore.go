@@ -319,20 +319,12 @@ func columns(ops []fairsched.JobOp) (*jobColumns, error) {
 	return c, nil
 }
 
-// lockRows locks the job rows of seqs in sequence order. A write of
-// several job rows (a batch of records) takes its rows' locks this way
-// first: two of them locking in different orders would deadlock
-// (PostgreSQL breaks the cycle after a second by failing one of them).
-// The leader's turn (Grant) and the end reports (ReportEnds) sort their
-// rows instead, and each of their statements takes them in that order.
-func lockRows(ctx context.Context, tx pgx.Tx, seqs []int64) error {
-	if len(seqs) < 2 {
-		return nil
-	}
-	_, err := tx.Exec(ctx, lockRowsSQL, seqs)
-	return err
-}
-
+// lockRowsSQL locks the job rows of a batch in sequence order before the
+// batch writes them: two writes locking in different orders would
+// deadlock (PostgreSQL breaks the cycle after a second by failing one of
+// them). The leader's turn (Grant) and the end reports (ReportEnds) sort
+// their rows instead, and each of their statements takes them in that
+// order.
 const lockRowsSQL = `SELECT 1 FROM fairsched_jobs WHERE seq = ANY($1) ORDER BY seq FOR UPDATE`
 
 // Close closes the pool.

@@ -55,13 +55,6 @@ func (m PriorityMode) Validate() error {
 	return nil
 }
 
-// ValueCaps reports whether priority p's value caps its tier under these
-// limits: in PriorityValueIsCap mode, for p ≥ 1 (a tier with WithTier has
-// its own cap in place of it).
-func (l Limits) ValueCaps(p Priority) bool {
-	return l.PriorityMode == PriorityValueIsCap && p > 0
-}
-
 // noCap is the cap of a tier that has none.
 const noCap = math.MaxInt
 
