@@ -192,9 +192,9 @@ type ClusterConfig = cluster.Config
 //
 //	Events(ctx context.Context) (<-chan []byte, func())
 //
-//	IncrementalReads // GrantsSince, EndsSince (incremental.go)
+//	IncrementalReads // GrantsSince, EndsSince
 //
-//	BulkInserter // InsertMany (bulk.go)
+//	BulkInserter // InsertMany
 type ClusterBackend = cluster.Backend
 
 // ClusterSnapshot is an instance's view of its cluster in a Snapshot.

@@ -13,7 +13,7 @@ import (
 // leader's write changes nothing and returns an error. A write the
 // database refuses for the data it carries — not for the state of a
 // connection — returns an error matching actor.ErrRecordRefused, so that
-// the loop splits its batch instead of sending it again (refused.go).
+// the loop splits its batch instead of sending it again.
 type Backend interface {
 	// Insert writes a new pending job, its sequence from the database
 	// (rec.Seq is set), and returns once committed; a second unfinished
@@ -107,8 +107,8 @@ type Backend interface {
 	Publish(ctx context.Context, payload []byte) error
 	Events(ctx context.Context) (<-chan []byte, func())
 
-	IncrementalReads // GrantsSince, EndsSince (incremental.go)
-	BulkInserter     // InsertMany (bulk.go)
+	IncrementalReads // GrantsSince, EndsSince
+	BulkInserter     // InsertMany
 }
 
 // Feed is what a leader reads of the pending jobs beyond Domain's

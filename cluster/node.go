@@ -244,7 +244,7 @@ func (n *Node) SubscriptionsChanged() {
 // the lease at once.
 //
 // sink, when not nil, receives the domain's events — its leader's
-// scheduler's, whichever instance leads (events.go) — for this instance's
+// scheduler's, whichever instance leads — for this instance's
 // subscribers.
 func Start(b Backend, cfg Config, f Factory, sink Sink) (*Node, error) {
 	if err := cfg.defaults(); err != nil {

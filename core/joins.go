@@ -3,7 +3,7 @@ package core
 // Joins: coalescing across the instances of a cluster. There a RunSync
 // or Submit call is a job record whose Owner — the instance holding its
 // function — runs it when granted. For a coalescing type the rule is one
-// process's (coalesce.go): a request that arrives while another of its
+// process's: a request that arrives while another of its
 // (type, id) is still pending joins that run instead of queueing, and
 // ends as the run ends; a run that has started is never joined, so a later
 // request becomes the next run. The leader keeps the runs and their

@@ -46,7 +46,7 @@
 // their head arrived in, then key cost, then arrival — an order the
 // passing of time never changes, since every job of a class gains the same
 // points per second. Best scores the top lane of every class in dispatch
-// (O(classes)); see scoring.go.
+// (O(classes)).
 //
 // # Blocked jobs wait where their blocker wakes them
 //
@@ -68,7 +68,7 @@
 //     more, Best weighs the best held lane of its types and tiers that are
 //     not full against dispatch: O(open groups · types), and the lanes stay
 //     held. A paused group's lanes all leave dispatch, and their aging and
-//     their deadlines stand still (expiry.go), watched ones (Watch: what
+//     their deadlines stand still, watched ones (Watch: what
 //     waits on a pending job with a time to live of its own) included:
 //     O(lanes of the group), and O(log groups) for the deadlines.
 //

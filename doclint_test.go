@@ -1,0 +1,86 @@
+package fairsched_test
+
+import (
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// notInDocs is what a public doc never names: a source file (a reader of
+// go doc has no such file before them, and it moves), an issue, a spec or
+// a change by number (history, which git log keeps).
+var notInDocs = regexp.MustCompile(`\b[\w./-]+\.go\b|\b[Ii]ssues? #?\d+|\b[Ss]pecs? \d|\b[Cc]hanges? \d+|#\d{2,}\b`)
+
+// TestPublicDocs: the package doc and every exported identifier's doc
+// (fields included) of every package outside internal/ name no file,
+// issue, spec or change.
+func TestPublicDocs(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		name := d.Name()
+		if path != "." && (strings.HasPrefix(name, ".") || name == "internal" || name == "testdata" || name == "bench") {
+			return filepath.SkipDir
+		}
+		for _, bad := range docFindings(t, path) {
+			t.Errorf("%s: %s", path, bad)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// docFindings lists the docs of the package in dir that name what
+// notInDocs forbids.
+func docFindings(t *testing.T, dir string) []string {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	check := func(what, text string) {
+		if m := notInDocs.FindAllString(text, -1); m != nil {
+			found = append(found, what+" names "+strings.Join(m, ", "))
+		}
+	}
+	values := func(vs []*doc.Value) {
+		for _, v := range vs {
+			check(strings.Join(v.Names, ", "), v.Doc)
+		}
+	}
+	for _, p := range pkgs {
+		dp := doc.New(p, dir, 0) // exported identifiers only
+		check("the package doc", dp.Doc)
+		values(dp.Consts)
+		values(dp.Vars)
+		for _, f := range dp.Funcs {
+			check(f.Name, f.Doc)
+		}
+		for _, ty := range dp.Types {
+			check(ty.Name, ty.Doc)
+			values(ty.Consts)
+			values(ty.Vars)
+			for _, f := range append(ty.Funcs, ty.Methods...) {
+				check(ty.Name+"."+f.Name, f.Doc)
+			}
+			ast.Inspect(ty.Decl, func(n ast.Node) bool {
+				if f, ok := n.(*ast.Field); ok && f.Doc != nil && len(f.Names) > 0 && f.Names[0].IsExported() {
+					check(ty.Name+"."+f.Names[0].Name, f.Doc.Text())
+				}
+				return true
+			})
+		}
+	}
+	return found
+}
