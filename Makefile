@@ -20,6 +20,7 @@ BENCH_COUNT ?= 6
 ## test: vet, gofmt, the unit, scenario and example tests with a short
 ## invariant run (go test -short), then a line per skipped test and why
 test: lint
+	@echo "test: go test -short ./..., a line per package as it ends"
 	@set -o pipefail; $(GO) test -short -json $(PKGS) | $(GO) run ./internal/testsum
 
 ## check: what test does, then -race over everything (the full invariant
@@ -41,6 +42,7 @@ lint: vet
 	@out=$$(gofmt -l . | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:
+	@echo "vet: building and vetting every package (a fresh clone's first build takes a minute or two)"
 	$(GO) vet $(PKGS)
 
 race:
