@@ -279,7 +279,9 @@ type RefusalError = policy.RefusalError
 //
 //	// EventsLost counts the events dropped since the start because a
 //	// subscriber's channel was full, once per subscriber that missed one.
-//	// The core has no subscribers: its owner fills this in.
+//	// The core has no subscribers: its owner fills this in. In cluster
+//	// mode, this instance's subscribers' losses, and on the leader those
+//	// of its scheduler's publisher too.
 //	EventsLost uint64
 //
 //	// Workers are the registered workers and their slots, in registration
