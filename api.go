@@ -281,7 +281,9 @@ type RefusalError = policy.RefusalError
 //
 //	// EventsLost counts the events dropped since the start because a
 //	// subscriber's channel was full, once per subscriber that missed one.
-//	// The core has no subscribers: its owner fills this in.
+//	// The core has no subscribers: its owner fills this in. In cluster
+//	// mode, this instance's subscribers' losses, and on the leader those
+//	// of its scheduler's publisher too.
 //	EventsLost uint64
 //
 //	// Workers are the registered workers and their slots, in registration
@@ -507,9 +509,8 @@ var (
 // concurrent use; its state lives in one owner goroutine. Call Close when
 // done: until then that goroutine runs.
 type Scheduler struct {
-	a          *actor.Actor // checks calls against this instance's types and workers
-	eng        engine       // runs them: a, or a cluster's leader (WithCluster)
-	maxPayload int          // WithMaxPayload
+	eng        engine // checks and runs the calls: this process's actor, or a cluster's leader (WithCluster)
+	maxPayload int    // WithMaxPayload
 }
 
 // New starts a scheduler.
@@ -542,6 +543,13 @@ func New(opts ...Option) (*Scheduler, error) {
 	if o.cluster != nil && o.store != nil {
 		return nil, fmt.Errorf("%w: WithCluster and WithStore: the cluster's database is the store", ErrInvalidConfig)
 	}
+	if o.cluster != nil {
+		node, err := startCluster(&o)
+		if err != nil {
+			return nil, err
+		}
+		return &Scheduler{eng: &clusterEngine{node: node, clock: o.clock, limits: o.limits}, maxPayload: o.maxPayload}, nil
+	}
 	c := core.New(o.limits)
 	var state core.State
 	var jobs []core.JobRecord
@@ -568,20 +576,8 @@ func New(opts ...Option) (*Scheduler, error) {
 		State:     state,
 		Jobs:      jobs,
 		Retention: o.retention,
-		Relayed:   o.cluster != nil, // its subscribers get the leader's events
 	})
-	var eng engine = localEngine{a}
-	if o.cluster != nil {
-		node, err := startCluster(&o, a)
-		if err != nil {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			_ = a.Close(ctx)
-			return nil, err
-		}
-		eng = &clusterEngine{node: node, a: a, clock: o.clock, groups: o.limits.Groups}
-	}
-	return &Scheduler{a: a, eng: eng, maxPayload: o.maxPayload}, nil
+	return &Scheduler{eng: localEngine{a}, maxPayload: o.maxPayload}, nil
 }
 
 // RegisterType adds a job type. Types can be added at any time; a type is
@@ -610,7 +606,7 @@ func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey s
 	if err := s.checkCtx(ctx, ErrInvalidJob, "RunSync"); err != nil {
 		return err
 	}
-	if err := s.a.Check(t, jobID, fn != nil); err != nil {
+	if err := s.eng.check(t, jobID, fn != nil); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -631,7 +627,7 @@ func (s *Scheduler) Submit(t JobType, jobID string, fn func(context.Context) err
 	if err := s.check(); err != nil {
 		return err
 	}
-	if err := s.a.Check(t, jobID, fn != nil); err != nil {
+	if err := s.eng.check(t, jobID, fn != nil); err != nil {
 		return err
 	}
 	j, err := checkJob(messages.NewPooledJob(t, jobID, "", fn), opts)
@@ -712,7 +708,7 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if err := s.a.Check(t, jobID, fn != nil); err != nil {
+	if err := s.eng.check(t, jobID, fn != nil); err != nil {
 		return nil, err
 	}
 	if every <= 0 {

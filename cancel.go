@@ -45,7 +45,7 @@ func (s *Scheduler) Cancel(ctx context.Context, t JobType, id string) (Cancelled
 	if err := s.checkCtx(ctx, ErrInvalidJob, "Cancel"); err != nil {
 		return Cancelled{}, err
 	}
-	if err := s.a.Check(t, id, true); err != nil {
+	if err := s.eng.check(t, id, true); err != nil {
 		return Cancelled{}, err
 	}
 	r, err := s.eng.cancel(ctx, t, id)

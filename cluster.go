@@ -268,9 +268,8 @@ func WithCluster(b ClusterBackend, cfg ClusterConfig) Option {
 }
 
 // startCluster joins o's cluster: the leader's scheduler, whenever this
-// instance leads, is built from o; sink takes the domain's events for
-// this instance's subscribers.
-func startCluster(o *options, sink cluster.Sink) (*cluster.Node, error) {
+// instance leads, is built from o.
+func startCluster(o *options) (*cluster.Node, error) {
 	cfg := o.clusterCfg
 	if cfg.Logger == nil {
 		cfg.Logger = o.logger
@@ -285,7 +284,7 @@ func startCluster(o *options, sink cluster.Sink) (*cluster.Node, error) {
 		c.RestoreKeyCosts(o.clock.Now(), state.KeyCosts)
 		return actor.Start(c, actor.Config{Clock: o.clock, Logger: o.logger, Tick: o.limits.KeyTTL / 4, Rand: o.rand,
 			Store: st, State: state, Jobs: recs, Retention: o.retention, GrantRecordsAttempt: true}), nil
-	}, sink)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: WithCluster: %w", ErrInvalidConfig, err)
 	}

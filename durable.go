@@ -234,7 +234,7 @@ func (s *Scheduler) Enqueue(ctx context.Context, t JobType, id string, payload [
 
 // durableJob checks a durable job as Enqueue takes it and makes its record.
 func (s *Scheduler) durableJob(t JobType, id string, payload []byte, opts []JobOption) (*messages.Job, error) {
-	if err := s.a.Check(t, id, true); err != nil {
+	if err := s.eng.check(t, id, true); err != nil {
 		return nil, err
 	}
 	if max := s.maxPayload; len(payload) > max {

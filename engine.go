@@ -10,11 +10,14 @@ import (
 	"github.com/fairsched/fairsched/policy"
 )
 
-// engine is what runs the API's calls once the API has checked them: this
-// process's actor (localEngine) or a cluster's leader through this
-// instance's node (clusterEngine). The API methods call it with no branch
-// on the mode.
+// engine is what checks the API's calls against the types registered and
+// runs them: this process's actor (localEngine) or a cluster's leader
+// through this instance's node (clusterEngine). The API methods call it
+// with no branch on the mode.
 type engine interface {
+	// check checks a job's type, id and function: ErrInvalidJob,
+	// ErrUnknownJobType, or ErrClosed once closed.
+	check(t JobType, id string, hasFn bool) error
 	registerType(t JobType, cfg JobTypeConfig) error
 	registerHandler(t JobType, h Handler) error
 	runSync(ctx context.Context, j *messages.Job) error
@@ -38,6 +41,8 @@ type engine interface {
 type localEngine struct{ a *actor.Actor }
 
 var _ engine = localEngine{}
+
+func (e localEngine) check(t JobType, id string, hasFn bool) error { return e.a.Check(t, id, hasFn) }
 
 func (e localEngine) registerType(t JobType, cfg JobTypeConfig) error { return e.a.Register(t, cfg) }
 

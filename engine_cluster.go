@@ -16,17 +16,17 @@ import (
 )
 
 // clusterEngine schedules on a cluster's leader through this instance's
-// node. Its actor a schedules nothing: it holds this instance's registered
-// types and workers, so that a call is checked here as in one process
-// before it goes to the leader, and it relays the leader's events to this
-// instance's subscribers (it is the node's Sink). Key and group settings
-// are checked by pure functions against the configured groups, without it.
+// node. A call is checked here as in one process before it goes to the
+// leader, by package policy's pure checks: against the limits as
+// configured (run-time changes live on the leader) and the node's
+// registry of the types registered here; the node's executor checks
+// workers the same way. The node relays the leader's events to this
+// instance's subscribers.
 type clusterEngine struct {
 	node   *cluster.Node
-	a      *actor.Actor
 	clock  clock.Clock
-	groups *policy.GroupsConfig // as configured: run-time changes live on the leader
-	closed atomic.Bool          // the node is closed: settings are refused as by a closed actor
+	limits policy.Limits
+	closed atomic.Bool // the node is closed: calls are refused as by a closed scheduler
 }
 
 var _ engine = (*clusterEngine)(nil)
@@ -37,17 +37,32 @@ func (e *clusterEngine) record(j *messages.Job) *core.JobRecord {
 	return actor.NewRecord(j, e.clock.Now())
 }
 
-func (e *clusterEngine) registerType(t JobType, cfg JobTypeConfig) error {
-	if err := e.a.Register(t, cfg); err != nil {
+func (e *clusterEngine) check(t JobType, id string, hasFn bool) error {
+	if err := e.node.Registry().CheckJob(t, id, hasFn); err != nil {
 		return err
 	}
-	e.node.RegisterType(t, cfg)
+	if e.closed.Load() {
+		return ErrClosed
+	}
 	return nil
 }
 
-func (e *clusterEngine) registerHandler(t JobType, h Handler) error {
-	if err := e.a.Check(t, "handler", true); err != nil {
+func (e *clusterEngine) registerType(t JobType, cfg JobTypeConfig) error {
+	if e.closed.Load() {
+		return ErrClosed
+	}
+	if err := cfg.ValidateFor(t, e.limits); err != nil {
 		return err
+	}
+	return e.node.RegisterType(t, cfg)
+}
+
+func (e *clusterEngine) registerHandler(t JobType, h Handler) error {
+	if err := e.node.Registry().CheckHandler(t); err != nil {
+		return err
+	}
+	if e.closed.Load() {
+		return ErrClosed
 	}
 	return e.node.RegisterHandler(t, h)
 }
@@ -105,7 +120,7 @@ func (e *clusterEngine) settleDuplicate(ctx context.Context, j *messages.Job, re
 	if !errors.Is(err, ErrDuplicateJob) {
 		return err
 	}
-	switch cfg, _ := e.a.TypeConfig(j.Type); {
+	switch cfg, _ := e.node.Registry().Type(j.Type); {
 	case cfg.Coalesce:
 		return nil
 	case j.Superseding():
@@ -134,7 +149,7 @@ func (e *clusterEngine) group(op messages.GroupOpKind, group string, weight int)
 	if e.closed.Load() {
 		return ErrClosed
 	}
-	if err := checkGroupOp(e.groups, op, group, weight); err != nil {
+	if err := checkGroupOp(e.limits.Groups, op, group, weight); err != nil {
 		return err
 	}
 	return e.node.Group(op, group, weight)
@@ -156,25 +171,14 @@ func checkGroupOp(gs *policy.GroupsConfig, op messages.GroupOpKind, group string
 	return fmt.Errorf("%w: unknown group operation %d", ErrInvalidConfig, op)
 }
 
-// registerWorker is checked by this instance's actor; the worker then
-// joins the leader's index, which spans the instances.
+// registerWorker is checked by this instance's node, against the types
+// registered here; the worker then joins the leader's index, which spans
+// the instances.
 func (e *clusterEngine) registerWorker(id string, slots [][]policy.JobType) error {
-	if err := e.a.Worker(id, slots, false); err != nil {
-		return err
-	}
-	if err := e.node.RegisterWorker(id, slots); err != nil {
-		_ = e.a.Worker(id, nil, true)
-		return err
-	}
-	return nil
+	return e.node.RegisterWorker(id, slots)
 }
 
-func (e *clusterEngine) unregisterWorker(id string) error {
-	if err := e.a.Worker(id, nil, true); err != nil {
-		return err
-	}
-	return e.node.UnregisterWorker(id)
-}
+func (e *clusterEngine) unregisterWorker(id string) error { return e.node.UnregisterWorker(id) }
 
 func (e *clusterEngine) dead(ctx context.Context, m messages.DeadOp) (messages.DeadResult, error) {
 	return e.node.Dead(ctx, m.Op, m.Type, m.ID, m.Limit)
@@ -188,9 +192,7 @@ func (e *clusterEngine) snapshot(ctx context.Context, rows int) (Snapshot, error
 // while some instance has subscribers: the node's heartbeat tells the
 // leader at once when that changes.
 func (e *clusterEngine) subscribe(buffer int) (<-chan Event, func()) {
-	ch, stop := e.a.Subscribe(buffer)
-	e.node.SubscriptionsChanged()
-	return ch, func() { stop(); e.node.SubscriptionsChanged() }
+	return e.node.Subscribe(buffer)
 }
 
 func (e *clusterEngine) close(ctx context.Context) error {
@@ -198,5 +200,5 @@ func (e *clusterEngine) close(ctx context.Context) error {
 		return err
 	}
 	e.closed.Store(true)
-	return e.a.Close(ctx)
+	return nil
 }

@@ -17,7 +17,7 @@ const MaxSubscribeBuffer = 1 << 20
 // check reports whether s can be called at all. Every method calls it
 // first, before it looks at anything else.
 func (s *Scheduler) check() error {
-	if s == nil || s.a == nil {
+	if s == nil || s.eng == nil {
 		return ErrNilScheduler
 	}
 	return nil

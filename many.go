@@ -85,7 +85,7 @@ func (s *Scheduler) SubmitMany(jobs []Submission) error {
 	}
 	js := make([]*messages.Job, len(jobs))
 	for i, sub := range jobs {
-		if err := s.a.Check(sub.Type, sub.ID, sub.Fn != nil); err != nil {
+		if err := s.eng.check(sub.Type, sub.ID, sub.Fn != nil); err != nil {
 			return fmt.Errorf("fairsched: SubmitMany: job %d: %w", i, err)
 		}
 		j, err := checkJob(messages.NewPooledJob(sub.Type, sub.ID, "", sub.Fn), sub.Options)

@@ -21,7 +21,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,10 +81,6 @@ type Config struct {
 	// must be a JobStore); Retention keeps succeeded ones that long.
 	Jobs      []core.JobRecord
 	Retention time.Duration
-	// Relayed: the subscribers get the events given to Relay only, none of
-	// this owner's own (a cluster instance's scheduler, whose events are
-	// the leader's).
-	Relayed bool
 	// GrantRecordsAttempt: the durable jobs' handlers count each attempt
 	// in the job's stored row themselves (cluster mode, whose grant
 	// writes the attempt into the row, where the record's readers take
@@ -114,10 +109,7 @@ type Actor struct {
 	refuses    bool                    // the core may refuse a submission: Submit waits for the verdict
 	rand       *rand.Rand              // draws retry jitter
 	coalescing map[policy.JobType]bool // the types with JobTypeConfig.Coalesce
-	relayed    bool                    // Config.Relayed
-	// subscribed: subs is not empty (the owner writes it; Subscribed
-	// reads it from any goroutine).
-	subscribed    atomic.Bool
+	// What the owner keeps of its configuration and its run.
 	grantRecords  bool            // Config.GrantRecordsAttempt
 	spent         []*messages.Job // ended for good this turn: recycled by endTurn
 	store         Store           // nil: nothing persisted
@@ -172,10 +164,10 @@ type Actor struct {
 	work    chan *messages.Job
 	runners sync.WaitGroup
 	idle    atomic.Int32
-	// subs are the subscribers' channels, in subscription order; lost
-	// counts the events dropped because a subscriber's channel was full,
-	// once per subscriber that missed one.
-	subs []chan messages.Event
+	// subs are the subscribers' channels; lost counts the events dropped
+	// because a subscriber's channel was full, once per subscriber that
+	// missed one.
+	subs messages.Subscribers
 	lost uint64
 	// dur holds the durable jobs (durable.go); nil until a JobStore or a
 	// handler needs it.
@@ -198,7 +190,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.refuses = c.Refuses() // settled by the limits, which do not change
 	c.SetDecisionLog(a.log.Core().Enabled(zap.InfoLevel))
 	a.coalescing = map[policy.JobType]bool{}
-	a.store, a.relayed, a.grantRecords = cfg.Store, cfg.Relayed, cfg.GrantRecordsAttempt
+	a.store, a.grantRecords = cfg.Store, cfg.GrantRecordsAttempt
 	c.RestoreLastRuns(cfg.State.LastRuns)
 	a.rand = cfg.Rand
 	if a.rand == nil {
@@ -440,18 +432,9 @@ func (a *Actor) handle(r messages.Request) {
 		}
 	case messages.Subscribe:
 		a.subs = append(a.subs, m.Events)
-		a.subscribed.Store(true)
 		m.Reply <- struct{}{}
-	case messages.Relay:
-		for _, e := range m.Events {
-			a.deliver(e)
-		}
 	case messages.Unsubscribe:
-		if i := slices.Index(a.subs, m.Events); i >= 0 {
-			a.subs = slices.Delete(a.subs, i, i+1)
-			close(m.Events)
-		}
-		a.subscribed.Store(len(a.subs) > 0)
+		a.subs = a.subs.Remove(m.Events)
 		m.Reply <- struct{}{}
 	case messages.Close:
 		a.closing = true
@@ -762,29 +745,13 @@ func (a *Actor) reportAged() {
 // emit hands e to every subscriber whose channel has room and counts it
 // lost for the others: the owner never waits for a subscriber.
 func (a *Actor) emit(e messages.Event) {
-	if a.relayed {
-		return // the subscribers get the leader's events (Relay)
-	}
-	a.deliver(e)
-}
-
-// deliver sends e to every subscriber that has room for it.
-func (a *Actor) deliver(e messages.Event) {
-	for _, ch := range a.subs {
-		select {
-		case ch <- e:
-		default:
-			a.lost++
-		}
-	}
+	a.lost += a.subs.Deliver(e)
 }
 
 // closeSubscribers closes every subscriber's channel: the owner is stopping
 // and will send nothing more.
 func (a *Actor) closeSubscribers() {
-	for _, ch := range a.subs {
-		close(ch)
-	}
+	a.subs.Close()
 	a.subs = nil
 }
 

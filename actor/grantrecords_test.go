@@ -92,26 +92,6 @@ func TestGrantRecordsAttempt(t *testing.T) {
 	}
 }
 
-// TestSubscribed: Subscribed is true from a Subscribe's return until its
-// last subscriber leaves (a cluster instance decodes the domain's events
-// only then).
-func TestSubscribed(t *testing.T) {
-	a := start(t, 1)
-	defer a.Close(context.Background())
-	var got []bool
-	got = append(got, a.Subscribed())
-	_, cancel1 := a.Subscribe(1)
-	got = append(got, a.Subscribed())
-	_, cancel2 := a.Subscribe(1)
-	cancel1()
-	got = append(got, a.Subscribed())
-	cancel2()
-	got = append(got, a.Subscribed())
-	if diff := cmp.Diff([]bool{false, true, true, false}, got); diff != "" {
-		t.Errorf("Subscribed (-want +got):\n%s", diff)
-	}
-}
-
 // TestAdoptParksAJobOfABusyID: a record adopted while a job of its
 // (type, id) is still unfinished here — in cluster mode the database
 // takes the new job once the old one's row is gone, which may be before

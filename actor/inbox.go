@@ -274,14 +274,3 @@ func (a *Actor) droppedErr(cause error) error {
 	}
 	return fmt.Errorf("fairsched: close: %d job(s) dropped unrun: %w", a.dropped, cause)
 }
-
-// Subscribed reports whether the owner has subscribers: true from the
-// return of a Subscribe until the last of them is cancelled. A relay of
-// another scheduler's events need not decode them while it is false.
-func (a *Actor) Subscribed() bool { return a.subscribed.Load() }
-
-// Relay hands evs, another scheduler's events, to this one's subscribers
-// (Config.Relayed). It drops them once the owner is stopping.
-func (a *Actor) Relay(evs []messages.Event) {
-	_ = a.send(context.Background(), messages.Relay{Events: evs})
-}

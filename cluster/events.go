@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -232,7 +233,7 @@ func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 				}
 				return
 			}
-			if !l.subscribed.Load() && (l.n.sink == nil || !l.n.sink.Subscribed()) {
+			if !l.subscribed.Load() && !l.n.sink.Subscribed() {
 				continue // nobody listens: not even encoded
 			}
 			w, err := encodeEvent(e)
@@ -281,53 +282,134 @@ func escapedLen(s string) int {
 	return n
 }
 
-// Sink takes the domain's events for an instance's subscribers (an
-// actor.Actor is one).
-type Sink interface {
-	// Subscribed reports whether the instance has subscribers now: the
-	// events published while it has none are not even decoded.
-	Subscribed() bool
-	// Relay hands events to the subscribers.
-	Relay([]messages.Event)
+// relay is this instance's side of the domain's events: its subscribers
+// live in the goroutine that listens for the events (relayEvents), which
+// hands each event to those with room for it, as a scheduler's owner does
+// with its own events.
+type relay struct {
+	subscribe   chan subscription
+	unsubscribe chan subscription
+	subscribed  atomic.Bool   // it has subscribers (the owner writes it)
+	lost        atomic.Uint64 // events dropped for full channels (the owner writes it)
+	done        chan struct{} // closed once the owner has closed every channel
 }
 
-// relayEvents listens for the domain's events and hands them to the
-// instance's subscribers (sink), listening again a beat after the
-// listener is lost, until quit closes; then it closes done.
-func (n *Node) relayEvents(quit <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
+type subscription struct {
+	ch    chan messages.Event
+	reply chan struct{}
+}
+
+func newRelay() *relay {
+	return &relay{subscribe: make(chan subscription), unsubscribe: make(chan subscription), done: make(chan struct{})}
+}
+
+// Subscribed reports whether the instance has subscribers now: the events
+// published while it has none are not even decoded.
+func (r *relay) Subscribed() bool { return r.subscribed.Load() }
+
+// add registers a channel of the given buffer and returns it; once the
+// relay has stopped, the channel comes back closed.
+func (r *relay) add(buffer int) (chan messages.Event, bool) {
+	s := subscription{make(chan messages.Event, max(buffer, 0)), make(chan struct{}, 1)}
+	select {
+	case r.subscribe <- s:
+		<-s.reply
+		return s.ch, true
+	case <-r.done:
+		close(s.ch)
+		return s.ch, false
+	}
+}
+
+// remove forgets ch and returns once it is closed: by the owner now, or by
+// its last step if it is stopping.
+func (r *relay) remove(ch chan messages.Event) {
+	s := subscription{ch, make(chan struct{}, 1)}
+	select {
+	case r.unsubscribe <- s:
+		<-s.reply
+	case <-r.done:
+	}
+}
+
+// Subscribe registers a channel of the given buffer (at least 0) for the
+// domain's events and returns it with the function that cancels it, as a
+// scheduler's Subscribe does: once Subscribe returns, every event this
+// instance reads is offered to the channel, and lost for it (counted) when
+// the channel is full. The channel is closed by cancel, which returns
+// once it is, and when the node closes; after that Subscribe returns a
+// closed channel.
+func (n *Node) Subscribe(buffer int) (<-chan messages.Event, func()) {
+	ch, ok := n.sink.add(buffer)
+	if !ok {
+		return ch, func() {}
+	}
+	n.SubscriptionsChanged()
+	return ch, func() { n.sink.remove(ch); n.SubscriptionsChanged() }
+}
+
+// EventsLost counts the domain's events dropped for this instance's
+// subscribers whose channel was full, once per subscriber that missed one.
+func (n *Node) EventsLost() uint64 { return n.sink.lost.Load() }
+
+// relayEvents owns the relay's subscribers: it listens for the domain's
+// events and hands them to them, listening again a beat after the
+// listener is lost, until quit closes; then it closes every subscriber's
+// channel and done.
+func (n *Node) relayEvents(quit <-chan struct{}) {
+	r := n.sink
+	var subs messages.Subscribers
+	defer func() {
+		subs.Close()
+		r.subscribed.Store(false)
+		close(r.done)
+	}()
+	ch, stop := n.b.Events(context.Background())
+	var again <-chan time.Time // listening again after a beat
 	for {
-		ch, stop := n.b.Events(context.Background())
-		if ch != nil {
-		read:
-			for {
-				select {
-				case p, ok := <-ch:
-					if !ok {
-						break read
-					}
-					if !n.sink.Subscribed() {
-						continue // decoding costs more than publishing: not for nobody
-					}
-					evs, err := decodeEvents(n.cfg.Domain, p)
-					if err != nil {
-						n.log.Warn("events do not decode", zap.Error(err))
-						continue
-					}
-					if len(evs) > 0 {
-						n.sink.Relay(evs)
-					}
-				case <-quit:
-					stop()
-					return
-				}
-			}
+		if ch == nil && again == nil {
+			stop()
+			again = time.After(n.cfg.Heartbeat)
 		}
-		stop()
 		select {
+		case p, ok := <-ch:
+			if !ok {
+				ch = nil
+				continue
+			}
+			if len(subs) > 0 { // decoding costs more than publishing: not for nobody
+				r.lost.Add(n.deliver(subs, p))
+			}
+		case <-again:
+			again = nil
+			ch, stop = n.b.Events(context.Background())
+		case s := <-r.subscribe:
+			subs = append(subs, s.ch)
+			r.subscribed.Store(true)
+			s.reply <- struct{}{}
+		case s := <-r.unsubscribe:
+			subs = subs.Remove(s.ch)
+			r.subscribed.Store(len(subs) > 0)
+			s.reply <- struct{}{}
 		case <-quit:
+			if again == nil {
+				stop()
+			}
 			return
-		case <-time.After(n.cfg.Heartbeat):
 		}
 	}
+}
+
+// deliver hands the events of payload p to subs and returns how many
+// deliveries were lost.
+func (n *Node) deliver(subs messages.Subscribers, p []byte) (lost uint64) {
+	evs, err := decodeEvents(n.cfg.Domain, p)
+	if err != nil {
+		n.log.Warn("events do not decode", zap.Error(err))
+		return 0
+	}
+	for _, e := range evs {
+		lost += subs.Deliver(e)
+	}
+	return lost
 }

@@ -78,14 +78,18 @@ func (e *execLoop) self() selfInfo {
 	return selfInfo{names, ws}
 }
 
-// worker registers or unregisters a worker: the attempts on the slots of
-// one unregistered are stopped.
+// worker registers or unregisters a worker, checked against the types
+// registered on this instance as a scheduler checks it: the attempts on
+// the slots of one unregistered are stopped.
 func (e *execLoop) worker(r workerReg) error {
+	if !r.remove {
+		if err := e.x.n.Registry().CheckWorker(r.id, r.slots, e.registered); err != nil {
+			return err
+		}
+	}
 	switch _, ok := e.workerSlots[r.id]; {
 	case r.remove && !ok:
 		return fmt.Errorf("%w: %q", workers.ErrUnknownWorker, r.id)
-	case !r.remove && ok:
-		return fmt.Errorf("%w: %q", workers.ErrDuplicateWorker, r.id)
 	case r.remove:
 		delete(e.workerSlots, r.id)
 		for _, a := range e.running {
@@ -103,6 +107,11 @@ func (e *execLoop) worker(r workerReg) error {
 		e.workerSlots[r.id] = sl
 	}
 	return nil
+}
+
+func (e *execLoop) registered(id string) bool {
+	_, ok := e.workerSlots[id]
+	return ok
 }
 
 // closure keeps a RunSync's or Submit's function until its job ends, and

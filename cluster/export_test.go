@@ -71,3 +71,21 @@ var EscapedLen = escapedLen
 
 // NameOf is the configured name of an instance's incarnation.
 func NameOf(id string) string { return nameOf(id) }
+
+// EventsPayload is evs as the leader of domain publishes them.
+func EventsPayload(t *testing.T, domain string, evs ...messages.Event) []byte {
+	t.Helper()
+	b := wireBatch{Domain: domain}
+	for _, e := range evs {
+		w, err := encodeEvent(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Events = append(b.Events, w)
+	}
+	payload, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return payload
+}

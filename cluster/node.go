@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -167,11 +168,14 @@ type Node struct {
 	id      string // this process's incarnation: what the database knows it by (identity.go)
 	b       Backend
 	factory Factory
-	sink    Sink // the domain's events, for this instance's subscribers
+	sink    *relay // the domain's events, for this instance's subscribers
 	log     *zap.Logger
+	// registry holds the types registered here, published by the lease
+	// loop (their owner) for the checks of calls (Registry).
+	registry atomic.Pointer[policy.Registry]
 
 	// To the lease loop.
-	types   chan typeReg
+	types   chan typeReq
 	info    chan chan Info
 	closing chan closeReq
 	// To the executor.
@@ -186,6 +190,12 @@ type Node struct {
 type typeReg struct {
 	t   policy.JobType
 	cfg policy.JobTypeConfig
+}
+
+// typeReq asks the lease loop to register a type, and waits for its answer.
+type typeReq struct {
+	typeReg
+	reply chan error
 }
 
 type closeReq struct {
@@ -241,18 +251,15 @@ func (n *Node) SubscriptionsChanged() {
 }
 
 // Start joins the cluster: the loops start, and this instance runs for
-// the lease at once.
-//
-// sink, when not nil, receives the domain's events — its leader's
-// scheduler's, whichever instance leads — for this instance's
-// subscribers.
-func Start(b Backend, cfg Config, f Factory, sink Sink) (*Node, error) {
+// the lease at once. Its subscribers (Subscribe) receive the domain's
+// events: its leader's scheduler's, whichever instance leads.
+func Start(b Backend, cfg Config, f Factory) (*Node, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
 	id := newIncarnation(cfg.Instance)
-	n := &Node{cfg: cfg, id: id, b: b, factory: f, sink: sink, log: cfg.Logger.With(zap.String("instance", id)),
-		types: make(chan typeReg), info: make(chan chan Info), closing: make(chan closeReq), subsChanged: make(chan struct{}, 1),
+	n := &Node{cfg: cfg, id: id, b: b, factory: f, sink: newRelay(), log: cfg.Logger.With(zap.String("instance", id)),
+		types: make(chan typeReq), info: make(chan chan Info), closing: make(chan closeReq), subsChanged: make(chan struct{}, 1),
 		stopped: make(chan struct{})}
 	n.x = newExecutor(n)
 	go n.x.run()
@@ -261,13 +268,22 @@ func Start(b Backend, cfg Config, f Factory, sink Sink) (*Node, error) {
 }
 
 // RegisterType records t for the leader's scheduler (every instance
-// registers the same types, as the leader registers them in its own).
-func (n *Node) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) {
+// registers the same types, as the leader registers them in its own). A
+// type registered here already is ErrDuplicateType; cfg is the caller's
+// to check (JobTypeConfig.ValidateFor, against the scheduler's limits).
+func (n *Node) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
+	r := typeReq{typeReg{t, cfg}, make(chan error, 1)}
 	select {
-	case n.types <- typeReg{t, cfg}:
+	case n.types <- r:
+		return <-r.reply
 	case <-n.stopped:
+		return actor.ErrClosed
 	}
 }
+
+// Registry returns the types registered on this instance, for the checks
+// of calls made here (package policy's Registry).
+func (n *Node) Registry() *policy.Registry { return n.registry.Load() }
 
 // RegisterHandler makes this instance run t's durable jobs with h: its
 // heartbeat says so, and the leader grants it t's jobs.
@@ -382,6 +398,7 @@ func (n *Node) Snapshot(ctx context.Context, rows int) (core.Snapshot, error) {
 			Running: i.Running, Subscribed: i.Subscribed})
 	}
 	s.Cluster = cs
+	s.EventsLost += n.EventsLost()
 	return s, nil
 }
 
@@ -415,11 +432,9 @@ func (n *Node) Kill() {
 // run is the lease loop.
 func (n *Node) run() {
 	defer close(n.stopped)
-	if n.sink != nil {
-		quit, done := make(chan struct{}), make(chan struct{})
-		go n.relayEvents(quit, done)
-		defer func() { close(quit); <-done }()
-	}
+	quit := make(chan struct{})
+	go n.relayEvents(quit)
+	defer func() { close(quit); <-n.sink.done }()
 	s := &leaseLoop{n: n, failed: make(chan int64, 1)}
 	tick := time.NewTicker(n.cfg.Heartbeat)
 	defer tick.Stop()
@@ -441,8 +456,9 @@ func (n *Node) run() {
 				s.stopLeading(false)
 			}
 		case r := <-n.types:
-			s.undefined = append(s.undefined, r)
-			s.define()
+			if s.register(r) {
+				s.define()
+			}
 		case reply := <-n.info:
 			reply <- s.info()
 		case r := <-n.closing:
@@ -484,6 +500,19 @@ func (s *leaseLoop) release(epoch int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.n.cfg.Heartbeat)
 	defer cancel()
 	_ = s.n.b.Release(ctx, s.n.cfg.Domain, s.n.id, epoch)
+}
+
+// register adds r's type to the node's registry, unless it is there
+// already, and answers r; the type waits to be written in the domain.
+func (s *leaseLoop) register(r typeReq) bool {
+	reg := s.n.registry.Load()
+	err := reg.CheckNewType(r.t)
+	if err == nil {
+		s.n.registry.Store(reg.With(r.t, r.cfg))
+		s.undefined = append(s.undefined, r.typeReg)
+	}
+	r.reply <- err
+	return err == nil
 }
 
 // define writes the types registered here in the domain, then gives them
@@ -534,7 +563,7 @@ func (s *leaseLoop) beat() {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
 	handled, ws := n.x.self()
 	err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.id, Slots: n.cfg.Slots, Types: handled, Workers: ws,
-		Subscribed: n.sink != nil && n.sink.Subscribed()})
+		Subscribed: n.sink.Subscribed()})
 	cancel()
 	// The lease's calls have a beat of their own: a slow heartbeat must
 	// not leave the renewal no time.

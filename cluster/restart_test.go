@@ -333,7 +333,7 @@ func TestConfigNamesAreCallerStrings(t *testing.T) {
 		{"d", long, "Instance"},
 		{long, "pod-0", "Domain"},
 	} {
-		_, err := cluster.Start(nil, cluster.Config{Domain: c.domain, Instance: c.instance}, nil, nil)
+		_, err := cluster.Start(nil, cluster.Config{Domain: c.domain, Instance: c.instance}, nil)
 		if !errors.Is(err, cluster.ErrInvalidConfig) || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("Start(Domain %.20q, Instance %.20q): %v, want ErrInvalidConfig naming %s", c.domain, c.instance, err, c.field)
 		}

@@ -33,17 +33,8 @@ type SlotSnapshot struct {
 // RegisterWorker adds worker id with one slot per entry of slots, each the
 // types the slot takes. Every type must be registered with RequiresWorker.
 func (c *Core) RegisterWorker(now time.Time, id string, slots [][]policy.JobType) error {
-	for i, types := range slots {
-		for _, t := range types {
-			s, ok := c.usage.Lookup(t)
-			if !ok {
-				return fmt.Errorf("%w: %q (worker %q, slot %d)", policy.ErrUnknownJobType, t, id, i)
-			}
-			if !s.Config.RequiresWorker {
-				return policy.InvalidConfig(fmt.Sprintf("WorkerSpec{ID: %q}.Slots[%d].Types", id, i), t,
-					"is not a worker type: register it with JobTypeConfig.RequiresWorker")
-			}
-		}
+	if err := policy.CheckWorkerTypes(id, slots, c.typeConfig); err != nil {
+		return err
 	}
 	added, err := c.pool.Add(id, slots)
 	if err != nil {
@@ -54,6 +45,15 @@ func (c *Core) RegisterWorker(now time.Time, id string, slots [][]policy.JobType
 		c.slotTypesChanged(s)
 	}
 	return nil
+}
+
+// typeConfig is t's configuration, if t is registered.
+func (c *Core) typeConfig(t policy.JobType) (policy.JobTypeConfig, bool) {
+	s, ok := c.usage.Lookup(t)
+	if !ok {
+		return policy.JobTypeConfig{}, false
+	}
+	return s.Config, true
 }
 
 // UnregisterWorker removes worker id and all its slots, and returns the

@@ -483,12 +483,6 @@ type Subscribe struct {
 	Reply  chan struct{}
 }
 
-// Relay asks the owner to deliver Events, another scheduler's (a
-// cluster's leader's), to its subscribers as if they were its own.
-type Relay struct {
-	Events []Event
-}
-
 // Unsubscribe asks the owner to stop delivering to Events and to close it.
 // The owner answers on Reply once Events is closed; an Events it does not
 // know (removed already) is left alone.
@@ -525,7 +519,6 @@ func (AddPeriodic) request()     {}
 func (StopPeriodic) request()    {}
 func (SnapshotRequest) request() {}
 func (Subscribe) request()       {}
-func (Relay) request()           {}
 func (Unsubscribe) request()     {}
 func (Close) request()           {}
 func (Abort) request()           {}

@@ -28,9 +28,9 @@ var (
 	// job whose worker was unregistered while the job ran.
 	ErrWorkerLost = errors.New("fairsched: worker lost")
 	// ErrDuplicateWorker: a worker with this ID is registered already.
-	ErrDuplicateWorker = errors.New("fairsched: worker already registered")
+	ErrDuplicateWorker = policy.ErrDuplicateWorker
 	// ErrUnknownWorker: no worker with this ID is registered.
-	ErrUnknownWorker = errors.New("fairsched: unknown worker")
+	ErrUnknownWorker = policy.ErrUnknownWorker
 )
 
 // Slot is one slot of a worker.
@@ -75,29 +75,8 @@ func New() *Pool {
 // the pool refuses a duplicate ID, no slot, an empty slot or a type listed
 // twice in a slot.
 func (p *Pool) Add(id string, slots [][]policy.JobType) ([]*Slot, error) {
-	if err := policy.InvalidName(policy.ErrInvalidConfig, "WorkerSpec.ID", id); err != nil {
+	if err := policy.CheckWorkerSpec(id, slots, p.registered); err != nil {
 		return nil, err
-	}
-	switch {
-	case id == "":
-		return nil, policy.InvalidConfig("WorkerSpec.ID", `""`, "must not be empty")
-	case len(slots) == 0:
-		return nil, policy.InvalidConfig(fmt.Sprintf("WorkerSpec{ID: %q}.Slots", id), "[]", "must hold at least one slot")
-	}
-	if _, dup := p.workers[id]; dup {
-		return nil, fmt.Errorf("%w: %q", ErrDuplicateWorker, id)
-	}
-	for i, types := range slots {
-		if len(types) == 0 {
-			return nil, policy.InvalidConfig(fmt.Sprintf("WorkerSpec{ID: %q}.Slots[%d].Types", id, i), "[]", "must name at least one job type")
-		}
-		for k, t := range types {
-			for _, u := range types[:k] {
-				if t == u {
-					return nil, policy.InvalidConfig(fmt.Sprintf("WorkerSpec{ID: %q}.Slots[%d].Types", id, i), t, "is listed twice")
-				}
-			}
-		}
 	}
 	out := make([]*Slot, len(slots))
 	for i, types := range slots {
@@ -112,6 +91,11 @@ func (p *Pool) Add(id string, slots [][]policy.JobType) ([]*Slot, error) {
 	p.workers[id] = out
 	p.order = append(p.order, id)
 	return out, nil
+}
+
+func (p *Pool) registered(id string) bool {
+	_, ok := p.workers[id]
+	return ok
 }
 
 // Remove unregisters worker id and returns its slots. Busy ones are marked
