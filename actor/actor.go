@@ -180,6 +180,9 @@ type Actor struct {
 	// dur holds the durable jobs (durable.go); nil until a JobStore or a
 	// handler needs it.
 	dur *durable
+	// remote starts the attempts of the types registered with
+	// RegisterRemote (remote.go); nil until one is.
+	remote *remote
 }
 
 // Start launches the owner goroutine over c.
@@ -273,6 +276,8 @@ func (a *Actor) run() {
 			a.finish(d)
 		case r := <-a.committedC():
 			a.committed(r)
+		case a.remoteC() <- a.nextRemote():
+			a.remote.sent()
 		case <-ticker.C:
 			a.save()
 			a.pruneRetained(a.now())
@@ -325,6 +330,7 @@ func (a *Actor) endTurn() {
 	a.arm()
 	a.releaseJobClosers()
 	a.dropNestedDeadlock()
+	a.sendRemote()
 	for i, j := range a.spent {
 		a.core.Release(&j.Job)
 		messages.Recycle(j)
@@ -635,6 +641,9 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 }
 
 func (a *Actor) finish(d messages.Done) {
+	if d.Remote != nil && !a.remoteEnded(d) {
+		return // the owner ended that attempt itself
+	}
 	now := a.now()
 	j := d.Job
 	j.SetRun(nil) // the attempt is over (Execute ended its context)
@@ -821,13 +830,17 @@ func (a *Actor) abort() {
 	a.aborted, a.closing = true, true
 	a.stopSchedules()
 	a.cancelBase()
+	var running []*messages.Job
 	for _, cj := range a.core.Running() {
 		j := messages.Of(cj)
 		if j.Extra != nil && j.Cancel != nil { // a coalesced run's own context
 			j.Cancel()
 		}
 		j.Run().Cancel(context.Canceled)
+		running = append(running, j)
 	}
+	a.endRemoteNow(running, context.Canceled)
+	a.dropRemoteOps()
 	dropped := a.core.WithdrawAll(a.now())
 	for _, cj := range dropped {
 		a.refuse(messages.Of(cj), ErrClosed)
