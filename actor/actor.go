@@ -11,6 +11,10 @@
 // The owner tells subscribers what it does (messages.Event) with a
 // non-blocking send to each one's channel: a subscriber that does not keep
 // up loses events, which are counted, and never slows the owner down.
+//
+// Durable jobs of a type registered with RegisterRemote start elsewhere:
+// the owner hands each attempt to a starter (remote.go) and takes its end
+// back as a completion, never waiting for the starter.
 package actor
 
 import (

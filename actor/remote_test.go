@@ -17,6 +17,7 @@ import (
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/workers"
 )
 
 // nopStore is a JobStore that keeps nothing and commits at once.
@@ -33,11 +34,17 @@ func (nopStore) ApplyJobs([]actor.JobOp) error             { return nil }
 // cluster mode's leader.
 func startRemote(t *testing.T, capN, n int) (*actor.Actor, chan messages.RemoteOp) {
 	t.Helper()
+	return startRemoteType(t, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10, MaxConcurrency: capN}, n)
+}
+
+// startRemoteType is startRemote with work configured as cfg.
+func startRemoteType(t *testing.T, cfg policy.JobTypeConfig, n int) (*actor.Actor, chan messages.RemoteOp) {
+	t.Helper()
 	limits := policy.DefaultLimits()
 	limits.PriorityMode = policy.PriorityOrderOnly // the type's cap is the only one
 	a := actor.Start(core.New(limits), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
 		Store: nopStore{}, GrantRecordsAttempt: true})
-	if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10, MaxConcurrency: capN}); err != nil {
+	if err := a.Register(work, cfg); err != nil {
 		t.Fatal(err)
 	}
 	ops := make(chan messages.RemoteOp, 1)
@@ -185,6 +192,50 @@ func TestRemoteAbortEndsTheAttempts(t *testing.T) {
 				t.Errorf("%s: its context is not cancelled", opText(op))
 			}
 			a.EndRemote(op.Attempt, nil)
+		}
+	})
+}
+
+// TestRemoteWorkerLostEndsTheAttempt: a remote attempt on a worker's slot
+// is handed over with its slot; when the worker goes, the owner ends the
+// attempt at once (ErrWorkerLost: an interruption), and the job starts
+// again once a slot is back, as attempt 2. The starter's late report of
+// the first attempt is ignored: the second still holds the slot.
+func TestRemoteWorkerLostEndsTheAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, ops := startRemoteType(t, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10, RequiresWorker: true}, 1)
+		slots := [][]policy.JobType{{work}}
+		if err := a.Worker("w", slots, false); err != nil {
+			t.Fatal(err)
+		}
+		first := pendingOps(ops)
+		if len(first) != 1 || !first[0].Attempt.OnSlot || first[0].Attempt.Slot != (messages.SlotRef{Worker: "w", Slot: 0}) {
+			t.Fatalf("started %+v, want attempt 1 on slot w/0", first)
+		}
+		if err := a.Worker("w", nil, true); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Worker("w", slots, false); err != nil {
+			t.Fatal(err)
+		}
+		second := pendingOps(ops)
+		if cause := context.Cause(first[0].Attempt.Ctx); !errors.Is(cause, workers.ErrWorkerLost) {
+			t.Errorf("the first attempt's cause is %v, want ErrWorkerLost", cause)
+		}
+		a.EndRemote(first[0].Attempt, nil) // stale
+		var got []string
+		for _, op := range append(second, pendingOps(ops)...) {
+			got = append(got, opText(op))
+		}
+		if diff := cmp.Diff([]string{"start 1#2"}, got); diff != "" {
+			t.Fatalf("ops after the worker came back (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(state{Running: []string{"1"}}, stateOf(t, a)); diff != "" {
+			t.Errorf("after the stale end (-want +got):\n%s", diff)
+		}
+		a.EndRemote(second[0].Attempt, nil)
+		if err := a.Close(context.Background()); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
