@@ -153,6 +153,42 @@ func TestTurnCancelledWhileWaitingIsNeverGranted(t *testing.T) {
 	}
 }
 
+// TestTurnRevokeOfAGrantedJob: Cancel of a granted attempt takes its
+// grant back in the database and holds its slot until its instance
+// reports the end — the job waiting for that slot is not granted before —
+// and the attempt ends as cancelled, however the instance ended it (a
+// success's row is deleted all the same). A revoke of an attempt that
+// is not the one outstanding does nothing.
+func TestTurnRevokeOfAGrantedJob(t *testing.T) {
+	b := &turnBackend{}
+	g, ends := newTestLoop(b, map[string]int{"a": 1})
+	w1, w2 := testWait(context.Background(), 1), testWait(context.Background(), 2)
+	g.place(w1)
+	g.endTurn()
+	g.place(w2) // waits for w1's slot
+	g.endTurn()
+	g.revoke(testWait(context.Background(), 1).at) // another attempt of job 1
+	g.revoke(w1.at)
+	g.endTurn()
+	if diff := cmp.Diff(map[uint64]string{1: "", 2: ""}, ends.answered(w1, w2)); diff != "" {
+		t.Errorf("answers before the end (-want +got):\n%s", diff)
+	}
+	b.rows = []Row{{Seq: 1, Ended: true, End: End{Seq: 1, Instance: "a", Attempt: 1, Kind: EndOK}}}
+	g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
+	g.replace()
+	g.endTurn()
+	if diff := cmp.Diff(map[uint64]string{1: "ErrCancelled", 2: ""}, ends.answered(w1, w2)); diff != "" {
+		t.Errorf("answers after the end (-want +got):\n%s", diff)
+	}
+	want := []turnWrite{{Grants: []string{"1 on a #1"}}, {Succeeded: []uint64{1}, Grants: []string{"2 on a #1"}}}
+	if diff := cmp.Diff(want, b.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]uint64{1}, b.revoked); diff != "" {
+		t.Errorf("grants taken back (-want +got):\n%s", diff)
+	}
+}
+
 // TestTurnRowsRead: given the grants outstanding and their rows read, each
 // job is answered as its row says, a success's row is deleted with the
 // next turn's grants (one write), and a resumed job learns where it runs.
