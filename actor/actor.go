@@ -834,16 +834,20 @@ func (a *Actor) abort() {
 	a.aborted, a.closing = true, true
 	a.stopSchedules()
 	a.cancelBase()
-	var running []*messages.Job
+	var remote []*messages.Job
 	for _, cj := range a.core.Running() {
 		j := messages.Of(cj)
 		if j.Extra != nil && j.Cancel != nil { // a coalesced run's own context
 			j.Cancel()
 		}
 		j.Run().Cancel(context.Canceled)
-		running = append(running, j)
+		if a.remote != nil {
+			remote = append(remote, j)
+		}
 	}
-	a.endRemoteNow(running, context.Canceled)
+	for _, j := range remote { // ended after the walk: finish changes what runs
+		a.endRemoteNow(j, context.Canceled)
+	}
 	a.dropRemoteOps()
 	dropped := a.core.WithdrawAll(a.now())
 	for _, cj := range dropped {

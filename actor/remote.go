@@ -119,18 +119,16 @@ func (a *Actor) revokeRemote(j *messages.Job) {
 	}
 }
 
-// endRemoteNow ends the remote attempts of jobs here, with cause: their
-// scheduler stops or their worker went, and (as a runner's handler
-// returns its context's cause at once) they do not wait for the starter,
-// whose later report of them is stale.
-func (a *Actor) endRemoteNow(jobs []*messages.Job, cause error) {
+// endRemoteNow ends the remote attempt of j here, if it runs one, with
+// cause: its scheduler stops or its worker went, and (as a runner's
+// handler returns its context's cause at once) it does not wait for the
+// starter, whose later report of it is stale.
+func (a *Actor) endRemoteNow(j *messages.Job, cause error) {
 	if a.remote == nil {
 		return
 	}
-	for _, j := range jobs {
-		if at := a.remote.running[j]; at != nil {
-			a.finish(messages.Done{Job: j, Err: cause, Remote: at})
-		}
+	if at := a.remote.running[j]; at != nil {
+		a.finish(messages.Done{Job: j, Err: cause, Remote: at})
 	}
 }
 

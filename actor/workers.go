@@ -31,17 +31,17 @@ func (a *Actor) worker(m messages.WorkerOp) error {
 	if err != nil {
 		return err
 	}
-	var ended []*messages.Job
+	var remote []*messages.Job
 	for _, cj := range lost {
 		cause := fmt.Errorf("%w: %q slot %d", workers.ErrWorkerLost, cj.Worker.Worker, cj.Worker.Index)
 		j := messages.Of(cj)
 		j.Run().Cancel(cause)
-		if a.remote != nil && a.remote.running[j] != nil {
-			ended = append(ended, j)
+		if a.remote != nil {
+			remote = append(remote, j)
 		}
 	}
-	for _, j := range ended { // a remote attempt ends now, as a handler returns its context's cause
-		a.endRemoteNow([]*messages.Job{j}, context.Cause(j.Run()))
+	for _, j := range remote { // a remote attempt ends now, as a handler returns its context's cause
+		a.endRemoteNow(j, context.Cause(j.Run()))
 	}
 	a.log.Debug("worker unregistered", zap.String("worker", m.ID), zap.Int("jobs_lost", len(lost)))
 	return nil
