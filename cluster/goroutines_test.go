@@ -38,8 +38,9 @@ func TestLeaderRunsNoGoroutinePerGrant(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
-		// grantedAfter enqueues n jobs and waits (virtual time) until the
-		// instance holds total grants; it returns the goroutines then.
+		// grantedAfter enqueues n jobs and waits (virtual time) until this
+		// instance leads, counting the other, which holds total grants; it
+		// returns the goroutines then.
 		grantedAfter := func(n, total int) int {
 			t.Helper()
 			for i := range n {
@@ -56,7 +57,11 @@ func TestLeaderRunsNoGoroutinePerGrant(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(gs) == total {
+				snap, err := s.Snapshot(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(gs) == total && snap.Cluster != nil && snap.Cluster.Leading && len(snap.Cluster.Instances) == 2 {
 					synctest.Wait()
 					return runtime.NumGoroutine()
 				}
