@@ -11,6 +11,10 @@
 // The owner tells subscribers what it does (messages.Event) with a
 // non-blocking send to each one's channel: a subscriber that does not keep
 // up loses events, which are counted, and never slows the owner down.
+//
+// Durable jobs of a type registered with RegisterRemote start elsewhere:
+// the owner hands each attempt to a starter (remote.go) and takes its end
+// back as a completion, never waiting for the starter.
 package actor
 
 import (
@@ -172,6 +176,9 @@ type Actor struct {
 	// dur holds the durable jobs (durable.go); nil until a JobStore or a
 	// handler needs it.
 	dur *durable
+	// remote starts the attempts of the types registered with
+	// RegisterRemote (remote.go); nil until one is.
+	remote *remote
 }
 
 // Start launches the owner goroutine over c.
@@ -265,6 +272,8 @@ func (a *Actor) run() {
 			a.finish(d)
 		case r := <-a.committedC():
 			a.committed(r)
+		case a.remoteC() <- a.nextRemote():
+			a.remote.sent()
 		case <-ticker.C:
 			a.save()
 			a.pruneRetained(a.now())
@@ -317,6 +326,7 @@ func (a *Actor) endTurn() {
 	a.arm()
 	a.releaseJobClosers()
 	a.dropNestedDeadlock()
+	a.sendRemote()
 	for i, j := range a.spent {
 		a.core.Release(&j.Job)
 		messages.Recycle(j)
@@ -618,6 +628,9 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 }
 
 func (a *Actor) finish(d messages.Done) {
+	if d.Remote != nil && !a.remoteEnded(d) {
+		return // the owner ended that attempt itself
+	}
 	now := a.now()
 	j := d.Job
 	j.SetRun(nil) // the attempt is over (Execute ended its context)
@@ -788,13 +801,21 @@ func (a *Actor) abort() {
 	a.aborted, a.closing = true, true
 	a.stopSchedules()
 	a.cancelBase()
+	var remote []*messages.Job
 	for _, cj := range a.core.Running() {
 		j := messages.Of(cj)
 		if j.Extra != nil && j.Cancel != nil { // a coalesced run's own context
 			j.Cancel()
 		}
 		j.Run().Cancel(context.Canceled)
+		if a.remote != nil {
+			remote = append(remote, j)
+		}
 	}
+	for _, j := range remote { // ended after the walk: finish changes what runs
+		a.endRemoteNow(j, context.Canceled)
+	}
+	a.dropRemoteOps()
 	dropped := a.core.WithdrawAll(a.now())
 	for _, cj := range dropped {
 		a.refuse(messages.Of(cj), ErrClosed)

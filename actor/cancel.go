@@ -52,6 +52,7 @@ func (a *Actor) cancel(m messages.Cancel) {
 		if cj.Type == m.Type && cj.ID == m.ID && !j.Foreground() && j.Run() != nil && !j.Cancelled() {
 			j.SetCancelled()
 			j.Run().Cancel(ErrCancelled)
+			a.revokeRemote(j) // a remote attempt holds its slot until its starter reports its end
 			res.Running++
 		}
 	}

@@ -746,6 +746,13 @@ func (a *Actor) registerHandler(m messages.RegisterHandler) {
 		m.Reply <- ErrNoJobStore
 		return
 	}
+	if m.Remote != nil {
+		a.registerRemote(m) // its handlers: never called
+	} else if a.remote != nil {
+		for t := range all {
+			delete(a.remote.types, t)
+		}
+	}
 	var w []*messages.Job
 	for t, h := range all {
 		d.handlers[t] = h
@@ -785,8 +792,9 @@ func cmpBool(x, y bool) int {
 
 // startingDurable prepares durable job j, admitted now: its attempt is
 // counted in its record and its function calls its type's handler. It
-// reports whether j starts now; if not, its start joins the next batch and
-// j starts once that commits (startCommitted), holding its slot meanwhile.
+// reports whether j starts now on a runner; if not, it has started
+// remotely (RegisterRemote), or its start joins the next batch and j
+// starts once that commits (startCommitted), holding its slot meanwhile.
 // A resumed attempt (cluster mode: running already) was counted by the
 // leader that granted it, and the leader's grant writes the count of each
 // attempt (grantRecords): those start at once.
@@ -809,8 +817,14 @@ func (a *Actor) startingDurable(j *messages.Job) bool {
 		deferred = true
 	}
 	h := d.handlers[j.Type]
-	view := messages.DurableJob{Type: j.Type, ID: j.ID, Payload: rec.Payload, Attempt: rec.Attempt,
-		FairnessKey: j.Key, Group: j.Group, EnqueuedAt: rec.EnqueuedAt, Seq: rec.Seq, Owner: rec.Owner, Granted: granted}
+	view := durableView(j, granted)
+	if a.startsRemotely(j) {
+		if !deferred {
+			a.startRemote(j, view)
+			return false
+		}
+		a.remote.deferred[j] = view // started once its start commits
+	}
 	if !deferred {
 		j.Fn = func(ctx context.Context) error { return h(ctx, view) }
 		return true
@@ -826,6 +840,14 @@ func (a *Actor) startingDurable(j *messages.Job) bool {
 	return false
 }
 
+// durableView is durable job j as its handler sees it; granted names the
+// instance it runs on already (a resumed attempt).
+func durableView(j *messages.Job, granted string) messages.DurableJob {
+	rec := j.Record
+	return messages.DurableJob{Type: j.Type, ID: j.ID, Payload: rec.Payload, Attempt: rec.Attempt,
+		FairnessKey: j.Key, Group: j.Group, EnqueuedAt: rec.EnqueuedAt, Seq: rec.Seq, Owner: rec.Owner, Granted: granted}
+}
+
 // errStartUnwritten is the end of an attempt whose start could not be
 // committed: its handler did not run (core.StepRequeue).
 var errStartUnwritten = errors.New("fairsched: the start of a durable job's attempt could not be written")
@@ -835,6 +857,7 @@ var errStartUnwritten = errors.New("fairsched: the start of a durable job's atte
 // ends at once (errStartUnwritten), and its number is used again by the
 // next start.
 func (a *Actor) startCommitted(j *messages.Job, err error, waitOnly bool) {
+	view, remote := a.takeDeferred(j)
 	if waitOnly && refused(err) {
 		err = nil // another op's refusal: the batch is done all the same
 	}
@@ -849,6 +872,9 @@ func (a *Actor) startCommitted(j *messages.Job, err error, waitOnly bool) {
 			records.Unstarted(j.Record)
 		}
 		j.Fn = func(context.Context) error { return fmt.Errorf("%w: %w", errStartUnwritten, err) }
+	} else if remote && j.Run().Err() == nil { // else it ends with its context's cause, on a runner
+		a.startRemote(j, view)
+		return
 	}
 	a.startBackground(j)
 }

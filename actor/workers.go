@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"context"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -30,9 +31,17 @@ func (a *Actor) worker(m messages.WorkerOp) error {
 	if err != nil {
 		return err
 	}
+	var remote []*messages.Job
 	for _, cj := range lost {
 		cause := fmt.Errorf("%w: %q slot %d", workers.ErrWorkerLost, cj.Worker.Worker, cj.Worker.Index)
-		messages.Of(cj).Run().Cancel(cause)
+		j := messages.Of(cj)
+		j.Run().Cancel(cause)
+		if a.remote != nil {
+			remote = append(remote, j)
+		}
+	}
+	for _, j := range remote { // a remote attempt ends now, as a handler returns its context's cause
+		a.endRemoteNow(j, context.Cause(j.Run()))
 	}
 	a.log.Debug("worker unregistered", zap.String("worker", m.ID), zap.Int("jobs_lost", len(lost)))
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
 )
@@ -79,7 +80,26 @@ func (g *grantLoop) unplace(w *wait) {
 func (g *grantLoop) answer(w *wait, err error) {
 	delete(g.outstanding, w.seq)
 	g.unplace(w)
-	w.done <- err
+	g.end(w, err)
+}
+
+// end sends the scheduler the end of w's attempt: err, or — Cancel took
+// it back — a cancellation, however the instance ended it.
+func (g *grantLoop) end(w *wait, err error) {
+	if w.revoked {
+		err = actor.ErrCancelled
+	}
+	g.l.ends(w.at, err)
+}
+
+// take carries out op, the scheduler's: a start becomes a wait placed on an
+// instance, a revoke takes its attempt back.
+func (g *grantLoop) take(op messages.RemoteOp) {
+	if op.Revoke {
+		g.revoke(op.Attempt)
+		return
+	}
+	g.place(newWait(op.Attempt, g.l.conflicts[op.Attempt.Job.Type]))
 }
 
 // ended answers w's attempt as e, its end, says. A success is answered at
@@ -98,18 +118,16 @@ func (g *grantLoop) ended(w *wait, e End) {
 	g.finished = append(g.finished, e)
 }
 
-// gone reports whether w's handler has given up on it (a Cancel, or the
+// gone reports whether w's attempt is cancelled (a Cancel, or the
 // scheduler stopping), and answers it if so: a job not granted yet is
-// granted no more — its handler's revoke may still be on its way to the
-// loop, behind the ends that free the slot it waits for.
-func gone(w *wait) bool {
-	select {
-	case <-w.cancelled:
-		w.done <- actor.ErrCancelled
-		return true
-	default:
+// granted no more — its revoke may still be on its way to the loop,
+// behind the ends that free the slot it waits for.
+func (g *grantLoop) gone(w *wait) bool {
+	if w.at.Ctx.Err() == nil {
 		return false
 	}
+	g.end(w, actor.ErrCancelled)
+	return true
 }
 
 // place puts w in the turn's batch on the instance placement chooses, or
@@ -123,7 +141,7 @@ func (g *grantLoop) place(w *wait) {
 		}
 		return
 	}
-	if gone(w) {
+	if g.gone(w) {
 		return
 	}
 	c := g.view().choose(w.typ, w.owner, w.worker)
@@ -156,7 +174,7 @@ func (g *grantLoop) ownerUnknown(w *wait) {
 		g.queued = append(g.queued, w)
 		return
 	}
-	w.done <- policy.Permanent(fmt.Errorf("%w: instance %s, which made the job, is gone", workers.ErrWorkerLost, w.owner))
+	g.end(w, policy.Permanent(fmt.Errorf("%w: instance %s, which made the job, is gone", workers.ErrWorkerLost, w.owner)))
 }
 
 func (g *grantLoop) view() placeView {
@@ -207,24 +225,29 @@ func (g *grantLoop) localEnded(e End) {
 	}
 }
 
-// revoke deals with a job cancelled while its handler waits. Not granted
-// yet: it never starts. Granted: its executor stops it and reports the end
-// (readEnds answers).
-func (g *grantLoop) revoke(seq uint64) {
-	if w := g.outstanding[seq]; w != nil && !w.written {
+// revoke deals with attempt at, which Cancel took back. Not granted yet:
+// it never starts. Granted: its executor stops it and reports the end
+// (readEnds answers), and it holds its place under the caps until then
+// (as a cancelled job in one process holds its slot until its function
+// returns).
+func (g *grantLoop) revoke(at *messages.RemoteAttempt) {
+	seq := at.Job.Seq
+	w := g.outstanding[seq]
+	if w != nil && w.at == at && !w.written {
 		g.batch = slices.DeleteFunc(g.batch, func(b *wait) bool { return b == w })
 		g.answer(w, actor.ErrCancelled)
 		return
 	}
-	if i := slices.IndexFunc(g.queued, func(q *wait) bool { return q.seq == seq }); i >= 0 {
+	if i := slices.IndexFunc(g.queued, func(q *wait) bool { return q.at == at }); i >= 0 {
 		w := g.queued[i]
 		g.queued = slices.Delete(g.queued, i, i+1)
-		w.done <- actor.ErrCancelled
+		g.end(w, actor.ErrCancelled)
 		return
 	}
-	if g.outstanding[seq] == nil {
+	if w == nil || w.at != at {
 		return // answered already: never granted (gone), or its end read
 	}
+	w.revoked = true
 	g.timed(func(ctx context.Context) {
 		if err := g.l.n.b.RevokeJob(ctx, g.cfg.Domain, g.l.epoch, seq); err != nil && !g.fenced(err) {
 			g.l.n.log.Warn("taking a cancelled job's grant back failed", zap.Error(err))
@@ -251,7 +274,7 @@ func (g *grantLoop) info() leaderInfo {
 // resumes each and reads its end) — while the lease holds, delete them now.
 func (g *grantLoop) stop() {
 	for _, w := range g.outstanding {
-		w.done <- ErrLeaderLost
+		g.end(w, ErrLeaderLost) // stale: the aborted scheduler ended them
 	}
 	if len(g.finished) > 0 {
 		g.timed(func(ctx context.Context) {
@@ -496,7 +519,7 @@ func (g *grantLoop) instancesAre(ctx context.Context, ins []Instance) {
 // they pile up.
 func (g *grantLoop) grant() (wrote bool) {
 	g.batch = slices.DeleteFunc(g.batch, func(w *wait) bool {
-		if !gone(w) { // placed since its handler gave up
+		if !g.gone(w) { // placed since it was cancelled
 			return false
 		}
 		delete(g.outstanding, w.seq)
@@ -611,7 +634,7 @@ func (g *grantLoop) written(gs []Grant, took []uint64) {
 			if handed == nil {
 				handed, records = make([]Grant, 0, len(g.batch)-i), make([]core.JobRecord, 0, len(g.batch)-i)
 			}
-			j := w.job
+			j := w.at.Job
 			records = append(records, core.JobRecord{Seq: j.Seq, Type: j.Type, ID: j.ID, Payload: j.Payload, Key: j.FairnessKey,
 				Group: j.Group, EnqueuedAt: j.EnqueuedAt, Owner: j.Owner, Attempt: w.attempt})
 			gr := gs[i]

@@ -18,9 +18,11 @@ import (
 )
 
 // The leader: an ordinary scheduler (actor and core) over the domain's
-// jobs, whose handler for every type is "grant it to an instance and wait
-// for the end". The leader loop owns the grants: where each goes, the
-// batches it writes, the ends it reads back, the instances it knows.
+// jobs, which starts every durable job remotely (actor.RegisterRemote):
+// the leader loop is its starter. The loop owns the grants: where each
+// goes, the batches it writes, the ends it reads back — each sent to the
+// scheduler as its attempt's completion —, the instances it knows. No
+// goroutine waits for a granted job.
 
 type leader struct {
 	n     *Node
@@ -28,15 +30,23 @@ type leader struct {
 	a     *actor.Actor
 	feed  Feed
 
-	requests chan *wait
-	revokes  chan uint64 // jobs cancelled while they run: take their grants back
-	types    chan typeReg
-	infoC    chan chan leaderInfo
-	stopC    chan struct{}
-	done     chan struct{}
-	failed   chan<- int64
-	known    map[policy.JobType]bool // the types registered in a (types.go)
-	pubDone  chan struct{}           // closed when the publisher of a's events has returned (events.go)
+	// ops are the scheduler's starts and revokes (RemoteOp), in order. The
+	// scheduler never blocks on it (its outbox keeps what does not fit);
+	// the loop may block on the scheduler (EndRemote, Adopt), which never
+	// waits for the loop.
+	ops chan messages.RemoteOp
+	// conflicts: the conflict group of each type whose jobs run alone on
+	// their id (the loop's).
+	conflicts map[policy.JobType]string
+	// ends reports an attempt's end to the scheduler (a.EndRemote).
+	ends    func(*messages.RemoteAttempt, error)
+	types   chan typeReg
+	infoC   chan chan leaderInfo
+	stopC   chan struct{}
+	done    chan struct{}
+	failed  chan<- int64
+	known   map[policy.JobType]bool // the types registered in a (types.go)
+	pubDone chan struct{}           // closed when the publisher of a's events has returned (events.go)
 	// endCursor: the ends read (endsSince, incremental.go); the loop's.
 	endCursor ReadCursor
 	// localEnds: the successes of the grants handed to this instance's
@@ -69,11 +79,14 @@ type wait struct {
 	attempt  int    // -1: whatever attempt runs on instance (resumed)
 	instance string
 	conflict string
-	done     chan error
-	// cancelled is the handler's context's end: closed once the job is
-	// cancelled (or its scheduler stops) — then it is granted no more.
-	cancelled <-chan struct{}
-	queued    time.Time // when it first waited for its instance
+	// at is the scheduler's attempt: its end goes back with
+	// actor.EndRemote, and its context's Err is set once it is cancelled
+	// (or its scheduler stops) — then it is granted no more.
+	at *messages.RemoteAttempt
+	// revoked: Cancel took it back while granted; it ends as cancelled
+	// once its instance reports the end.
+	revoked bool
+	queued  time.Time // when it first waited for its instance
 	// written: its grant is committed (or it watches a grant already
 	// made); until then its row says nothing about it.
 	written bool
@@ -81,9 +94,23 @@ type wait struct {
 	// job of a worker type).
 	worker string
 	slot   int
-	// job is what the handler was given: the record handed to this
-	// instance's executor with a grant to it.
-	job messages.DurableJob
+}
+
+// newWait is the wait of attempt at, of a type whose jobs run alone on
+// their id in conflict group conflict ("" if none).
+func newWait(at *messages.RemoteAttempt, conflict string) *wait {
+	job := at.Job
+	w := &wait{seq: job.Seq, typ: job.Type, id: job.ID, owner: job.Owner, attempt: job.Attempt, at: at}
+	if conflict != "" {
+		w.conflict = conflict + "/" + job.ID
+	}
+	if job.Granted != "" {
+		w.instance, w.attempt = job.Granted, -1
+	}
+	if at.OnSlot {
+		w.worker, w.slot = at.Slot.Worker, at.Slot.Slot
+	}
+	return w
 }
 
 // counts reports whether w takes one of its instance's Slots: a durable
@@ -115,7 +142,8 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 		feed.Close()
 		return nil, err
 	}
-	l := &leader{n: n, epoch: epoch, a: a, feed: feed, requests: make(chan *wait, 64), revokes: make(chan uint64, 64), types: make(chan typeReg),
+	l := &leader{n: n, epoch: epoch, a: a, feed: feed, ops: make(chan messages.RemoteOp, 256), conflicts: map[policy.JobType]string{}, ends: a.EndRemote,
+		types: make(chan typeReg),
 		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed,
 		known: map[policy.JobType]bool{}, pubDone: make(chan struct{}), localEnds: make(chan End, 1024),
 		loaded: make(chan struct{}), loaderDone: make(chan struct{}), stopLoad: func() {}, reread: make(chan struct{}, 1)}
@@ -134,16 +162,16 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 		return abort(err)
 	}
 	// Every type of the domain first — this instance's configurations
-	// over those written before (types.go) — then every handler at once:
-	// the jobs a previous leader granted are all counted before any other
-	// starts. The loop starts after, so that its first read registers the
-	// instances' workers for types the scheduler knows (handlers wait for
-	// it).
+	// over those written before (types.go) — then every type's remote
+	// start at once: the jobs a previous leader granted are all counted
+	// before any other starts. The loop starts after, so that its first
+	// read registers the instances' workers for types the scheduler knows
+	// (the starts wait for it in ops).
 	regs := domainTypes(settings, n.log)
 	for _, r := range types {
 		regs[r.t] = r.cfg
 	}
-	all := map[policy.JobType]messages.Handler{}
+	var all []policy.JobType
 	for _, t := range sortedKeys(regs) {
 		r := typeReg{t, regs[t]}
 		if err := l.a.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
@@ -151,11 +179,12 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 			continue
 		}
 		l.known[r.t] = true
-		all[r.t] = l.handler(r)
+		l.conflicts[r.t] = conflictOf(r.cfg)
+		all = append(all, r.t)
 	}
 	// The domain's weights and pauses apply before the first decision.
 	l.applySettings(settings)
-	if err := l.a.RegisterHandlers(all); err != nil {
+	if err := l.a.RegisterRemote(all, l.ops); err != nil {
 		return abort(err)
 	}
 	go l.run()
@@ -218,55 +247,13 @@ func (l *leader) adopt(ctx context.Context, recs []core.JobRecord) error {
 	return nil
 }
 
-// handler is type r's handler in the leader's scheduler: grant the
-// attempt to an instance, return how it ended there.
-func (l *leader) handler(r typeReg) messages.Handler {
-	conflict := ""
-	if r.cfg.ConflictGroup != "" && r.cfg.ConflictMode == policy.ConflictExclusive {
-		conflict = string(r.cfg.ConflictGroup)
+// conflictOf is the conflict group of type cfg's jobs if each runs alone
+// on its id (the database guards it), else "".
+func conflictOf(cfg policy.JobTypeConfig) string {
+	if cfg.ConflictGroup != "" && cfg.ConflictMode == policy.ConflictExclusive {
+		return string(cfg.ConflictGroup)
 	}
-	return func(ctx context.Context, job messages.DurableJob) error {
-		w := &wait{seq: job.Seq, typ: job.Type, id: job.ID, owner: job.Owner, attempt: job.Attempt, done: make(chan error, 1), job: job,
-			cancelled: ctx.Done()}
-		if conflict != "" {
-			w.conflict = conflict + "/" + job.ID
-		}
-		if job.Granted != "" {
-			w.instance, w.attempt = job.Granted, -1
-		}
-		if ref, ok := messages.SlotOf(ctx); ok {
-			w.worker, w.slot = ref.Worker, ref.Slot
-		}
-		select {
-		case l.requests <- w:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-l.done:
-			return ErrLeaderLost
-		}
-		select {
-		case err := <-w.done:
-			return err
-		case <-ctx.Done():
-			if !errors.Is(context.Cause(ctx), actor.ErrCancelled) {
-				return context.Cause(ctx) // the scheduler stops
-			}
-			// Cancel: the executor stops it, and it holds its place under
-			// the caps until it has (as a cancelled job in one process
-			// holds its slot until its function returns).
-			select {
-			case l.revokes <- job.Seq:
-			case <-l.done:
-				return ErrLeaderLost
-			}
-			select {
-			case <-w.done:
-			case <-l.done:
-				return ErrLeaderLost
-			}
-			return context.Cause(ctx)
-		}
-	}
+	return ""
 }
 
 // ownChanged tells the loop that this instance's heartbeat changed what
@@ -339,13 +326,13 @@ func (l *leader) run() {
 			g.loaded = nil // every pending job is in: the commands waiting run
 			g.read(true, false)
 			g.replace()
-		case w := <-l.requests:
-			g.place(w)
+		case op := <-l.ops:
+			g.take(op)
 		drain:
 			for {
 				select {
-				case w := <-l.requests:
-					g.place(w)
+				case op := <-l.ops:
+					g.take(op)
 				default:
 					break drain
 				}
@@ -357,8 +344,6 @@ func (l *leader) run() {
 			g.tidyC, g.tidy = nil, true
 		case r := <-l.types:
 			l.register(r)
-		case seq := <-l.revokes:
-			g.revoke(seq)
 		case reply := <-l.infoC:
 			reply <- g.info()
 		case _, ok := <-wake:

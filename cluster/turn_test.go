@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
 )
@@ -66,35 +68,42 @@ func (b *turnBackend) Rows(_ context.Context, seqs []uint64) ([]Row, error) {
 
 func grantText(g Grant) string { return fmt.Sprintf("%d on %s #%d", g.Seq, g.Instance, g.Attempt) }
 
+// endLog holds the ends a grant loop reported to its scheduler, by
+// attempt, in order.
+type endLog map[*messages.RemoteAttempt][]error
+
 // newTestLoop is a leader's grant loop over b, its own instance "lead",
-// with instances (id → slots, every one taking type "t").
-func newTestLoop(b Backend, instances map[string]int) *grantLoop {
+// with instances (id → slots, every one taking type "t"), and the log of
+// the ends it reports.
+func newTestLoop(b Backend, instances map[string]int) (*grantLoop, endLog) {
 	n := &Node{cfg: Config{Domain: "d", Heartbeat: time.Minute, Poll: time.Minute, LostAfter: time.Hour}, id: "lead", b: b,
 		log: zap.NewNop()}
-	l := &leader{n: n, epoch: 1, failed: make(chan int64, 1), done: make(chan struct{})}
+	ends := endLog{}
+	l := &leader{n: n, epoch: 1, failed: make(chan int64, 1), done: make(chan struct{}),
+		ends: func(at *messages.RemoteAttempt, err error) { ends[at] = append(ends[at], err) }}
 	g := newGrantLoop(l)
 	for id, slots := range instances {
 		g.instances[id] = &instance{Instance: Instance{ID: id, Slots: slots, Types: []string{"t"}}, types: map[string]bool{"t": true}}
 	}
-	return g
+	return g, ends
 }
 
-// newWait is an admitted job of type "t", attempt 1, whose handler's
-// context is cancel.
-func newWait(seq uint64, cancel <-chan struct{}) *wait {
-	return &wait{seq: seq, typ: "t", id: fmt.Sprint(seq), attempt: 1, done: make(chan error, 1), cancelled: cancel}
+// testWait is an admitted job of type "t", attempt 1, under ctx.
+func testWait(ctx context.Context, seq uint64) *wait {
+	job := messages.DurableJob{Type: "t", ID: fmt.Sprint(seq), Seq: seq, Attempt: 1}
+	return newWait(messages.NewRemoteAttempt(ctx, nil, job, messages.SlotRef{}, false), "")
 }
 
-// answered is how each of ws was answered ("" while it waits).
-func answered(ws ...*wait) map[uint64]string {
+// answered is how each of ws was answered ("" while it waits; each end if
+// more than one).
+func (e endLog) answered(ws ...*wait) map[uint64]string {
 	out := map[uint64]string{}
 	for _, w := range ws {
-		select {
-		case err := <-w.done:
-			out[w.seq] = errText(err)
-		default:
-			out[w.seq] = ""
+		var texts []string
+		for _, err := range e[w.at] {
+			texts = append(texts, errText(err))
 		}
+		out[w.seq] = strings.Join(texts, ", ")
 	}
 	return out
 }
@@ -123,11 +132,11 @@ func errText(err error) string {
 // for the job after it.
 func TestTurnCancelledWhileWaitingIsNeverGranted(t *testing.T) {
 	b := &turnBackend{}
-	g := newTestLoop(b, map[string]int{"a": 1})
-	cancel := make(chan struct{})
-	w1, w2 := newWait(1, cancel), newWait(2, nil)
+	g, ends := newTestLoop(b, map[string]int{"a": 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	w1, w2 := testWait(ctx, 1), testWait(context.Background(), 2)
 	g.place(w1)
-	close(cancel) // the handler gives up; its revoke is not read yet
+	cancel() // the attempt is cancelled; its revoke is not read yet
 	g.endTurn()
 	g.place(w2)
 	g.endTurn()
@@ -135,12 +144,48 @@ func TestTurnCancelledWhileWaitingIsNeverGranted(t *testing.T) {
 	if diff := cmp.Diff(want, b.writes); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[uint64]string{1: "ErrCancelled", 2: ""}, answered(w1, w2)); diff != "" {
+	if diff := cmp.Diff(map[uint64]string{1: "ErrCancelled", 2: ""}, ends.answered(w1, w2)); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
 	}
-	g.revoke(1) // the revoke arrives at last: nothing to do, nothing written
+	g.revoke(w1.at) // the revoke arrives at last: nothing to do, nothing written
 	if len(b.writes) != 1 || len(b.revoked) != 0 || len(g.outstanding) != 1 {
 		t.Errorf("after the late revoke: %d writes, %v revoked, %d outstanding; want 1, none, 1", len(b.writes), b.revoked, len(g.outstanding))
+	}
+}
+
+// TestTurnRevokeOfAGrantedJob: Cancel of a granted attempt takes its
+// grant back in the database and holds its slot until its instance
+// reports the end — the job waiting for that slot is not granted before —
+// and the attempt ends as cancelled, however the instance ended it (a
+// success's row is deleted all the same). A revoke of an attempt that
+// is not the one outstanding does nothing.
+func TestTurnRevokeOfAGrantedJob(t *testing.T) {
+	b := &turnBackend{}
+	g, ends := newTestLoop(b, map[string]int{"a": 1})
+	w1, w2 := testWait(context.Background(), 1), testWait(context.Background(), 2)
+	g.place(w1)
+	g.endTurn()
+	g.place(w2) // waits for w1's slot
+	g.endTurn()
+	g.revoke(testWait(context.Background(), 1).at) // another attempt of job 1
+	g.revoke(w1.at)
+	g.endTurn()
+	if diff := cmp.Diff(map[uint64]string{1: "", 2: ""}, ends.answered(w1, w2)); diff != "" {
+		t.Errorf("answers before the end (-want +got):\n%s", diff)
+	}
+	b.rows = []Row{{Seq: 1, Ended: true, End: End{Seq: 1, Instance: "a", Attempt: 1, Kind: EndOK}}}
+	g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
+	g.replace()
+	g.endTurn()
+	if diff := cmp.Diff(map[uint64]string{1: "ErrCancelled", 2: ""}, ends.answered(w1, w2)); diff != "" {
+		t.Errorf("answers after the end (-want +got):\n%s", diff)
+	}
+	want := []turnWrite{{Grants: []string{"1 on a #1"}}, {Succeeded: []uint64{1}, Grants: []string{"2 on a #1"}}}
+	if diff := cmp.Diff(want, b.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]uint64{1}, b.revoked); diff != "" {
+		t.Errorf("grants taken back (-want +got):\n%s", diff)
 	}
 }
 
@@ -155,19 +200,22 @@ func TestTurnRowsRead(t *testing.T) {
 		{Seq: 5, Running: true, Instance: "a", Attempt: 1}, // runs on
 		{Seq: 6, Ended: true, End: End{Seq: 6, Instance: "a", Attempt: 1, Kind: EndPermanent, Error: "bad"}},
 	}}
-	g := newTestLoop(b, map[string]int{"a": 8})
-	ws := []*wait{newWait(1, nil), newWait(2, nil), newWait(3, nil), newWait(4, nil), newWait(5, nil), newWait(6, nil)}
+	g, ends := newTestLoop(b, map[string]int{"a": 8})
+	var ws []*wait
+	for seq := range uint64(6) {
+		ws = append(ws, testWait(context.Background(), seq+1))
+	}
 	ws[2].attempt, ws[2].instance = -1, "" // a previous leader's grant
 	for _, w := range ws {
 		g.place(w)
 	}
 	g.endTurn() // the grants written
 	g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
-	next := newWait(7, nil)
+	next := testWait(context.Background(), 7)
 	g.place(next)
 	g.endTurn()
 	want := map[uint64]string{1: "EndWritten", 2: "ErrWorkerLost", 3: "", 4: "permanent ErrWorkerLost", 5: "", 6: "other: bad", 7: ""}
-	if diff := cmp.Diff(want, answered(append(ws, next)...)); diff != "" {
+	if diff := cmp.Diff(want, ends.answered(append(ws, next)...)); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
 	}
 	wantWrites := []turnWrite{

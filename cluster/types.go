@@ -89,5 +89,6 @@ func (l *leader) register(r typeReg) {
 		return
 	}
 	l.known[r.t] = true
-	_ = l.a.RegisterHandler(r.t, l.handler(r))
+	l.conflicts[r.t] = conflictOf(r.cfg)
+	_ = l.a.RegisterRemote([]policy.JobType{r.t}, l.ops)
 }

@@ -360,9 +360,45 @@ type RegisterHandler struct {
 	// All, when set instead of Type and Handler, registers several at
 	// once: the jobs already running elsewhere (cluster mode) of every
 	// type are counted before any other starts.
-	All   map[policy.JobType]Handler
-	Reply chan error
+	All map[policy.JobType]Handler
+	// Remote, when set, starts the jobs of the types of All (whose
+	// handlers are nil) elsewhere: each attempt is sent on it (RemoteOp).
+	Remote chan<- RemoteOp
+	Reply  chan error
 }
+
+// RemoteOp is what an owner that starts durable jobs elsewhere (cluster
+// mode's leader) sends its starter, in order: an attempt to start or, with
+// Revoke, one that Cancel takes back — sent after the attempt's start.
+type RemoteOp struct {
+	Attempt *RemoteAttempt
+	Revoke  bool
+}
+
+// RemoteAttempt is a durable job's attempt started away from its owner.
+// Its starter reports its end to the owner exactly once (the actor's
+// EndRemote); an end the owner no longer waits for (it ended the attempt
+// itself: its scheduler stopped, its worker went) is ignored.
+type RemoteAttempt struct {
+	Job DurableJob
+	// Slot is its worker slot, when OnSlot (a job of a worker type).
+	Slot   SlotRef
+	OnSlot bool
+	// Ctx is the attempt's context: its Err is set once the attempt is
+	// cancelled or its scheduler stops — a start not carried out by then
+	// is not carried out at all.
+	Ctx context.Context
+	job *Job
+}
+
+// NewRemoteAttempt returns the remote attempt of j, which its owner
+// admitted, as job.
+func NewRemoteAttempt(ctx context.Context, j *Job, job DurableJob, slot SlotRef, onSlot bool) *RemoteAttempt {
+	return &RemoteAttempt{Job: job, Slot: slot, OnSlot: onSlot, Ctx: ctx, job: j}
+}
+
+// Of returns the owner's job whose attempt r is (for its owner only).
+func (r *RemoteAttempt) Of() *Job { return r.job }
 
 // DeadOpKind names a DeadOp.
 type DeadOpKind uint8
@@ -531,6 +567,9 @@ type Done struct {
 	// (a function merely returning such an error, from a nested job, did
 	// not panic).
 	Panicked bool
+	// Remote: the end of this remote attempt of Job, reported by its
+	// starter.
+	Remote *RemoteAttempt
 }
 
 // Event is something the owner did, as told to subscribers: one of the

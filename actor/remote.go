@@ -1,0 +1,193 @@
+package actor
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fairsched/fairsched/messages"
+	"github.com/fairsched/fairsched/policy"
+)
+
+// Remote starts: the durable jobs of a type registered with RegisterRemote
+// run elsewhere (cluster mode's leader grants them to instances). The
+// owner hands each started attempt to the starter as a RemoteOp on the
+// starter's channel, and the attempt's end comes back as a completion
+// (EndRemote) like a runner's. No goroutine waits for a remote attempt.
+//
+// The owner never blocks on the starter: the ops the channel has no room
+// for wait in the owner's outbox, in order, and are sent as the starter
+// takes them (the owner's loop offers the next one whenever it parks). The
+// outbox holds at most one start per running job and one revoke per
+// Cancel of one, so it is bounded by what the caps let run. The starter
+// may block on the owner (EndRemote waits for room in the completions'
+// buffer) because the owner never waits for it.
+
+// remote is the owner's state of remote starts.
+type remote struct {
+	ops   chan<- messages.RemoteOp
+	types map[policy.JobType]bool
+	// running are the attempts started remotely whose end the owner waits
+	// for; an end reported for one not here is stale (the owner ended it).
+	running map[*messages.Job]*messages.RemoteAttempt
+	// deferred are the attempts started once their start commits
+	// (startCommitted), as their starter will see them.
+	deferred map[*messages.Job]messages.DurableJob
+	// out[head:] are the ops not yet taken by the starter.
+	out  []messages.RemoteOp
+	head int
+}
+
+// errRemoteOnly is the handler of a type started remotely: never called.
+var errRemoteOnly = errors.New("fairsched: this type's jobs are started remotely")
+
+func remoteOnly(context.Context, messages.DurableJob) error { return errRemoteOnly }
+
+// RegisterRemote makes the owner start the durable jobs of types through
+// ops instead of running a handler: each attempt is sent as a RemoteOp
+// (never blocking the owner), a Cancel of it as a RemoteOp with Revoke,
+// and its starter reports its end with EndRemote. Every call passes the
+// same ops. The jobs waiting for those types enter the queue as with
+// RegisterHandlers: the running ones first.
+func (a *Actor) RegisterRemote(types []policy.JobType, ops chan<- messages.RemoteOp) error {
+	all := make(map[policy.JobType]messages.Handler, len(types))
+	for _, t := range types {
+		all[t] = nil
+	}
+	reply := make(chan error, 1)
+	return a.ask(messages.RegisterHandler{All: all, Remote: ops, Reply: reply}, reply)
+}
+
+// EndRemote reports the end of remote attempt at with err (nil: success,
+// EndWritten: a success whose record the starter deleted). It waits for
+// room in the owner's completions, never once the owner has stopped.
+func (a *Actor) EndRemote(at *messages.RemoteAttempt, err error) {
+	select {
+	case a.done <- messages.Done{Job: at.Of(), Err: err, Remote: at}:
+	case <-a.stopped:
+	}
+}
+
+// registerRemote takes the remote half of registration m: its types start
+// through m.Remote.
+func (a *Actor) registerRemote(m messages.RegisterHandler) {
+	if a.remote == nil {
+		a.remote = &remote{types: map[policy.JobType]bool{}, running: map[*messages.Job]*messages.RemoteAttempt{},
+			deferred: map[*messages.Job]messages.DurableJob{}}
+	}
+	a.remote.ops = m.Remote
+	for t := range m.All {
+		a.remote.types[t] = true
+		m.All[t] = remoteOnly
+	}
+}
+
+// startsRemotely reports whether durable job j's attempts start remotely.
+func (a *Actor) startsRemotely(j *messages.Job) bool {
+	return a.remote != nil && a.remote.types[j.Type]
+}
+
+// startRemote hands the attempt of j, admitted, to the starter as view.
+func (a *Actor) startRemote(j *messages.Job, view messages.DurableJob) {
+	var slot messages.SlotRef
+	if w := j.Worker; w != nil {
+		slot = messages.SlotRef{Worker: w.Worker, Slot: w.Index}
+	}
+	at := messages.NewRemoteAttempt(j.Run(), j, view, slot, j.Worker != nil)
+	a.remote.running[j] = at
+	a.remote.out = append(a.remote.out, messages.RemoteOp{Attempt: at})
+}
+
+// takeDeferred returns the view of j's remote start deferred until its
+// start commits, if it has one, and forgets it.
+func (a *Actor) takeDeferred(j *messages.Job) (messages.DurableJob, bool) {
+	if a.remote == nil {
+		return messages.DurableJob{}, false
+	}
+	view, ok := a.remote.deferred[j]
+	delete(a.remote.deferred, j)
+	return view, ok
+}
+
+// revokeRemote asks the starter to take running job j's attempt back, if
+// j runs remotely: it holds its slot until the starter reports its end.
+func (a *Actor) revokeRemote(j *messages.Job) {
+	if a.remote == nil {
+		return
+	}
+	if at := a.remote.running[j]; at != nil {
+		a.remote.out = append(a.remote.out, messages.RemoteOp{Attempt: at, Revoke: true})
+	}
+}
+
+// endRemoteNow ends the remote attempt of j here, if it runs one, with
+// cause: its scheduler stops or its worker went, and (as a runner's
+// handler returns its context's cause at once) it does not wait for the
+// starter, whose later report of it is stale.
+func (a *Actor) endRemoteNow(j *messages.Job, cause error) {
+	if a.remote == nil {
+		return
+	}
+	if at := a.remote.running[j]; at != nil {
+		a.finish(messages.Done{Job: j, Err: cause, Remote: at})
+	}
+}
+
+// remoteEnded reports whether d, a remote attempt's end, is the end of
+// an attempt the owner waits for, and forgets that attempt if so.
+func (a *Actor) remoteEnded(d messages.Done) bool {
+	if a.remote == nil || a.remote.running[d.Job] != d.Remote {
+		return false
+	}
+	delete(a.remote.running, d.Job)
+	d.Job.Run().End()
+	return true
+}
+
+// dropRemoteOps forgets the ops the starter has not taken: the scheduler
+// stops, and every attempt they name has ended.
+func (a *Actor) dropRemoteOps() {
+	if a.remote != nil {
+		clear(a.remote.out)
+		a.remote.out, a.remote.head = a.remote.out[:0], 0
+	}
+}
+
+// sendRemote sends the starter the ops its channel has room for.
+func (a *Actor) sendRemote() {
+	r := a.remote
+	if r == nil {
+		return
+	}
+	for r.head < len(r.out) {
+		select {
+		case r.ops <- r.out[r.head]:
+			r.sent()
+		default:
+			return
+		}
+	}
+}
+
+// sent counts the next op taken by the starter.
+func (r *remote) sent() {
+	r.out[r.head] = messages.RemoteOp{}
+	if r.head++; r.head == len(r.out) {
+		r.out, r.head = r.out[:0], 0
+	}
+}
+
+// remoteC is the starter's channel while an op waits for it (the owner's
+// parked select offers it), else nil; nextRemote is that op.
+func (a *Actor) remoteC() chan<- messages.RemoteOp {
+	if a.remote == nil || a.remote.head == len(a.remote.out) {
+		return nil
+	}
+	return a.remote.ops
+}
+
+func (a *Actor) nextRemote() messages.RemoteOp {
+	if a.remote == nil || a.remote.head == len(a.remote.out) {
+		return messages.RemoteOp{}
+	}
+	return a.remote.out[a.remote.head]
+}
