@@ -13,7 +13,7 @@
 // up loses events, which are counted, and never slows the owner down.
 //
 // Durable jobs of a type registered with RegisterRemote start elsewhere:
-// the owner hands each attempt to a starter (RegisterRemote) and takes its end
+// the owner hands each attempt to the starter given there and takes its end
 // back as a completion, never waiting for the starter.
 package actor
 
