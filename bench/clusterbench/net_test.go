@@ -20,9 +20,9 @@ func TestProxyTarget(t *testing.T) {
 	type route struct{ Network, Target, Through string }
 	cases := map[string]route{
 		"postgres://postgres@/postgres?host=%2Ftmp%2Fpg1&sslmode=disable": {"unix", "/tmp/pg1/.s.PGSQL.5432", "postgres://postgres@127.0.0.1:9/postgres?sslmode=disable"},
-		"postgres://u:pw@db.example:6543/x?sslmode=require":              {"tcp", "db.example:6543", "postgres://u:pw@127.0.0.1:9/x?sslmode=require"},
-		"postgres://u@/x?host=%2Frun%2Fpg&port=5433":                     {"unix", "/run/pg/.s.PGSQL.5433", "postgres://u@127.0.0.1:9/x"},
-		"postgres://u@localhost/x":                                       {"tcp", "localhost:5432", "postgres://u@127.0.0.1:9/x"},
+		"postgres://u:pw@db.example:6543/x?sslmode=require":               {"tcp", "db.example:6543", "postgres://u:pw@127.0.0.1:9/x?sslmode=require"},
+		"postgres://u@/x?host=%2Frun%2Fpg&port=5433":                      {"unix", "/run/pg/.s.PGSQL.5433", "postgres://u@127.0.0.1:9/x"},
+		"postgres://u@localhost/x":                                        {"tcp", "localhost:5432", "postgres://u@127.0.0.1:9/x"},
 	}
 	for base, want := range cases {
 		var got route
