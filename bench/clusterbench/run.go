@@ -459,7 +459,7 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 		name := fmt.Sprintf("%c%d", spec.system[0], i+1)
 		profile := ""
 		if h.profile != "" {
-			profile = filepath.Join(h.profile, fmt.Sprintf("s%d-%s-%s-%s.cpu.pprof", spec.scenario, res.Mode, spec.system, name))
+			profile = filepath.Join(h.profile, fmt.Sprintf("s%d-%s-%s-%s-%s.cpu.pprof", spec.scenario, res.Mode, h.via, spec.system, name))
 		}
 		c, err := h.spawn(childSpec{System: spec.system, Name: name, URL: url, Log: logPath, Workers: spec.workers,
 			Cap: spec.cap, Types: spec.types, Exclude: spec.exclude, Work: spec.work, SyncLog: spec.faults,
