@@ -809,7 +809,9 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 	res.Peak, res.Overlaps = peakAndOverlaps(col.intervals(cut), spec.res)
 	res.SampledMx = int(sampled.Load())
 	if spec.faults {
-		if spec.system == "river" {
+		if len(kills) == 0 { // the jobs all ended before a process could be caught running one
+			res.Notes = append(res.Notes, "no process was killed: no kill found a process running a job")
+		} else if spec.system == "river" {
 			res.Lost = 0
 			res.Notes = append(res.Notes, fmt.Sprintf("killed %s with %d jobs running: they stay 'running' until River's rescuer (RescueStuckJobsAfter, 1 h by default) retries them", kills[0].name, len(kills[0].interrupted)))
 		}
