@@ -211,3 +211,37 @@ func TestNegativeDelay(t *testing.T) {
 		t.Errorf("Listen: %v, want ErrNegativeDelay", err)
 	}
 }
+
+// TestCloseEndsOpenConnections: Close with a connection open and idle
+// through the proxy returns, the client's connection is closed, and no
+// goroutine is left (TestMain checks).
+func TestCloseEndsOpenConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go echo(ln)
+	p, err := Listen("tcp", ln.Addr().String(), time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != "ping" {
+		t.Fatalf("read %q, %v; want ping", got, err)
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if n, err := c.Read(got); n != 0 || err == nil {
+		t.Errorf("after Close, read %d bytes, %v; want the connection closed", n, err)
+	}
+}
