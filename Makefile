@@ -15,7 +15,7 @@ FUZZ_BRIEF ?= 2000x
 FUZZTIME ?= 2m
 BENCH_COUNT ?= 6
 
-.PHONY: test check demo bench bench-cluster bench-module bench-smoke fuzz fuzz-brief soak fmt vet lint race invariant-long memsim
+.PHONY: test check demo bench bench-cluster bench-cluster-net bench-module bench-smoke fuzz fuzz-brief soak fmt vet lint race invariant-long memsim
 
 ## test: vet, gofmt, the unit, scenario and example tests with a short
 ## invariant run (go test -short), then a line per skipped test and why
@@ -104,12 +104,19 @@ bench:
 
 ## bench-cluster: fairsched's cluster mode against River on one PostgreSQL
 ## (the module in bench/; a throwaway server from the installed binaries,
-## or BENCH_CLUSTER_FLAGS=-url=…), a few minutes; scenario 1's burn-downs
-## in 3 rounds, each system's median kept. BENCH_CLUSTER_FLAGS="-full
-## -rounds 1" for the issue's sizes. Writes docs/cluster-bench.{md,json,svg}.
+## or BENCH_CLUSTER_FLAGS=-url=…), a few minutes; the throughput runs
+## (scenarios 1 and 3) in 3 rounds, each system's median kept.
+## BENCH_CLUSTER_FLAGS="-full -name cluster-bench-full" for the issue's
+## sizes (docs/cluster.md: how long). Writes docs/cluster-bench.{md,json,svg}.
 BENCH_CLUSTER_FLAGS ?=
 bench-cluster:
 	cd bench && $(GO) run ./cmd/clusterbench -out ../docs -rounds 3 $(BENCH_CLUSTER_FLAGS)
+
+## bench-cluster-net: bench-cluster twice, direct and with PostgreSQL behind
+## a TCP proxy that delays each round trip by 1 ms (BENCH_CLUSTER_FLAGS=
+## -delay=…), one table each. Writes docs/cluster-bench-net.{md,json,svg}.
+bench-cluster-net:
+	cd bench && $(GO) run ./cmd/clusterbench -out ../docs -name cluster-bench-net -rounds 3 -via both $(BENCH_CLUSTER_FLAGS)
 
 fmt:
 	gofmt -w .

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/fairsched/fairsched v0.0.0
+	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/panjf2000/ants/v2 v2.12.1
 	github.com/riverqueue/river v0.51.2

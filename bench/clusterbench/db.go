@@ -2,13 +2,19 @@ package clusterbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fairsched/fairsched/bench/delayproxy"
 )
 
 var dbSeq atomic.Int64
@@ -136,4 +142,90 @@ func topStatements(ctx context.Context, url string, n int) ([]string, error) {
 // it; an error means the server does not preload it.
 func enableStatements(ctx context.Context, url string) error {
 	return execOn(ctx, url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements", "SELECT pg_stat_statements_reset()")
+}
+
+// proxyTarget is where the server base names listens: a TCP host:port, or
+// the Unix socket in the directory its host names (as libpq reads a host
+// that starts with "/", in the URL's authority or in its host parameter).
+func proxyTarget(base string) (network, target string, err error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", "", err
+	}
+	q := u.Query()
+	host, port := u.Hostname(), u.Port()
+	if h := q.Get("host"); h != "" {
+		host = h
+	}
+	if p := q.Get("port"); p != "" {
+		port = p
+	}
+	if port == "" {
+		port = "5432"
+	}
+	switch {
+	case strings.HasPrefix(host, "/"):
+		return "unix", filepath.Join(host, ".s.PGSQL."+port), nil
+	case host == "":
+		return "", "", fmt.Errorf("server URL %q: %w", base, ErrNoHost)
+	}
+	return "tcp", net.JoinHostPort(host, port), nil
+}
+
+// ErrNoHost is a server URL that names no host (libpq's default socket
+// directory differs between builds: name it).
+var ErrNoHost = errors.New("no host")
+
+// throughProxy is base with its host and port replaced by addr (the
+// proxy's host:port).
+func throughProxy(base, addr string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	q.Del("host")
+	q.Del("port")
+	u.Host, u.RawQuery = addr, q.Encode()
+	return u.String(), nil
+}
+
+// startProxy starts a delaying proxy to the server base names and returns
+// it and the server's URL through it.
+func startProxy(base string, roundTrip time.Duration) (*delayproxy.Proxy, string, error) {
+	network, target, err := proxyTarget(base)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := delayproxy.Listen(network, target, roundTrip)
+	if err != nil {
+		return nil, "", err
+	}
+	u, err := throughProxy(base, p.Addr())
+	if err != nil {
+		p.Close()
+		return nil, "", err
+	}
+	return p, u, nil
+}
+
+// pingMedian is the median time of a SELECT 1 on a connection to url
+// (of 21, after one to warm up): the round trip the runs see.
+func pingMedian(ctx context.Context, url string) (time.Duration, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var took []time.Duration
+	for i := range 22 {
+		t := time.Now()
+		if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			took = append(took, time.Since(t))
+		}
+	}
+	return percentile(took, 50), nil
 }

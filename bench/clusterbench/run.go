@@ -78,6 +78,7 @@ func (r runSpec) label() string {
 
 // Result is one run's figures.
 type Result struct {
+	Via        string // the path to PostgreSQL: ViaDirect or ViaProxy
 	Scenario   int
 	Mode       string // "burn-down" or "continuous"
 	System     string
@@ -97,13 +98,14 @@ type Result struct {
 	Jain       float64
 	RowsPerJ   float64
 	WALPerJ    float64
-	Peak       int // most running at once (executors' log)
-	SampledMx  int // most running rows seen by sampling
-	Overlaps   int // starts while another job of the same resource ran
-	Dups       int // extra starts
-	DupsUnexp  int // extra starts of jobs no kill interrupted
-	Lost       int // jobs never ended
-	Stuck      int // River: jobs left running after a kill
+	Peak       int            // most running at once (executors' log)
+	SampledMx  int            // most running rows seen by sampling
+	Overlaps   int            // starts while another job of the same resource ran
+	Shares     map[string]int // jobs ended by each instance
+	Dups       int            // extra starts
+	DupsUnexp  int            // extra starts of jobs no kill interrupted
+	Lost       int            // jobs never ended
+	Stuck      int            // River: jobs left running after a kill
 	Faults     []FaultFigure
 	SmallWait  [][2]float64 // (insert time s, wait ms) of the small tenant's jobs
 	Notes      []string
@@ -136,6 +138,7 @@ type harness struct {
 	out        io.Writer
 	profile    string
 	statements int
+	via        string // the path to PostgreSQL, for the results
 }
 
 func (h *harness) spawn(spec childSpec) (*child, error) {
@@ -381,7 +384,7 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 		return nil, err
 	}
 	defer drop()
-	res := &Result{Scenario: spec.scenario, System: spec.system, Label: spec.label(), Procs: spec.procs, Mode: "burn-down"}
+	res := &Result{Via: h.via, Scenario: spec.scenario, System: spec.system, Label: spec.label(), Procs: spec.procs, Mode: "burn-down"}
 	if spec.continuous > 0 {
 		res.Mode = "continuous"
 	}
@@ -456,7 +459,7 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 		name := fmt.Sprintf("%c%d", spec.system[0], i+1)
 		profile := ""
 		if h.profile != "" {
-			profile = filepath.Join(h.profile, fmt.Sprintf("s%d-%s-%s-%s.cpu.pprof", spec.scenario, res.Mode, spec.system, name))
+			profile = filepath.Join(h.profile, fmt.Sprintf("s%d-%s-%s-%s-%s.cpu.pprof", spec.scenario, res.Mode, h.via, spec.system, name))
 		}
 		c, err := h.spawn(childSpec{System: spec.system, Name: name, URL: url, Log: logPath, Workers: spec.workers,
 			Cap: spec.cap, Types: spec.types, Exclude: spec.exclude, Work: spec.work, SyncLog: spec.faults,
@@ -729,9 +732,11 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 	var lastTS int64
 	var endTimes []int64
 	seenEnd := map[int32]bool{}
+	res.Shares = map[string]int{}
 	for _, e := range col.events {
 		if !e.start && !seenEnd[e.num] {
 			seenEnd[e.num] = true
+			res.Shares[col.names[e.inst]]++
 			endTimes = append(endTimes, e.ts)
 			lastTS = max(lastTS, e.ts)
 		}
@@ -804,7 +809,9 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 	res.Peak, res.Overlaps = peakAndOverlaps(col.intervals(cut), spec.res)
 	res.SampledMx = int(sampled.Load())
 	if spec.faults {
-		if spec.system == "river" {
+		if len(kills) == 0 { // the jobs all ended before a process could be caught running one
+			res.Notes = append(res.Notes, "no process was killed: no kill found a process running a job")
+		} else if spec.system == "river" {
 			res.Lost = 0
 			res.Notes = append(res.Notes, fmt.Sprintf("killed %s with %d jobs running: they stay 'running' until River's rescuer (RescueStuckJobsAfter, 1 h by default) retries them", kills[0].name, len(kills[0].interrupted)))
 		}

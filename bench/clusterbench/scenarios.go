@@ -12,6 +12,7 @@ package clusterbench
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,11 +51,39 @@ type Config struct {
 	// Only, when set, skips every run whose label (River, fairsched ×1,
 	// …) is not one of these: for profiling one system.
 	Only []string
-	// Rounds runs scenario 1's burn-downs this many times, the systems
+	// Rounds runs the throughput runs (scenario 1's burn-downs and
+	// continuous runs, scenario 3's cap) this many times, the systems
 	// taking turns (the order reversed every other round), and keeps each
 	// system's median run (at least 1).
 	Rounds int
-	Out    io.Writer
+	// Via is the path to PostgreSQL: ViaDirect (the default), ViaProxy
+	// (behind delayproxy, each round trip delayed by Delay) or ViaBoth
+	// (every scenario both ways, direct first).
+	Via   string
+	Delay time.Duration
+	Out   io.Writer
+}
+
+// The paths to PostgreSQL (Config.Via).
+const (
+	ViaDirect = "direct"
+	ViaProxy  = "proxy"
+	ViaBoth   = "both"
+)
+
+// ErrVia is a Config.Via that names no path.
+var ErrVia = errors.New("unknown path to PostgreSQL")
+
+func (c Config) vias() ([]string, error) {
+	switch c.Via {
+	case "", ViaDirect:
+		return []string{ViaDirect}, nil
+	case ViaProxy:
+		return []string{ViaProxy}, nil
+	case ViaBoth:
+		return []string{ViaDirect, ViaProxy}, nil
+	}
+	return nil, fmt.Errorf("via %q (want %s, %s or %s): %w", c.Via, ViaDirect, ViaProxy, ViaBoth, ErrVia)
 }
 
 // Default is a run that finishes in a few minutes; Full the sizes.
@@ -62,7 +91,7 @@ func Default() Config {
 	return Config{Scenarios: []int{1, 2, 3, 4, 5}, Jobs: 10_000, Continuous: 10 * time.Second, MinAvail: 10_000,
 		Big: 10_000, Small: 100, CapJobs: 5_000, Cap: 40, ConfJobs: 3_000, ConfIDs: 100, ConfWork: 5 * time.Millisecond,
 		FaultJobs: 3_000, FaultWork: 10 * time.Millisecond, Lease: 2 * time.Second, Poll: 20 * time.Millisecond,
-		Workers: 2_000, Slots: 128}
+		Workers: 2_000, Slots: 128, Delay: time.Millisecond}
 }
 
 // Full is the sizes: 1 000 000 jobs burnt down, 75 000 kept
@@ -80,7 +109,39 @@ type Report struct {
 	Date    time.Time
 	Machine string
 	Config  Config
+	Paths   []Path // in the order run
 	Results []*Result
+}
+
+// Path is one way to PostgreSQL that the scenarios ran over.
+type Path struct {
+	Via       string        // ViaDirect or ViaProxy
+	RoundTrip time.Duration // the proxy's delay of a round trip
+	Measured  time.Duration // the median of SELECT 1 over it
+}
+
+func (p Path) describe() string {
+	if p.Via == ViaProxy {
+		return fmt.Sprintf("behind a TCP proxy delaying each round trip by %s", ms(p.RoundTrip))
+	}
+	return "direct"
+}
+
+// Via is the report of the results over one path only.
+func (r *Report) Via(via string) *Report {
+	sub := *r
+	sub.Paths, sub.Results = nil, nil
+	for _, p := range r.Paths {
+		if p.Via == via {
+			sub.Paths = append(sub.Paths, p)
+		}
+	}
+	for _, x := range r.Results {
+		if x.Via == via {
+			sub.Results = append(sub.Results, x)
+		}
+	}
+	return &sub
 }
 
 // Find returns the result of scenario s for label in mode, or nil.
@@ -93,7 +154,8 @@ func (r *Report) Find(s int, mode, label string) *Result {
 	return nil
 }
 
-// Run runs the scenarios one after the other, River first in each, and
+// Run runs the scenarios one after the other, River first in each, once
+// for each path to PostgreSQL that cfg.Via names (direct first), and
 // prints each result as it comes.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	dir := cfg.Dir
@@ -105,33 +167,80 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	h := &harness{base: cfg.URL, dir: dir, out: cfg.Out, statements: cfg.Statements}
-	if cfg.Profile {
-		h.profile = dir
+	vias, err := cfg.vias()
+	if err != nil {
+		return nil, err
 	}
 	rep := &Report{Date: time.Now(), Machine: machine(), Config: cfg}
-	skip := func(spec runSpec) bool { return len(cfg.Only) > 0 && !slices.Contains(cfg.Only, spec.label()) }
-	run := func(spec runSpec) (*Result, error) {
-		fmt.Fprintf(cfg.Out, "scenario %d, %s …\n", spec.scenario, spec.label())
-		r, err := h.run(ctx, spec)
-		if err != nil {
-			return nil, fmt.Errorf("scenario %d, %s: %w", spec.scenario, spec.label(), err)
+	for _, via := range vias {
+		h := &harness{base: cfg.URL, dir: dir, out: cfg.Out, statements: cfg.Statements, via: via}
+		if cfg.Profile {
+			h.profile = dir
 		}
-		fmt.Fprintln(cfg.Out, "  "+r.Line())
-		for _, t := range r.Top {
-			fmt.Fprintln(cfg.Out, "    "+t)
+		path := Path{Via: via}
+		if via == ViaProxy {
+			p, base, err := startProxy(cfg.URL, cfg.Delay)
+			if err != nil {
+				return rep, err
+			}
+			h.base, path.RoundTrip = base, cfg.Delay
+			defer p.Close()
 		}
-		return r, nil
+		if path.Measured, err = pingMedian(ctx, h.base); err != nil {
+			return rep, fmt.Errorf("%s: %w", via, err)
+		}
+		rep.Paths = append(rep.Paths, path)
+		fmt.Fprintf(cfg.Out, "PostgreSQL %s: SELECT 1 takes %s (median)\n", path.describe(), ms(path.Measured))
+		if err := h.scenarios(ctx, cfg, rep); err != nil {
+			return rep, err
+		}
 	}
-	do := func(spec runSpec) (*Result, error) {
+	return rep, nil
+}
+
+// scenarios runs cfg's scenarios over h, appending the results to rep.
+func (h *harness) scenarios(ctx context.Context, cfg Config, rep *Report) error {
+	skip := func(spec runSpec) bool { return len(cfg.Only) > 0 && !slices.Contains(cfg.Only, spec.label()) }
+	do := func(spec runSpec) error {
 		if skip(spec) {
-			return &Result{}, nil
+			return nil
 		}
-		r, err := run(spec)
+		r, err := h.announce(ctx, spec)
 		if err == nil {
 			rep.Results = append(rep.Results, r)
 		}
-		return r, err
+		return err
+	}
+	// rounds runs specs cfg.Rounds times, the order reversed every other
+	// round (a run after another's million jobs is slower than one
+	// alone), and keeps each one's median run (by jobs/s), the others
+	// named in its notes. It returns the medians by label.
+	rounds := func(specs ...runSpec) (map[string]*Result, error) {
+		runs := make([][]*Result, len(specs))
+		for round := range max(cfg.Rounds, 1) {
+			for k := range specs {
+				i := k
+				if round%2 == 1 {
+					i = len(specs) - 1 - k
+				}
+				if skip(specs[i]) {
+					continue
+				}
+				r, err := h.announce(ctx, specs[i])
+				if err != nil {
+					return nil, err
+				}
+				runs[i] = append(runs[i], r)
+			}
+		}
+		medians := map[string]*Result{}
+		for i, rs := range runs {
+			if len(rs) > 0 {
+				medians[specs[i].label()] = median(rs)
+				rep.Results = append(rep.Results, medians[specs[i].label()])
+			}
+		}
+		return medians, nil
 	}
 	river := func(s runSpec) runSpec { s.system, s.workers = "river", cfg.Workers; return s }
 	fair := func(s runSpec, procs int) runSpec {
@@ -145,44 +254,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	rate := map[string]float64{} // scenario 1's burn-down jobs/s from the first start, for spreading scenario 2's trickle
 	if want(1) {
-		// Rounds of the three systems one after the other, the order
-		// reversed every other round (a run after another's million jobs
-		// is slower than one alone); each keeps its median run (by
-		// jobs/s), the others named in its notes.
 		base := runSpec{scenario: 1, procs: 1, pre: cfg.Jobs}
-		specs := []runSpec{river(base), fair(base, 1), fair(base, 3)}
-		rounds := make([][]*Result, len(specs))
-		for round := range max(cfg.Rounds, 1) {
-			for k := range specs {
-				i := k
-				if round%2 == 1 {
-					i = len(specs) - 1 - k
-				}
-				s := specs[i]
-				if skip(s) {
-					continue
-				}
-				r, err := run(s)
-				if err != nil {
-					return rep, err
-				}
-				rounds[i] = append(rounds[i], r)
-			}
+		medians, err := rounds(river(base), fair(base, 1), fair(base, 3))
+		if err != nil {
+			return err
 		}
-		for i, rs := range rounds {
-			if len(rs) == 0 {
-				continue
-			}
-			r := median(rs)
-			rep.Results = append(rep.Results, r)
-			rate[specs[i].label()] = r.SteadyPerS
+		for l, r := range medians {
+			rate[l] = r.SteadyPerS
 		}
 		if cfg.Continuous > 0 {
 			cont := runSpec{scenario: 1, procs: 1, continuous: cfg.Continuous, minAvail: cfg.MinAvail}
-			for _, s := range []runSpec{river(cont), fair(cont, 1), fair(cont, 3)} {
-				if _, err := do(s); err != nil {
-					return rep, err
-				}
+			if _, err := rounds(river(cont), fair(cont, 1), fair(cont, 3)); err != nil {
+				return err
 			}
 		}
 	}
@@ -203,8 +286,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				r = 1000
 			}
 			s.trickleOver = time.Duration(float64(cfg.Big) / r * float64(time.Second))
-			if _, err := do(s); err != nil {
-				return rep, err
+			if err := do(s); err != nil {
+				return err
 			}
 		}
 	}
@@ -219,10 +302,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		// size over a slot's cycle, shortest there.
 		lf := f
 		lf.leaderFirst = true
-		for _, s := range []runSpec{r, f, lf} {
-			if _, err := do(s); err != nil {
-				return rep, err
-			}
+		if _, err := rounds(r, f, lf); err != nil {
+			return err
 		}
 	}
 	if want(4) {
@@ -232,8 +313,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			typeID: func(n int) (int, string) { return (n - 1) / ids, "r" + strconv.Itoa((n-1)%ids) },
 			res:    func(n int32) int { return int(n-1) % ids }}
 		for _, s := range []runSpec{river(base), fair(base, 3)} {
-			if _, err := do(s); err != nil {
-				return rep, err
+			if err := do(s); err != nil {
+				return err
 			}
 		}
 	}
@@ -244,12 +325,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		f := fair(base, 3)
 		f.workers, f.cap = 8, 24
 		for _, s := range []runSpec{r, f} {
-			if _, err := do(s); err != nil {
-				return rep, err
+			if err := do(s); err != nil {
+				return err
 			}
 		}
 	}
-	return rep, nil
+	return nil
+}
+
+// announce runs spec, printing what runs and its result.
+func (h *harness) announce(ctx context.Context, spec runSpec) (*Result, error) {
+	fmt.Fprintf(h.out, "scenario %d, %s, %s …\n", spec.scenario, spec.label(), h.via)
+	r, err := h.run(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %d, %s, %s: %w", spec.scenario, spec.label(), h.via, err)
+	}
+	fmt.Fprintln(h.out, "  "+r.Line())
+	for _, t := range r.Top {
+		fmt.Fprintln(h.out, "    "+t)
+	}
+	return r, nil
 }
 
 func ms(d time.Duration) string {
