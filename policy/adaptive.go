@@ -27,6 +27,11 @@ type AdaptiveLimitConfig struct {
 	Tolerance float64
 	// Backoff multiplies the limit on a slow job; in (0, 1), default 0.9.
 	Backoff float64
+	// LoadTarget, when above 0, makes the limit follow the load signal
+	// (Limits.Load) instead of latency: a reading above it backs off, one
+	// at or below it grows the limit by one while the limit is in use.
+	// In (0, 1).
+	LoadTarget float64
 }
 
 // Defaults of AdaptiveLimitConfig.
@@ -57,6 +62,8 @@ func (a AdaptiveLimitConfig) Validate() error {
 		return InvalidConfig("AdaptiveLimit.Tolerance", a.Tolerance, "must be a finite ratio above 1")
 	case !(a.Backoff > 0 && a.Backoff < 1):
 		return InvalidConfig("AdaptiveLimit.Backoff", a.Backoff, "must be in (0, 1)")
+	case !(a.LoadTarget >= 0 && a.LoadTarget < 1):
+		return InvalidConfig("AdaptiveLimit.LoadTarget", a.LoadTarget, "must be in (0, 1), or 0 to follow latency")
 	}
 	return nil
 }
