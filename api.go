@@ -209,7 +209,8 @@ type TenantLimits = policy.TenantLimits
 //
 //	Key string
 //
-//	// Limit is the bound that was reached.
+//	// Limit is the bound that was reached; 0 for a refusal of the load
+//	// signal (reason overloaded).
 //	Limit int
 type RefusalError = policy.RefusalError
 
@@ -239,6 +240,10 @@ type RefusalError = policy.RefusalError
 //	// Adaptive is the adaptive limit's configuration; MaxConcurrency is its
 //	// current limit.
 //	Adaptive *policy.AdaptiveLimitConfig
+//
+//	// Load is the load signal's last reading and settings; nil without
+//	// one.
+//	Load *LoadSnapshot
 //
 //	// Tiers are the tier shares and caps (WithTier), by priority.
 //	Tiers map[policy.Priority]policy.TierConfig
@@ -1316,6 +1321,12 @@ func WithGroupMinSlots(group string, n int) Option {
 //
 //	// Backoff multiplies the limit on a slow job; in (0, 1), default 0.9.
 //	Backoff float64
+//
+//	// LoadTarget, when above 0, makes the limit follow the load signal
+//	// (Limits.Load) instead of latency: a reading above it backs off, one
+//	// at or below it grows the limit by one while the limit is in use.
+//	// In (0, 1).
+//	LoadTarget float64
 type AdaptiveLimitConfig = policy.AdaptiveLimitConfig
 
 // WithAdaptiveLimit lets the global limit move between cfg.Min and cfg.Max:
