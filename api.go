@@ -1309,8 +1309,8 @@ func WithGroupMinSlots(group string, n int) Option {
 	})
 }
 
-// AdaptiveLimitConfig moves the global limit with job latency (see
-// WithAdaptiveLimit).
+// AdaptiveLimitConfig moves the global limit with job latency, or with a
+// load signal (see WithAdaptiveLimit).
 //
 // Fields, from policy.AdaptiveLimitConfig:
 //
@@ -1335,7 +1335,10 @@ type AdaptiveLimitConfig = policy.AdaptiveLimitConfig
 // finished within it while the limit was fully used grows it by one (at
 // most to Max). It starts at WithMaxConcurrency's value (cfg.Max without
 // one), which must lie within [Min, Max]. Group and tier shares are taken
-// of the current limit; the snapshot's MaxConcurrency shows it.
+// of the current limit; the snapshot's MaxConcurrency shows it. With
+// cfg.LoadTarget the limit follows WithLoadSignal's readings instead of
+// latency: each reading above the target multiplies it by Backoff, each at
+// or below it adds one while the limit is in use.
 func WithAdaptiveLimit(cfg AdaptiveLimitConfig) Option {
 	return optionFunc(func(o *options) {
 		a := cfg.WithDefaults()

@@ -20,7 +20,8 @@ import (
 // "In use" means the finishing job was one of at least limit running jobs:
 // the limit, not the work, was what bounded concurrency. A service that
 // slows down as load grows thus sheds concurrency fast and wins it back one
-// slot at a time.
+// slot at a time. With a LoadTarget the same steps follow a load signal's
+// readings instead (NextLoad).
 type AdaptiveLimitConfig struct {
 	Min, Max int
 	// Tolerance is the ratio above which a job counts as slow; default 1.5.
