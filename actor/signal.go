@@ -67,7 +67,12 @@ func (a *Actor) readLoad() {
 		a.log.Warn("load signal reading skipped, the last good one stays in force", zap.Float64("value", v), zap.Error(err))
 	}
 	a.load.failing = !ok
+	_, wasOver, wasLimit := a.core.LoadNow()
 	a.core.Load(now, value, ok)
+	if _, over, limit := a.core.LoadNow(); ok && (over != wasOver || limit != wasLimit) {
+		a.log.Debug("load reading", zap.Float64("value", value), zap.Bool("overloaded", over),
+			zap.Int("limit", limit), zap.Int("previous_limit", wasLimit))
+	}
 	if !a.aborted {
 		a.dispatch(now)
 	}

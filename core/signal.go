@@ -84,6 +84,12 @@ func (c *Core) Load(now time.Time, value float64, ok bool) {
 	}
 }
 
+// LoadNow returns the last good reading, whether it is overloaded, and the
+// global limit (which an adaptive limit that follows load moves).
+func (c *Core) LoadNow() (value float64, overloaded bool, limit int) {
+	return c.load.value, c.load.overloaded, c.limits.MaxConcurrency
+}
+
 // overloadRefuses reports whether Submit refuses new jobs now: the last
 // reading is overloaded and the action is OverloadRefuse.
 func (c *Core) overloadRefuses() bool {
