@@ -545,7 +545,7 @@ func New(opts ...Option) (*Scheduler, error) {
 	if o.cluster != nil && o.store != nil {
 		return nil, fmt.Errorf("%w: WithCluster and WithStore: the cluster's database is the store", ErrInvalidConfig)
 	}
-	c := core.New(o.limits)
+	c := core.New(ownLimits(&o))
 	var state core.State
 	var jobs []core.JobRecord
 	if o.store != nil {

@@ -143,3 +143,15 @@ func CPUSignal() LoadSignal {
 	cpu := loadsignal.NewCPU(os.DirFS("/"), time.Now, 0)
 	return LoadFunc(func(LoadState) (float64, error) { return cpu.Load() })
 }
+
+// ownLimits are the limits of this instance's own scheduler: o's, but in
+// cluster mode without the load signal — that scheduler only checks and
+// relays, the leader's decides and reads the signal — so that a signal is
+// read by one owner goroutine only, never twice as often.
+func ownLimits(o *options) policy.Limits {
+	l := o.limits
+	if o.cluster != nil {
+		l.Load = nil
+	}
+	return l
+}
