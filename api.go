@@ -542,6 +542,9 @@ func New(opts ...Option) (*Scheduler, error) {
 
 		return nil, err
 	}
+	if err := loadInCluster(&o); err != nil {
+		return nil, err
+	}
 	if o.cluster != nil && o.store != nil {
 		return nil, fmt.Errorf("%w: WithCluster and WithStore: the cluster's database is the store", ErrInvalidConfig)
 	}

@@ -1,6 +1,7 @@
 package fairsched
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -116,6 +117,7 @@ const ReasonOverloaded = policy.ReasonOverloaded
 // In cluster mode the leader decides for every instance, with its own
 // signal: CPUSignal is then the leader's process, while QueueLengthSignal
 // and WorkerUtilisationSignal see the whole domain's queue and slots.
+// OverloadRefuse does not combine with WithCluster (ErrInvalidConfig).
 func WithLoadSignal(cfg LoadConfig) Option {
 	return optionFunc(func(o *options) {
 		l := cfg.WithDefaults()
@@ -154,4 +156,14 @@ func ownLimits(o *options) policy.Limits {
 		l.Load = nil
 	}
 	return l
+}
+
+// loadInCluster refuses OverloadRefuse in cluster mode: the leader takes a
+// job in only after the call that made it has returned, so a refusal
+// there would reach no caller. OverloadDefer holds the job instead.
+func loadInCluster(o *options) error {
+	if l := o.limits.Load; o.cluster != nil && l != nil && l.Action == OverloadRefuse {
+		return fmt.Errorf("%w: WithLoadSignal: OverloadRefuse with WithCluster: the leader adopts a job after its call returned, so no caller would hear of the refusal (use OverloadDefer)", ErrInvalidConfig)
+	}
+	return nil
 }
