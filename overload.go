@@ -75,8 +75,6 @@ type LoadConfig = policy.LoadConfig
 //
 //	Action policy.OverloadAction
 //
-//	Every time.Duration
-//
 //	// Readings counts the good readings, Skipped those skipped (an error,
 //	// a NaN, a panic of the signal).
 //	Readings uint64

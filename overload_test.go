@@ -66,7 +66,7 @@ func TestOverloadDefers(t *testing.T) {
 		for _, p := range snap.Pending {
 			reasons = append(reasons, p.Reason)
 		}
-		wantLoad := &fairsched.LoadSnapshot{Value: 0.9, Overloaded: true, Threshold: 0.9, Every: time.Second, Readings: 2}
+		wantLoad := &fairsched.LoadSnapshot{Value: 0.9, Overloaded: true, Threshold: 0.9, Readings: 2}
 		if diff := cmp.Diff(wantLoad, snap.Load); diff != "" {
 			t.Errorf("load at 2.5 s (-want +got):\n%s", diff)
 		}
@@ -190,7 +190,7 @@ func TestLoadSignalFailures(t *testing.T) {
 			got = append(got, *snapshot(t, s).Load)
 		}
 		at := func(v float64, over bool, readings, skipped uint64) fairsched.LoadSnapshot {
-			return fairsched.LoadSnapshot{Value: v, Overloaded: over, Threshold: 0.9, Every: time.Second, Readings: readings, Skipped: skipped}
+			return fairsched.LoadSnapshot{Value: v, Overloaded: over, Threshold: 0.9, Readings: readings, Skipped: skipped}
 		}
 		want := []fairsched.LoadSnapshot{at(1, true, 1, 0), at(1, true, 1, 1), at(1, true, 1, 2), at(1, true, 1, 3), at(0, false, 2, 3)}
 		if diff := cmp.Diff(want, got); diff != "" {

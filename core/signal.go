@@ -27,7 +27,6 @@ type LoadSnapshot struct {
 	Overloaded bool                  `json:"overloaded"`
 	Threshold  float64               `json:"threshold"`
 	Action     policy.OverloadAction `json:"action"`
-	Every      time.Duration         `json:"every"`
 	// Readings counts the good readings, Skipped those skipped (an error,
 	// a NaN, a panic of the signal).
 	Readings uint64 `json:"readings"`
@@ -116,5 +115,5 @@ func (c *Core) loadSnapshot() *LoadSnapshot {
 		return nil
 	}
 	return &LoadSnapshot{Value: c.load.value, Overloaded: c.load.overloaded, Threshold: l.Threshold,
-		Action: l.Action, Every: l.Every, Readings: c.load.readings, Skipped: c.load.skipped}
+		Action: l.Action, Readings: c.load.readings, Skipped: c.load.skipped}
 }

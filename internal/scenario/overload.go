@@ -65,17 +65,13 @@ func machineCPU(s fairsched.LoadState) (float64, error) {
 }
 
 // readingsDone reports whether the scheduler has taken every load reading
-// due by step now (one each LoadConfig.Every): the step's timeline must
-// include what they admit, whatever order the owner saw the clock's tick
-// and the runner's calls in. True without a load signal.
+// due by step now — one a second: the scenarios read their signals every
+// second — so that the step's timeline includes what they admit, whatever
+// order the owner saw the clock's tick and the runner's calls in. True
+// without a load signal.
 func readingsDone(now int) func(fairsched.Snapshot) bool {
 	return func(s fairsched.Snapshot) bool {
-		l := s.Load
-		if l == nil || l.Every <= 0 {
-			return true
-		}
-		due := uint64(time.Duration(now) * time.Second / l.Every)
-		return l.Readings+l.Skipped >= due
+		return s.Load == nil || s.Load.Readings+s.Load.Skipped >= uint64(now)
 	}
 }
 
