@@ -2,6 +2,7 @@ package actor
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/benbjohnson/clock"
 	"go.uber.org/zap"
@@ -60,6 +61,9 @@ func (a *Actor) pollLoad() bool {
 // dispatches: a reading that clears the overload or raises the limit lets
 // jobs start.
 func (a *Actor) readLoad() {
+	// A fresh time: the turn's may be a batch's, read before the tick (it
+	// would stamp the reading's admissions early).
+	a.turnNow = time.Time{}
 	now := a.now()
 	v, err := a.callSignal(a.core.LoadState(now))
 	value, ok := policy.Reading(v, err)
