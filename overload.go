@@ -165,3 +165,9 @@ func loadInCluster(o *options) error {
 	}
 	return nil
 }
+
+// MaxLoadSignal reads several signals and takes the highest: the service
+// is overloaded when any of them is — say, 90 % of the worker slots busy
+// or 90 % of the CPU. A signal that fails is left out of the reading; the
+// reading fails only when all of them do.
+func MaxLoadSignal(signals ...LoadSignal) LoadSignal { return policy.MaxOf(signals...) }

@@ -130,7 +130,8 @@
 // reading after the load rises, at most Every late: it holds new work
 // before the queue and the service collapse, not after. Built-ins:
 // QueueLength(n) = min(1, pending/n); WorkerUtilisation() = busy worker
-// slots / registered slots, or running / C without workers.
+// slots / registered slots, or running / C without workers; MaxOf(a, b…)
+// = the highest good reading of several, overloaded when any of them is.
 //
 // # Weighted fair share
 //

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -192,4 +193,35 @@ func (l Limits) validateLoad() error {
 		return InvalidConfig("AdaptiveLimit.LoadTarget", a.LoadTarget, "follows a load signal: configure one (WithLoadSignal)")
 	}
 	return nil
+}
+
+// errNaN is the error of a reading that is not a number.
+var errNaN = errors.New("the reading is not a number")
+
+// MaxOf is a load signal of several: the highest of their readings, so
+// that the service is overloaded when any of them is (spec'd as "at 90 %
+// of the slots busy or 90 % of the CPU"). A signal that fails is left out
+// of the reading; MaxOf fails only when all of them do (none at all
+// included), with their errors. A panic of one is the whole reading's.
+func MaxOf(signals ...LoadSignal) LoadSignal {
+	return LoadFunc(func(s LoadState) (float64, error) {
+		best, ok := 0.0, false
+		var errs []error
+		for i, sig := range signals {
+			raw, err := sig.Load(s)
+			v, good := Reading(raw, err)
+			if !good {
+				if err == nil {
+					err = errNaN
+				}
+				errs = append(errs, fmt.Errorf("load signal %d of %d: %w", i+1, len(signals), err))
+				continue
+			}
+			best, ok = max(best, v), true
+		}
+		if !ok {
+			return 0, fmt.Errorf("no load signal of %d gave a reading: %w", len(signals), errors.Join(errs...))
+		}
+		return best, nil
+	})
 }

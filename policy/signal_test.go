@@ -115,3 +115,34 @@ func TestLoadConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxOf: the highest good reading; a failed signal is left out; all
+// failing (or none) is an error.
+func TestMaxOf(t *testing.T) {
+	fixed := func(v float64, err error) LoadSignal {
+		return LoadFunc(func(LoadState) (float64, error) { return v, err })
+	}
+	bad := errors.New("unreadable")
+	type r struct {
+		V   float64
+		Err bool
+	}
+	var got []r
+	for _, sig := range []LoadSignal{
+		MaxOf(fixed(0.2, nil), fixed(0.95, nil), fixed(0.5, nil)),
+		MaxOf(fixed(0.3, nil), fixed(0.99, bad), fixed(math.NaN(), nil)),
+		MaxOf(fixed(7, nil), fixed(0.1, nil)), // clamped
+		MaxOf(fixed(0.3, bad), fixed(math.NaN(), nil)),
+		MaxOf(),
+	} {
+		v, err := sig.Load(LoadState{})
+		got = append(got, r{v, err != nil})
+	}
+	want := []r{{0.95, false}, {0.3, false}, {1, false}, {0, true}, {0, true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("readings (-want +got):\n%s", diff)
+	}
+	if _, err := MaxOf(fixed(0.3, bad)).Load(LoadState{}); !errors.Is(err, bad) {
+		t.Errorf("MaxOf's error %v does not wrap its signal's", err)
+	}
+}

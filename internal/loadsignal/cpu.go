@@ -1,6 +1,8 @@
 // Package loadsignal reads the process's CPU utilisation from the files
-// Linux exposes: the cgroup v2 cpu.stat of the process's cgroup when there
-// is one, else /proc/self/stat against /proc/stat. Each file's text is
+// Linux exposes: the cgroup v2 cpu.stat of the process's cgroup when cgroup
+// v2 is mounted at /sys/fs/cgroup, else /proc/self/stat against /proc/stat
+// (a hybrid host's unified hierarchy, elsewhere, is not read: there the
+// process usually sits in its root, whose usage is the whole machine's). Each file's text is
 // untrusted: a reader that cannot make sense of it returns an error (the
 // scheduler then skips the reading), never a made-up value.
 package loadsignal

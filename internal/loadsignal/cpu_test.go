@@ -2,6 +2,8 @@ package loadsignal
 
 import (
 	"errors"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,3 +185,39 @@ func TestCPUMissingEverything(t *testing.T) {
 		t.Errorf("readings (-want +got):\n%s", diff)
 	}
 }
+
+// TestCPUOfThisProcess reads the real files of this machine: once some CPU
+// has been used, a reading is a value in [0, 1] (Linux only).
+func TestCPUOfThisProcess(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the CPU signal reads Linux's /proc and cgroup files")
+	}
+	c := NewCPU(os.DirFS("/"), time.Now, 0)
+	t.Logf("source: %s", c.Source())
+	var errs []error
+	for range 50 { // a reading needs the counters to move: ticks are 10 ms
+		burn(20 * time.Millisecond)
+		v, err := c.Load()
+		if err == nil {
+			if !(v >= 0 && v <= 1) {
+				t.Fatalf("reading %v, want a value in [0, 1]", v)
+			}
+			return
+		}
+		errs = append(errs, err)
+	}
+	t.Fatalf("no reading in 50 tries: %v", errors.Join(errs...))
+}
+
+// burn keeps the CPU busy for about d of wall time.
+func burn(d time.Duration) {
+	x := 0
+	for start := time.Now(); time.Since(start) < d; {
+		for i := range 10_000 {
+			x += i
+		}
+	}
+	sink = x
+}
+
+var sink int
