@@ -111,6 +111,21 @@ func (a OverloadAction) MarshalText() ([]byte, error) {
 	return []byte(a.String()), nil
 }
 
+// UnmarshalText decodes "defer" (or ""), "refuse" and "observe".
+func (a *OverloadAction) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "", "defer":
+		*a = OverloadDefer
+	case "refuse":
+		*a = OverloadRefuse
+	case "observe":
+		*a = OverloadObserve
+	default:
+		return InvalidConfig("OverloadAction", string(b), `must be "defer", "refuse" or "observe"`)
+	}
+	return nil
+}
+
 // LoadConfig reads a load signal on the owner goroutine and says what a
 // high reading does.
 type LoadConfig struct {

@@ -113,6 +113,14 @@ func TestLoadConfigValidate(t *testing.T) {
 		if (err != nil) != (a == 7) {
 			t.Errorf("%v.MarshalText() = %q, %v", a, b, err)
 		}
+		var back OverloadAction
+		if err == nil && (back.UnmarshalText(b) != nil || back != a) {
+			t.Errorf("%v does not round-trip through %q: %v", a, b, back)
+		}
+	}
+	var a OverloadAction
+	if err := a.UnmarshalText([]byte("panic")); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf(`UnmarshalText("panic") = %v, want ErrInvalidConfig`, err)
 	}
 }
 
