@@ -138,7 +138,8 @@ func WorkerUtilisationSignal() LoadSignal { return policy.WorkerUtilisation() }
 // CPUs its cpu.max quota allows, when the process has one; else from
 // /proc/self/stat over /proc/stat's total, the machine's every CPU. Where
 // neither can be read (not Linux, a corrupt file) the reading is skipped
-// and logged. Each call returns a new reader, its first sample taken now.
+// and logged. Each call returns a new reader, its first sample taken now;
+// a reader keeps its last sample, so give each scheduler its own.
 func CPUSignal() LoadSignal {
 	cpu := loadsignal.NewCPU(os.DirFS("/"), time.Now, 0)
 	return LoadFunc(func(LoadState) (float64, error) { return cpu.Load() })
