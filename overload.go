@@ -110,7 +110,9 @@ const ReasonOverloaded = policy.ReasonOverloaded
 // 0.9) is overloaded: new work is deferred, refused or only observed, as
 // cfg.Action says, until a reading falls below it. An adaptive limit with a
 // LoadTarget follows the readings instead of latency (WithAdaptiveLimit).
-// The snapshot's Load shows the last reading.
+// The snapshot's Load shows the last reading. Close waits for the jobs an
+// overload holds as for any pending job: until a reading clears it, or
+// Close's context ends and drops them.
 //
 // In cluster mode the leader decides for every instance, with its own
 // signal: CPUSignal is then the leader's process, while QueueLengthSignal
