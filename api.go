@@ -209,7 +209,8 @@ type TenantLimits = policy.TenantLimits
 //
 //	Key string
 //
-//	// Limit is the bound that was reached.
+//	// Limit is the bound that was reached; 0 for a refusal of the load
+//	// signal (reason overloaded).
 //	Limit int
 type RefusalError = policy.RefusalError
 
@@ -241,6 +242,10 @@ type RefusalError = policy.RefusalError
 //	// Adaptive is the adaptive limit's configuration; MaxConcurrency is its
 //	// current limit.
 //	Adaptive *policy.AdaptiveLimitConfig
+//
+//	// Load is the load signal's last reading and settings; nil without
+//	// one.
+//	Load *LoadSnapshot
 //
 //	// Tiers are the tier shares and caps (WithTier), by priority.
 //	Tiers map[policy.Priority]policy.TierConfig
@@ -538,6 +543,9 @@ func New(opts ...Option) (*Scheduler, error) {
 	}
 	if err := o.limits.Validate(); err != nil {
 
+		return nil, err
+	}
+	if err := loadInCluster(&o); err != nil {
 		return nil, err
 	}
 	if o.cluster != nil && o.store != nil {
@@ -1303,8 +1311,8 @@ func WithGroupMinSlots(group string, n int) Option {
 	})
 }
 
-// AdaptiveLimitConfig moves the global limit with job latency (see
-// WithAdaptiveLimit).
+// AdaptiveLimitConfig moves the global limit with job latency, or with a
+// load signal (see WithAdaptiveLimit).
 //
 // Fields, from policy.AdaptiveLimitConfig:
 //
@@ -1315,6 +1323,12 @@ func WithGroupMinSlots(group string, n int) Option {
 //
 //	// Backoff multiplies the limit on a slow job; in (0, 1), default 0.9.
 //	Backoff float64
+//
+//	// LoadTarget, when above 0, makes the limit follow the load signal
+//	// (Limits.Load) instead of latency: a reading above it backs off, one
+//	// at or below it grows the limit by one while the limit is in use.
+//	// In (0, 1).
+//	LoadTarget float64
 type AdaptiveLimitConfig = policy.AdaptiveLimitConfig
 
 // WithAdaptiveLimit lets the global limit move between cfg.Min and cfg.Max:
@@ -1323,7 +1337,10 @@ type AdaptiveLimitConfig = policy.AdaptiveLimitConfig
 // finished within it while the limit was fully used grows it by one (at
 // most to Max). It starts at WithMaxConcurrency's value (cfg.Max without
 // one), which must lie within [Min, Max]. Group and tier shares are taken
-// of the current limit; the snapshot's MaxConcurrency shows it.
+// of the current limit; the snapshot's MaxConcurrency shows it. With
+// cfg.LoadTarget the limit follows WithLoadSignal's readings instead of
+// latency: each reading above the target multiplies it by Backoff, each at
+// or below it adds one while the limit is in use.
 func WithAdaptiveLimit(cfg AdaptiveLimitConfig) Option {
 	return optionFunc(func(o *options) {
 		a := cfg.WithDefaults()

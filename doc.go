@@ -32,7 +32,9 @@
 //     reserved and burst tier shares (WithTier); tenant limits on running
 //     and pending jobs (WithTenantLimits) and a bounded queue
 //     (WithMaxPending), whose refusals are RefusalErrors; an adaptive global
-//     limit (WithAdaptiveLimit); an admission policy (WithAdmissionPolicy).
+//     limit (WithAdaptiveLimit); an admission policy (WithAdmissionPolicy);
+//     a load signal — CPU, queue length, worker utilisation or your own —
+//     that defers or refuses new work while overloaded (WithLoadSignal).
 //   - Lifecycle: a queue timeout (WithQueueTimeout, QueueTimeout), retries with
 //     backoff (WithRetry, Permanent), coalescing of requests for one pending
 //     (type, id) (JobTypeConfig.Coalesce), Supersede, periodic jobs

@@ -164,3 +164,28 @@ func ExampleWithPriorityMode() {
 	// <nil>
 	// running by tier: map[1:3 2:1]
 }
+
+// A load signal read every second: at or above 90 % (the default
+// threshold) new work is refused with ErrOverloaded (OverloadRefuse; the
+// default, OverloadDefer, holds it in the queue instead). In production
+// the signal would be, say, fairsched.MaxLoadSignal(fairsched.CPUSignal(),
+// fairsched.WorkerUtilisationSignal()); here it is a fixed 95 %.
+func ExampleWithLoadSignal() {
+	mock := clock.NewMock()
+	read := make(chan struct{}, 1) // the example waits for the first reading
+	signal := fairsched.LoadFunc(func(fairsched.LoadState) (float64, error) {
+		read <- struct{}{}
+		return 0.95, nil
+	})
+	s, _ := fairsched.New(fairsched.WithClock(mock),
+		fairsched.WithLoadSignal(fairsched.LoadConfig{Signal: signal, Every: time.Second, Action: fairsched.OverloadRefuse}))
+	defer s.Close(context.Background())
+	_ = s.RegisterType("render", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1})
+	mock.Add(time.Second) // the first reading
+	<-read
+	err := s.Submit("render", "a", func(context.Context) error { return nil })
+	var refusal *fairsched.RefusalError
+	fmt.Println(errors.Is(err, fairsched.ErrOverloaded), errors.As(err, &refusal) && refusal.Reason == fairsched.ReasonOverloaded)
+	// Output:
+	// true true
+}

@@ -179,6 +179,10 @@ type Actor struct {
 	// remote starts the attempts of the types registered with
 	// RegisterRemote (remote.go); nil until one is.
 	remote *remote
+	// load reads the load signal, nil without one; loadC is its ticker's
+	// channel, nil (the cases off) without one (signal.go).
+	load  *loadReader
+	loadC <-chan time.Time
 }
 
 // Start launches the owner goroutine over c.
@@ -209,6 +213,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 	}
 	a.publishTypes()
 	a.startWriter()
+	a.startLoad()
 	go a.run()
 	return a
 }
@@ -237,6 +242,7 @@ func (a *Actor) run() {
 	// and one far below a millisecond would only spin.
 	ticker := a.clock.Ticker(max(a.tick, time.Millisecond))
 	defer ticker.Stop()
+	defer a.stopLoad()
 	defer a.disarm()
 	for !(a.closing && a.core.Idle() && a.durableIdle()) {
 		// While work is waiting, take it with single-case receives, which
@@ -249,6 +255,9 @@ func (a *Actor) run() {
 			a.committed(r)
 			took = true
 		default:
+		}
+		if a.loadC != nil && a.pollLoad() {
+			took = true
 		}
 		if took {
 			a.endTurn()
@@ -282,6 +291,8 @@ func (a *Actor) run() {
 			if keys+ests > 0 {
 				a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
 			}
+		case <-a.loadC:
+			a.readLoad()
 		case <-a.wakeC:
 			a.wakeC, a.wake = nil, nil // fired
 			if !a.aborted {

@@ -300,6 +300,8 @@ type Core struct {
 	refPeak  shrink.Peak
 	// aging lists the pending jobs, with aging on, for the rises sweep.
 	aging agingTable
+	// load is the load signal's last reading (signal.go).
+	load loadState
 }
 
 // New returns an empty core. The limits must be valid.
@@ -318,6 +320,10 @@ func New(limits policy.Limits) *Core {
 	if limits.Adaptive != nil {
 		a := limits.Adaptive.WithDefaults()
 		limits.Adaptive = &a
+	}
+	if limits.Load != nil {
+		l := limits.Load.WithDefaults()
+		limits.Load = &l
 	}
 	if limits.Aging != nil {
 		aging := *limits.Aging // the core's own: callers and snapshots get copies
@@ -446,6 +452,10 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 	c.refill(now)
 	if c.limits.Groups != nil && c.limits.Aging != nil {
 		c.queue.ReleaseUrgent(func(g *queue.Group) bool { return c.mayBorrow(c.groups[g.Name]) })
+	}
+	if c.load.holding {
+		c.holdOverloaded(now)
+		return buf
 	}
 	defer func() { c.lending = false }()
 	for !c.usage.GlobalFull() {
@@ -600,7 +610,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	}
 	// Last, so that the job's own effects (a drained group) are reported
 	// as such before the limit moves every share.
-	if a := c.limits.Adaptive; a != nil {
+	if a := c.limits.Adaptive; a != nil && a.LoadTarget == 0 { // else it follows load (Load)
 		if next := a.Next(c.limits.MaxConcurrency, elapsed, j.estimate, inUse); next != c.limits.MaxConcurrency {
 			c.setLimit(next)
 		}
@@ -744,10 +754,10 @@ func (c *Core) SetKeyWeight(key string, weight float64) error {
 }
 
 // Refuses reports whether Submit may refuse a job for a bound on pending
-// jobs (Limits.MaxPending, TenantLimits.MaxPending): its callers must then
-// wait for its answer.
+// jobs (Limits.MaxPending, TenantLimits.MaxPending) or for the load signal
+// (OverloadRefuse): its callers must then wait for its answer.
 func (c *Core) Refuses() bool {
-	if c.limits.MaxPending > 0 {
+	if c.limits.MaxPending > 0 || c.limits.Load != nil && c.limits.Load.Action == policy.OverloadRefuse {
 		return true
 	}
 	if t := c.limits.Tenants; t != nil {
@@ -765,7 +775,7 @@ func (c *Core) Refuses() bool {
 
 // refusal returns the *policy.RefusalError that keeps j out of the queue,
 // if any: its key's pending bound first (a noisy tenant is told so even
-// when the whole queue is full), then the queue's.
+// when the whole queue is full), then the queue's, then the load signal's.
 func (c *Core) refusal(j *Job) error {
 	if t := c.limits.Tenants; t != nil {
 		if limit := t.For(j.Key).MaxPending; limit > 0 && c.queue.KeyPending(j.Key) >= limit {
@@ -774,6 +784,9 @@ func (c *Core) refusal(j *Job) error {
 	}
 	if limit := c.limits.MaxPending; limit > 0 && c.queue.Len() >= limit {
 		return &policy.RefusalError{Reason: policy.ReasonPoolOverloaded, Type: j.Type, ID: j.ID, Key: j.Key, Limit: limit}
+	}
+	if c.limits.Load != nil && c.overloadRefuses() {
+		return &policy.RefusalError{Reason: policy.ReasonOverloaded, Type: j.Type, ID: j.ID, Key: j.Key}
 	}
 	return nil
 }

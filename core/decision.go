@@ -14,8 +14,10 @@ import (
 //   - defer: the job waits — the admission policy deferred it (deferred,
 //     with the delay), a failed attempt waits out its backoff (backoff, with
 //     the delay), or the job starts to wait on tenant_limit, rate_limited
-//     (with the time until its bucket refills), no_workers or worker_busy;
-//   - refuse: Submit refused it (tenant_limit, pool_overloaded);
+//     (with the time until its bucket refills), no_workers, worker_busy or
+//     overloaded (the load signal holds every admission: the queue's head);
+//   - refuse: Submit refused it (tenant_limit, pool_overloaded,
+//     overloaded);
 //   - deny: it left the queue unrun — the admission policy denied it
 //     (denied) or its time to live ran out (expired); the owner records a
 //     superseded job with Record.

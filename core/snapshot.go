@@ -32,6 +32,9 @@ type Snapshot struct {
 	// Adaptive is the adaptive limit's configuration; MaxConcurrency is its
 	// current limit.
 	Adaptive *policy.AdaptiveLimitConfig `json:"adaptive_limit,omitempty"`
+	// Load is the load signal's last reading and settings; nil without
+	// one.
+	Load *LoadSnapshot `json:"load,omitempty"`
 	// Tiers are the tier shares and caps (WithTier), by priority.
 	Tiers map[policy.Priority]policy.TierConfig `json:"tiers,omitempty"`
 	// PriorityMode says whether a priority's value caps its tier (the
@@ -198,6 +201,7 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 		Tiers:          maps.Clone(c.limits.Tiers),
 		PriorityMode:   c.limits.PriorityMode,
 		Adaptive:       copyAdaptive(c.limits.Adaptive),
+		Load:           c.loadSnapshot(),
 
 		RunningByTier: c.usage.ByTier(),
 		RunningByType: c.usage.ByType(),
@@ -310,7 +314,8 @@ func (c *Core) recentEstimates(rows int) []CostEstimate {
 //  6. its tier: tier_limit — the tier runs its cap, or the free slots
 //     (there are some) are owed to other tiers' reservations;
 //  7. the workers: no_workers, worker_busy;
-//  8. the global cap: global_limit.
+//  8. the load signal (overloaded, with OverloadDefer), then the global
+//     cap: global_limit.
 //
 // A rate limit counts with the scope it limits, so rate_limited sits where
 // its narrowest short bucket is. Each check is O(1) (the reservations
@@ -360,6 +365,9 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 	}
 	if w := c.workerReason(j.slot); w != "" {
 		add(w)
+	}
+	if c.load.holding {
+		add(policy.ReasonOverloaded)
 	}
 	if c.usage.GlobalFull() {
 		add(policy.ReasonGlobalLimit)

@@ -20,6 +20,7 @@ var explanations = map[fairsched.Reason]string{
 	fairsched.ReasonConflict:       "a job of its conflict group runs on this id (or an exclusive one waits for it first)",
 	fairsched.ReasonRateLimited:    "its rate limit (type, group or key) has no token left: it waits for the refill",
 	fairsched.ReasonPoolOverloaded: "the queue is full (WithMaxPending)",
+	fairsched.ReasonOverloaded:     "the load signal reads overloaded (WithLoadSignal): it waits for a reading below the threshold",
 	"":                             "nothing holds it: it starts at the next dispatch",
 }
 

@@ -23,6 +23,8 @@ type view struct {
 	Pending    int
 	Cap        string
 	Adaptive   string // "" without an adaptive limit
+	Load       string // "" without a load signal
+	Overloaded bool
 	Expired    uint64
 	EventsLost uint64
 	Aging      string // "" without aging
@@ -186,6 +188,10 @@ func newView(s fairsched.Snapshot, c config) view {
 	}
 	if a := s.Adaptive; a != nil {
 		v.Adaptive = fmt.Sprintf("%d now, between %d and %d", s.MaxConcurrency, a.Min, a.Max)
+	}
+	if l := s.Load; l != nil {
+		v.Load = fmt.Sprintf("%.0f %% (overloaded at %.0f %%, %s)", 100*l.Value, 100*l.Threshold, l.Action)
+		v.Overloaded = l.Overloaded
 	}
 	if a := s.Aging; a != nil {
 		step := a.Step

@@ -79,6 +79,9 @@
 //	group_running                      gauge      group                      jobs of the group running (Snapshot.Groups[].Running)
 //	max_concurrency                    gauge      -                          the global limit, 0 for unlimited (the adaptive limit's value with WithAdaptiveLimit)
 //	adaptive_limit                     gauge      -                          Snapshot.MaxConcurrency, present only with WithAdaptiveLimit
+//	load_signal                        gauge      -                          Snapshot.Load.Value: the load signal's last good reading in [0, 1], only with WithLoadSignal
+//	overloaded                         gauge      -                          1 while Snapshot.Load.Overloaded (the reading is at or above its threshold), else 0; only with WithLoadSignal
+//	load_readings_skipped_total        counter    -                          Snapshot.Load.Skipped: readings skipped (an error, a NaN, a panic of the signal); only with WithLoadSignal
 //	events_lost_total                  counter    -                          Snapshot.EventsLost: events dropped for full subscriber channels, all subscribers
 //	aging_promotions_total             counter    type                       Snapshot.AgingRises: every rise of every waiting job's effective priority (see below)
 //

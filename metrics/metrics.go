@@ -45,6 +45,8 @@ type Collector struct {
 	groupSlots, groupRunning *prometheus.Desc
 	maxConcurrency           *prometheus.Desc
 	adaptiveLimit            *prometheus.Desc
+	load, overloaded         *prometheus.Desc // from Snapshot.Load
+	loadSkipped              *prometheus.Desc
 	aged                     *prometheus.Desc // a counter, from Snapshot.AgingRises
 	eventsLost               *prometheus.Desc
 	snapshotErrors           prometheus.Counter
@@ -141,6 +143,12 @@ var (
 		"The global concurrency limit at scrape time; 0 means unlimited."}
 	specAdaptiveLimit = spec{"adaptive_limit", gauge, nil,
 		"The adaptive global limit at scrape time; only with WithAdaptiveLimit."}
+	specLoad = spec{"load_signal", gauge, nil,
+		"The load signal's last good reading, in [0, 1]; only with WithLoadSignal."}
+	specOverloaded = spec{"overloaded", gauge, nil,
+		"1 while the load signal's last reading is at or above its threshold, else 0; only with WithLoadSignal."}
+	specLoadSkipped = spec{"load_readings_skipped_total", counter, nil,
+		"Readings of the load signal skipped (an error, a NaN, a panic); only with WithLoadSignal."}
 	specEventsLost = spec{"events_lost_total", counter, nil,
 		"Events the scheduler dropped for subscribers whose channel was full, over all its subscribers (Snapshot.EventsLost)."}
 	specSnapshotErrors = spec{"snapshot_errors_total", counter, nil,
@@ -152,7 +160,7 @@ var specs = []spec{
 	specQueueWait, specDuration, specEffective, specQueued, specCancelled, specAdmitted, specCompleted, specFailed,
 	specRefused, specExpired, specDenied, specDropped, specSuperseded, specAged, specAllocChanges, specExcess,
 	specRunning, specPending, specGroupSlots, specGroupRunning, specMaxConcurrency,
-	specAdaptiveLimit, specEventsLost, specSnapshotErrors,
+	specAdaptiveLimit, specLoad, specOverloaded, specLoadSkipped, specEventsLost, specSnapshotErrors,
 }
 
 func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
@@ -199,6 +207,9 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 		groupRunning:   desc(specGroupRunning),
 		maxConcurrency: desc(specMaxConcurrency),
 		adaptiveLimit:  desc(specAdaptiveLimit),
+		load:           desc(specLoad),
+		overloaded:     desc(specOverloaded),
+		loadSkipped:    desc(specLoadSkipped),
 		aged:           desc(specAged),
 		eventsLost:     desc(specEventsLost),
 		snapshotErrors: plainCounter(specSnapshotErrors),
@@ -266,7 +277,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		v.Describe(ch)
 	}
 	for _, d := range []*prometheus.Desc{c.running, c.pending, c.groupSlots, c.groupRunning,
-		c.maxConcurrency, c.adaptiveLimit, c.eventsLost, c.aged} {
+		c.maxConcurrency, c.adaptiveLimit, c.load, c.overloaded, c.loadSkipped, c.eventsLost, c.aged} {
 		ch <- d
 	}
 	c.snapshotErrors.Describe(ch)
@@ -325,6 +336,15 @@ func (c *Collector) collectSnapshot(ch chan<- prometheus.Metric) {
 	emit(c.maxConcurrency, float64(snap.MaxConcurrency))
 	if snap.Adaptive != nil {
 		emit(c.adaptiveLimit, float64(snap.MaxConcurrency))
+	}
+	if l := snap.Load; l != nil {
+		emit(c.load, l.Value)
+		overloaded := 0.0
+		if l.Overloaded {
+			overloaded = 1
+		}
+		emit(c.overloaded, overloaded)
+		ch <- prometheus.MustNewConstMetric(c.loadSkipped, prometheus.CounterValue, float64(l.Skipped))
 	}
 	ch <- prometheus.MustNewConstMetric(c.eventsLost, prometheus.CounterValue, float64(snap.EventsLost))
 	for t, n := range snap.AgingRises {

@@ -20,13 +20,19 @@ import (
 // "In use" means the finishing job was one of at least limit running jobs:
 // the limit, not the work, was what bounded concurrency. A service that
 // slows down as load grows thus sheds concurrency fast and wins it back one
-// slot at a time.
+// slot at a time. With a LoadTarget the same steps follow a load signal's
+// readings instead (NextLoad).
 type AdaptiveLimitConfig struct {
 	Min, Max int
 	// Tolerance is the ratio above which a job counts as slow; default 1.5.
 	Tolerance float64
 	// Backoff multiplies the limit on a slow job; in (0, 1), default 0.9.
 	Backoff float64
+	// LoadTarget, when above 0, makes the limit follow the load signal
+	// (Limits.Load) instead of latency: a reading above it backs off, one
+	// at or below it grows the limit by one while the limit is in use.
+	// In (0, 1).
+	LoadTarget float64
 }
 
 // Defaults of AdaptiveLimitConfig.
@@ -57,6 +63,8 @@ func (a AdaptiveLimitConfig) Validate() error {
 		return InvalidConfig("AdaptiveLimit.Tolerance", a.Tolerance, "must be a finite ratio above 1")
 	case !(a.Backoff > 0 && a.Backoff < 1):
 		return InvalidConfig("AdaptiveLimit.Backoff", a.Backoff, "must be in (0, 1)")
+	case !(a.LoadTarget >= 0 && a.LoadTarget < 1):
+		return InvalidConfig("AdaptiveLimit.LoadTarget", a.LoadTarget, "must be in (0, 1), or 0 to follow latency")
 	}
 	return nil
 }

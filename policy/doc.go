@@ -110,6 +110,29 @@
 // latency target per job type: the cost model already knows what usual
 // is. Group allocations and tier shares are recomputed from the new C.
 //
+// With a LoadTarget τ the limit follows the load signal's readings L
+// (Limits.Load) instead, one step a reading: L > τ → C = max(Min,
+// ⌊C·Backoff⌋); L ≤ τ and at least C jobs running → C = min(Max, C + 1).
+// A service whose CPU (or queue, or slots) runs hot thus halves its
+// concurrency in a few readings and wins it back one slot a reading, and
+// the job latencies no longer move it.
+//
+// # Load signal and overload
+//
+// A LoadSignal is read every LoadConfig.Every on the owner goroutine; the
+// value is clamped to [0, 1], and a reading that errs, is NaN or panics is
+// skipped, the last good one staying in force. A reading L ≥ Threshold
+// (default 0.9) is overloaded until a reading falls below it. While
+// overloaded, OverloadDefer admits nothing (the pending jobs' reason is
+// overloaded; running jobs go on), OverloadRefuse refuses submissions
+// (RefusalError, reason overloaded, ErrOverloaded) and admits the queue as
+// usual, OverloadObserve changes nothing. The overload acts on the next
+// reading after the load rises, at most Every late: it holds new work
+// before the queue and the service collapse, not after. Built-ins:
+// QueueLength(n) = min(1, pending/n); WorkerUtilisation() = busy worker
+// slots / registered slots, or running / C without workers; MaxOf(a, b…)
+// = the highest good reading of several, overloaded when any of them is.
+//
 // # Weighted fair share
 //
 // Admitting a job of cost c (its stated tokens, or the learned estimate)

@@ -153,7 +153,8 @@ var (
 	// (RefusalError with ReasonTenantLimit).
 	ErrTenantLimit = errors.New("fairsched: tenant limit")
 	// ErrOverloaded: the scheduler's queue is full (RefusalError with
-	// ReasonPoolOverloaded).
+	// ReasonPoolOverloaded), or its load signal reads overloaded with
+	// OverloadRefuse (ReasonOverloaded).
 	ErrOverloaded = errors.New("fairsched: overloaded")
 	// ErrExpired: the job was still pending when its queue timeout ran out.
 	ErrExpired = errors.New("fairsched: job expired while pending")
@@ -268,6 +269,10 @@ type Limits struct {
 	// Adaptive, when not nil, moves MaxConcurrency between its Min and Max
 	// with job latency (MaxConcurrency is the starting limit).
 	Adaptive *AdaptiveLimitConfig
+	// Load, when not nil, reads a load signal: an overloaded reading
+	// defers or refuses new work (see LoadConfig), and an adaptive limit
+	// with a LoadTarget follows it.
+	Load *LoadConfig
 	// RateLimits are token buckets on the admissions of types, groups and
 	// fairness keys.
 	RateLimits []RateLimit
@@ -427,6 +432,9 @@ func (l Limits) Validate() error {
 		if l.MaxConcurrency < a.Min || l.MaxConcurrency > a.Max {
 			return InvalidConfig("MaxConcurrency", l.MaxConcurrency, "the starting limit must be within the adaptive limit's [Min, Max]")
 		}
+	}
+	if err := l.validateLoad(); err != nil {
+		return err
 	}
 	for _, key := range slices.Sorted(maps.Keys(l.KeyWeights)) { // sorted: the same error on every run
 		if err := ValidateKeyWeight(key, l.KeyWeights[key]); err != nil {

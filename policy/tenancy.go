@@ -118,11 +118,15 @@ type RefusalError struct {
 	Type   JobType
 	ID     string
 	Key    string
-	// Limit is the bound that was reached.
+	// Limit is the bound that was reached; 0 for a refusal of the load
+	// signal (reason overloaded).
 	Limit int
 }
 
 func (e *RefusalError) Error() string {
+	if e.Reason == ReasonOverloaded { // a reading, not a count: no limit to tell
+		return fmt.Sprintf("fairsched: job %s/%s of key %q refused: %s", e.Type, e.ID, e.Key, e.Reason)
+	}
 	return fmt.Sprintf("fairsched: job %s/%s of key %q refused: %s (limit %d)", e.Type, e.ID, e.Key, e.Reason, e.Limit)
 }
 
@@ -131,7 +135,7 @@ func (e *RefusalError) Is(target error) bool {
 	switch e.Reason {
 	case ReasonTenantLimit:
 		return target == ErrTenantLimit
-	case ReasonPoolOverloaded:
+	case ReasonPoolOverloaded, ReasonOverloaded:
 		return target == ErrOverloaded
 	}
 	return false

@@ -175,7 +175,7 @@ func TestBuiltinInReadingOrder(t *testing.T) {
 			names = append(names, strings.TrimSuffix(f[1], ":"))
 		}
 	}
-	if len(names) != 12 || !slices.IsSorted(names) || names[0] != "07-aging" || names[3] != "10-weighted-profiles" {
+	if len(names) != 13 || !slices.IsSorted(names) || names[0] != "07-aging" || names[3] != "10-weighted-profiles" {
 		t.Errorf("scenarios in the order %q; want 07-aging, the built-ins and 10-weighted-profiles by name", names)
 	}
 }

@@ -56,6 +56,7 @@ var goals = []goal{
 	{"index: 1M pending, 10 keys vs 1k pending", core, "BenchmarkCoreDispatch/pending=1000000/keys=10", "x-vs-1k", 2, true},
 	{"aging + 200 groups vs off, 10 keys", core, "BenchmarkCoreFeatures/keys=10/aging+200groups", "x-vs-off", 1.5, true},
 	{"aging + 200 groups vs off, 10 000 keys", core, "BenchmarkCoreFeatures/keys=10000/aging+200groups", "x-vs-off", 1.5, true},
+	{"load signal (read each 1 000 ops) vs none, 100k pending", core, "BenchmarkCoreLoadSignal/keys=10000/load-signal", "x-vs-off", 1.1, true},
 	{"bytes of heap per pending job", root, "BenchmarkPendingMemory", "B/pending", 256, true},
 	{"per request vs APF queue set, cap 4", peers, "BenchmarkRequest/fairsched/cap=4", "x-vs-apf", 1, true},
 	{"per request vs APF queue set, cap 64", peers, "BenchmarkRequest/fairsched/cap=64", "x-vs-apf", 1, true},

@@ -142,6 +142,12 @@ type Event struct {
 	Reason   string `json:"reason,omitempty"`
 	// For "done": the cost estimate of the (type, id) after the run.
 	Estimate time.Duration `json:"estimate,omitempty"`
+	// For "load" (a reading that moved the limit or the overload): the
+	// reading, whether it is overloaded, and the limit after it (Previous
+	// before).
+	Load       float64 `json:"load,omitempty"`
+	Overloaded bool    `json:"overloaded,omitempty"`
+	Limit      int     `json:"limit,omitempty"`
 }
 
 func (e Event) String() string {
@@ -165,6 +171,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("T=%3d  EXPIRE  %-22s key=%-8s still pending when its time to live ran out", e.T, e.Job, key)
 	case "refuse":
 		return fmt.Sprintf("T=%3d  REFUSE  %-22s key=%-8s %s, returned at once", e.T, e.Job, key, e.Reason)
+	case "load":
+		return e.loadLine()
 	case "aged":
 		return fmt.Sprintf("T=%3d  AGED    %-22s key=%-8s effective priority now %d", e.T, e.Job, key, e.Effective)
 	}
@@ -291,8 +299,8 @@ func (r *runner) run() (Result, error) {
 		if r.now > 0 {
 			r.clk.Add(time.Second)
 			// Timers may admit jobs as the clock moves (deferrals, rate
-			// limits): record them at this step.
-			if err := r.step(func(fairsched.Snapshot) bool { return true }); err != nil {
+			// limits, load readings): record them at this step.
+			if err := r.step(readingsDone(r.now)); err != nil {
 				return r.res, err
 			}
 		}
@@ -453,6 +461,8 @@ func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
 			ev.Key, ev.Group = r.active[ref].Key, r.active[ref].Group // a decision record says "tenant"
 			r.res.End[name] = r.now
 			delete(r.active, ref)
+		case "load reading":
+			ev = loadEvent(r.now, f)
 		case "complete":
 			ev.Kind = "done"
 			ev.Estimate = dur(f["estimate"])
