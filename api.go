@@ -533,6 +533,9 @@ func New(opts ...Option) (*Scheduler, error) {
 	if a := o.limits.Adaptive; a != nil && o.limits.MaxConcurrency == 0 {
 		o.limits.MaxConcurrency = a.Max // the starting limit
 	}
+	if err := o.startPolicy(); err != nil {
+		return nil, err
+	}
 	if err := o.limits.Validate(); err != nil {
 
 		return nil, err
@@ -540,7 +543,7 @@ func New(opts ...Option) (*Scheduler, error) {
 	if o.cluster != nil && o.store != nil {
 		return nil, fmt.Errorf("%w: WithCluster and WithStore: the cluster's database is the store", ErrInvalidConfig)
 	}
-	c := core.New(o.limits)
+	c := o.newCore()
 	var state core.State
 	var jobs []core.JobRecord
 	if o.store != nil {
@@ -579,7 +582,14 @@ func New(opts ...Option) (*Scheduler, error) {
 		}
 		eng = &clusterEngine{node: node, a: a, clock: o.clock, groups: o.limits.Groups}
 	}
-	return &Scheduler{a: a, eng: eng, maxPayload: o.maxPayload}, nil
+	s := &Scheduler{a: a, eng: eng, maxPayload: o.maxPayload}
+	if err := s.registerPolicyTypes(o.policy); err != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = s.Close(ctx)
+		return nil, err
+	}
+	return s, nil
 }
 
 // RegisterType adds a job type. Types can be added at any time; a type is
@@ -667,6 +677,9 @@ func checkJob(j *messages.Job, opts []JobOption) (*messages.Job, error) {
 	}
 	if err := policy.ValidateJobNames(j.Key, j.Group); err != nil {
 		return nil, err
+	}
+	if err := policy.ValidateLabels(j.Labels()); err != nil {
+		return nil, fmt.Errorf("%w (type %q, id %q)", err, t, jobID)
 	}
 	if ttl := j.TTL(); ttl < 0 {
 		return nil, fmt.Errorf("%w: WithQueueTimeout(%v): a queue timeout must not be negative (type %q, id %q)", ErrInvalidJob, ttl, t, jobID)
@@ -1054,6 +1067,8 @@ type options struct {
 	clusterCfg cluster.Config
 	maxPayload int
 	retention  time.Duration
+	policy     *Policy           // WithPolicy
+	workloads  *policy.Workloads // its compiled workloads
 	err        error
 }
 

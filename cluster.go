@@ -276,7 +276,7 @@ func startCluster(o *options, sink cluster.Sink) (*cluster.Node, error) {
 		cfg.Logger = o.logger
 	}
 	n, err := cluster.Start(o.cluster, cfg, func(st actor.JobStore, recs []core.JobRecord) (*actor.Actor, error) {
-		c := core.New(o.limits)
+		c := o.newCore()
 		state, err := actor.SafeLoad(st)
 		if err != nil {
 			return nil, err

@@ -232,6 +232,7 @@ func (j *Job) Fresh() *Job {
 	f.Group, f.Floor, f.Floored = j.Group, j.Floor, j.Floored
 	f.SetTokens(j.Tokens())
 	f.SetTTL(j.TTL())
+	f.SetLabels(j.Labels())
 	if j.Extra != nil {
 		f.OwnRetry = j.OwnRetry
 	}
