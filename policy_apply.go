@@ -15,14 +15,81 @@ import (
 // limits and weights, job types, groups, rate limits and label-matched
 // workloads (package policyfile reads one from YAML). WithPolicy starts a
 // scheduler with it; ApplyPolicy replaces the policy of a running one.
+//
+// Fields, from policy.Policy:
+//
+//	// Version names this policy in the event and the metric that record
+//	// it once applied (a name: CheckName, at most MaxLabelLen bytes).
+//	Version string
+//
+//	// MaxConcurrency caps running jobs over all tiers; 0 leaves the cap
+//	// as it is.
+//	MaxConcurrency int
+//
+//	// Tiers are the tier shares and caps, by priority (TierConfig).
+//	Tiers map[Priority]TierConfig
+//
+//	// Tenants are the limits of fairness keys: a default and each key's.
+//	Tenants *TenantsConfig
+//
+//	// KeyWeights are the weights of fairness keys.
+//	KeyWeights map[string]float64
+//
+//	// Types are the job types to register, with their config.
+//	Types map[JobType]JobTypeConfig
+//
+//	// Groups are the group weights, minimums and limits; they split
+//	// MaxConcurrency.
+//	Groups *GroupsConfig
+//
+//	// RateLimits are token buckets on admissions.
+//	RateLimits []RateLimit
+//
+//	// Workloads are the label-matched rules, first match first.
+//	Workloads []Workload
 type Policy = policy.Policy
 
 // Workload is a rule of a Policy that matches jobs by their labels
 // (WithLabels) and sets their priority, tokens, queue timeout or fairness
 // key.
+//
+// Fields, from policy.Workload:
+//
+//	// Name identifies the rule in errors and decision logs; unique in a
+//	// list, not empty.
+//	Name string
+//
+//	MatchLabels map[string]string
+//
+//	MatchExpressions []LabelRequirement
+//
+//	// Priority, when set, is the priority the job competes at: a floor on
+//	// its effective priority, as an inherited one. The tier whose cap and
+//	// share it counts against stays its type's.
+//	Priority *Priority
+//
+//	// Tokens is the job's stated cost (as WithTokens); 0 sets none.
+//	Tokens time.Duration
+//
+//	// QueueTimeout is how long the job may wait (as WithQueueTimeout); 0
+//	// sets none.
+//	QueueTimeout time.Duration
+//
+//	// FairnessLabelKey names the label whose value is the job's fairness
+//	// key, for a job without a key of its own; a job without the label
+//	// keeps its key.
+//	FairnessLabelKey string
 type Workload = policy.Workload
 
 // LabelRequirement is one condition of a Workload's selector.
+//
+// Fields, from policy.LabelRequirement:
+//
+//	Key string
+//
+//	Op SelectorOp
+//
+//	Values []string // In, NotIn: at least one; Exists, DoesNotExist: none
 type LabelRequirement = policy.LabelRequirement
 
 // SelectorOp is how a LabelRequirement compares a label.
@@ -36,8 +103,65 @@ const (
 	SelectorDoesNotExist = policy.SelectorDoesNotExist
 )
 
+// RateLimit is a rate limit of a Policy (as WithRateLimit gives one).
+//
+// Fields, from policy.RateLimit:
+//
+//	Scope RateScope
+//
+//	PerSecond float64
+//
+//	Burst int
+type RateLimit = policy.RateLimit
+
+// GroupsConfig is the group settings of a Policy (as WithGroupWeight,
+// WithDefaultGroupWeight, WithGroupMinSlots and WithGroupLimit give them).
+//
+// Fields, from policy.GroupsConfig:
+//
+//	// DefaultWeight is the weight of groups not in Groups, the jobs without
+//	// a group included (they form the group ""). At least 1.
+//	DefaultWeight int
+//
+//	// Groups holds the groups configured by name.
+//	Groups map[string]GroupConfig
+type GroupsConfig = policy.GroupsConfig
+
+// GroupConfig is one group's settings in a GroupsConfig.
+//
+// Fields, from policy.GroupConfig:
+//
+//	// Weight is the group's relative share of the capacity left after the
+//	// minimums; at least 1.
+//	Weight int
+//
+//	// MinSlots are guaranteed to the group while it has that much work.
+//	MinSlots int
+//
+//	// Limit caps the group's running jobs; 0 means no cap.
+//	Limit int
+type GroupConfig = policy.GroupConfig
+
+// TenantsConfig is the tenant limits of a Policy: a default
+// (WithTenantLimits) and each key's own (WithKeyLimits).
+//
+// Fields, from policy.TenantsConfig:
+//
+//	Default TenantLimits
+//
+//	Keys map[string]TenantLimits
+type TenantsConfig = policy.TenantsConfig
+
 // PolicyApplied: ApplyPolicy (or a cluster's leader taking the domain's
 // stored policy) applied a policy; it governs every decision from now on.
+//
+// Fields, from messages.PolicyApplied:
+//
+//	Time time.Time
+//
+//	Version string
+//
+//	Seq uint64
 type PolicyApplied = messages.PolicyApplied
 
 // WithPolicy starts the scheduler with policy p: the limits it sets take
