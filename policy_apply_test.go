@@ -234,7 +234,9 @@ func TestApplyPolicyAllOrNothing(t *testing.T) {
 				p.Workloads = append(p.Workloads, fairsched.Workload{Name: "bad", Priority: &nine,
 					MatchExpressions: []fairsched.LabelRequirement{{Key: "env", Op: "Like", Values: []string{"x"}}}})
 			}},
-			{"type changed", `Types["hi"]`, func(p *fairsched.Policy) { p.Types["hi"] = fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 10} }},
+			{"type changed", `Types["hi"]`, func(p *fairsched.Policy) {
+				p.Types["hi"] = fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 10}
+			}},
 			{"rate limits", "RateLimits", func(p *fairsched.Policy) { p.RateLimits = []fairsched.RateLimit{} }},
 			{"groups", "Groups", func(p *fairsched.Policy) { p.Groups = &fairsched.GroupsConfig{DefaultWeight: 1} }},
 		} {
