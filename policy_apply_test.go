@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -12,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/fairschedtest"
 )
 
 // tierPolicy is a policy of two tiers sharing 10 slots: hi (priority 10)
@@ -320,4 +323,63 @@ func TestLabelsRejected(t *testing.T) {
 	if n := snapshot(t, s).PendingTotal; n != 0 {
 		t.Errorf("%d jobs pending after refused submissions", n)
 	}
+}
+
+// TestDurableLabelsMatchedAfterRestart: a durable job's labels are kept in
+// its record and matched again, against the policy of the day, when a
+// restart queues it: enqueued under no policy, it runs after the restart
+// with the key the new policy's rule takes from its tenant label, while a
+// job with a key of its own keeps it.
+func TestDurableLabelsMatchedAfterRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	ctx := context.Background()
+	mail := fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		st := durableStore(t, path)
+		s, err := fairsched.New(fairsched.WithClock(env.Clock), fairsched.WithStore(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterType("mail", mail); err != nil {
+			t.Fatal(err)
+		}
+		labels := fairsched.WithLabels(map[string]string{"tenant": "acme"})
+		if err := s.Enqueue(ctx, "mail", "m1", nil, labels); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Enqueue(ctx, "mail", "m2", nil, labels, fairsched.WithFairnessKey("own")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(ctx); err != nil { // no handler: both stay in the store
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	fairschedtest.Run(t, func(t *testing.T, env *fairschedtest.Env) {
+		st := durableStore(t, path)
+		p := fairsched.Policy{Workloads: []fairsched.Workload{{Name: "tenants", FairnessLabelKey: "tenant"}}}
+		s, err := fairsched.New(fairsched.WithClock(env.Clock), fairsched.WithStore(st), fairsched.WithPolicy(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close(ctx)
+		if err := s.RegisterType("mail", mail); err != nil {
+			t.Fatal(err)
+		}
+		var log ranLog
+		if err := s.RegisterHandler("mail", func(ctx context.Context, j fairsched.Job) error {
+			log.add(j.ID + " key " + j.FairnessKey)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		fairschedtest.WaitIdle(t, s)
+		got := log.get()
+		slices.Sort(got)
+		if diff := cmp.Diff([]string{"m1 key acme", "m2 key own"}, got); diff != "" {
+			t.Errorf("runs after the restart (-want +got):\n%s", diff)
+		}
+	})
 }
