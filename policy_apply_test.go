@@ -383,3 +383,44 @@ func TestDurableLabelsMatchedAfterRestart(t *testing.T) {
 		}
 	})
 }
+
+// TestPolicyTenantLimitDrains: four slots, four jobs of tenant acme running
+// and more of acme and beta queued, when a policy caps acme at one running
+// job. The four running are not stopped; when they end, acme starts one
+// job and beta its two, and acme goes on one at a time (its limit counts
+// the jobs that ran before the policy).
+func TestPolicyTenantLimitDrains(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{"w": {DefaultCost: 10 * time.Second, Priority: 8}},
+			fairsched.WithMaxConcurrency(4))
+		var jobs []timedJob
+		acme := []fairsched.JobOption{fairsched.WithFairnessKey("acme")}
+		for i := range 4 {
+			jobs = append(jobs, timedJob{typ: "w", id: fmt.Sprint("a", i), tag: "acme", dur: 10, opts: acme})
+		}
+		for i := range 2 {
+			jobs = append(jobs, timedJob{at: 1, typ: "w", id: fmt.Sprint("b", i), tag: "beta", dur: 10, opts: []fairsched.JobOption{fairsched.WithFairnessKey("beta")}})
+		}
+		for i := 4; i < 8; i++ {
+			jobs = append(jobs, timedJob{at: 1, typ: "w", id: fmt.Sprint("a", i), tag: "acme", dur: 10, opts: acme})
+		}
+		jobs = append(jobs, timedJob{at: 2, probe: func() {
+			p := fairsched.Policy{Tenants: &fairsched.TenantsConfig{Keys: map[string]fairsched.TenantLimits{"acme": {MaxRunning: 1}}}}
+			if err := s.ApplyPolicy(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(snapshot(t, s).Running); n != 4 {
+				t.Errorf("%d jobs running after the policy; want the 4 of acme", n)
+			}
+		}})
+		starts := map[int][]string{}
+		for _, sp := range runTimeline(t, s, jobs) {
+			_, tag, _ := strings.Cut(sp.Job, "#")
+			starts[sp.Start] = append(starts[sp.Start], tag)
+		}
+		want := map[int][]string{0: {"acme", "acme", "acme", "acme"}, 10: {"acme", "beta", "beta"}, 20: {"acme"}, 30: {"acme"}, 40: {"acme"}}
+		if diff := cmp.Diff(want, starts); diff != "" {
+			t.Errorf("tenants started, by second (-want +got):\n%s", diff)
+		}
+	})
+}
