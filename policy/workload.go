@@ -102,22 +102,31 @@ func CompileWorkloads(ws []Workload) (*Workloads, error) {
 	out := &Workloads{rules: make([]rule, 0, len(ws))}
 	names := map[string]bool{}
 	for i, w := range ws {
-		field := fmt.Sprintf("Workloads[%d]", i)
-		if err := checkLabel(ErrInvalidConfig, field+".Name", w.Name, true); err != nil {
-			return nil, err
-		}
-		field = fmt.Sprintf("Workloads[%d %q]", i, w.Name)
-		if names[w.Name] {
-			return nil, InvalidConfig(field+".Name", w.Name, "names a rule already listed: each name once")
-		}
-		names[w.Name] = true
-		r, err := compileRule(field, w)
+		r, err := compileAt(i, w)
 		if err != nil {
 			return nil, err
 		}
+		if names[w.Name] {
+			return nil, InvalidConfig(fmt.Sprintf("Workloads[%d %q].Name", i, w.Name), w.Name, "names a rule already listed: each name once")
+		}
+		names[w.Name] = true
 		out.rules = append(out.rules, r)
 	}
 	return out, nil
+}
+
+// ValidateWorkload checks rule w, the index-th of its list, on its own
+// (not whether its name is unique in the list).
+func ValidateWorkload(index int, w Workload) error {
+	_, err := compileAt(index, w)
+	return err
+}
+
+func compileAt(i int, w Workload) (rule, error) {
+	if err := checkLabel(ErrInvalidConfig, fmt.Sprintf("Workloads[%d].Name", i), w.Name, true); err != nil {
+		return rule{}, err
+	}
+	return compileRule(fmt.Sprintf("Workloads[%d %q]", i, w.Name), w)
 }
 
 func compileRule(field string, w Workload) (rule, error) {

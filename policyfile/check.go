@@ -199,7 +199,7 @@ func (c *checker) workloads(fw []fileWorkload) []policy.Workload {
 		for _, e := range f.MatchExpressions {
 			w.MatchExpressions = append(w.MatchExpressions, policy.LabelRequirement{Key: e.Key, Op: policy.SelectorOp(e.Operator), Values: e.Values})
 		}
-		if _, err := policy.CompileWorkloads([]policy.Workload{w}); !c.at(fmt.Sprintf("workloads[%d]", i), err) {
+		if !c.at(fmt.Sprintf("workloads[%d]", i), policy.ValidateWorkload(i, w)) {
 			out = append(out, w)
 		}
 	}
