@@ -424,3 +424,43 @@ func TestPolicyTenantLimitDrains(t *testing.T) {
 		}
 	})
 }
+
+// TestPolicyReservationCountsQueuedWork: a reservation that lends while
+// its tier has nothing waiting, applied while jobs of that tier already
+// wait, holds for them at once: four slots, priorities only order; hi
+// fills them and has four more queued, lo has two queued, when a policy
+// reserves half the slots for lo. At 10 s lo takes its two slots and hi
+// the rest, although hi ranks first.
+func TestPolicyReservationCountsQueuedWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{
+			"hi": {DefaultCost: 10 * time.Second, Priority: 2},
+			"lo": {DefaultCost: 10 * time.Second, Priority: 1},
+		}, fairsched.WithMaxConcurrency(4), fairsched.WithPriorityMode(fairsched.PriorityOrderOnly))
+		var jobs []timedJob
+		for i := range 8 {
+			jobs = append(jobs, timedJob{typ: "hi", id: fmt.Sprint("h", i), dur: 10})
+		}
+		for i := range 2 {
+			jobs = append(jobs, timedJob{typ: "lo", id: fmt.Sprint("l", i), dur: 10})
+		}
+		jobs = append(jobs, timedJob{at: 1, probe: func() {
+			p := fairsched.Policy{Tiers: map[fairsched.Priority]fairsched.TierConfig{1: {MinShare: 0.5, BurstShare: 1, LendIdle: true}}}
+			if err := s.ApplyPolicy(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+		}})
+		starts := map[int]map[string]int{}
+		for _, sp := range runTimeline(t, s, jobs) {
+			typ, _, _ := strings.Cut(sp.Job, "/")
+			if starts[sp.Start] == nil {
+				starts[sp.Start] = map[string]int{}
+			}
+			starts[sp.Start][typ]++
+		}
+		want := map[int]map[string]int{0: {"hi": 4}, 10: {"hi": 2, "lo": 2}, 20: {"hi": 2}}
+		if diff := cmp.Diff(want, starts); diff != "" {
+			t.Errorf("jobs started, by second and type (-want +got):\n%s", diff)
+		}
+	})
+}
