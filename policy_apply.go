@@ -185,7 +185,9 @@ func WithPolicy(p Policy) Option {
 // next decision; nothing running is stopped: a tier, group or key now
 // over its cap starts nothing more until its jobs have drained below it.
 // Each applied policy is logged, reported as PolicyApplied and counted by
-// package metrics. In cluster mode the call goes to the leader, which
+// package metrics. A Submit racing the first policy that sets a pending
+// bound (WithMaxPending, MaxPending of tenants) may return nil and be
+// refused after: the refusal is logged and reported (JobRefused). In cluster mode the call goes to the leader, which
 // applies it and stores it for every later leader.
 func (s *Scheduler) ApplyPolicy(ctx context.Context, p Policy) error {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "ApplyPolicy"); err != nil {
