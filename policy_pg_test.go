@@ -2,6 +2,7 @@ package fairsched_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,7 +17,9 @@ import (
 // (its value, 8, capped it before): the leader then runs one of two
 // pending jobs and holds the other with reason tier_limit. When the
 // leader leaves, the next leader applies the stored policy before it
-// decides: the same holds for the next two jobs.
+// decides: the same holds for the next two jobs. The policy's workload
+// rule gives each job the key its tenant label names: labels travel in the
+// job's record to the leader, which matches them.
 func TestPolicyFromFollowerReachesLeader(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx := context.Background()
@@ -49,7 +52,8 @@ func TestPolicyFromFollowerReachesLeader(t *testing.T) {
 		}
 		return false
 	})
-	p := fairsched.Policy{Version: "one-at-a-time", Tiers: map[fairsched.Priority]fairsched.TierConfig{8: {MaxRunning: 1}}}
+	p := fairsched.Policy{Version: "one-at-a-time", Tiers: map[fairsched.Priority]fairsched.TierConfig{8: {MaxRunning: 1}},
+		Workloads: []fairsched.Workload{{Name: "tenants", FairnessLabelKey: "tenant"}}}
 	if err := follower.ApplyPolicy(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +62,7 @@ func TestPolicyFromFollowerReachesLeader(t *testing.T) {
 	held := func(s *fairsched.Scheduler, ids ...string) {
 		t.Helper()
 		for _, id := range ids {
-			if err := s.Enqueue(ctx, "t", id, nil); err != nil {
+			if err := s.Enqueue(ctx, "t", id, nil, fairsched.WithLabels(map[string]string{"tenant": "of-" + id})); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -68,10 +72,12 @@ func TestPolicyFromFollowerReachesLeader(t *testing.T) {
 			if err != nil || len(snap.Running) != 1 || len(snap.Pending) != 1 {
 				return false
 			}
-			got = []any{snap.Tiers, snap.Pending[0].Reason}
+			keys := []string{snap.Running[0].FairnessKey, snap.Pending[0].FairnessKey}
+			slices.Sort(keys)
+			got = []any{snap.Tiers, snap.Pending[0].Reason, keys}
 			return true
 		})
-		want := []any{p.Tiers, fairsched.ReasonTierLimit}
+		want := []any{p.Tiers, fairsched.ReasonTierLimit, []string{"of-" + ids[0], "of-" + ids[1]}}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("the leader's tiers and the held job's reason (-want +got):\n%s", diff)
 		}
