@@ -541,6 +541,9 @@ func New(opts ...Option) (*Scheduler, error) {
 	if a := o.limits.Adaptive; a != nil && o.limits.MaxConcurrency == 0 {
 		o.limits.MaxConcurrency = a.Max // the starting limit
 	}
+	if err := o.startPolicy(); err != nil {
+		return nil, err
+	}
 	if err := o.limits.Validate(); err != nil {
 
 		return nil, err
@@ -556,9 +559,10 @@ func New(opts ...Option) (*Scheduler, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Scheduler{eng: &clusterEngine{node: node, clock: o.clock, limits: o.limits}, maxPayload: o.maxPayload}, nil
+		s := &Scheduler{eng: &clusterEngine{node: node, clock: o.clock, limits: o.limits}, maxPayload: o.maxPayload}
+		return s.withPolicyTypes(o.policy)
 	}
-	c := core.New(o.limits)
+	c := o.newCore()
 	var state core.State
 	var jobs []core.JobRecord
 	if o.store != nil {
@@ -585,7 +589,8 @@ func New(opts ...Option) (*Scheduler, error) {
 		Jobs:      jobs,
 		Retention: o.retention,
 	})
-	return &Scheduler{eng: localEngine{a}, maxPayload: o.maxPayload}, nil
+	s := &Scheduler{eng: localEngine{a}, maxPayload: o.maxPayload}
+	return s.withPolicyTypes(o.policy)
 }
 
 // RegisterType adds a job type. Types can be added at any time; a type is
@@ -674,6 +679,9 @@ func checkJob(j *messages.Job, opts []JobOption) (*messages.Job, error) {
 	if err := policy.ValidateJobNames(j.Key, j.Group); err != nil {
 		return nil, err
 	}
+	if err := policy.ValidateLabels(j.Labels()); err != nil {
+		return nil, fmt.Errorf("%w (type %q, id %q)", err, t, jobID)
+	}
 	if ttl := j.TTL(); ttl < 0 {
 		return nil, fmt.Errorf("%w: WithQueueTimeout(%v): a queue timeout must not be negative (type %q, id %q)", ErrInvalidJob, ttl, t, jobID)
 	}
@@ -698,7 +706,8 @@ func (f jobOptionFunc) applyJob(j *messages.Job) { f(j) }
 // 4: one unit for the fair queue and the quota): cost in seconds, rounded
 // up to a whole token — 4s takes 4 tokens, 2.5s takes 3, 1ns takes 1 — at
 // most the bucket's burst. A job without it takes 1. 0 means the estimate
-// (and 1 token); a negative cost is ErrInvalidJob.
+// (and 1 token); a negative cost is ErrInvalidJob. Given, it overrides the
+// tokens of a workload rule the job's labels match (WithLabels).
 func WithTokens(cost time.Duration) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.SetTokens(cost) })
 }
@@ -853,7 +862,9 @@ func WithRandSeed(seed uint64) Option {
 // type's QueueTimeout, none if both are 0). JobExpired.Waited and
 // the error report the whole wait, pauses included. A RunSync context
 // deadline works as before, beside it (it does not stop during a pause).
-// The scheduler arms one timer, for the earliest deadline.
+// The scheduler arms one timer, for the earliest deadline. Given, it
+// overrides the queue timeout of a workload rule the job's labels match
+// (WithLabels), which overrides its type's.
 func WithQueueTimeout(d time.Duration) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.SetTTL(d) })
 }
@@ -862,7 +873,9 @@ func WithQueueTimeout(d time.Duration) JobOption {
 // and it is ordered by key's accumulated cost, as a RunSync job of that key
 // is. Background jobs without it share the key "". On RunSync it replaces
 // the fairnessKey argument. Like every name it is valid UTF-8 without NUL,
-// at most MaxNameLen bytes (ErrInvalidJob).
+// at most MaxNameLen bytes (ErrInvalidJob). A job with a key (this, or a
+// RunSync's) keeps it whatever a workload rule's fairness label says
+// (WithLabels).
 func WithFairnessKey(key string) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.Key = key })
 }
@@ -882,7 +895,8 @@ func InGroup(group string) JobOption {
 // base priority (its type's) still decides which tier's cap it counts
 // against, and it ages from its own submission; its effective priority is
 // the higher of the two. With a ctx that belongs to no running job the
-// option does nothing.
+// option does nothing. It overrides the priority of a workload rule the
+// job's labels match (WithLabels).
 func InheritPriority(ctx context.Context) JobOption {
 	p, ok := messages.RunningPriority(ctx)
 	return jobOptionFunc(func(j *messages.Job) {
@@ -1061,6 +1075,8 @@ type options struct {
 	clusterCfg cluster.Config
 	maxPayload int
 	retention  time.Duration
+	policy     *Policy           // WithPolicy
+	workloads  *policy.Workloads // its compiled workloads
 	err        error
 }
 

@@ -275,7 +275,7 @@ func startCluster(o *options) (*cluster.Node, error) {
 		cfg.Logger = o.logger
 	}
 	n, err := cluster.Start(o.cluster, cfg, func(st actor.JobStore, recs []core.JobRecord) (*actor.Actor, error) {
-		c := core.New(o.limits)
+		c := o.newCore()
 		state, err := actor.SafeLoad(st)
 		if err != nil {
 			return nil, err

@@ -105,6 +105,10 @@ type JobStore = actor.JobStore
 //
 //	Floored bool
 //
+//	// Labels are the job's labels (WithLabels), matched by the workload
+//	// rules each time the job is queued.
+//	Labels policy.Labels
+//
 //	// EnqueuedAt is when Enqueue accepted it: its aging clock and queue
 //	// timeout run from there across restarts. RunAt, when set, is when it
 //	// becomes due.

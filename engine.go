@@ -28,6 +28,7 @@ type engine interface {
 	enqueueMany(ctx context.Context, js []*messages.Job) error
 	cancel(ctx context.Context, t JobType, id string) (messages.CancelResult, error)
 	setKeyWeight(key string, weight float64) error
+	applyPolicy(ctx context.Context, p Policy) error
 	group(op messages.GroupOpKind, group string, weight int) error
 	registerWorker(id string, slots [][]JobType) error
 	unregisterWorker(id string) error

@@ -110,7 +110,7 @@ const (
 type Actor struct {
 	core       *core.Core
 	attempts   messages.Attempts       // the attempts' contexts, made in blocks
-	refuses    bool                    // the core may refuse a submission: Submit waits for the verdict
+	refuses    atomic.Bool             // the core may refuse a submission: Submit waits for the verdict
 	rand       *rand.Rand              // draws retry jitter
 	coalescing map[policy.JobType]bool // the types with JobTypeConfig.Coalesce
 	// What the owner keeps of its configuration and its run.
@@ -198,7 +198,7 @@ func Start(c *core.Core, cfg Config) *Actor {
 		work:     make(chan *messages.Job),
 	}
 	a.base, a.cancelBase = context.WithCancel(context.Background())
-	a.refuses = c.Refuses() // settled by the limits, which do not change
+	a.refuses.Store(c.Refuses()) // settled by the limits: only ApplyPolicy changes them
 	c.SetDecisionLog(a.log.Core().Enabled(zap.InfoLevel))
 	a.coalescing = map[policy.JobType]bool{}
 	a.store, a.grantRecords = cfg.Store, cfg.GrantRecordsAttempt
@@ -413,6 +413,8 @@ func (a *Actor) handle(r messages.Request) {
 			}
 		}
 		m.Reply <- err
+	case messages.ApplyPolicy:
+		m.Reply <- a.applyPolicy(m.Policy)
 	case messages.AddPeriodic:
 		a.addPeriodic(m)
 	case messages.StopPeriodic:

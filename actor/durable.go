@@ -191,6 +191,7 @@ func fromRecord(rec *core.JobRecord) *messages.Job {
 	j.Group, j.Floor, j.Floored = rec.Group, rec.Floor, rec.Floored
 	j.SetTokens(rec.Tokens)
 	j.SetTTL(rec.TTL)
+	j.SetLabels(rec.Labels)
 	if rec.RetrySet {
 		j.OwnRetry, j.RetrySet = rec.Retry, true
 	}
@@ -216,7 +217,7 @@ func record(j *messages.Job, seq uint64, now time.Time) *core.JobRecord {
 	return &core.JobRecord{
 		Seq: seq, Type: j.Type, ID: j.ID, Payload: j.Data, Key: j.Key, Group: j.Group,
 		Tokens: j.Tokens(), TTL: j.TTL(), Retry: j.Retry(), RetrySet: j.RetrySet, Floor: j.Floor, Floored: j.Floored,
-		EnqueuedAt: now, RunAt: j.RunAt, State: core.RecordPending,
+		Labels: j.Labels(), EnqueuedAt: now, RunAt: j.RunAt, State: core.RecordPending,
 	}
 }
 

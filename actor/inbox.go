@@ -57,7 +57,7 @@ func (a *Actor) TypeConfig(t policy.JobType) (policy.JobTypeConfig, bool) {
 // Submit hands a job to the owner. Once it returns nil the job is the
 // owner's: a foreground job's Admit channel will receive exactly one value.
 func (a *Actor) Submit(ctx context.Context, j *messages.Job) error {
-	if !a.refuses || j.Foreground() {
+	if !a.refuses.Load() || j.Foreground() {
 		return a.send(ctx, messages.Submit{Job: j})
 	}
 	// The limits may refuse it: the caller waits for the verdict.

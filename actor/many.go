@@ -13,7 +13,7 @@ import (
 // verdict is waited for.
 func (a *Actor) SubmitMany(ctx context.Context, jobs []*messages.Job) ([]error, error) {
 	var verdicts []chan error // jobs may run, end and be recycled before their verdict is read
-	if a.refuses {
+	if a.refuses.Load() {
 		verdicts = make([]chan error, len(jobs))
 		for i := range jobs {
 			verdicts[i] = make(chan error, 1)

@@ -47,6 +47,8 @@ type cmdArgs struct {
 	Limit  int            `json:"limit,omitempty"`
 	// Record is the job a Supersede enqueues in place of the pending one.
 	Record *core.JobRecord `json:"record,omitempty"`
+	// Policy is the policy a policy command applies (policy.go).
+	Policy json.RawMessage `json:"policy,omitempty"`
 }
 
 type cmdReply struct {
@@ -158,6 +160,11 @@ func (n *Node) Dead(ctx context.Context, op messages.DeadOpKind, t policy.JobTyp
 // applySettings gives the leader's scheduler the domain's weights and
 // pauses.
 func (l *leader) applySettings(settings map[string][]byte) {
+	if v, ok := settings[settingPolicy]; ok { // first: the weights and pauses set after it apply over it
+		if err := l.applyStoredPolicy(v); err != nil {
+			l.n.log.Warn("the stored policy no longer applies", zap.Error(err))
+		}
+	}
 	for name, v := range settings {
 		var err error
 		var w float64
@@ -232,6 +239,8 @@ func (l *leader) answerRefused(ctx context.Context, c Command, refusal error) er
 func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *cmdReply, reset *string, settings map[string][]byte, weight []byte) error {
 	a := l.a
 	switch kind {
+	case cmdPolicy:
+		return l.runPolicy(ctx, args, settings)
 	case cmdCancel:
 		res, err := a.Cancel(ctx, messages.Cancel{Type: args.Type, ID: args.ID})
 		r.Pending, r.Running = res.Pending, res.Running

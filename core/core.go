@@ -155,6 +155,8 @@ type Rare struct {
 	// deferrals counts the admission policy's deferrals of the job
 	// (Deferrals); it stops at math.MaxInt32.
 	deferrals int32
+	// labels are the job's labels, matched by the workload rules at Submit.
+	labels policy.Labels
 }
 
 // TTL is how long the job may stay pending when positive (else its type's
@@ -302,6 +304,8 @@ type Core struct {
 	aging agingTable
 	// load is the load signal's last reading (signal.go).
 	load loadState
+	// pol is what the core keeps of the applied policy (policy.go).
+	pol livePolicy
 }
 
 // New returns an empty core. The limits must be valid.
@@ -400,6 +404,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 		return fmt.Errorf("%w: %q", policy.ErrUnknownJobType, j.Type)
 	}
 	j.slot = slot // its Priority, for the refusal's record too
+	c.applyWorkload(j)
 	if err := c.refusal(j); err != nil {
 		c.record(now, j, DecisionRefuse, string(err.(*policy.RefusalError).Reason), 0)
 		return err

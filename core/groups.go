@@ -20,7 +20,7 @@ type group struct {
 	// and groups configured; they count in their tiers' waiting jobs only
 	// while alloc > 0 (see Core.countWaiting).
 	waiting map[policy.Priority]int
-	limit   int // its configured limit (0 = none): limits never change at run time
+	limit   int // its configured limit (0 = none): changed only by ApplyPolicy
 }
 
 func (g *group) demand() int {

@@ -24,6 +24,9 @@ type JobRecord struct {
 	RetrySet bool               `json:"retry_set,omitempty"`
 	Floor    policy.Priority    `json:"floor,omitempty"`
 	Floored  bool               `json:"floored,omitempty"`
+	// Labels are the job's labels (WithLabels), matched by the workload
+	// rules each time the job is queued.
+	Labels policy.Labels `json:"labels,omitempty"`
 	// EnqueuedAt is when Enqueue accepted it: its aging clock and queue
 	// timeout run from there across restarts. RunAt, when set, is when it
 	// becomes due.
@@ -81,5 +84,5 @@ func (r *JobRecord) Valid() bool {
 	return r.Seq > 0 && r.Type != "" && policy.ValidateJob(r.Type, r.ID, true) == nil &&
 		policy.ValidateJobNames(r.Key, r.Group) == nil && policy.CheckName(r.Owner) == nil && r.State <= RecordSucceeded &&
 		r.Attempt >= 0 && r.Interruptions >= 0 && r.Interruptions <= r.Attempt && r.Tokens >= 0 && r.Tokens <= policy.MaxTokens && r.TTL >= 0 &&
-		(!r.RetrySet || r.Retry.Validate("retry") == nil)
+		(!r.RetrySet || r.Retry.Validate("retry") == nil) && policy.ValidateLabels(r.Labels) == nil
 }

@@ -229,6 +229,7 @@ func (j *Job) Fresh() *Job {
 	f.Group, f.Floor, f.Floored = j.Group, j.Floor, j.Floored
 	f.SetTokens(j.Tokens())
 	f.SetTTL(j.TTL())
+	f.SetLabels(j.Labels())
 	if j.Extra != nil {
 		f.OwnRetry = j.OwnRetry
 	}
@@ -573,7 +574,8 @@ type Done struct {
 }
 
 // Event is something the owner did, as told to subscribers: one of the
-// Job* types of this file and GroupAllocationChanged. The set is closed: no
+// Job* types of this file, GroupAllocationChanged and PolicyApplied
+// (policy.go). The set is closed: no
 // other package can add a variant, so a type switch over them is
 // exhaustive.
 type Event interface{ event() }

@@ -37,6 +37,7 @@ type Collector struct {
 	denied       *prometheus.CounterVec
 	dropped      *prometheus.CounterVec
 	superseded   *prometheus.CounterVec
+	policies     *prometheus.CounterVec
 	allocChanges *prometheus.CounterVec
 	excess       prometheus.Counter
 
@@ -124,6 +125,8 @@ var (
 		"Jobs dropped unrun because the scheduler closed, by type."}
 	specSuperseded = spec{"superseded_total", counter, []string{"type"},
 		"Pending background jobs replaced by a newer submission with Supersede, by type."}
+	specPolicies = spec{"policies_applied_total", counter, []string{"version"},
+		"Scheduling policies applied (PolicyApplied events), by the policy's version."}
 	specAged = spec{"aging_promotions_total", counter, []string{"type"},
 		"Rises of waiting jobs' effective priority by aging, every step of every job (Snapshot.AgingRises), by type."}
 	specAllocChanges = spec{"group_allocation_changes_total", counter, []string{"group", "reason"},
@@ -158,7 +161,7 @@ var (
 // specs lists every metric, in the order of the documentation.
 var specs = []spec{
 	specQueueWait, specDuration, specEffective, specQueued, specCancelled, specAdmitted, specCompleted, specFailed,
-	specRefused, specExpired, specDenied, specDropped, specSuperseded, specAged, specAllocChanges, specExcess,
+	specRefused, specExpired, specDenied, specDropped, specSuperseded, specPolicies, specAged, specAllocChanges, specExcess,
 	specRunning, specPending, specGroupSlots, specGroupRunning, specMaxConcurrency,
 	specAdaptiveLimit, specLoad, specOverloaded, specLoadSkipped, specEventsLost, specSnapshotErrors,
 }
@@ -198,6 +201,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 		denied:       counterVec(specDenied),
 		dropped:      counterVec(specDropped),
 		superseded:   counterVec(specSuperseded),
+		policies:     counterVec(specPolicies),
 		allocChanges: counterVec(specAllocChanges),
 		excess:       plainCounter(specExcess),
 
@@ -221,6 +225,7 @@ func (c *Collector) vectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		c.queueWait, c.duration, c.effective, c.queued, c.cancelled, c.admitted, c.completed, c.failed, c.refused,
 		c.expired, c.denied, c.dropped, c.superseded, c.allocChanges, c.excess,
+		c.policies,
 	}
 }
 
@@ -268,6 +273,8 @@ func (c *Collector) record(e fairsched.Event) {
 		c.dropped.WithLabelValues(string(e.Type)).Inc()
 	case fairsched.JobSuperseded:
 		c.superseded.WithLabelValues(string(e.Type)).Inc()
+	case fairsched.PolicyApplied:
+		c.policies.WithLabelValues(e.Version).Inc()
 	}
 }
 

@@ -368,4 +368,18 @@
 // the head of each class: O(classes + log n) per admission, never a pass
 // over the pending jobs. The rarity term changes only with the free slots
 // of a type, which the worker pool counts per type in O(1).
+//
+// # Policy and workloads
+//
+// Policy is the scheduling settings as one value (tiers, tenant and key
+// limits, key weights, types, groups, rate limits, workloads), which a
+// running core replaces whole or not at all. Workloads match a job's
+// Labels as Kubernetes set-based selectors do: every requirement of a
+// rule must hold; In needs the label with one of the values, NotIn holds
+// without the label or with none of them, Exists and DoesNotExist test
+// the key alone. The first rule that holds applies; it fills what the job
+// did not set itself (tokens, queue timeout, fairness key from a label, a
+// priority floor). CompileWorkloads sorts each value set once, so matching
+// is one pass over the rules at most — per requirement a map lookup and,
+// for a set, a binary search — with no allocation.
 package policy

@@ -4,6 +4,7 @@
 //	fairsim [-json] [-svg FILE] SCENARIO.yaml
 //	fairsim -summary [-svgdir DIR] [-builtin] SCENARIO.yaml...
 //	fairsim -restart
+//	fairsim -check-policy POLICY.yaml...
 //	fairsim -cluster N [-db URL] [-step D] [-slots S] [-heartbeat D] [-log] SCENARIO.yaml
 //
 // Each scenario runs on a mock clock: jobs take exactly their scripted
@@ -21,7 +22,10 @@
 // rate limits, expiry: internal/scenario.Features), written in Go; they
 // share the files' numbering, and all play in the order of their names.
 // A long run reports its progress on stderr. -restart shows durable jobs
-// surviving a restart, on a real scheduler and bbolt file.
+// surviving a restart, on a real scheduler and bbolt file. -check-policy
+// checks policy files (package policyfile) without running anything: a
+// line per valid file, each error at its file:line:column, exit status 2
+// if any is invalid.
 //
 // -cluster N plays one scenario for real on a cluster of N instances in
 // this process, over PostgreSQL: the database -db names (an empty one), or
@@ -91,13 +95,17 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	step := fs.Duration("step", 0, "with -cluster: the wall-clock `length` of one scenario second (default 200ms, less for a long scenario)")
 	slots := fs.Int("slots", 0, "with -cluster: each instance's `slots` (default the scenario's global cap)")
 	heartbeat := fs.Duration("heartbeat", 0, "with -cluster: the instances' heartbeat `interval`, which also bounds each of the leader's database calls (default 1s)")
+	checkPolicy := fs.Bool("check-policy", false, "check the policy files given (package policyfile) without running them")
 	records := fs.Bool("log", false, "with -cluster: write the instances' scheduler and cluster records to stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fairsim [-json] [-svg FILE] SCENARIO.yaml\n       fairsim -summary [-svgdir DIR] SCENARIO.yaml...\n       fairsim -restart\n       fairsim -cluster N [-db URL] [-step D] [-slots S] [-heartbeat D] [-log] SCENARIO.yaml")
+		fmt.Fprintln(stderr, "usage: fairsim [-json] [-svg FILE] SCENARIO.yaml\n       fairsim -summary [-svgdir DIR] SCENARIO.yaml...\n       fairsim -restart\n       fairsim -check-policy POLICY.yaml...\n       fairsim -cluster N [-db URL] [-step D] [-slots S] [-heartbeat D] [-log] SCENARIO.yaml")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *checkPolicy {
+		return checkPolicies(fs.Args(), stdout, stderr)
 	}
 	if *restart {
 		if err := restartDemo(stdout); err != nil {
