@@ -574,10 +574,9 @@ type Done struct {
 }
 
 // Event is something the owner did, as told to subscribers: one of the
-// Job* types of this file, GroupAllocationChanged and PolicyApplied
-// (policy.go). The set is closed: no
-// other package can add a variant, so a type switch over them is
-// exhaustive.
+// Job* types, GroupAllocationChanged and PolicyApplied. The set is
+// closed: no other package can add a variant, so a type switch over them
+// is exhaustive.
 type Event interface{ event() }
 
 // JobQueued: a job entered the queue — submitted, a periodic occurrence,
