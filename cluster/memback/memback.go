@@ -4,7 +4,8 @@
 // settings, slots, events and wake-ups) without a database, so that the
 // cluster runs in tests in virtual time (testing/synctest). One owner
 // goroutine holds the state; every method hands it a request over a
-// channel. Faults are injected by method name (Fail, Stall).
+// channel. Faults are injected by method name (Fail, Stall), and a lost
+// listening connection by Deafen.
 package memback
 
 import (
@@ -150,6 +151,14 @@ func (b *Backend) Stall(method string) (release func()) {
 		})
 		close(ch)
 	}
+}
+
+// Deafen makes the backend stop listening, as when the connections that
+// listen are lost: every Wake and Events channel open is closed (a reader
+// then polls, or listens again). Later calls of Wake and Events listen
+// anew.
+func (b *Backend) Deafen() {
+	_ = b.do(func(st *state) { st.closeSubscribers() })
 }
 
 type failN struct {
