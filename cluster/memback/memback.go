@@ -101,6 +101,8 @@ func (b *Backend) call(ctx context.Context, method string, f func(*state) error)
 		return err
 	}
 	if stall != nil {
+		_ = b.do(func(st *state) { st.faults.waiting[method]++ })
+		defer func() { _ = b.do(func(st *state) { st.faults.waiting[method]-- }) }()
 		select {
 		case <-stall:
 		case <-ctx.Done():
@@ -161,14 +163,22 @@ func (b *Backend) Deafen() {
 	_ = b.do(func(st *state) { st.closeSubscribers() })
 }
 
+// Waiting returns how many calls of method wait at its Stall now: a test
+// knows the call it stalled was made.
+func (b *Backend) Waiting(method string) (n int) {
+	_ = b.do(func(st *state) { n = st.faults.waiting[method] })
+	return n
+}
+
 type failN struct {
 	n   int
 	err error
 }
 
 type faults struct {
-	fail  map[string][]failN
-	stall map[string]chan struct{}
+	fail    map[string][]failN
+	stall   map[string]chan struct{}
+	waiting map[string]int // calls waiting at a stall, by method
 }
 
 func (f *faults) take(method string) (error, chan struct{}) {

@@ -68,7 +68,7 @@ type waker struct {
 func newState(now func() time.Time) *state {
 	return &state{
 		now:      now,
-		faults:   faults{fail: map[string][]failN{}, stall: map[string]chan struct{}{}},
+		faults:   faults{fail: map[string][]failN{}, stall: map[string]chan struct{}{}, waiting: map[string]int{}},
 		jobs:     map[uint64]*row{},
 		leases:   map[string]*lease{},
 		insts:    map[string]map[string]*inst{},
