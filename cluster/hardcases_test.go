@@ -30,11 +30,16 @@ const hcType = "work"
 // hcLink is one instance's way to the shared backend: it can keep the
 // instance from taking the lease (follower), and counts the leader's
 // writes of this instance that landed while counting is on (under an
-// epoch that is no longer the domain's, there must be none).
+// epoch that is no longer the domain's, there must be none): its turns
+// (Grant), its records (ApplyJobs), its verdicts on instances (Lost,
+// Revoke) and its cleanup (ForgetOrphans).
 type hcLink struct {
 	cluster.Backend
 	follower atomic.Bool
-	counting atomic.Bool
+	// renewHeld, when set, holds every Renew until it is closed: the
+	// instance's lease loop stands still (a pause), its other loops run.
+	renewHeld atomic.Pointer[chan struct{}]
+	counting  atomic.Bool
 	landed   atomic.Int32
 	fenced   atomic.Int32
 }
@@ -44,6 +49,21 @@ func (l *hcLink) Acquire(ctx context.Context, domain, holder string, ttl time.Du
 		return 0, false, nil
 	}
 	return l.Backend.Acquire(ctx, domain, holder, ttl)
+}
+
+func (l *hcLink) Renew(ctx context.Context, domain, holder string, epoch int64, ttl time.Duration) (bool, error) {
+	if held := l.renewHeld.Load(); held != nil {
+		<-*held
+	}
+	return l.Backend.Renew(ctx, domain, holder, epoch, ttl)
+}
+
+// holdRenew holds the instance's renewals until the function it returns
+// is called.
+func (l *hcLink) holdRenew() (release func()) {
+	ch := make(chan struct{})
+	l.renewHeld.Store(&ch)
+	return sync.OnceFunc(func() { l.renewHeld.Store(nil); close(ch) })
 }
 
 func (l *hcLink) count(wrote bool, err error) {
@@ -62,6 +82,24 @@ func (l *hcLink) Grant(ctx context.Context, domain string, epoch int64, succeede
 	gone, took, err := l.Backend.Grant(ctx, domain, epoch, succeeded, grants)
 	l.count(len(gone)+len(took) > 0, err)
 	return gone, took, err
+}
+
+func (l *hcLink) Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error) {
+	lost, err := l.Backend.Lost(ctx, domain, epoch, deadline)
+	l.count(true, err)
+	return lost, err
+}
+
+func (l *hcLink) Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error) {
+	seqs, err := l.Backend.Revoke(ctx, domain, epoch, instance)
+	l.count(true, err)
+	return seqs, err
+}
+
+func (l *hcLink) ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error) {
+	n, err := l.Backend.ForgetOrphans(ctx, domain, epoch, live, after)
+	l.count(true, err)
+	return n, err
 }
 
 func (l *hcLink) Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, cluster.Feed, error) {
@@ -105,13 +143,18 @@ type hcCluster struct {
 	// started receives "job#attempt" as each run starts.
 	started chan string
 	// hold: the runs started wait for their context to end; otherwise
-	// they return nil at once.
-	hold atomic.Bool
+	// they return nil at once. slowStop: once it has ended, they wait
+	// for free too. free is closed as the test ends.
+	hold, slowStop atomic.Bool
+	free           chan struct{}
+	freeOnce       sync.Once
+	// config adjusts each instance's configuration (fast's by default).
+	config func(*fairsched.ClusterConfig)
 }
 
-func newHC(t *testing.T) *hcCluster {
-	c := &hcCluster{t: t, b: memback.New(), nodes: map[string]*fairsched.Scheduler{}, links: map[string]*hcLink{},
-		started: make(chan string, 64)}
+func newHC(t *testing.T, opts ...memback.Option) *hcCluster {
+	c := &hcCluster{t: t, b: memback.New(opts...), nodes: map[string]*fairsched.Scheduler{}, links: map[string]*hcLink{},
+		started: make(chan string, 64), free: make(chan struct{})}
 	t.Cleanup(c.close)
 	return c
 }
@@ -122,7 +165,11 @@ func (c *hcCluster) join(name string, handles, follower bool) {
 	c.t.Helper()
 	l := &hcLink{Backend: c.b}
 	l.follower.Store(follower)
-	s, err := fairsched.New(fairsched.WithCluster(l, fast("d", name, 2)))
+	cfg := fast("d", name, 2)
+	if c.config != nil {
+		c.config(&cfg)
+	}
+	s, err := fairsched.New(fairsched.WithCluster(l, cfg))
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -142,9 +189,16 @@ func (c *hcCluster) run(ctx context.Context, inst string, j fairsched.Job) error
 	end := "ok"
 	var err error
 	if c.hold.Load() {
-		<-ctx.Done()
-		err = context.Cause(ctx)
-		end = sentinelOf(err)
+		select {
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+			end = sentinelOf(err)
+			if c.slowStop.Load() {
+				<-c.free
+			}
+		case <-c.free:
+			end = "freed as the test ended"
+		}
 	}
 	c.mu.Lock()
 	c.runs = append(c.runs, hcRun{j.ID, inst, j.Attempt, end})
@@ -173,6 +227,12 @@ func (c *hcCluster) kill(name string) {
 }
 
 func (c *hcCluster) close() {
+	c.freeOnce.Do(func() { close(c.free) })
+	for _, l := range c.links {
+		if held := l.renewHeld.Load(); held != nil {
+			close(*held)
+		}
+	}
 	for _, s := range c.nodes {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_ = s.Close(ctx)
@@ -364,5 +424,106 @@ func TestHardCancelAfterTheExecutorStarted(t *testing.T) {
 		want := cancelOutcome{Answer: fairsched.Cancelled{Running: 1},
 			Runs: []hcRun{{"j", "work", 1, fairsched.ErrCancelled.Error()}}}
 		wantSame(t, "outcome", want, got)
+	})
+}
+
+// leaseOutcome is what a lease lost under a leader leads to.
+type leaseOutcome struct {
+	Runs []hcRun
+	Rows []string
+	// OldLanded counts the deposed leader's writes that landed once the
+	// lease had moved; OldFenced whether some were refused (it tried).
+	OldLanded int32
+	OldFenced bool
+}
+
+func (c *hcCluster) leaseOutcome(old string) leaseOutcome {
+	l := c.links[old]
+	return leaseOutcome{Runs: c.allRuns(), Rows: c.rows(), OldLanded: l.landed.Load(), OldFenced: l.fenced.Load() > 0}
+}
+
+// TestHardLeaseLostMidTurn: the leader's write of a turn is under way
+// (held at Stall "Grant") when its lease moves to another instance (its
+// lease loop stands still past the lease's end); the write, let go once
+// the new leader holds the lease, is fenced — nothing of it lands — and
+// the new leader grants each job once.
+func TestHardLeaseLostMidTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newHC(t)
+		c.join("a", false, false)
+		c.leads("a")
+		c.join("b", true, true)
+		releaseGrant := c.b.Stall("Grant")
+		c.enqueue("b", nil, "j1", "j2")
+		c.until("a's turn written", func() bool { return c.b.Waiting("Grant") == 1 })
+		a := c.links["a"]
+		releaseRenew := a.holdRenew()
+		c.links["b"].follower.Store(false)
+		c.leads("b")
+		a.counting.Store(true)
+		releaseGrant()
+		c.until("the jobs done", c.settled)
+		releaseRenew()
+		want := leaseOutcome{Runs: []hcRun{{"j1", "b", 1, "ok"}, {"j2", "b", 1, "ok"}}, OldFenced: true}
+		wantSame(t, "outcome", want, c.leaseOutcome("a"))
+	})
+}
+
+// TestHardStaleEpochRefused: the lease expires by the database's clock
+// while the leader's own clock says it holds it (the database's clock
+// jumps; the leader's lease loop stands still), another instance takes
+// it, and the old leader goes on deciding: every write under its stale
+// epoch is refused, and the new leader grants each job once.
+func TestHardStaleEpochRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var skew atomic.Int64
+		c := newHC(t, memback.WithClock(func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }))
+		// Instances are lost only long after the lease ends: the jump
+		// ends the lease, not the instances.
+		c.config = func(cfg *fairsched.ClusterConfig) { cfg.LostAfter = time.Minute }
+		c.join("a", false, false)
+		c.leads("a")
+		c.join("b", true, true)
+		a := c.links["a"]
+		releaseRenew := a.holdRenew()
+		synctest.Wait() // no call in flight: a's every write from now on is under an epoch ended
+		skew.Store(int64(5 * time.Second)) // past the lease's TTL (2 s)
+		a.counting.Store(true)
+		c.links["b"].follower.Store(false)
+		c.leads("b")
+		c.enqueue("b", nil, "j1", "j2") // both leaders read them
+		c.until("the jobs done", c.settled)
+		releaseRenew()
+		want := leaseOutcome{Runs: []hcRun{{"j1", "b", 1, "ok"}, {"j2", "b", 1, "ok"}}, OldFenced: true}
+		wantSame(t, "outcome", want, c.leaseOutcome("a"))
+	})
+}
+
+// TestHardInstanceLostWithJobsInFlight: an instance killed while it runs
+// two jobs (no report of their ends, no more heartbeats) is declared
+// lost; each job runs again on the other instance as its next attempt,
+// and the interruption counts once — MaxInterruptions 1 lets it run
+// again, a second count would end it dead.
+func TestHardInstanceLostWithJobsInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newHC(t)
+		c.hold.Store(true)
+		c.join("lead", false, false)
+		c.leads("lead")
+		c.join("b", true, true)
+		retry := fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 1, MaxInterruptions: 1})
+		c.enqueue("b", []fairsched.JobOption{retry}, "j1", "j2")
+		started := []string{<-c.started, <-c.started}
+		slices.Sort(started)
+		wantSame(t, "started on b", []string{"j1#1", "j2#1"}, started)
+		c.join("c", true, true)
+		c.hold.Store(false)
+		c.kill("b")
+		c.until("the jobs done", c.settled)
+		want := leaseOutcome{Runs: []hcRun{
+			{"j1", "b", 1, fairsched.ErrClosed.Error()}, {"j1", "c", 2, "ok"},
+			{"j2", "b", 1, fairsched.ErrClosed.Error()}, {"j2", "c", 2, "ok"},
+		}}
+		wantSame(t, "outcome", want, c.leaseOutcome("lead"))
 	})
 }
