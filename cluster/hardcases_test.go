@@ -185,10 +185,11 @@ func (c *hcCluster) join(name string, handles, follower bool) {
 }
 
 func (c *hcCluster) run(ctx context.Context, inst string, j fairsched.Job) error {
+	hold := c.hold.Load() // as the run starts
 	c.started <- fmt.Sprintf("%s#%d", j.ID, j.Attempt)
 	end := "ok"
 	var err error
-	if c.hold.Load() {
+	if hold {
 		select {
 		case <-ctx.Done():
 			err = context.Cause(ctx)
