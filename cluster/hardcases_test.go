@@ -40,8 +40,8 @@ type hcLink struct {
 	// instance's lease loop stands still (a pause), its other loops run.
 	renewHeld atomic.Pointer[chan struct{}]
 	counting  atomic.Bool
-	landed   atomic.Int32
-	fenced   atomic.Int32
+	landed    atomic.Int32
+	fenced    atomic.Int32
 }
 
 func (l *hcLink) Acquire(ctx context.Context, domain, holder string, ttl time.Duration) (int64, bool, error) {
@@ -487,7 +487,9 @@ func TestHardStaleEpochRefused(t *testing.T) {
 		c.join("b", true, true)
 		a := c.links["a"]
 		releaseRenew := a.holdRenew()
-		synctest.Wait() // no call in flight: a's every write from now on is under an epoch ended
+		// No call in flight: a's every write from now on is under an
+		// epoch ended.
+		synctest.Wait()
 		skew.Store(int64(5 * time.Second)) // past the lease's TTL (2 s)
 		a.counting.Store(true)
 		c.links["b"].follower.Store(false)
