@@ -42,6 +42,15 @@ type hcLink struct {
 	counting  atomic.Bool
 	landed    atomic.Int32
 	fenced    atomic.Int32
+	revoked   atomic.Int32 // RevokeJob written
+}
+
+func (l *hcLink) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error {
+	err := l.Backend.RevokeJob(ctx, domain, epoch, seq)
+	if err == nil {
+		l.revoked.Add(1)
+	}
+	return err
 }
 
 func (l *hcLink) Acquire(ctx context.Context, domain, holder string, ttl time.Duration) (int64, bool, error) {
@@ -377,31 +386,66 @@ func cancelDuringGrant(t *testing.T) (c *hcCluster, answer <-chan fairsched.Canc
 	return c, answer, releaseGrant
 }
 
+// answered waits for the cancel's answer.
+func (c *hcCluster) answered(answer <-chan fairsched.Cancelled) (got fairsched.Cancelled) {
+	c.t.Helper()
+	c.until("the cancel's answer", func() bool {
+		select {
+		case got = <-answer:
+			return true
+		default:
+			return false
+		}
+	})
+	return got
+}
+
 // TestHardCancelBeforeTheExecutorReads: a job cancelled while the turn
 // that grants it is being written, the grant read by its executor only
-// after the cancel was answered: the answer counts it running (its grant
-// took), and it never runs — its executor finds the grant cancelled and
-// ends it without starting it.
+// after the cancel was answered and its revoke written: the answer
+// counts it running (its grant took), and it never runs — its executor
+// finds the grant cancelled and ends it without starting it.
 func TestHardCancelBeforeTheExecutorReads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, answer, releaseGrant := cancelDuringGrant(t)
 		releaseReads := []func(){c.b.Stall("Granted"), c.b.Stall("GrantsSince")}
 		releaseGrant()
 		var got cancelOutcome
-		c.until("the cancel's answer", func() bool {
-			select {
-			case got.Answer = <-answer:
-				return true
-			default:
-				return false
-			}
-		})
+		got.Answer = c.answered(answer)
+		c.until("the revoke written", func() bool { return c.links["lead"].revoked.Load() == 1 })
 		for _, release := range releaseReads {
 			release()
 		}
 		c.until("the job settled", c.settled)
 		got.Runs, got.Rows = c.allRuns(), c.rows()
 		wantSame(t, "outcome", cancelOutcome{Answer: fairsched.Cancelled{Running: 1}}, got)
+	})
+}
+
+// TestHardCancelAnsweredBeforeItsRevoke: the same race, the cancel
+// answered before the leader's revoke of the grant is written (Stall
+// "RevokeJob") and the grant read meanwhile: the job starts after the
+// answer — which said it runs — and the revoke stops it (ErrCancelled).
+func TestHardCancelAnsweredBeforeItsRevoke(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, answer, releaseGrant := cancelDuringGrant(t)
+		releaseReads := []func(){c.b.Stall("Granted"), c.b.Stall("GrantsSince")}
+		releaseRevoke := c.b.Stall("RevokeJob")
+		releaseGrant()
+		var got cancelOutcome
+		got.Answer = c.answered(answer)
+		for _, release := range releaseReads {
+			release()
+		}
+		if s := <-c.started; s != "j#1" {
+			t.Fatalf("started %s", s)
+		}
+		releaseRevoke()
+		c.until("the job settled", c.settled)
+		got.Runs, got.Rows = c.allRuns(), c.rows()
+		want := cancelOutcome{Answer: fairsched.Cancelled{Running: 1},
+			Runs: []hcRun{{"j", "work", 1, fairsched.ErrCancelled.Error()}}}
+		wantSame(t, "outcome", want, got)
 	})
 }
 
