@@ -404,6 +404,14 @@ func claimSlot(t *testing.T, b cluster.Backend) {
 	}
 	ok, _ := b.ClaimSlot(bg, Domain, "q", 1)
 	diff(t, "claims", append(got, ok), []bool{true, false, false, true, true})
+	// A schedule's claims are its own: a setting of the same name
+	// neither stands in for them nor is changed by them.
+	if err := b.DefineTypes(bg, Domain, map[string][]byte{"r": []byte(`7`)}); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := b.ClaimSlot(bg, Domain, "r", 5)
+	s, _ := b.Settings(bg, Domain)
+	diff(t, "a claim beside a setting of its name", []any{ok, err, string(s["r"])}, []any{true, nil, "7"})
 }
 
 func finals(t *testing.T, b cluster.Backend) {

@@ -527,9 +527,9 @@ func (b *Backend) RevokeJob(ctx context.Context, domain string, epoch int64, seq
 // ClaimSlot claims a periodic schedule's slot (cluster.Backend).
 func (b *Backend) ClaimSlot(ctx context.Context, domain, name string, slot int64) (ok bool, err error) {
 	err = b.call(ctx, "ClaimSlot", func(st *state) error {
-		m := st.domainSettings(domain)
-		if v, there := m[name]; !there || claimed(v, slot) {
-			m[name], ok = []byte(strconv.FormatInt(slot, 10)), true
+		m, key := st.domainSettings(domain), "periodic/"+name // apart from the settings of types and weights
+		if v, there := m[key]; !there || claimed(v, slot) {
+			m[key], ok = []byte(strconv.FormatInt(slot, 10)), true
 		}
 		return nil
 	})
