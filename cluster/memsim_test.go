@@ -20,7 +20,8 @@ var memsimSeeds = flag.Int("memsim.seeds", 3, "seeds of TestMemSim (make memsim 
 // TestMemSim runs 3 instances on one in-memory backend in virtual time
 // (testing/synctest), a workload of durable jobs under a global cap and an
 // exclusive conflict group, with faults: the leader's grants failing for
-// a while, end reports stalled, an instance cut off from the backend. Invariants: never more running than the
+// a while, end reports stalled, an instance lost (killed in odd seeds, cut
+// off from the backend in even ones). Invariants: never more running than the
 // cap, never two on one conflict id, every job succeeded, and more than
 // once only if an attempt was interrupted.
 func TestMemSim(t *testing.T) {
@@ -43,6 +44,7 @@ func memsim(t *testing.T, seed uint64) {
 	succeeded, interrupted := map[string]int{}, map[string]int{}
 	ranOn := map[string][]int{} // the instances of each success
 	cutInst := -1
+	var killed []int // the instances killed: enqueue no more through them
 	var nodes []*fairsched.Scheduler
 	var links []*faulty
 	for i := range 3 {
@@ -91,7 +93,10 @@ func memsim(t *testing.T, seed uint64) {
 		}
 	}
 	defer func() {
-		for _, s := range nodes {
+		for k, s := range nodes {
+			if slices.Contains(killed, k) {
+				continue
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			_ = s.Close(ctx)
 			cancel()
@@ -103,7 +108,7 @@ func memsim(t *testing.T, seed uint64) {
 	for i := range jobs {
 		token := fmt.Sprint("job-", i)
 		k := rng.IntN(len(nodes))
-		for links[k].cut.Load() {
+		for links[k].cut.Load() || slices.Contains(killed, k) {
 			k = (k + 1) % len(nodes)
 		}
 		s := nodes[k]
@@ -117,13 +122,21 @@ func memsim(t *testing.T, seed uint64) {
 			b.Fail("Grant", 1+rng.IntN(5), nil) // the leader's writes fail for a while
 		}
 		if i == 2*jobs/3 {
-			// An instance cut off from the backend as a crash would: its
-			// lease lapses, it is declared lost, its jobs run elsewhere.
+			// An instance lost: its lease lapses, it is declared lost,
+			// its jobs run elsewhere. In odd seeds it is killed — its
+			// Close under a context already ended takes Node.Kill's path:
+			// no report, no release, no heartbeat, its runs' contexts
+			// cancelled —, in even ones cut off from the backend.
 			k := rng.IntN(len(links))
 			mu.Lock()
 			cutInst = k
 			mu.Unlock()
-			links[k].cut.Store(true)
+			links[k].cut.Store(true) // no more jobs enqueued through it
+			if seed%2 == 1 {
+				links[k].cut.Store(false)
+				kill(nodes[k])
+				killed = append(killed, k)
+			}
 		}
 		if i == jobs/2 {
 			release := b.Stall("ReportEnds")
@@ -153,10 +166,20 @@ func memsim(t *testing.T, seed uint64) {
 		t.Errorf("two runs at once on %v", overlaps)
 	}
 	for token, n := range succeeded {
-		// A success on the instance cut off may never have been reported
-		// (its report stalled, then cut): a second run is explained.
+		// A success on the instance lost may never have been reported
+		// (its report stalled, then cut or killed): a second run is
+		// explained.
 		if n > 1 && interrupted[token] == 0 && !slices.Contains(ranOn[token], cutInst) {
 			t.Errorf("%s succeeded %d times, never interrupted", token, n)
 		}
 	}
+}
+
+// kill stops s as a crash would: Close under a context already ended is
+// Node.Kill's path (the node stops at once, reports nothing, releases
+// nothing; its running jobs' contexts are cancelled).
+func kill(s *fairsched.Scheduler) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = s.Close(ctx)
 }

@@ -1,7 +1,10 @@
 package pgstore_test
 
 import (
+	"context"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/cluster/backendtest"
@@ -10,9 +13,31 @@ import (
 
 // TestConformance runs the cluster.Backend suite on PostgreSQL.
 func TestConformance(t *testing.T) {
+	urls := map[cluster.Backend]string{}
 	backendtest.Run(t, func(t *testing.T) cluster.Backend {
-		st := open(t, pgtest.URL(t))
+		url := pgtest.URL(t)
+		st := open(t, url)
 		t.Cleanup(st.Close)
+		urls[st] = url
 		return st
-	})
+	}, backendtest.Deafen(func(t *testing.T, b cluster.Backend) { dropListeners(t, urls[b]) }))
+}
+
+// dropListeners ends, from another connection, every connection of url's
+// database whose last statement was a LISTEN: its listeners stop as on a
+// lost connection.
+func dropListeners(t *testing.T, url string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN %'`).Scan(&n)
+	if err != nil || n == 0 {
+		t.Fatalf("ending the listening connections: %d ended, %v", n, err)
+	}
 }

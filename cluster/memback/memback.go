@@ -4,7 +4,8 @@
 // settings, slots, events and wake-ups) without a database, so that the
 // cluster runs in tests in virtual time (testing/synctest). One owner
 // goroutine holds the state; every method hands it a request over a
-// channel. Faults are injected by method name (Fail, Stall).
+// channel. Faults are injected by method name (Fail, Stall), and a lost
+// listening connection by Deafen.
 package memback
 
 import (
@@ -100,6 +101,8 @@ func (b *Backend) call(ctx context.Context, method string, f func(*state) error)
 		return err
 	}
 	if stall != nil {
+		_ = b.do(func(st *state) { st.faults.waiting[method]++ })
+		defer func() { _ = b.do(func(st *state) { st.faults.waiting[method]-- }) }()
 		select {
 		case <-stall:
 		case <-ctx.Done():
@@ -152,14 +155,30 @@ func (b *Backend) Stall(method string) (release func()) {
 	}
 }
 
+// Deafen makes the backend stop listening, as when the connections that
+// listen are lost: every Wake and Events channel open is closed (a reader
+// then polls, or listens again). Later calls of Wake and Events listen
+// anew.
+func (b *Backend) Deafen() {
+	_ = b.do(func(st *state) { st.closeSubscribers() })
+}
+
+// Waiting returns how many calls of method wait at its Stall now: a test
+// knows the call it stalled was made.
+func (b *Backend) Waiting(method string) (n int) {
+	_ = b.do(func(st *state) { n = st.faults.waiting[method] })
+	return n
+}
+
 type failN struct {
 	n   int
 	err error
 }
 
 type faults struct {
-	fail  map[string][]failN
-	stall map[string]chan struct{}
+	fail    map[string][]failN
+	stall   map[string]chan struct{}
+	waiting map[string]int // calls waiting at a stall, by method
 }
 
 func (f *faults) take(method string) (error, chan struct{}) {

@@ -83,5 +83,5 @@ func TestConformance(t *testing.T) {
 		b := memback.New()
 		t.Cleanup(b.Close)
 		return b
-	})
+	}, backendtest.Deafen(func(_ *testing.T, b cluster.Backend) { b.(*memback.Backend).Deafen() }))
 }

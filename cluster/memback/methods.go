@@ -113,7 +113,7 @@ func (b *Backend) Leader(ctx context.Context, domain string) (holder string, epo
 // Heartbeat records in (cluster.Backend).
 func (b *Backend) Heartbeat(ctx context.Context, domain string, in cluster.Instance) error {
 	in.Silent = 0
-	in.Types = slices.Clone(in.Types)
+	in = cloneInstance(in)
 	return b.call(ctx, "Heartbeat", func(st *state) error {
 		if st.insts[domain] == nil {
 			st.insts[domain] = map[string]*inst{}
@@ -123,13 +123,28 @@ func (b *Backend) Heartbeat(ctx context.Context, domain string, in cluster.Insta
 	})
 }
 
+// cloneInstance copies in's slices and maps: the backend keeps what was
+// beaten, whatever the caller does with its own afterwards.
+func cloneInstance(in cluster.Instance) cluster.Instance {
+	in.Types = slices.Clone(in.Types)
+	if in.Workers != nil {
+		ws := make(map[string][][]string, len(in.Workers))
+		for id, slots := range in.Workers {
+			for _, types := range slots {
+				ws[id] = append(ws[id], slices.Clone(types))
+			}
+		}
+		in.Workers = ws
+	}
+	return in
+}
+
 // Instances lists domain's instances by id (cluster.Backend).
 func (b *Backend) Instances(ctx context.Context, domain string) (out []cluster.Instance, err error) {
 	err = b.call(ctx, "Instances", func(st *state) error {
 		now := st.now()
 		for _, i := range st.insts[domain] {
-			in := i.in
-			in.Types = slices.Clone(in.Types)
+			in := cloneInstance(i.in)
 			in.Silent = now.Sub(i.beat)
 			out = append(out, in)
 		}
@@ -281,7 +296,11 @@ func (st *state) grant(succeeded []cluster.End, grants []cluster.Grant) (gone, t
 		took = append(took, g.Seq)
 	}
 	ver := st.commit()
+	owners := map[string]bool{}
 	for seq := range deleted {
+		if o := st.jobs[seq].rec.Owner; o != "" {
+			owners[o] = true
+		}
 		delete(st.jobs, seq)
 	}
 	for seq := range freed {
@@ -300,8 +319,8 @@ func (st *state) grant(succeeded []cluster.End, grants []cluster.Grant) (gone, t
 			st.wake(cluster.ExecutorReads, g.Instance)
 		}
 	}
-	if len(deleted)+len(freed) > 0 {
-		st.wake(cluster.OwnerReads, "")
+	for o := range owners { // the callers waiting for these ends
+		st.wake(cluster.OwnerReads, o)
 	}
 	return gone, took, nil
 }
@@ -508,9 +527,9 @@ func (b *Backend) RevokeJob(ctx context.Context, domain string, epoch int64, seq
 // ClaimSlot claims a periodic schedule's slot (cluster.Backend).
 func (b *Backend) ClaimSlot(ctx context.Context, domain, name string, slot int64) (ok bool, err error) {
 	err = b.call(ctx, "ClaimSlot", func(st *state) error {
-		m := st.domainSettings(domain)
-		if v, there := m[name]; !there || claimed(v, slot) {
-			m[name], ok = []byte(strconv.FormatInt(slot, 10)), true
+		m, key := st.domainSettings(domain), "periodic/"+name // apart from the settings of types and weights
+		if v, there := m[key]; !there || claimed(v, slot) {
+			m[key], ok = []byte(strconv.FormatInt(slot, 10)), true
 		}
 		return nil
 	})

@@ -68,7 +68,7 @@ type waker struct {
 func newState(now func() time.Time) *state {
 	return &state{
 		now:      now,
-		faults:   faults{fail: map[string][]failN{}, stall: map[string]chan struct{}{}},
+		faults:   faults{fail: map[string][]failN{}, stall: map[string]chan struct{}{}, waiting: map[string]int{}},
 		jobs:     map[uint64]*row{},
 		leases:   map[string]*lease{},
 		insts:    map[string]map[string]*inst{},
@@ -80,10 +80,12 @@ func newState(now func() time.Time) *state {
 // commit numbers a write.
 func (st *state) commit() uint64 { st.version++; return st.version }
 
-// wake signals the wakers of r (of instance, for ExecutorReads; "" all).
+// wake signals the wakers of r: of instance, for ExecutorReads and
+// OwnerReads ("" wakes every one).
 func (st *state) wake(r cluster.Reader, instance string) {
+	named := r == cluster.ExecutorReads || r == cluster.OwnerReads
 	for _, w := range st.wakes {
-		if w.r != r || r == cluster.ExecutorReads && instance != "" && w.instance != instance {
+		if w.r != r || named && instance != "" && w.instance != instance {
 			continue
 		}
 		select {
@@ -93,9 +95,14 @@ func (st *state) wake(r cluster.Reader, instance string) {
 	}
 }
 
+// closeSubscribers closes every Wake and Events channel, as a lost
+// listening connection does, and forgets them.
 func (st *state) closeSubscribers() {
 	for _, c := range st.events {
 		close(c)
+	}
+	for _, w := range st.wakes {
+		close(w.ch)
 	}
 	st.events = nil
 	st.wakes = nil
