@@ -132,6 +132,9 @@ type Running struct {
 	Caller   any
 	runIdx   int    // position in Core.running, -1 when not running
 	admitted uint64 // admission order, set by Dispatch
+	// preemptBy is the tier that chose the job for preemption, until the
+	// job ends (preempt.go).
+	preemptBy *preemptor
 }
 
 // Rare holds the fields of a Job that most pending jobs never use, apart:
@@ -242,6 +245,9 @@ type Aged struct {
 type Completion struct {
 	Elapsed  time.Duration // wall time from admission to Finish
 	Estimate time.Duration // the (type, id) estimate after folding Elapsed in
+	// Preempted: a higher tier preempted the attempt (TakePreempted); its
+	// time was not folded into the estimate.
+	Preempted bool
 }
 
 // Core holds all scheduling state. It is not safe for concurrent use.
@@ -300,6 +306,9 @@ type Core struct {
 	refPeak  shrink.Peak
 	// aging lists the pending jobs, with aging on, for the rises sweep.
 	aging agingTable
+	// rules are the tiers' preemption and starvation windows; nil when no
+	// tier has any (preempt.go).
+	rules *tierRules
 }
 
 // New returns an empty core. The limits must be valid.
@@ -333,6 +342,7 @@ func New(limits policy.Limits) *Core {
 		usage:      newUsage(limits),
 		ledger:     costmodel.NewLedger(),
 		estimates:  costmodel.NewEstimates(limits.CostSmoothing, cmp.Or(limits.MaxCostEstimates, policy.DefaultMaxCostEstimates)),
+		rules:      newTierRules(limits.Tiers),
 	}
 	// A key pushed out of the idle keys is forgotten as an expired one is.
 	c.ledger.BoundIdle(cmp.Or(limits.MaxIdleKeys, policy.DefaultMaxIdleKeys), func(key string) { q.ForgetKey(key) })
@@ -430,6 +440,9 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	g.pending++
 	c.demandChanged(g, before)
 	c.waiting(j, 1)
+	if c.rules != nil {
+		c.rules.joins(now, j.Priority(), 1)
+	}
 	c.arrives(now, j)
 	return nil
 }
@@ -457,6 +470,10 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 			continue
 		}
 		j := jobOf(qj)
+		if c.rules != nil {
+			j = c.starvedFirst(now, j)
+			qj = &j.Job
+		}
 		if c.tenantBlocks(j) {
 			c.queue.HoldForKey(qj)
 			c.startsWaiting(now, j, policy.ReasonTenantLimit, 0)
@@ -485,8 +502,11 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		fills := c.limits.Groups != nil && c.room(j.grp()) <= 1
 		c.admit(now, j, c.queue.Admit(qj, fills))
 		j.setWaiting("")
-		c.record(now, j, DecisionAdmit, "", 0)
+		c.record(now, j, DecisionAdmit, c.admitCode(j), 0)
 		buf = append(buf, j)
+	}
+	if c.rules != nil && len(c.rules.preemptors) > 0 {
+		c.preempt(now)
 	}
 	return buf
 }
@@ -497,6 +517,9 @@ func (c *Core) admit(now time.Time, j *Job, key queue.KeyRef) {
 	c.started(j)
 	c.removeWriter(j, true)
 	c.countWaiting(j, -1) // the tiers are synced below
+	if c.rules != nil {
+		c.rules.admitted(now, j)
+	}
 	tr := c.usage.Start(j.slot, j.ID)
 	if c.usage.Shares() {
 		c.syncTiers()
@@ -578,7 +601,13 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	if tr.HasReleased {
 		c.released(tr.Released)
 	}
-	est := c.estimates.ObserveRef(j.estRef, estimateKey(j), elapsed, j.estimate, now)
+	preempted := j.preemptBy != nil
+	est := j.estimate
+	if preempted { // a cut-short attempt says nothing of the job's cost
+		c.preemptEnded(j)
+	} else {
+		est = c.estimates.ObserveRef(j.estRef, estimateKey(j), elapsed, j.estimate, now)
+	}
 	c.ledger.LeaveRef(j.account, j.Key, now)
 	if c.limits.Tenants != nil {
 		n := c.keyRunning[j.Key] - 1
@@ -605,7 +634,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 			c.setLimit(next)
 		}
 	}
-	return Completion{Elapsed: elapsed, Estimate: est}
+	return Completion{Elapsed: elapsed, Estimate: est, Preempted: preempted}
 }
 
 // Release takes back the Running record of j, which has ended for good and
@@ -643,6 +672,9 @@ func (c *Core) drop(now time.Time, j *Job) {
 	j.grp().pending--
 	c.demandChanged(j.grp(), before)
 	c.waiting(j, -1)
+	if c.rules != nil {
+		c.rules.joins(now, j.Priority(), -1)
+	}
 }
 
 // WithdrawAll removes every pending job and returns them in arrival order.
@@ -928,7 +960,10 @@ func (c *Core) NextWake() (time.Time, bool) {
 		}
 	}
 	if c.refills.Len() > 0 && (!ok || c.refills.Top().until.Before(at)) {
-		return c.refills.Top().until, true
+		at, ok = c.refills.Top().until, true
+	}
+	if w, ok2 := c.ruleWake(); ok2 && (!ok || w.Before(at)) {
+		at, ok = w, true
 	}
 	return at, ok
 }
@@ -984,16 +1019,25 @@ func (c *Core) TakeExpired() []*Job {
 // competes again with its first submission's arrival and aging clock. Its
 // next admission is charged again, like any.
 func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
+	c.requeue(now, j, now.Add(delay))
+	j.setWaiting(policy.ReasonBackoff)
+	c.record(now, j, DecisionDefer, string(policy.ReasonBackoff), delay)
+}
+
+// requeue returns j, which Finish just recorded, to the queue, out of
+// dispatch until until; it competes again with its first arrival.
+func (c *Core) requeue(now time.Time, j *Job, until time.Time) {
 	c.queue.At(now)
 	g := j.grp()
 	before := g.demand()
 	g.pending++
 	c.demandChanged(g, before)
-	c.queue.Backoff(&j.Job, now.Add(delay), c.ledger.Join(j.Key, now))
+	c.queue.Backoff(&j.Job, until, c.ledger.Join(j.Key, now))
 	c.addWriter(j)
 	c.enters(j, c.queue.Waited(&j.Job)) // it waits on with its first clock
 	c.listBackground(j)
 	c.waiting(j, 1)
-	j.setWaiting(policy.ReasonBackoff)
-	c.record(now, j, DecisionDefer, string(policy.ReasonBackoff), delay)
+	if c.rules != nil {
+		c.rules.joins(now, j.Priority(), 1)
+	}
 }

@@ -342,3 +342,11 @@ func Admit(h Held, supersede, coalescing bool) Verdict {
 	}
 	return Duplicate
 }
+
+// Preempted takes back the attempt of rec that a higher tier preempted
+// and returns its write: a preempted attempt counts neither as a failure
+// nor as an interruption, and the next start uses its number again.
+func Preempted(rec *core.JobRecord) []Op {
+	rec.Attempt--
+	return []Op{Put(rec)}
+}
