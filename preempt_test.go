@@ -186,3 +186,30 @@ func TestPreemptionWithinBudget(t *testing.T) {
 		}
 	})
 }
+
+// TestPreemptionBudgetReturns: a budget of one preemption per 5 s. The
+// critical job at 2 s finds it spent by the one at 1 s and waits; when the
+// budget has room again (6 s) the core's one timer wakes the scheduler and
+// it preempts then, with no job having ended in between.
+func TestPreemptionBudgetReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := tierScheduler(t, 2, map[fairsched.JobType]fairsched.JobTypeConfig{
+			"critical": {DefaultCost: 3 * time.Second, Priority: 3},
+			"batch":    {DefaultCost: 10 * time.Second, Priority: 1, Preemptible: true},
+		}, fairsched.WithTier(3, fairsched.TierConfig{Preempt: &fairsched.PreemptBudget{Max: 1, Window: 5 * time.Second}}))
+		jobs := []tierJob{
+			{0, "batch", "b1", 10}, {0, "batch", "b2", 10},
+			{1, "critical", "c1", 10}, {2, "critical", "c2", 3},
+		}
+		want := []run{
+			{"batch/b1", 0, 6, true}, {"batch/b2", 0, 1, true},
+			{"critical/c1", 1, 11, false},
+			{"critical/c2", 6, 9, false},
+			{"batch/b1", 9, 19, false},
+			{"batch/b2", 11, 21, false},
+		}
+		if diff := cmp.Diff(want, runTiers(t, s, jobs)); diff != "" {
+			t.Errorf("timeline (-want +got):\n%s", diff)
+		}
+	})
+}
