@@ -15,9 +15,10 @@ import (
 //
 // Preemption. At the end of Dispatch, for each tier that preempts
 // (highest first) with no preemption of its own still in flight: its next
-// job (queue.BestOf) must wait only because of the slots — the global cap
-// or another tier's reservation — and nothing of its own (its tier's or
-// type's cap, a conflict, its key's or group's limit, a rate limit). Then
+// job not held back by its key, group or a conflict (those are held or
+// parked as Dispatch would) must wait only because of the slots — the
+// global cap or another tier's reservation — and not on its tier's cap or
+// a rate limit. Then
 // the running job of the lowest tier below it whose type is Preemptible,
 // the most recently admitted first (least work lost), and whose slot would
 // let the waiting job start (policy.Usage.FreedFor), is chosen, if the
@@ -244,23 +245,35 @@ func (c *Core) preempt(now time.Time) {
 }
 
 // preemptCandidate returns the next job of tier p when it waits only for a
-// slot that a lower tier's running job could free, else nil.
+// slot that a lower tier's running job could free, else nil. A job its
+// key, group or conflict holds back is held or parked on the way, as
+// Dispatch would, and the next one looked at; one that waits on a rate
+// limit ends the search (a preemption would not start it).
 func (c *Core) preemptCandidate(now time.Time, p policy.Priority) *Job {
-	qj := c.queue.BestOf(p)
-	if qj == nil {
-		return nil
+	for {
+		qj := c.queue.BestOf(p)
+		if qj == nil {
+			return nil
+		}
+		j := jobOf(qj)
+		switch {
+		case c.tenantBlocks(j):
+			c.queue.HoldForKey(qj)
+			c.startsWaiting(now, j, policy.ReasonTenantLimit, 0)
+			continue
+		case c.groupBlocks(j):
+			c.queue.Hold(qj)
+			continue
+		case c.conflictBlocks(j):
+			c.park(j)
+			continue
+		case c.buckets != nil && c.emptyBucket(now, j) != nil:
+			return nil
+		case c.usage.Blocker(j.slot, j.ID) != policy.ReasonGlobalLimit:
+			return nil // it may start, or waits on its own tier's cap
+		}
+		return j
 	}
-	j := jobOf(qj)
-	if c.usage.Blocker(j.slot, j.ID) != policy.ReasonGlobalLimit || j.slot.TypeFull() {
-		return nil // it may start, or waits on a cap or conflict of its own
-	}
-	if c.tenantBlocks(j) || c.groupBlocks(j) || c.conflictBlocks(j) {
-		return nil
-	}
-	if c.buckets != nil && c.emptyBucket(now, j) != nil {
-		return nil
-	}
-	return j
 }
 
 // victimFor returns the running job to preempt for a job of tier p: of

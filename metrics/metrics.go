@@ -37,6 +37,7 @@ type Collector struct {
 	denied       *prometheus.CounterVec
 	dropped      *prometheus.CounterVec
 	superseded   *prometheus.CounterVec
+	preempted    *prometheus.CounterVec
 	allocChanges *prometheus.CounterVec
 	excess       prometheus.Counter
 
@@ -120,6 +121,8 @@ var (
 		"Jobs denied by the admission policy, by type."}
 	specDropped = spec{"dropped_total", counter, []string{"type"},
 		"Jobs dropped unrun because the scheduler closed, by type."}
+	specPreempted = spec{"preempted_total", counter, []string{"type", "tier", "by"},
+		"Running jobs a higher tier preempted (JobPreempted), by type, tier and the preempting tier."}
 	specSuperseded = spec{"superseded_total", counter, []string{"type"},
 		"Pending background jobs replaced by a newer submission with Supersede, by type."}
 	specAged = spec{"aging_promotions_total", counter, []string{"type"},
@@ -150,7 +153,7 @@ var (
 // specs lists every metric, in the order of the documentation.
 var specs = []spec{
 	specQueueWait, specDuration, specEffective, specQueued, specCancelled, specAdmitted, specCompleted, specFailed,
-	specRefused, specExpired, specDenied, specDropped, specSuperseded, specAged, specAllocChanges, specExcess,
+	specRefused, specExpired, specDenied, specDropped, specSuperseded, specPreempted, specAged, specAllocChanges, specExcess,
 	specRunning, specPending, specGroupSlots, specGroupRunning, specMaxConcurrency,
 	specAdaptiveLimit, specEventsLost, specSnapshotErrors,
 }
@@ -190,6 +193,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 		denied:       counterVec(specDenied),
 		dropped:      counterVec(specDropped),
 		superseded:   counterVec(specSuperseded),
+		preempted:    counterVec(specPreempted),
 		allocChanges: counterVec(specAllocChanges),
 		excess:       plainCounter(specExcess),
 
@@ -209,7 +213,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 func (c *Collector) vectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		c.queueWait, c.duration, c.effective, c.queued, c.cancelled, c.admitted, c.completed, c.failed, c.refused,
-		c.expired, c.denied, c.dropped, c.superseded, c.allocChanges, c.excess,
+		c.expired, c.denied, c.dropped, c.superseded, c.preempted, c.allocChanges, c.excess,
 	}
 }
 
@@ -257,6 +261,8 @@ func (c *Collector) record(e fairsched.Event) {
 		c.dropped.WithLabelValues(string(e.Type)).Inc()
 	case fairsched.JobSuperseded:
 		c.superseded.WithLabelValues(string(e.Type)).Inc()
+	case fairsched.JobPreempted:
+		c.preempted.WithLabelValues(string(e.Type), tier(e.Tier), tier(e.By)).Inc()
 	}
 }
 
