@@ -1455,6 +1455,9 @@ func WithAdmissionPolicy(p func(JobInfo) Decision) Option {
 // with reason tier_limit. Shares out of [0, 1], MinShare above
 // BurstShare, MinShare without BurstShare, MinShares over 1 in total, a
 // negative MaxRunning or a config that caps nothing are ErrInvalidConfig.
+// A config that sets only Preempt or StarvationWindow (see ErrPreempted
+// and docs/concepts.md) keeps the tier's default cap; a budget whose Max
+// or Window is not positive, or a negative window, is ErrInvalidConfig.
 func WithTier(p Priority, cfg TierConfig) Option {
 	return optionFunc(func(o *options) {
 		if o.limits.Tiers == nil {
