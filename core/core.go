@@ -470,10 +470,6 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 			continue
 		}
 		j := jobOf(qj)
-		if c.rules != nil {
-			j = c.starvedFirst(now, j)
-			qj = &j.Job
-		}
 		if c.tenantBlocks(j) {
 			c.queue.HoldForKey(qj)
 			c.startsWaiting(now, j, policy.ReasonTenantLimit, 0)
@@ -492,6 +488,14 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 				c.block(now, b, qj)
 				c.startsWaiting(now, j, policy.ReasonRateLimited, b.until.Sub(now))
 				continue
+			}
+		}
+		if c.rules != nil { // a starved lower tier's job may take the slot instead
+			if s := c.starvedFirst(now, j); s != j {
+				if c.holdsBack(now, s) {
+					continue
+				}
+				j, qj = s, &s.Job
 			}
 		}
 		if c.limits.Admission != nil && !c.askPolicy(now, j) {

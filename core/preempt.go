@@ -182,12 +182,13 @@ func (r *tierRules) starved(now time.Time, p policy.Priority) *tierWait {
 	return best
 }
 
-// starvedFirst returns the job to consider in place of j, which Dispatch
-// found best: the next job of a tier starved past the window of j's tier,
-// when that job may take the slot now, else j.
+// starvedFirst returns the job to admit in place of j, which Dispatch
+// found best and free to start: the next job of a tier starved past the
+// window of j's tier, when that tier may take a slot now, else j. Dispatch
+// applies the checks of every job to it (holdsBack).
 func (c *Core) starvedFirst(now time.Time, j *Job) *Job {
 	w := c.rules.starved(now, j.Priority())
-	if w == nil {
+	if w == nil || c.queue.TierBlocked(w.p) {
 		return j
 	}
 	qj := c.queue.BestOf(w.p)
@@ -195,11 +196,39 @@ func (c *Core) starvedFirst(now time.Time, j *Job) *Job {
 		return j
 	}
 	s := jobOf(qj)
-	if c.queue.TierBlocked(w.p) || c.usage.Blocker(s.slot, s.ID) != "" {
-		return j
-	}
 	c.rules.picked = s
 	return s
+}
+
+// holdsBack applies to j, the next job of its lane, the checks Dispatch
+// applies to every job before it asks the admission policy, and reports
+// whether one holds it back: its lane is held or the job parked, as
+// Dispatch does, so that the next look finds the next job.
+func (c *Core) holdsBack(now time.Time, j *Job) bool {
+	switch {
+	case c.tenantBlocks(j):
+		c.queue.HoldForKey(&j.Job)
+		c.startsWaiting(now, j, policy.ReasonTenantLimit, 0)
+	case c.groupBlocks(j):
+		c.queue.Hold(&j.Job)
+	case c.conflictBlocks(j):
+		c.park(j)
+	default:
+		return c.buckets != nil && c.rateHolds(now, j)
+	}
+	return true
+}
+
+// rateHolds blocks j's empty bucket, if any, as Dispatch does, and reports
+// whether there was one.
+func (c *Core) rateHolds(now time.Time, j *Job) bool {
+	b := c.emptyBucket(now, j)
+	if b == nil {
+		return false
+	}
+	c.block(now, b, &j.Job)
+	c.startsWaiting(now, j, policy.ReasonRateLimited, b.until.Sub(now))
+	return true
 }
 
 // admitCode is the reason code of j's admission record: CodeStarved when
@@ -257,18 +286,10 @@ func (c *Core) preemptCandidate(now time.Time, p policy.Priority) *Job {
 		}
 		j := jobOf(qj)
 		switch {
-		case c.tenantBlocks(j):
-			c.queue.HoldForKey(qj)
-			c.startsWaiting(now, j, policy.ReasonTenantLimit, 0)
-			continue
-		case c.groupBlocks(j):
-			c.queue.Hold(qj)
-			continue
-		case c.conflictBlocks(j):
-			c.park(j)
-			continue
 		case c.buckets != nil && c.emptyBucket(now, j) != nil:
 			return nil
+		case c.holdsBack(now, j):
+			continue
 		case c.usage.Blocker(j.slot, j.ID) != policy.ReasonGlobalLimit:
 			return nil // it may start, or waits on its own tier's cap
 		}
