@@ -187,6 +187,7 @@ func (r *tierRules) starved(now time.Time, p policy.Priority) *tierWait {
 // window of j's tier, when that tier may take a slot now, else j. Dispatch
 // applies the checks of every job to it (holdsBack).
 func (c *Core) starvedFirst(now time.Time, j *Job) *Job {
+	c.rules.picked = nil // what an earlier pass picked and did not admit
 	w := c.rules.starved(now, j.Priority())
 	if w == nil || c.queue.TierBlocked(w.p) {
 		return j
