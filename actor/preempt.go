@@ -37,7 +37,7 @@ func (a *Actor) preempted(now time.Time, j *messages.Job, d messages.Done) bool 
 		return false
 	}
 	if j.Durable() {
-		a.dur.write(records.Preempted(j.Record))
+		a.dur.write(records.Preempted(j.Record, a.grantRecords))
 		if a.closing { // durable work does not start again before Close: it waits in the store
 			delete(a.dur.jobs, durableRef(j))
 			j.Record = nil

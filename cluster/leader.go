@@ -248,12 +248,13 @@ func (l *leader) handler(r typeReg) messages.Handler {
 		case err := <-w.done:
 			return err
 		case <-ctx.Done():
-			if !errors.Is(context.Cause(ctx), actor.ErrCancelled) {
-				return context.Cause(ctx) // the scheduler stops
+			if c := context.Cause(ctx); !errors.Is(c, actor.ErrCancelled) && !errors.Is(c, policy.ErrPreempted) {
+				return c // the scheduler stops
 			}
-			// Cancel: the executor stops it, and it holds its place under
-			// the caps until it has (as a cancelled job in one process
-			// holds its slot until its function returns).
+			// Cancel or a preemption: the executor stops it (its grant
+			// revoked), and it holds its place under the caps until it has
+			// (as in one process it holds its slot until its function
+			// returns); then the scheduler requeues a preempted job.
 			select {
 			case l.revokes <- job.Seq:
 			case <-l.done:
