@@ -16,6 +16,7 @@ import (
 
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/internal/report"
+	"github.com/fairsched/fairsched/internal/scenario"
 )
 
 // TestMain checks that no test leaves a goroutine behind, once the
@@ -175,7 +176,7 @@ func TestBuiltinInReadingOrder(t *testing.T) {
 			names = append(names, strings.TrimSuffix(f[1], ":"))
 		}
 	}
-	if len(names) != 12 || !slices.IsSorted(names) || names[0] != "07-aging" || names[3] != "10-weighted-profiles" {
+	if len(names) != 2+len(scenario.Features()) || !slices.IsSorted(names) || names[0] != "07-aging" || names[3] != "10-weighted-profiles" {
 		t.Errorf("scenarios in the order %q; want 07-aging, the built-ins and 10-weighted-profiles by name", names)
 	}
 }

@@ -79,6 +79,8 @@ func Check(sc Scenario, res Result) []string {
 		}
 		out = append(out, verdict(fmt.Sprint(starts) == "[0 2 4 6]", "the repacks started one token apart, at T=%v", starts),
 			verdict(idle == 0, "no slot stood idle while clones waited (%d idle steps)", idle))
+	case "25-tier-rules":
+		out = append(out, tierRules(res)...)
 	case "16-tier-shares":
 		out = append(out, tierFloor(sc, res, Backfill, 2),
 			verdict(typeRunning(sc, res, Incident, 2) == 4 && typeRunning(sc, res, Copilot, 2) == 4,
