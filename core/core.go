@@ -370,6 +370,9 @@ func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
 		return fmt.Errorf("%w: %q", policy.ErrDuplicateType, t)
 	}
 	c.usage.Slot(t, cfg)
+	if c.rules != nil && cfg.Preemptible {
+		c.rules.preemptible++
+	}
 	c.queue.AddType(t, cfg.Priority)
 	if cfg.ConflictMode == policy.ConflictShared {
 		c.sharedTypeRegistered(cfg.ConflictGroup)

@@ -63,6 +63,9 @@ type tierRules struct {
 	wake       time.Time
 	hasWake    bool
 	picked     *Job // the job last admitted by a starvation window
+	// preemptible counts the registered types that are: without one no
+	// preemption is looked for.
+	preemptible int
 	// preemptions and windowAdmits count the preemptions and the admissions a
 	// window gave, for metrics.
 	preemptions, windowAdmits uint64
@@ -247,6 +250,9 @@ func (c *Core) admitCode(j *Job) string {
 func (c *Core) preempt(now time.Time) {
 	r := c.rules
 	r.hasWake = false
+	if r.preemptible == 0 {
+		return
+	}
 	for _, pr := range r.preemptors {
 		if pr.inflight > 0 {
 			continue
