@@ -106,6 +106,12 @@ const (
 //	// wait with reason no_workers while no registered slot supports the
 //	// type and worker_busy while every one that does is taken.
 //	RequiresWorker bool
+//
+//	// Preemptible: a running background job of the type may be preempted
+//	// by a higher tier that preempts (TierConfig.Preempt): its context is
+//	// cancelled with cause ErrPreempted and it is queued again, the attempt
+//	// not counted.
+//	Preemptible bool
 type JobTypeConfig = policy.JobTypeConfig
 
 // AgingConfig raises the effective priority of waiting jobs (WithAging).
@@ -180,6 +186,17 @@ const (
 //	// has no work: reservations that add up to the whole capacity, none
 //	// lent, leave nothing to the other tiers.
 //	LendIdle bool
+//
+//	// Preempt, when set, lets the tier preempt running jobs of lower
+//	// tiers whose types are Preemptible, within its budget (see
+//	// PreemptBudget). A tier with only Preempt or StarvationWindow set
+//	// keeps its default cap.
+//	Preempt *PreemptBudget
+//
+//	// StarvationWindow, when positive, is the longest the tier lets a
+//	// lower tier that has work go without an admission: past it, the next
+//	// slot the tier would take goes to the starved tier's next job.
+//	StarvationWindow time.Duration
 type TierConfig = policy.TierConfig
 
 // TenantLimits bound what one fairness key may hold (see WithTenantLimits).
@@ -1470,6 +1487,9 @@ func WithAdmissionPolicy(p func(JobInfo) Decision) Option {
 // with reason tier_limit. Shares out of [0, 1], MinShare above
 // BurstShare, MinShare without BurstShare, MinShares over 1 in total, a
 // negative MaxRunning or a config that caps nothing are ErrInvalidConfig.
+// A config that sets only Preempt or StarvationWindow (see ErrPreempted
+// and docs/concepts.md) keeps the tier's default cap; a budget whose Max
+// or Window is not positive, or a negative window, is ErrInvalidConfig.
 func WithTier(p Priority, cfg TierConfig) Option {
 	return optionFunc(func(o *options) {
 		if o.limits.Tiers == nil {

@@ -6,8 +6,8 @@ import "github.com/fairsched/fairsched/messages"
 // Subscribe). It is a closed sum: its variants are the types of this file
 // (JobQueued, JobJoined, JobCancelled, JobAdmitted, JobCompleted, JobFailed, JobAged,
 // GroupAllocationChanged, JobDenied, JobExpired, JobDropped,
-// JobSuperseded, JobRefused) and PolicyApplied, and no other type can
-// implement it, so a type switch over them is exhaustive.
+// JobSuperseded, JobRefused, JobPreempted) and PolicyApplied, and no other
+// type can implement it, so a type switch over them is exhaustive.
 // Every variant has a Time, read from the scheduler's clock when the event
 // happened, and serialises to JSON with snake_case field names; durations
 // are nanoseconds, as in a Snapshot.

@@ -56,12 +56,15 @@ func TestInvariants(t *testing.T) {
 		n = invDefaultSeeds()
 	}
 	start := time.Now()
-	var jobs, starts, steps, superseded atomic.Int64
+	var jobs, starts, steps, superseded, preempted atomic.Int64
 	t.Cleanup(func() {
-		t.Logf("%d seeds from %d: %d jobs, %d attempts, %d steps, %d superseded in %v",
-			n, *invFirst, jobs.Load(), starts.Load(), steps.Load(), superseded.Load(), time.Since(start).Round(time.Millisecond))
+		t.Logf("%d seeds from %d: %d jobs, %d attempts, %d steps, %d superseded, %d preempted in %v",
+			n, *invFirst, jobs.Load(), starts.Load(), steps.Load(), superseded.Load(), preempted.Load(), time.Since(start).Round(time.Millisecond))
 		if n >= 100 && superseded.Load() == 0 && !t.Failed() {
 			t.Error("no Supersede replaced a job in any seed: the simulation does not exercise it")
+		}
+		if n >= 100 && preempted.Load() == 0 && !t.Failed() {
+			t.Error("no job was preempted in any seed: the simulation does not exercise it")
 		}
 	})
 	for seed := *invFirst; seed < *invFirst+uint64(n); seed++ {
@@ -72,6 +75,7 @@ func TestInvariants(t *testing.T) {
 			starts.Add(int64(res.Starts))
 			steps.Add(int64(res.Steps))
 			superseded.Add(int64(res.Superseded))
+			preempted.Add(int64(res.Preemptions))
 			replay := fmt.Sprintf("go test -run 'TestInvariants/seed=%d$' -v .", seed)
 			if seed >= 1+uint64(invDefaultSeeds()) {
 				replay = fmt.Sprintf("go test -run 'TestInvariants/seed=%d$' -v -invariant.first=%d -invariant.seeds=1 .", seed, seed)

@@ -586,6 +586,7 @@ func (a *Actor) dispatch(now time.Time) {
 	a.core.Advance(now)
 	a.reportAged()
 	a.admitted = a.core.Dispatch(now, a.admitted[:0])
+	a.preemptChosen(now)
 	a.reportDecisions(now)
 	for _, cj := range a.admitted {
 		if len(a.subs) > 0 {
@@ -648,6 +649,9 @@ func (a *Actor) finish(d messages.Done) {
 	j := d.Job
 	j.SetRun(nil) // the attempt is over (Execute ended its context)
 	done := a.core.Finish(now, &j.Job)
+	if done.Preempted && a.preempted(now, j, d) {
+		return
+	}
 	if d.Err == EndWritten {
 		d.Err = nil
 		if j.Durable() {
@@ -959,6 +963,8 @@ func decisionMessage(d core.Decision) string {
 		return "job expired"
 	case d.ReasonCode == core.CodeSuperseded:
 		return "job superseded"
+	case d.ReasonCode == core.CodePreempted:
+		return preemptMessage(d)
 	case d.Decision == core.DecisionDeny:
 		return "job denied"
 	case d.ReasonCode == string(policy.ReasonBackoff):

@@ -67,6 +67,7 @@ func init() {
 	kind[messages.JobExpired]("expired")
 	kind[messages.JobDropped]("dropped")
 	kind[messages.JobSuperseded]("superseded")
+	kind[messages.JobPreempted]("preempted")
 }
 
 // kind names event type T on the wire.

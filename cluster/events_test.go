@@ -224,6 +224,7 @@ func TestEventsRoundTrip(t *testing.T) {
 		fairsched.JobExpired{Time: at, Type: "t", ID: "a", Waited: time.Minute},
 		fairsched.JobDropped{Time: at, Type: "t", ID: "a"},
 		fairsched.JobSuperseded{Time: at, Type: "t", ID: "a"},
+		fairsched.JobPreempted{Time: at, Type: "t", ID: "a", Tier: 1, By: 3, Ran: time.Second},
 	}
 	out := cluster.RoundTripEvents(t, "d", in)
 	if len(out) != len(in) {

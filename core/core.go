@@ -132,6 +132,9 @@ type Running struct {
 	Caller   any
 	runIdx   int    // position in Core.running, -1 when not running
 	admitted uint64 // admission order, set by Dispatch
+	// preemptBy is the tier that chose the job for preemption, until the
+	// job ends (preempt.go).
+	preemptBy *preemptor
 }
 
 // Rare holds the fields of a Job that most pending jobs never use, apart:
@@ -244,6 +247,9 @@ type Aged struct {
 type Completion struct {
 	Elapsed  time.Duration // wall time from admission to Finish
 	Estimate time.Duration // the (type, id) estimate after folding Elapsed in
+	// Preempted: a higher tier preempted the attempt (TakePreempted); its
+	// time was not folded into the estimate.
+	Preempted bool
 }
 
 // Core holds all scheduling state. It is not safe for concurrent use.
@@ -306,6 +312,9 @@ type Core struct {
 	load loadState
 	// pol is what the core keeps of the applied policy (policy.go).
 	pol livePolicy
+	// rules are the tiers' preemption and starvation windows; nil when no
+	// tier has any (preempt.go).
+	rules *tierRules
 }
 
 // New returns an empty core. The limits must be valid.
@@ -343,6 +352,7 @@ func New(limits policy.Limits) *Core {
 		usage:      newUsage(limits),
 		ledger:     costmodel.NewLedger(),
 		estimates:  costmodel.NewEstimates(limits.CostSmoothing, cmp.Or(limits.MaxCostEstimates, policy.DefaultMaxCostEstimates)),
+		rules:      newTierRules(limits.Tiers),
 	}
 	// A key pushed out of the idle keys is forgotten as an expired one is.
 	c.ledger.BoundIdle(cmp.Or(limits.MaxIdleKeys, policy.DefaultMaxIdleKeys), func(key string) { q.ForgetKey(key) })
@@ -370,6 +380,9 @@ func (c *Core) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
 		return fmt.Errorf("%w: %q", policy.ErrDuplicateType, t)
 	}
 	c.usage.Slot(t, cfg)
+	if c.rules != nil && cfg.Preemptible {
+		c.rules.preemptible++
+	}
 	c.queue.AddType(t, cfg.Priority)
 	if cfg.ConflictMode == policy.ConflictShared {
 		c.sharedTypeRegistered(cfg.ConflictGroup)
@@ -441,6 +454,9 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	g.pending++
 	c.demandChanged(g, before)
 	c.waiting(j, 1)
+	if c.rules != nil {
+		c.rules.joins(now, j.Priority(), 1)
+	}
 	c.arrives(now, j)
 	return nil
 }
@@ -492,6 +508,14 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 				continue
 			}
 		}
+		if c.rules != nil { // a starved lower tier's job may take the slot instead
+			if s := c.starvedFirst(now, j); s != j {
+				if c.holdsBack(now, s) {
+					continue
+				}
+				j, qj = s, &s.Job
+			}
+		}
 		if c.limits.Admission != nil && !c.askPolicy(now, j) {
 			continue
 		}
@@ -500,8 +524,11 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		fills := c.limits.Groups != nil && c.room(j.grp()) <= 1
 		c.admit(now, j, c.queue.Admit(qj, fills))
 		j.setWaiting("")
-		c.record(now, j, DecisionAdmit, "", 0)
+		c.record(now, j, DecisionAdmit, c.admitCode(j), 0)
 		buf = append(buf, j)
+	}
+	if c.rules != nil && len(c.rules.preemptors) > 0 {
+		c.preempt(now)
 	}
 	return buf
 }
@@ -512,6 +539,9 @@ func (c *Core) admit(now time.Time, j *Job, key queue.KeyRef) {
 	c.started(j)
 	c.removeWriter(j, true)
 	c.countWaiting(j, -1) // the tiers are synced below
+	if c.rules != nil {
+		c.rules.admitted(now, j)
+	}
 	tr := c.usage.Start(j.slot, j.ID)
 	if c.usage.Shares() {
 		c.syncTiers()
@@ -593,7 +623,13 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 	if tr.HasReleased {
 		c.released(tr.Released)
 	}
-	est := c.estimates.ObserveRef(j.estRef, estimateKey(j), elapsed, j.estimate, now)
+	preempted := j.preemptBy != nil
+	est := j.estimate
+	if preempted { // a cut-short attempt says nothing of the job's cost
+		c.preemptEnded(j)
+	} else {
+		est = c.estimates.ObserveRef(j.estRef, estimateKey(j), elapsed, j.estimate, now)
+	}
 	c.ledger.LeaveRef(j.account, j.Key, now)
 	if c.limits.Tenants != nil {
 		n := c.keyRunning[j.Key] - 1
@@ -620,7 +656,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 			c.setLimit(next)
 		}
 	}
-	return Completion{Elapsed: elapsed, Estimate: est}
+	return Completion{Elapsed: elapsed, Estimate: est, Preempted: preempted}
 }
 
 // Release takes back the Running record of j, which has ended for good and
@@ -658,6 +694,9 @@ func (c *Core) drop(now time.Time, j *Job) {
 	j.grp().pending--
 	c.demandChanged(j.grp(), before)
 	c.waiting(j, -1)
+	if c.rules != nil {
+		c.rules.joins(now, j.Priority(), -1)
+	}
 }
 
 // WithdrawAll removes every pending job and returns them in arrival order.
@@ -946,7 +985,10 @@ func (c *Core) NextWake() (time.Time, bool) {
 		}
 	}
 	if c.refills.Len() > 0 && (!ok || c.refills.Top().until.Before(at)) {
-		return c.refills.Top().until, true
+		at, ok = c.refills.Top().until, true
+	}
+	if w, ok2 := c.ruleWake(); ok2 && (!ok || w.Before(at)) {
+		at, ok = w, true
 	}
 	return at, ok
 }
@@ -1002,16 +1044,25 @@ func (c *Core) TakeExpired() []*Job {
 // competes again with its first submission's arrival and aging clock. Its
 // next admission is charged again, like any.
 func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
+	c.requeue(now, j, now.Add(delay))
+	j.setWaiting(policy.ReasonBackoff)
+	c.record(now, j, DecisionDefer, string(policy.ReasonBackoff), delay)
+}
+
+// requeue returns j, which Finish just recorded, to the queue, out of
+// dispatch until until; it competes again with its first arrival.
+func (c *Core) requeue(now time.Time, j *Job, until time.Time) {
 	c.queue.At(now)
 	g := j.grp()
 	before := g.demand()
 	g.pending++
 	c.demandChanged(g, before)
-	c.queue.Backoff(&j.Job, now.Add(delay), c.ledger.Join(j.Key, now))
+	c.queue.Backoff(&j.Job, until, c.ledger.Join(j.Key, now))
 	c.addWriter(j)
 	c.enters(j, c.queue.Waited(&j.Job)) // it waits on with its first clock
 	c.listBackground(j)
 	c.waiting(j, 1)
-	j.setWaiting(policy.ReasonBackoff)
-	c.record(now, j, DecisionDefer, string(policy.ReasonBackoff), delay)
+	if c.rules != nil {
+		c.rules.joins(now, j.Priority(), 1)
+	}
 }

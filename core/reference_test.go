@@ -89,6 +89,8 @@ type refScheduler struct {
 	// lending: within a dispatch, nothing could start within the groups'
 	// allocations, so groups run up to their limits (work conservation).
 	lending bool
+	// rules: preemption and starvation windows (reference_preempt_test.go).
+	rules *refRules
 }
 
 type refJob struct {
@@ -145,6 +147,7 @@ func newRef(l policy.Limits) *refScheduler {
 		jobs:       map[string]int{},
 		keyUsed:    map[string]time.Time{},
 		est:        map[refEstKey]*refEstimate{},
+		rules:      newRefRules(l.Tiers),
 	}
 }
 
@@ -206,6 +209,7 @@ func (r *refScheduler) submitIn(now time.Time, typ policy.JobType, id, key, grou
 	}
 	r.jobs[key]++
 	r.keyUsed[key] = now
+	r.arrives(now, j)
 	r.pending = append(r.pending, j)
 	return j
 }
@@ -298,7 +302,7 @@ func (r *refScheduler) conflicts(j *refJob, now time.Time) bool {
 // or for priority 0.
 func (r *refScheduler) tierCap(p policy.Priority) int {
 	t, ok := r.tiers[p]
-	if !ok {
+	if !ok || t.MinShare == 0 && t.BurstShare == 0 && t.MaxRunning == 0 { // none, or rules only
 		if r.orderOnly || p == 0 {
 			return math.MaxInt
 		}
@@ -450,6 +454,9 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 			}
 			break
 		}
+		if r.rules != nil {
+			next = r.starvedFirst(now, next, alloc)
+		}
 		if r.admission != nil && !r.ask(now, next) {
 			continue
 		}
@@ -488,6 +495,12 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 		r.takeSlot(next)
 		r.running = append(r.running, next)
 		out = append(out, next)
+		if r.rules != nil {
+			r.rules.lastAdmit[next.prio] = now
+		}
+	}
+	if r.rules != nil {
+		r.preempt(now)
 	}
 	return out
 }
@@ -504,6 +517,10 @@ func (r *refScheduler) finish(now time.Time, j *refJob) Completion {
 		} else if inUse {
 			r.max = min(a.Max, r.max+1)
 		}
+	}
+	if r.preemptedEnd(j) { // a cut-short attempt: the estimate stays
+		r.leave(now, j.key)
+		return Completion{Elapsed: elapsed, Estimate: j.estimate, Preempted: true}
 	}
 	k := refEstKey{j.typ, j.id}
 	prior := j.estimate // the estimate at admission, if it expired since
@@ -775,6 +792,10 @@ type refStats struct {
 	lent int
 
 	lost int // jobs running on a worker when it was unregistered
+	// preempted: victims chosen; starved: the most admissions a
+	// starvation window gave in one seed (tier rules).
+	preempted int
+	starved   uint64
 }
 
 func (run *refRun) fail(op int, format string, args ...any) {
@@ -819,6 +840,7 @@ func (run *refRun) dispatch(op int) {
 	if diff := diffOf(want, got, slices.Equal); diff != "" {
 		run.fail(op, "Dispatch admitted (-ref +core):\n%s", diff)
 	}
+	run.comparePreempted(op)
 	run.stats.admitted += len(got)
 	var gotDenied, wantDenied []string
 	for _, d := range run.c.TakeDenied() {
@@ -993,6 +1015,7 @@ func (run *refRun) event(op int) bool {
 		if diff := diffOf(run.ref.finish(run.now, rj), got, func(a, b Completion) bool { return a == b }); diff != "" {
 			run.fail(op, "Finish #%d completion (-ref +core):\n%s", rj.seq, diff)
 		}
+		run.requeuePreempted(rj, got)
 		run.stats.finished++
 	case x < 87:
 		// Withdraw a pending job (or, now and then, a running one: refused).
@@ -1163,6 +1186,14 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("order-only-scoring-everything", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, orderOnly: true, workers: true, scoring: true, expiring: true, adaptive: true, rated: true, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, inherit: true})
 	})
+	// Preemption and starvation windows (reference_preempt_test.go), alone,
+	// with tier shares, and with tenants, weights and TTLs.
+	t.Run("tier-rules", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, tierRules: true})
+	})
+	t.Run("tier-rules-shares", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, tierRules: true, tiered: true, bounded: true, weighted: true, expiring: true})
+	})
 	t.Run("workers-scoring-everything", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, workers: true, scoring: true, expiring: true, adaptive: true, rated: true, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, inherit: true})
 	})
@@ -1210,6 +1241,9 @@ type refOptions struct {
 	adaptive bool
 	// expiring: a third of the jobs have a TTL, pulls a type default.
 	expiring bool
+	// tierRules: tier 4 preempts tier 2's jobs (and on some seeds snap's),
+	// tiers 4 and 3 may have starvation windows.
+	tierRules bool
 }
 
 func refKeyWeights(w map[string]float64) map[string]float64 {
@@ -1446,6 +1480,12 @@ func runReferenceWith(t *testing.T, o refOptions) {
 				l.Tiers[0] = policy.TierConfig{MaxRunning: 1 + orng.IntN(2)}
 			}
 		}
+		if o.tierRules {
+			if l.MaxConcurrency == 0 {
+				l.MaxConcurrency = 4 // preemption needs a cap that fills
+			}
+			l.Tiers = refTierRules(rand.New(rand.NewPCG(seed, 0x9ee)), l.Tiers)
+		}
 		if o.adaptive {
 			arng := rand.New(rand.NewPCG(seed, 0xada))
 			a := &policy.AdaptiveLimitConfig{Min: 1 + arng.IntN(2), Max: 6 + arng.IntN(5),
@@ -1494,6 +1534,7 @@ func runReferenceWith(t *testing.T, o refOptions) {
 			if o.orderOnly && td.name == "repack" {
 				cfg.Priority = 0
 			}
+			cfg.Preemptible = o.tierRules && (cfg.Priority == 2 || td.name == "snap" && seed%3 == 0)
 			if err := run.c.RegisterType(td.name, cfg); err != nil {
 				t.Fatal(err)
 			}
@@ -1553,6 +1594,7 @@ func runReferenceWith(t *testing.T, o refOptions) {
 			if diff := diffOf(run.ref.finish(run.now, rj), got, func(a, b Completion) bool { return a == b }); diff != "" {
 				run.fail(op, "Finish #%d completion (-ref +core):\n%s", rj.seq, diff)
 			}
+			run.requeuePreempted(rj, got)
 			run.dispatch(op)
 			run.check(op, true, false)
 		}
@@ -1612,5 +1654,8 @@ func runReferenceWith(t *testing.T, o refOptions) {
 	}
 	if o.grouped {
 		checkGroupStats(t, o, stats)
+	}
+	if o.tierRules && (stats.preempted == 0 || stats.starved == 0) {
+		t.Errorf("tier rules on, yet %d jobs preempted, at most %d admissions by a window", stats.preempted, stats.starved)
 	}
 }

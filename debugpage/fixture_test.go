@@ -190,7 +190,7 @@ func newRichScheduler(t *testing.T) *fairsched.Scheduler {
 	s, mock, block := newScheduler(t,
 		fairsched.WithMaxConcurrency(4),
 		fairsched.WithAdaptiveLimit(fairsched.AdaptiveLimitConfig{Min: 1, Max: 4}),
-		fairsched.WithTier(2, fairsched.TierConfig{MinShare: 0.25, BurstShare: 0.5}),
+		fairsched.WithTier(2, fairsched.TierConfig{MinShare: 0.25, BurstShare: 0.5, Preempt: &fairsched.PreemptBudget{Max: 1, Window: time.Minute}}),
 		fairsched.WithAging(fairsched.AgingConfig{GracePeriod: 30 * time.Second, Interval: 1500 * time.Millisecond, MaxEffectivePriority: 9}),
 		fairsched.WithKeyWeight("tenant-a", 2),
 	)

@@ -67,6 +67,7 @@
 //	denied_total                       counter    type                       JobDenied: jobs the admission policy denied
 //	dropped_total                      counter    type                       JobDropped: jobs dropped unrun because the scheduler closed
 //	superseded_total                   counter    type                       JobSuperseded: pending background jobs a newer Supersede replaced
+//	preempted_total                    counter    type, tier, by             JobPreempted: running jobs a higher tier (by) preempted
 //	policies_applied_total             counter    version                    PolicyApplied: policies applied (ApplyPolicy), by the policy's Version
 //	group_allocation_changes_total     counter    group, reason              GroupAllocationChanged: changes of a group's slot allocation
 //	excess_slots_redistributed_total   counter    -                          slots handed back by groups that ran out of work (see below)

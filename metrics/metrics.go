@@ -38,6 +38,7 @@ type Collector struct {
 	dropped      *prometheus.CounterVec
 	superseded   *prometheus.CounterVec
 	policies     *prometheus.CounterVec
+	preempted    *prometheus.CounterVec
 	allocChanges *prometheus.CounterVec
 	excess       prometheus.Counter
 
@@ -123,6 +124,8 @@ var (
 		"Jobs denied by the admission policy, by type."}
 	specDropped = spec{"dropped_total", counter, []string{"type"},
 		"Jobs dropped unrun because the scheduler closed, by type."}
+	specPreempted = spec{"preempted_total", counter, []string{"type", "tier", "by"},
+		"Running jobs a higher tier preempted (JobPreempted), by type, tier and the preempting tier."}
 	specSuperseded = spec{"superseded_total", counter, []string{"type"},
 		"Pending background jobs replaced by a newer submission with Supersede, by type."}
 	specPolicies = spec{"policies_applied_total", counter, []string{"version"},
@@ -161,7 +164,7 @@ var (
 // specs lists every metric, in the order of the documentation.
 var specs = []spec{
 	specQueueWait, specDuration, specEffective, specQueued, specCancelled, specAdmitted, specCompleted, specFailed,
-	specRefused, specExpired, specDenied, specDropped, specSuperseded, specPolicies, specAged, specAllocChanges, specExcess,
+	specRefused, specExpired, specDenied, specDropped, specSuperseded, specPreempted, specPolicies, specAged, specAllocChanges, specExcess,
 	specRunning, specPending, specGroupSlots, specGroupRunning, specMaxConcurrency,
 	specAdaptiveLimit, specLoad, specOverloaded, specLoadSkipped, specEventsLost, specSnapshotErrors,
 }
@@ -202,6 +205,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 		dropped:      counterVec(specDropped),
 		superseded:   counterVec(specSuperseded),
 		policies:     counterVec(specPolicies),
+		preempted:    counterVec(specPreempted),
 		allocChanges: counterVec(specAllocChanges),
 		excess:       plainCounter(specExcess),
 
@@ -224,7 +228,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 func (c *Collector) vectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		c.queueWait, c.duration, c.effective, c.queued, c.cancelled, c.admitted, c.completed, c.failed, c.refused,
-		c.expired, c.denied, c.dropped, c.superseded, c.allocChanges, c.excess,
+		c.expired, c.denied, c.dropped, c.superseded, c.preempted, c.allocChanges, c.excess,
 		c.policies,
 	}
 }
@@ -275,6 +279,8 @@ func (c *Collector) record(e fairsched.Event) {
 		c.superseded.WithLabelValues(string(e.Type)).Inc()
 	case fairsched.PolicyApplied:
 		c.policies.WithLabelValues(e.Version).Inc()
+	case fairsched.JobPreempted:
+		c.preempted.WithLabelValues(string(e.Type), tier(e.Tier), tier(e.By)).Inc()
 	}
 }
 

@@ -148,6 +148,7 @@ func (u *Usage) SetPriorityMode(m PriorityMode) { u.orderOnly = m == PriorityOrd
 // SetTiers gives tiers reserved and burst shares of the global cap and
 // absolute caps (MaxRunning); call it before any type is registered.
 func (u *Usage) SetTiers(tiers map[Priority]TierConfig) {
+	tiers = cappedTiers(tiers) // a tier with only preemption rules keeps its default cap
 	if len(tiers) == 0 {
 		return
 	}

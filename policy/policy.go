@@ -108,6 +108,11 @@ type JobTypeConfig struct {
 	// wait with reason no_workers while no registered slot supports the
 	// type and worker_busy while every one that does is taken.
 	RequiresWorker bool `json:"requires_worker,omitempty"`
+	// Preemptible: a running background job of the type may be preempted
+	// by a higher tier that preempts (TierConfig.Preempt): its context is
+	// cancelled with cause ErrPreempted and it is queued again, the attempt
+	// not counted.
+	Preemptible bool `json:"preemptible,omitempty"`
 }
 
 // Reason says why a pending job is not running.

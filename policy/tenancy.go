@@ -164,6 +164,15 @@ type TierConfig struct {
 	// has no work: reservations that add up to the whole capacity, none
 	// lent, leave nothing to the other tiers.
 	LendIdle bool
+	// Preempt, when set, lets the tier preempt running jobs of lower
+	// tiers whose types are Preemptible, within its budget (see
+	// PreemptBudget). A tier with only Preempt or StarvationWindow set
+	// keeps its default cap.
+	Preempt *PreemptBudget
+	// StarvationWindow, when positive, is the longest the tier lets a
+	// lower tier that has work go without an admission: past it, the next
+	// slot the tier would take goes to the starved tier's next job.
+	StarvationWindow time.Duration
 }
 
 // shares reports whether the tier takes shares of the global cap.
@@ -209,9 +218,15 @@ func ValidateTiers(tiers map[Priority]TierConfig, c int) error {
 	for _, p := range slices.Sorted(maps.Keys(tiers)) {
 		t := tiers[p]
 		field := fmt.Sprintf("Tier[%d]", p)
-		switch {
-		case t.MaxRunning < 0:
+		if t.MaxRunning < 0 {
 			return InvalidConfig(field+".MaxRunning", t.MaxRunning, "must not be negative (0 for no absolute cap)")
+		}
+		if err := t.validateRules(field); err != nil {
+			return err
+		}
+		switch {
+		case !t.shares() && t.MaxRunning == 0 && t.rulesOnly():
+			continue // the tier keeps its default cap
 		case !t.shares() && t.MaxRunning == 0:
 			return InvalidConfig(field, "no cap", "set BurstShare (with MinShare) or MaxRunning")
 		case !t.shares():

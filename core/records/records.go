@@ -342,3 +342,16 @@ func Admit(h Held, supersede, coalescing bool) Verdict {
 	}
 	return Duplicate
 }
+
+// Preempted takes back the attempt of rec that a higher tier preempted
+// and returns its write: a preempted attempt counts neither as a failure
+// nor as an interruption, and the next start uses its number again. With
+// grantWrites (cluster mode's leader) an attempt's number names its grant,
+// which the instance that ran it has seen end: the number stays, and the
+// re-run is granted as the next one (still no failure, no retry).
+func Preempted(rec *core.JobRecord, grantWrites bool) []Op {
+	if !grantWrites {
+		rec.Attempt--
+	}
+	return []Op{Put(rec)}
+}

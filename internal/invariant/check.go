@@ -260,14 +260,13 @@ func (sm *sim) checkAttempt(a *attempt, max int, now time.Time) {
 			sm.violate("%s starts %v after attempt %d ended; its backoff is at least %v", a.name(), now.Sub(j.lastEnd), a.n-1, min)
 		}
 	}
-	if c.mode == Aging && a.n == 1 {
-		bound := c.aging.MaxWait(j.typ.cfg.Priority) + c.dmax
+	if bound, ok := c.waitBound(j.typ); ok && a.n == 1 && j.preempted == 0 {
 		sm.res.AgingChecks++
 		if w := now.Sub(j.submitted); j.typ.name == "lo" && w > sm.res.LongestWait {
 			sm.res.LongestWait, sm.res.WaitBound = w, bound
 		}
 		if w := now.Sub(j.submitted); w > bound {
-			sm.violate("%s (priority %d) starts after waiting %v; MaxWait(%d) + one job duration = %v",
+			sm.violate("%s (priority %d) starts after waiting %v; its bound (MaxWait(%d) or the starvation window) + one job duration = %v",
 				a.name(), j.typ.cfg.Priority, w, j.typ.cfg.Priority, bound)
 		}
 	}
@@ -474,6 +473,8 @@ func (sm *sim) count(e fairsched.Event) {
 	case fairsched.JobSuperseded:
 		kind = &get(e.Type, e.ID).superseded
 		sm.res.Superseded++
+	case fairsched.JobPreempted:
+		sm.preemptedEvent(e)
 	}
 	if kind != nil && sm.evTypes[typ] && !strings.HasPrefix(id, "per") {
 		*kind++
@@ -588,6 +589,9 @@ func (sm *sim) checkSnapshot() {
 	case Fairness:
 		sm.checkFairness(snap)
 	case Aging:
+		if c.aging == nil {
+			break // a starvation window instead
+		}
 		for _, p := range snap.Pending {
 			if want := c.aging.Effective(p.Priority, snap.Time.Sub(p.Submitted)); p.EffectivePriority != want {
 				sm.violate("pending %s/%s waited %v: effective priority %d, AgingConfig.Effective gives %d",

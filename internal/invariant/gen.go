@@ -35,7 +35,11 @@ const (
 	Fairness
 	// Aging keeps the global cap saturated with a stream of fresh
 	// high-priority work and checks that every job starts within
-	// AgingConfig.MaxWait(base) plus one job duration.
+	// AgingConfig.MaxWait(base) plus one job duration — or, on half the
+	// seeds, that a starvation window of the stream's tier starts each
+	// low-priority job within the window plus one job duration, the
+	// stream preempting low-priority jobs within its budget on half of
+	// those (tier_rules.go).
 	Aging
 )
 
@@ -173,6 +177,10 @@ type config struct {
 	idPool     []string // ids shared by conflict and coalescing types
 	dmax       time.Duration
 	queued     int // aging mode: the stream's backlog beyond the cap
+	// window and preempt: aging mode's tier rules of the stream's tier
+	// (instead of aging).
+	window  time.Duration
+	preempt *fairsched.PreemptBudget
 }
 
 func (c *config) options() []fairsched.Option {
@@ -300,6 +308,9 @@ func (c *config) String() string {
 	}
 	if c.policy {
 		fmt.Fprintf(&b, "\n  admission policy (defer %v)", c.deferDelay)
+	}
+	if c.window > 0 {
+		fmt.Fprintf(&b, "\n  starvation window %v, preemption budget %+v", c.window, c.preempt)
 	}
 	return b.String()
 }
@@ -845,6 +856,7 @@ func (g *gen) agingConfig() *config {
 	}
 	c.queued = queued
 	c.groupNames = []string{""}
+	g.tierRules(c, ph)
 	return c
 }
 
@@ -856,7 +868,7 @@ func (g *gen) agingJobs() ([]*jobSpec, time.Duration) {
 	for range c.maxConc + c.queued {
 		jobs = append(jobs, g.streamJob(0))
 	}
-	bound := c.aging.MaxWait(c.types[1].cfg.Priority) + c.dmax
+	bound, _ := c.waitBound(&c.types[1])
 	at := g.ticks(0, 20)
 	for range 2 + g.intn(4) {
 		j := &jobSpec{idx: g.jobs, typ: 1, key: "lo", fg: g.chance(0.5), at: at, cancelAt: -1, id: fmt.Sprintf("lo%d", g.jobs)}

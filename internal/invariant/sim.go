@@ -60,6 +60,9 @@ type Result struct {
 	// LongestWait is the longest wait of a low-priority job in aging
 	// mode, WaitBound its bound.
 	LongestWait, WaitBound time.Duration
+	// Preemptions counts the JobPreempted events (aging mode's tier
+	// rules).
+	Preemptions int
 	// Plan describes the calls of a finite chaos workload, in time order.
 	Plan []string
 }
@@ -102,6 +105,9 @@ type jobRun struct {
 	// it did not execute (pending, or in a retry's backoff): it never
 	// starts again.
 	superseded bool
+	// preempted counts its attempts a higher tier preempted: each is
+	// taken back (attempts), as the scheduler counts none of them.
+	preempted int
 }
 
 // attempt is one execution of a job function.
@@ -213,6 +219,9 @@ type sim struct {
 	// background are the accepted background jobs of each signature, for
 	// Supersede.
 	background map[string][]*jobRun
+
+	// preemptions are the times of the JobPreempted events so far.
+	preemptions []time.Time
 
 	events  map[string]*evCount
 	evDone  bool
@@ -799,7 +808,13 @@ func (sm *sim) block(ctx context.Context, a *attempt) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	sm.call(func() { sm.end(a, out, err) })
+	preempted := errors.Is(context.Cause(ctx), fairsched.ErrPreempted)
+	sm.call(func() {
+		sm.end(a, out, err)
+		if preempted && err != nil {
+			sm.preemptedAttempt(a)
+		}
+	})
 	if out == outPanic {
 		panic(err)
 	}

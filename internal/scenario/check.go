@@ -81,6 +81,8 @@ func Check(sc Scenario, res Result) []string {
 			verdict(idle == 0, "no slot stood idle while clones waited (%d idle steps)", idle))
 	case "26-policy-tier-change":
 		out = append(out, checkPolicyTierChange(sc, res)...)
+	case "27-tier-rules":
+		out = append(out, tierRules(res)...)
 	case "16-tier-shares":
 		out = append(out, tierFloor(sc, res, Backfill, 2),
 			verdict(typeRunning(sc, res, Incident, 2) == 4 && typeRunning(sc, res, Copilot, 2) == 4,

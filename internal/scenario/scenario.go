@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -121,7 +122,7 @@ type Scenario struct {
 // Event is one line of a timeline.
 type Event struct {
 	T     int    `json:"t"`               // seconds since the scenario started
-	Kind  string `json:"kind"`            // "arrive", "admit", "done", "refuse", "expire", "aged" or "allocation"
+	Kind  string `json:"kind"`            // "arrive", "admit", "done", "refuse", "expire", "aged", "allocation" or "preempt"
 	Job   string `json:"job"`             // type(id)
 	Key   string `json:"key,omitempty"`   // fairness key, "" for background
 	Group string `json:"group,omitempty"` // the job's group, "" for none
@@ -175,6 +176,8 @@ func (e Event) String() string {
 		return e.loadLine()
 	case "aged":
 		return fmt.Sprintf("T=%3d  AGED    %-22s key=%-8s effective priority now %d", e.T, e.Job, key, e.Effective)
+	case "preempt":
+		return fmt.Sprintf("T=%3d  PREEMPT %-22s key=%-8s a higher tier took its slot: back to the head of its lane", e.T, e.Job, key)
 	}
 	return fmt.Sprintf("T=%3d  ARRIVE  %-22s key=%s%s", e.T, e.Job, key, e.inGroup())
 }
@@ -324,7 +327,8 @@ func (r *runner) run() (Result, error) {
 		}
 		for _, name := range r.admits {
 			j := r.byName[name]
-			if _, done := r.res.End[name]; done || r.res.Start[name]+j.Duration != r.now {
+			start, started := r.res.Start[name] // not while a preempted job waits again
+			if _, done := r.res.End[name]; done || !started || start+j.Duration != r.now {
 				continue
 			}
 			if err := r.finish(j); err != nil {
@@ -428,6 +432,7 @@ func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
 	if err := r.settle(r.s, cond); err != nil {
 		return err
 	}
+	var preempted []Job // their attempts end, and their slots are given, after the step
 	for _, e := range r.records.TakeAll() {
 		f := e.ContextMap()
 		key, ok := f["key"]
@@ -453,6 +458,11 @@ func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
 			ev.Job = str(f["group"])
 			ev.Previous, ev.Slots = int(f["previous"].(int64)), int(f["slots"].(int64))
 			ev.Reason = str(f["reason"])
+		case "job preempted":
+			ev.Kind = "preempt"
+			ev.Key = r.active[ref].Key // a decision record says "tenant"
+			delete(r.res.Start, name)  // its run is cut short: it starts again
+			preempted = append(preempted, r.active[ref])
 		case "aged":
 			ev.Kind = "aged"
 			ev.Base, ev.Effective = int(f["priority"].(int64)), int(f["effective_priority"].(int64))
@@ -473,7 +483,19 @@ func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
 		}
 		r.res.Timeline = append(r.res.Timeline, ev)
 	}
+	if len(preempted) > 0 { // settle until each has returned: the turn that requeues it gives its slot
+		return r.step(func(s fairsched.Snapshot) bool {
+			return !slices.ContainsFunc(preempted, func(j Job) bool { return isRunning(s, j) })
+		})
+	}
 	return nil
+}
+
+// isRunning reports whether j runs in s.
+func isRunning(s fairsched.Snapshot, j Job) bool {
+	return slices.ContainsFunc(s.Running, func(rj fairsched.RunningJob) bool {
+		return rj.Type == j.Type && rj.ID == j.ID && rj.FairnessKey == j.Key
+	})
 }
 
 func present(s fairsched.Snapshot, j Job) bool {

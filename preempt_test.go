@@ -1,0 +1,215 @@
+package fairsched_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairsched/fairsched"
+)
+
+// run is one attempt of a job in a tier-rule timeline: its start and end
+// in seconds, and whether a higher tier preempted it.
+type run struct {
+	Job        string
+	Start, End int
+	Preempted  bool
+}
+
+// tierJob is a job of a tier-rule timeline, submitted at At (seconds).
+type tierJob struct {
+	At  int
+	Typ fairsched.JobType
+	ID  string
+	Dur int // seconds
+}
+
+// runTiers submits the jobs at their times in virtual time and returns
+// every attempt, sorted by start then name, once all have ended. A job's
+// function sleeps for its duration unless its context ends first (then it
+// returns the cause).
+func runTiers(t *testing.T, s *fairsched.Scheduler, jobs []tierJob) []run {
+	t.Helper()
+	start := time.Now()
+	runs := make(chan run, 4*len(jobs))
+	for _, j := range jobs {
+		time.Sleep(start.Add(time.Duration(j.At) * time.Second).Sub(time.Now()))
+		name := string(j.Typ) + "/" + j.ID
+		fn := func(ctx context.Context) error {
+			began := time.Now()
+			var err error
+			select {
+			case <-time.After(time.Duration(j.Dur) * time.Second):
+			case <-ctx.Done():
+				err = context.Cause(ctx)
+			}
+			runs <- run{name, int(began.Sub(start) / time.Second), int(time.Since(start) / time.Second),
+				errors.Is(err, fairsched.ErrPreempted)}
+			return err
+		}
+		if err := s.Submit(j.Typ, j.ID, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	close(runs)
+	var out []run
+	for r := range runs {
+		out = append(out, r)
+	}
+	for i := 1; i < len(out); i++ {
+		for k := i; k > 0 && (out[k].Start < out[k-1].Start || out[k].Start == out[k-1].Start && out[k].Job < out[k-1].Job); k-- {
+			out[k], out[k-1] = out[k-1], out[k]
+		}
+	}
+	return out
+}
+
+// tierScheduler returns a scheduler of global cap n whose priorities only
+// order, with the types given registered.
+func tierScheduler(t *testing.T, n int, types map[fairsched.JobType]fairsched.JobTypeConfig, opts ...fairsched.Option) *fairsched.Scheduler {
+	t.Helper()
+	opts = append([]fairsched.Option{fairsched.WithMaxConcurrency(n), fairsched.WithPriorityMode(fairsched.PriorityOrderOnly)}, opts...)
+	s, err := fairsched.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for typ, cfg := range types {
+		if err := s.RegisterType(typ, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// TestStarvationWindow is spec 5's "P1 cannot starve P2 for more than the
+// configured window": one slot, a flood of interactive (tier 2) jobs of
+// 2 s against batch (tier 1) work, a window of 5 s. Batch gets its first
+// admission at 6 s — the window plus at most one interactive job — and
+// then one every 5 s, each as an interactive job ends. Without the window
+// batch ran only once the flood was over (16 s).
+func TestStarvationWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := tierScheduler(t, 1, map[fairsched.JobType]fairsched.JobTypeConfig{
+			"interactive": {DefaultCost: 2 * time.Second, Priority: 2},
+			"batch":       {DefaultCost: time.Second, Priority: 1},
+		}, fairsched.WithTier(2, fairsched.TierConfig{StarvationWindow: 5 * time.Second}))
+		var jobs []tierJob
+		for i := 1; i <= 8; i++ {
+			jobs = append(jobs, tierJob{Typ: "interactive", ID: fmt.Sprint("i", i), Dur: 2})
+		}
+		for i := 1; i <= 3; i++ {
+			jobs = append(jobs, tierJob{Typ: "batch", ID: fmt.Sprint("b", i), Dur: 1})
+		}
+		want := []run{
+			{"interactive/i1", 0, 2, false}, {"interactive/i2", 2, 4, false}, {"interactive/i3", 4, 6, false},
+			{"batch/b1", 6, 7, false},
+			{"interactive/i4", 7, 9, false}, {"interactive/i5", 9, 11, false},
+			{"batch/b2", 11, 12, false},
+			{"interactive/i6", 12, 14, false}, {"interactive/i7", 14, 16, false},
+			{"batch/b3", 16, 17, false},
+			{"interactive/i8", 17, 19, false},
+		}
+		if diff := cmp.Diff(want, runTiers(t, s, jobs)); diff != "" {
+			t.Errorf("timeline (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestPreemptionWithinBudget: two slots held by preemptible batch jobs
+// (tier 1); critical jobs (tier 3, a budget of 2 preemptions per 100 s)
+// arrive at 2, 3 and 4 s. The first two preempt — the most recently
+// started batch job first — and run at once; the preempted jobs go back to
+// the head of their lane (in their arrival order), ahead of batch jobs
+// that never ran, their attempt uncounted (JobQueued's Attempt stays 1).
+// The third finds the budget spent and waits like any job, for the first
+// slot to free (5 s).
+func TestPreemptionWithinBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := tierScheduler(t, 2, map[fairsched.JobType]fairsched.JobTypeConfig{
+			"critical": {DefaultCost: 3 * time.Second, Priority: 3},
+			"batch":    {DefaultCost: 10 * time.Second, Priority: 1, Preemptible: true},
+		}, fairsched.WithTier(3, fairsched.TierConfig{Preempt: &fairsched.PreemptBudget{Max: 2, Window: 100 * time.Second}}))
+		events, cancel := s.Subscribe(1000)
+		defer cancel()
+		jobs := []tierJob{
+			{0, "batch", "b1", 10}, {0, "batch", "b2", 10}, {0, "batch", "b3", 10}, {0, "batch", "b4", 10},
+			{2, "critical", "c1", 3}, {3, "critical", "c2", 3}, {4, "critical", "c3", 3},
+		}
+		want := []run{
+			{"batch/b1", 0, 3, true}, {"batch/b2", 0, 2, true},
+			{"critical/c1", 2, 5, false}, {"critical/c2", 3, 6, false},
+			{"critical/c3", 5, 8, false},
+			{"batch/b1", 6, 16, false}, {"batch/b2", 8, 18, false},
+			{"batch/b3", 16, 26, false}, {"batch/b4", 18, 28, false},
+		}
+		if diff := cmp.Diff(want, runTiers(t, s, jobs)); diff != "" {
+			t.Errorf("timeline (-want +got):\n%s", diff)
+		}
+		type seen struct {
+			Event   string
+			ID      string
+			At      int
+			Attempt int
+		}
+		var got []seen
+		start := time.Time{}
+		for e := range events {
+			switch e := e.(type) {
+			case fairsched.JobQueued:
+				if start.IsZero() {
+					start = e.Time
+				}
+				if e.Type == "batch" && (e.ID == "b1" || e.ID == "b2") {
+					got = append(got, seen{"queued", e.ID, int(e.Time.Sub(start) / time.Second), e.Attempt})
+				}
+			case fairsched.JobPreempted:
+				got = append(got, seen{fmt.Sprintf("preempted by %d", e.By), e.ID, int(e.Time.Sub(start) / time.Second), 0})
+			case fairsched.JobFailed:
+				got = append(got, seen{"failed", e.ID, int(e.Time.Sub(start) / time.Second), 0})
+			}
+		}
+		wantEvents := []seen{
+			{"queued", "b1", 0, 1}, {"queued", "b2", 0, 1},
+			{"preempted by 3", "b2", 2, 0}, {"queued", "b2", 2, 1},
+			{"preempted by 3", "b1", 3, 0}, {"queued", "b1", 3, 1},
+		}
+		if diff := cmp.Diff(wantEvents, got); diff != "" {
+			t.Errorf("events of b1, b2 (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestPreemptionBudgetReturns: a budget of one preemption per 5 s. The
+// critical job at 2 s finds it spent by the one at 1 s and waits; when the
+// budget has room again (6 s) the core's one timer wakes the scheduler and
+// it preempts then, with no job having ended in between.
+func TestPreemptionBudgetReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := tierScheduler(t, 2, map[fairsched.JobType]fairsched.JobTypeConfig{
+			"critical": {DefaultCost: 3 * time.Second, Priority: 3},
+			"batch":    {DefaultCost: 10 * time.Second, Priority: 1, Preemptible: true},
+		}, fairsched.WithTier(3, fairsched.TierConfig{Preempt: &fairsched.PreemptBudget{Max: 1, Window: 5 * time.Second}}))
+		jobs := []tierJob{
+			{0, "batch", "b1", 10}, {0, "batch", "b2", 10},
+			{1, "critical", "c1", 10}, {2, "critical", "c2", 3},
+		}
+		want := []run{
+			{"batch/b1", 0, 6, true}, {"batch/b2", 0, 1, true},
+			{"critical/c1", 1, 11, false},
+			{"critical/c2", 6, 9, false},
+			{"batch/b1", 9, 19, false},
+			{"batch/b2", 11, 21, false},
+		}
+		if diff := cmp.Diff(want, runTiers(t, s, jobs)); diff != "" {
+			t.Errorf("timeline (-want +got):\n%s", diff)
+		}
+	})
+}
