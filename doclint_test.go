@@ -84,3 +84,27 @@ func docFindings(t *testing.T, dir string) []string {
 	}
 	return found
 }
+
+// notInProse is the history a README or docs page never tells: issues,
+// changes, sessions and builds are what git log is for.
+var notInProse = regexp.MustCompile(`[Ii]ssues? #?\d|[Cc]hanges? \d|\bsessions?\b|\b(?:build|commit|hash) [0-9a-f]{7,}`)
+
+// TestDocsTellNoHistory: README.md and docs/*.md describe the product as
+// it is.
+func TestDocsTellNoHistory(t *testing.T) {
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range append(pages, "README.md") {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := notInProse.FindString(line); m != "" {
+				t.Errorf("%s:%d tells history (%q): %s", page, i+1, m, line)
+			}
+		}
+	}
+}
