@@ -44,6 +44,7 @@ type execLoop struct {
 	margin        time.Duration
 	fence         *time.Timer
 	failing       bool        // since the last report that went through: said once
+	retry         readRetry   // a failed read of grants or finals, made again soon
 	stopCancelAll func() bool // a graceful Close's watch of its deadline
 }
 
@@ -321,8 +322,10 @@ func (e *execLoop) checkGrants() {
 	}
 	if err != nil {
 		e.x.n.log.Warn("reading grants failed", zap.Error(err))
+		e.retry.failed(e.cfg.Poll)
 		return
 	}
+	e.retry.ok()
 	if full {
 		e.lastFull = time.Now()
 		clear(e.early)
@@ -388,8 +391,10 @@ func (e *execLoop) checkFinals() {
 	finals, err := e.x.n.b.Finals(ctx, waiting)
 	if err != nil {
 		e.x.n.log.Warn("reading finished jobs failed", zap.Error(err))
+		e.retry.failed(e.cfg.Poll)
 		return
 	}
+	e.retry.ok()
 	var forget []uint64
 	for _, f := range finals {
 		c := e.closures[f.Seq]

@@ -235,6 +235,10 @@ func (x *executor) run() {
 		case <-poll.C:
 			e.checkGrants()
 			e.checkFinals()
+		case <-e.retry.c:
+			e.retry.fired()
+			e.checkGrants()
+			e.checkFinals()
 		case t := <-x.beatC:
 			e.beaten(t)
 		case <-e.fence.C:

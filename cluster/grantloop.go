@@ -34,6 +34,9 @@ type grantLoop struct {
 	tidyTimer *time.Timer
 	tidyC     <-chan time.Time
 	lost      map[string]time.Time // instances this leader declared lost, and when
+	// retry: a read of the jobs, commands or ends failed — all are read
+	// again soon, not only at the next poll.
+	retry readRetry
 	// workerHome: worker → the instance it is registered on; registered:
 	// worker → its slots, as registered in the scheduler.
 	workerHome, registered map[string]string
@@ -299,6 +302,7 @@ func (g *grantLoop) read(jobs, ends bool) {
 			var err error
 			if cmds, err = g.l.n.b.Commands(ctx, g.cfg.Domain); err != nil {
 				g.l.n.log.Warn("reading commands failed", zap.Error(err))
+				g.retry.failed(g.cfg.Poll)
 			}
 		}
 		g.readJobs(ctx)
@@ -325,8 +329,10 @@ func (g *grantLoop) readJobs(ctx context.Context) {
 	recs, err := g.l.feed.Next(ctx)
 	if err != nil {
 		g.l.n.log.Warn("reading new jobs failed", zap.Error(err))
+		g.retry.failed(g.cfg.Poll)
 		return
 	}
+	g.retry.ok()
 	if len(recs) > 0 {
 		if err := g.l.adopt(ctx, recs); err != nil {
 			g.l.n.log.Warn("adopting new jobs failed", zap.Error(err))
@@ -359,6 +365,7 @@ func (g *grantLoop) readEnds(ctx context.Context, full bool) {
 	rows, err := g.l.n.b.Rows(ctx, seqs)
 	if err != nil {
 		g.l.n.log.Warn("reading ends failed", zap.Error(err))
+		g.retry.failed(g.cfg.Poll)
 		return
 	}
 	g.rowsRead(seqs, rows)

@@ -361,6 +361,10 @@ func (l *leader) run() {
 		case <-poll.C:
 			g.read(true, true)
 			g.replace()
+		case <-g.retry.c:
+			g.retry.fired()
+			g.read(true, true)
+			g.replace()
 		case <-l.reread:
 			g.timed(g.readInstances)
 			g.replace()
