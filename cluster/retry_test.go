@@ -43,4 +43,3 @@ func TestFailedReadRetriedBeforeThePoll(t *testing.T) {
 		})
 	}
 }
-
