@@ -419,6 +419,10 @@ func weightedJain(sc scenario.Scenario, runs []Run, unrun []Unrun) fairnessIndex
 // tierName names the tier of priority p as a party of the fairness index.
 func tierName(p fairsched.Priority) string { return fmt.Sprintf("priority %d", p) }
 
+// Jain is Jain's fairness index (Σx)² / (n·Σx²); 1 for at most one value
+// or when every value is 0. (The bench module's cluster report uses it.)
+func Jain(xs []float64) float64 { return jain(xs) }
+
 // jain is Jain's fairness index (Σx)² / (n·Σx²); 1 for at most one value.
 func jain(xs []float64) float64 {
 	if len(xs) <= 1 {
