@@ -155,13 +155,16 @@ type acct struct {
 type evCount struct{ completed, failed, expired, dropped, denied, superseded int }
 
 type sim struct {
-	opts Options
-	g    *gen
-	cfg  *config
-	mock *clock.Mock
-	t0   time.Time
-	now  time.Time
-	s    *fairsched.Scheduler
+	// loStarted: the last start of a "lo" attempt (the starvation
+	// window is the tier's: the time since its last admission).
+	loStarted time.Time
+	opts      Options
+	g         *gen
+	cfg       *config
+	mock      *clock.Mock
+	t0        time.Time
+	now       time.Time
+	s         *fairsched.Scheduler
 
 	arrivals []*jobSpec
 	ops      []opSpec
