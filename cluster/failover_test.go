@@ -247,6 +247,9 @@ type killed struct {
 	at      time.Time
 	reaped  time.Time
 	granted []string // type/id of the jobs granted to it when it was reaped
+	// grantedAttempt: type/id → the attempt granted to it when it was
+	// reaped; the kill accounts for that attempt, not for earlier ones.
+	grantedAttempt map[string]int
 }
 
 // spawned counts the children started, so that a name started twice has
@@ -307,8 +310,11 @@ func (c *child) kill(t *testing.T, st *pgstore.Store) killed {
 	if err != nil {
 		t.Fatal(err)
 	}
+	k.grantedAttempt = map[string]int{}
 	for _, g := range gs {
-		k.granted = append(k.granted, string(g.Record.Type)+"/"+g.Record.ID)
+		id := string(g.Record.Type) + "/" + g.Record.ID
+		k.granted = append(k.granted, id)
+		k.grantedAttempt[id] = g.Attempt
 	}
 	return k
 }
@@ -642,9 +648,10 @@ func (r *analysis) countLosses(events []event, kills []killed, lostAt map[string
 	started := map[attempt]event{}
 	for _, e := range events {
 		if i := slices.IndexFunc(kills, func(k killed) bool { return k.name == e.inst }); i >= 0 {
-			// The kill accounting covers the attempts it cut and those it
-			// found granted; not those its executor had stopped before.
-			if !e.start && e.prev == "lost" && !slices.Contains(kills[i].granted, e.id) {
+			// The kill accounting covers the attempts it cut and the one
+			// it found granted; not those its executor had stopped
+			// before, even of a job granted there again.
+			if !e.start && e.prev == "lost" && kills[i].grantedAttempt[e.id] != e.attempt {
 				r.lost[e.id]++
 			}
 			continue
