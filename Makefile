@@ -106,8 +106,8 @@ bench:
 ## (the module in bench/; a throwaway server from the installed binaries,
 ## or BENCH_CLUSTER_FLAGS=-url=…), a few minutes; the throughput runs
 ## (scenarios 1 and 3) in 3 rounds, each system's median kept.
-## BENCH_CLUSTER_FLAGS="-full -name cluster-bench-full" for the issue's
-## sizes (docs/cluster.md: how long). Writes docs/cluster-bench.{md,json,svg}.
+## BENCH_CLUSTER_FLAGS="-full -name cluster-bench-full" for the full
+## sizes: a million jobs (docs/cluster.md: how long). Writes docs/cluster-bench.{md,json,svg}.
 BENCH_CLUSTER_FLAGS ?=
 bench-cluster:
 	cd bench && $(GO) run ./cmd/clusterbench -out ../docs -rounds 3 $(BENCH_CLUSTER_FLAGS)
