@@ -187,6 +187,15 @@ type Actor struct {
 
 // Start launches the owner goroutine over c.
 func Start(c *core.Core, cfg Config) *Actor {
+	a := newActor(c, cfg)
+	go a.run()
+	return a
+}
+
+// newActor builds the machine over c with the channels of its owner
+// goroutine, not started: Start runs it, a Machine drives it in its
+// owner's turns.
+func newActor(c *core.Core, cfg Config) *Actor {
 	a := &Actor{
 		core:     c,
 		clock:    cfg.Clock,
@@ -214,7 +223,6 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.publishTypes()
 	a.startWriter()
 	a.startLoad()
-	go a.run()
 	return a
 }
 
