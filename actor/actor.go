@@ -292,24 +292,35 @@ func (a *Actor) run() {
 		case a.remoteC() <- a.nextRemote():
 			a.remote.sent()
 		case <-ticker.C:
-			a.save()
-			a.pruneRetained(a.now())
-			keys, ests := a.core.Evict(a.now())
-			a.core.PruneLastRuns(a.now(), 4*max(a.tick, time.Millisecond)) // the key TTL
-			if keys+ests > 0 {
-				a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
-			}
+			a.ticked()
 		case <-a.loadC:
 			a.readLoad()
 		case <-a.wakeC:
-			a.wakeC, a.wake = nil, nil // fired
-			if !a.aborted {
-				now := a.now()
-				a.runSchedules(now)
-				a.dispatch(now) // deferred jobs are due, or expiring, or refilled
-			}
+			a.woken()
 		}
 		a.endTurn()
+	}
+}
+
+// ticked is the turn of the tick: the state saved, idle cost state and
+// retained records pruned.
+func (a *Actor) ticked() {
+	a.save()
+	a.pruneRetained(a.now())
+	keys, ests := a.core.Evict(a.now())
+	a.core.PruneLastRuns(a.now(), 4*max(a.tick, time.Millisecond)) // the key TTL
+	if keys+ests > 0 {
+		a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
+	}
+}
+
+// woken is the turn of the one timer's firing.
+func (a *Actor) woken() {
+	a.wakeC, a.wake = nil, nil // fired
+	if !a.aborted {
+		now := a.now()
+		a.runSchedules(now)
+		a.dispatch(now) // deferred jobs are due, or expiring, or refilled
 	}
 }
 

@@ -265,17 +265,12 @@ func (m *Machine) WakeC() <-chan time.Time { return m.a.wakeC }
 
 // Wake is the owner's call when WakeC fired.
 func (m *Machine) Wake() {
-	a := m.a
-	a.wakeC, a.wake = nil, nil // fired
 	if m.stopped {
+		m.a.wakeC, m.a.wake = nil, nil
 		return
 	}
 	m.begin()
-	if !a.aborted {
-		now := a.now()
-		a.runSchedules(now)
-		a.dispatch(now)
-	}
+	m.a.woken()
 	m.settle()
 }
 
@@ -287,12 +282,8 @@ func (m *Machine) Tick() {
 	if m.stopped {
 		return
 	}
-	a := m.a
 	m.begin()
-	a.save()
-	a.pruneRetained(a.now())
-	a.core.Evict(a.now())
-	a.core.PruneLastRuns(a.now(), 4*max(a.tick, time.Millisecond))
+	m.a.ticked()
 	m.settle()
 }
 
