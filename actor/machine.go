@@ -3,24 +3,12 @@ package actor
 import (
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
-
-// The scheduler is one synchronous machine — the core and the rules of
-// durable records (core/records), with the attempts, events and record
-// operations they cause — and an owner that calls it in its turns. Two
-// owners exist: the in-process owner goroutine (Start; actor.go's run),
-// which turns its callers' messages into the machine's calls, and cluster
-// mode's leader, whose own loop calls the machine in its turn through a
-// Machine. Neither drives the other.
-//
-// The machine lives here, unexported behind the Actor's methods, because
-// its rules and their effects (an admitted job's start, a revoke, a
-// record to write, an event) are the ones the in-process owner carries
-// out; a Machine is the small exported face cluster mode calls them
-// through, with no goroutine of the actor's own.
 
 // Machine is the scheduler without an owner goroutine: every call runs
 // in its caller's turn and returns when the machine has made its
@@ -33,9 +21,9 @@ import (
 // writer's answers (CommittedC), and passes each back (Wake, Tick,
 // ReadLoad, Committed).
 type Machine struct {
-	a    *Actor
-	tick interface{ Stop() }
-	// tickC is the cost model's eviction tick.
+	a *Actor
+	// tick is the cost model's eviction tick, and the state's save.
+	tick  *clock.Ticker
 	tickC <-chan time.Time
 	// noStarter is the starter channel given to the machine: nobody
 	// receives from it, so every op waits in the outbox for TakeOps.
