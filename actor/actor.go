@@ -1,6 +1,16 @@
-// Package actor runs the scheduler's owner goroutine: the one goroutine that
-// holds the core's state. It turns messages into core calls, starts the jobs
-// the core admits and reports their ends back. All decisions are the core's.
+// Package actor holds the scheduler's machine — the core, the durable
+// records' rules (core/records), and the attempts, answers, events and
+// record batches they cause — and its two thin owners: the owner goroutine
+// of one process (Start), which turns its callers' messages into the
+// machine's calls, starts the jobs the core admits and reports their ends
+// back; and Machine, through which another loop (cluster mode's leader)
+// calls the same machine in its own turn, with no goroutine of the
+// machine's own. All decisions are the core's.
+//
+// The machine lives here rather than in a package of core's because what
+// it does besides deciding — an attempt's context, a caller's answer, a
+// record batch for the store writer, an event for the subscribers — is
+// this package's; Machine is the small exported face cluster mode needs.
 //
 // Every public call hands its message over, gives up when the caller's
 // context ends, or learns that the owner has stopped (ErrClosed). Requests
@@ -187,6 +197,15 @@ type Actor struct {
 
 // Start launches the owner goroutine over c.
 func Start(c *core.Core, cfg Config) *Actor {
+	a := newActor(c, cfg)
+	go a.run()
+	return a
+}
+
+// newActor builds the machine over c with the channels of its owner
+// goroutine, not started: Start runs it, a Machine drives it in its
+// owner's turns.
+func newActor(c *core.Core, cfg Config) *Actor {
 	a := &Actor{
 		core:     c,
 		clock:    cfg.Clock,
@@ -214,7 +233,6 @@ func Start(c *core.Core, cfg Config) *Actor {
 	a.publishTypes()
 	a.startWriter()
 	a.startLoad()
-	go a.run()
 	return a
 }
 
@@ -284,24 +302,35 @@ func (a *Actor) run() {
 		case a.remoteC() <- a.nextRemote():
 			a.remote.sent()
 		case <-ticker.C:
-			a.save()
-			a.pruneRetained(a.now())
-			keys, ests := a.core.Evict(a.now())
-			a.core.PruneLastRuns(a.now(), 4*max(a.tick, time.Millisecond)) // the key TTL
-			if keys+ests > 0 {
-				a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
-			}
+			a.ticked()
 		case <-a.loadC:
 			a.readLoad()
 		case <-a.wakeC:
-			a.wakeC, a.wake = nil, nil // fired
-			if !a.aborted {
-				now := a.now()
-				a.runSchedules(now)
-				a.dispatch(now) // deferred jobs are due, or expiring, or refilled
-			}
+			a.woken()
 		}
 		a.endTurn()
+	}
+}
+
+// ticked is the turn of the tick: the state saved, idle cost state and
+// retained records pruned.
+func (a *Actor) ticked() {
+	a.save()
+	a.pruneRetained(a.now())
+	keys, ests := a.core.Evict(a.now())
+	a.core.PruneLastRuns(a.now(), 4*max(a.tick, time.Millisecond)) // the key TTL
+	if keys+ests > 0 {
+		a.log.Debug("evicted idle cost state", zap.Int("keys", keys), zap.Int("estimates", ests))
+	}
+}
+
+// woken is the turn of the one timer's firing.
+func (a *Actor) woken() {
+	a.wakeC, a.wake = nil, nil // fired
+	if !a.aborted {
+		now := a.now()
+		a.runSchedules(now)
+		a.dispatch(now) // deferred jobs are due, or expiring, or refilled
 	}
 }
 

@@ -109,7 +109,7 @@ type durable struct {
 	writing map[uint64]int
 	// batches hands batches to the writer, which answers on committed.
 	batches   chan *jobBatch
-	committed chan batchDone
+	committed chan Commit
 	// joins are the coalesced RunSync and Submit jobs of cluster mode
 	// (core.Joins; joins.go).
 	joins core.Joins
@@ -151,11 +151,11 @@ type jobBatch struct {
 	acks []ack
 }
 
-// batchDone is the writer's answer for batch b: err, the failure of the
+// Commit is the writer's answer for batch b: err, the failure of the
 // batch as a whole, when opErrs is nil; else opErrs says, op by op, what
 // failed (nil: committed) and err is the transient failure that stopped
 // the commit in parts, if one did.
-type batchDone struct {
+type Commit struct {
 	b      *jobBatch
 	err    error
 	opErrs []error
@@ -165,7 +165,7 @@ type batchDone struct {
 func (a *Actor) startDurable(st JobStore, recs []core.JobRecord, retention time.Duration) {
 	d := newDurable()
 	d.store, d.table = st, records.New(retention, ErrCancelled.Error())
-	d.batches, d.committed = make(chan *jobBatch, 1), make(chan batchDone, 1)
+	d.batches, d.committed = make(chan *jobBatch, 1), make(chan Commit, 1)
 	a.dur = d
 	for _, rec := range d.table.Restore(recs) {
 		j := fromRecord(rec)
@@ -323,7 +323,7 @@ func (a *Actor) flushDurable() {
 
 // committedC is the writer's answer channel; nil (never ready) without
 // durable jobs.
-func (a *Actor) committedC() <-chan batchDone {
+func (a *Actor) committedC() <-chan Commit {
 	if a.dur == nil {
 		return nil
 	}
@@ -341,7 +341,7 @@ func (a *Actor) durableIdle() bool {
 // not. When the store took the batch in parts (a record refused), each
 // answer depends on its own ops only; the ops no caller waits on that
 // were not written are handled by unwritten.
-func (a *Actor) committed(r batchDone) {
+func (a *Actor) committed(r Commit) {
 	d := a.dur
 	d.flight = nil
 	d.track(r.b.ops, -1) // those not written and made again are counted again (unwritten)
@@ -413,7 +413,7 @@ func (a *Actor) committed(r batchDone) {
 
 // errOf returns the error of ack k's ops in r (nil: written). A SyncDead,
 // with no op, fails with a transient failure of the batch.
-func (r *batchDone) errOf(k ack) error {
+func (r *Commit) errOf(k ack) error {
 	if r.opErrs == nil || k.from == k.to {
 		return r.err
 	}
@@ -441,7 +441,7 @@ func (r *batchDone) errOf(k ack) error {
 //
 // The ops of the Enqueues being resolved (committed) go again too, in
 // place, with their acks.
-func (a *Actor) unwritten(r batchDone, resolving []ack) {
+func (a *Actor) unwritten(r Commit, resolving []ack) {
 	d := a.dur
 	waited := make([]bool, len(r.b.ops)) // an Enqueue's own ops: its caller has the answer
 	for _, k := range r.b.acks {

@@ -105,11 +105,11 @@ const (
 // A unit is an Enqueue's ops (its put and the delete of the record it
 // replaces), never split, or one other op. With one refused unit among n,
 // that is at most 2·⌈log2 n⌉ more commits. A transient failure in between
-// stops it: the ops from there on fail with it (batchDone.err).
-func commitBatch(s JobStore, b *jobBatch) batchDone {
+// stops it: the ops from there on fail with it (Commit.err).
+func commitBatch(s JobStore, b *jobBatch) Commit {
 	err := safeApply(s, b.ops)
 	if err == nil || !refused(err) {
-		return batchDone{b: b, err: err}
+		return Commit{b: b, err: err}
 	}
 	// The units, in op order; so are the acks' ranges.
 	var units []unit
@@ -125,7 +125,7 @@ func commitBatch(s JobStore, b *jobBatch) batchDone {
 		units = append(units, u)
 		i = u.to
 	}
-	r := batchDone{b: b, opErrs: make([]error, len(b.ops))}
+	r := Commit{b: b, opErrs: make([]error, len(b.ops))}
 	write := func(part []unit) error { return safeApply(s, b.ops[part[0].from:part[len(part)-1].to]) }
 	n, _, err := bisect.Settle(units, err, write, refused, func(u unit, err error) error {
 		for i := u.from; i < u.to; i++ {
