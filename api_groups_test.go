@@ -12,6 +12,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/testkit"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -50,44 +51,12 @@ func startScheduler(t *testing.T, types map[fairsched.JobType]fairsched.JobTypeC
 	return s
 }
 
-// blocker is a job function that runs until released (or its context
-// ends). started is closed when it starts, so the test can see which jobs
-// run without a data race; release has room for one value, so a job can be
-// released before it starts.
-type blocker struct {
-	started chan struct{}
-	release chan error
-}
-
-func newBlocker() *blocker {
-	return &blocker{started: make(chan struct{}), release: make(chan error, 1)}
-}
-
-func (b *blocker) fn(ctx context.Context) error {
-	close(b.started)
-	select {
-	case err := <-b.release:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (b *blocker) running() bool {
-	select {
-	case <-b.started:
-		return true
-	default:
-		return false
-	}
-}
-
 // submit queues a background job of group g that runs until released, and
 // waits until the scheduler has handled it.
-func submit(t *testing.T, s *fairsched.Scheduler, typ fairsched.JobType, id, g string) *blocker {
+func submit(t *testing.T, s *fairsched.Scheduler, typ fairsched.JobType, id, g string) *testkit.Gate {
 	t.Helper()
-	b := newBlocker()
-	if err := s.Submit(typ, id, b.fn, fairsched.InGroup(g)); err != nil {
+	b := testkit.NewGate()
+	if err := s.Submit(typ, id, b.Run, fairsched.InGroup(g)); err != nil {
 		t.Fatalf("Submit %s: %v", id, err)
 	}
 	synctest.Wait()
@@ -96,12 +65,12 @@ func submit(t *testing.T, s *fairsched.Scheduler, typ fairsched.JobType, id, g s
 
 // finish releases a running job and waits until the scheduler has handled
 // its end.
-func finish(t *testing.T, b *blocker) {
+func finish(t *testing.T, b *testkit.Gate) {
 	t.Helper()
-	if !b.running() {
+	if !b.Started() {
 		t.Fatal("released a job that is not running")
 	}
-	b.release <- nil
+	b.Release(nil)
 	synctest.Wait()
 }
 
@@ -218,13 +187,13 @@ func TestGroupSettersValidate(t *testing.T) {
 		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
 			fairsched.WithClock(clock.NewMock()), fairsched.WithMaxConcurrency(4),
 			fairsched.WithGroupWeight("a", 2), fairsched.WithGroupWeight("b", 1))
-		var jobs []*blocker
+		var jobs []*testkit.Gate
 		for _, j := range []struct{ id, group string }{{"a1", "a"}, {"a2", "a"}, {"a3", "a"}, {"b1", "b"}, {"b2", "b"}} {
 			jobs = append(jobs, submit(t, s, work, j.id, j.group))
 		}
 		defer func() {
 			for _, b := range jobs {
-				b.release <- nil
+				b.Release(nil)
 			}
 		}()
 		before := snapshot(t, s)
@@ -349,7 +318,7 @@ func TestGroupSnapshot(t *testing.T) {
 		if err := s.PauseGroup("p"); err != nil {
 			t.Fatal(err)
 		}
-		jobs := []*blocker{
+		jobs := []*testkit.Gate{
 			submit(t, s, work, "a1", "a"), // runs: a's limit
 			submit(t, s, low, "a2", "a"),  // waits on a's limit with a slot free
 			submit(t, s, low, "p1", "p"),  // waits: p is paused
@@ -358,7 +327,7 @@ func TestGroupSnapshot(t *testing.T) {
 		}
 		defer func() {
 			for _, b := range jobs {
-				b.release <- nil
+				b.Release(nil)
 			}
 			// A graceful Close waits for p1, which runs only once p resumes.
 			if err := s.ResumeGroup("p"); err != nil {
@@ -554,7 +523,7 @@ func TestAgingEventsOncePerStep(t *testing.T) {
 		// Background jobs share the fairness key ""; foreground ones run
 		// for "alice".
 		submitted := map[string]int{}
-		var jobs []*blocker
+		var jobs []*testkit.Gate
 		results := make(chan error, 2)
 		add := func(id, key string) {
 			submitted[id] = int(mock.Now().Sub(t0) / time.Second)
@@ -562,9 +531,9 @@ func TestAgingEventsOncePerStep(t *testing.T) {
 				jobs = append(jobs, submit(t, s, lowest, id, ""))
 				return
 			}
-			b := newBlocker()
+			b := testkit.NewGate()
 			jobs = append(jobs, b)
-			go func() { results <- s.RunSync(context.Background(), lowest, id, key, b.fn) }()
+			go func() { results <- s.RunSync(context.Background(), lowest, id, key, b.Run) }()
 			synctest.Wait()
 		}
 		hog := submit(t, s, work, "hog", "")
@@ -625,7 +594,7 @@ func TestAgingEventsOncePerStep(t *testing.T) {
 
 		// The hog ends: the aged jobs run one by one, at the ceiling.
 		for _, b := range jobs {
-			b.release <- nil
+			b.Release(nil)
 		}
 		finish(t, hog)
 		for range 2 {
@@ -683,8 +652,8 @@ func TestAgingEventsOnlyAtTheHead(t *testing.T) {
 		mock.Set(t0.Add(sec(5)))
 		behind := submit(t, s, lowest, "behind", "")
 		defer func() {
-			for _, b := range []*blocker{hog, front, behind} {
-				b.release <- nil
+			for _, b := range []*testkit.Gate{hog, front, behind} {
+				b.Release(nil)
 			}
 		}()
 		var rows []fairsched.Priority
@@ -793,7 +762,7 @@ func TestPauseGroup(t *testing.T) {
 		if diff := cmp.Diff(want, look()); diff != "" {
 			t.Errorf("paused at t200 (-want +got):\n%s", diff)
 		}
-		if p.running() {
+		if p.Started() {
 			t.Fatal("a job of the paused group ran")
 		}
 
@@ -874,13 +843,13 @@ func TestPauseGroupSubmittedWhilePaused(t *testing.T) {
 			fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1), fairsched.WithGroupWeight("bg", 1),
 			fairsched.WithAging(fairsched.AgingConfig{GracePeriod: grace, Interval: interval, MaxEffectivePriority: 8}))
 		hog := submit(t, s, work, "hog", "fg")
-		defer func() { hog.release <- nil }()
+		defer func() { hog.Release(nil) }()
 		if err := s.PauseGroup("bg"); err != nil {
 			t.Fatal(err)
 		}
 		mock.Set(t0.Add(50 * time.Second))
 		p := submit(t, s, low, "p", "bg") // arrives 50s into the pause
-		defer func() { p.release <- nil }()
+		defer func() { p.Release(nil) }()
 		mock.Set(t0.Add(100 * time.Second))
 		if err := s.ResumeGroup("bg"); err != nil {
 			t.Fatal(err)
@@ -937,13 +906,13 @@ func TestAgingMaxWaitUnderStream(t *testing.T) {
 			fg:  {DefaultCost: time.Second, Priority: 4},
 			bgt: {DefaultCost: time.Second, Priority: 1},
 		}, opts...)
-		var stream []*blocker
+		var stream []*testkit.Gate
 		results := make(chan error, 256)
 		request := func() {
-			b := newBlocker()
+			b := testkit.NewGate()
 			stream = append(stream, b)
 			id := fmt.Sprintf("req%d", len(stream))
-			go func() { results <- s.RunSync(context.Background(), fg, id, "user", b.fn) }()
+			go func() { results <- s.RunSync(context.Background(), fg, id, "user", b.Run) }()
 			synctest.Wait()
 		}
 		for range 4 {
@@ -952,9 +921,9 @@ func TestAgingMaxWaitUnderStream(t *testing.T) {
 		big := submit(t, s, bgt, "big", "")
 		released := 0
 		defer func() { // let everything run out, so Close drains
-			big.release <- nil
+			big.Release(nil)
 			for _, b := range stream[released:] {
-				b.release <- nil
+				b.Release(nil)
 			}
 			for range stream {
 				if err := <-results; err != nil {
@@ -970,15 +939,15 @@ func TestAgingMaxWaitUnderStream(t *testing.T) {
 			// decided before any is released: once one is, the scheduler
 			// admits the next while this loop goes on.
 			n := 0
-			for released+n < len(stream) && stream[released+n].running() {
+			for released+n < len(stream) && stream[released+n].Started() {
 				n++
 			}
 			for range n {
-				stream[released].release <- nil
+				stream[released].Release(nil)
 				released++
 			}
 			synctest.Wait()
-			if big.running() {
+			if big.Started() {
 				for _, r := range snapshot(t, s).Running {
 					if r.ID == "big" {
 						return mock.Now().Sub(t0), r.EffectivePriority
@@ -1095,11 +1064,11 @@ func TestPauseFreezesTTL(t *testing.T) {
 			}
 		}
 		start := time.Now()
-		hold := newBlocker()
-		if err := s.Submit("work", "hold", hold.fn); err != nil {
+		hold := testkit.NewGate()
+		if err := s.Submit("work", "hold", hold.Run); err != nil {
 			t.Fatal(err)
 		}
-		<-hold.started
+		hold.WaitStarted()
 		type outcome struct {
 			Job     string
 			Expired bool
@@ -1127,7 +1096,7 @@ func TestPauseFreezesTTL(t *testing.T) {
 		for range 3 {
 			got = append(got, <-results)
 		}
-		hold.release <- nil
+		hold.Release(nil)
 		if err := s.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -1158,11 +1127,11 @@ func TestPauseFreezesCoalescedWaitersTTL(t *testing.T) {
 			"hold":  {DefaultCost: time.Second, Priority: 1},
 			"fetch": {DefaultCost: time.Second, Priority: 1, Coalesce: true},
 		}, fairsched.WithMaxConcurrency(1))
-		hold := newBlocker()
-		if err := s.Submit("hold", "h", hold.fn); err != nil {
+		hold := testkit.NewGate()
+		if err := s.Submit("hold", "h", hold.Run); err != nil {
 			t.Fatal(err)
 		}
-		<-hold.started
+		hold.WaitStarted()
 		start := time.Now()
 		type outcome struct {
 			Waiter  string
@@ -1195,7 +1164,7 @@ func TestPauseFreezesCoalescedWaitersTTL(t *testing.T) {
 		for range 4 {
 			got = append(got, <-results)
 		}
-		hold.release <- nil
+		hold.Release(nil)
 		want := []outcome{
 			{"h-5s", true, 5 * time.Second},
 			{"g-5s", true, 35 * time.Second},

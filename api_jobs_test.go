@@ -11,6 +11,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/testkit"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -111,11 +112,11 @@ func TestCoalescedWaitersKeepTheirTTL(t *testing.T) {
 			"hold":  {DefaultCost: time.Second, Priority: 1},
 			"fetch": {DefaultCost: time.Second, Priority: 1, Coalesce: true},
 		}, fairsched.WithMaxConcurrency(1))
-		hold := newBlocker()
-		if err := s.Submit("hold", "h", hold.fn); err != nil {
+		hold := testkit.NewGate()
+		if err := s.Submit("hold", "h", hold.Run); err != nil {
 			t.Fatal(err)
 		}
-		<-hold.started
+		hold.WaitStarted()
 		start := time.Now()
 		type outcome struct {
 			TTL     time.Duration
@@ -131,7 +132,7 @@ func TestCoalescedWaitersKeepTheirTTL(t *testing.T) {
 			synctest.Wait()
 		}
 		got := []outcome{<-results, <-results}
-		hold.release <- nil
+		hold.Release(nil)
 		want := []outcome{{5 * time.Second, true, 5 * time.Second}, {20 * time.Second, true, 20 * time.Second}}
 		if got[0] != want[0] || got[1] != want[1] {
 			t.Errorf("outcomes %+v; want %+v", got, want)
@@ -240,16 +241,16 @@ func TestInheritPriority(t *testing.T) {
 		defer cancel()
 
 		first := submit(t, s, fg, "first", "")
-		child, plain := newBlocker(), newBlocker()
+		child, plain := testkit.NewGate(), testkit.NewGate()
 		parentDone := make(chan error, 1)
 		parent := func(ctx context.Context) error {
 			// A context derived from the job's carries its priority too.
 			cctx, stop := context.WithCancel(ctx)
 			defer stop()
-			if err := s.Submit(bg, "child", child.fn, fairsched.InheritPriority(cctx)); err != nil {
+			if err := s.Submit(bg, "child", child.Run, fairsched.InheritPriority(cctx)); err != nil {
 				return err
 			}
-			if err := s.Submit(bg, "plain", plain.fn); err != nil {
+			if err := s.Submit(bg, "plain", plain.Run); err != nil {
 				return err
 			}
 			return <-parentDone
@@ -315,12 +316,12 @@ func TestInheritPriorityForeground(t *testing.T) {
 			bg: {DefaultCost: time.Second, Priority: 1},
 		}, fairsched.WithClock(clock.NewMock()))
 		hold := submit(t, s, bg, "hold", "") // bg is full: children wait
-		children := []*blocker{newBlocker(), newBlocker()}
+		children := []*testkit.Gate{testkit.NewGate(), testkit.NewGate()}
 		err := s.RunSync(context.Background(), fg, "request", "user", func(ctx context.Context) error {
-			if err := s.Submit(bg, "spawned", children[0].fn, fairsched.InheritPriority(ctx)); err != nil {
+			if err := s.Submit(bg, "spawned", children[0].Run, fairsched.InheritPriority(ctx)); err != nil {
 				return err
 			}
-			return s.Submit(bg, "unrelated", children[1].fn, fairsched.InheritPriority(context.Background()))
+			return s.Submit(bg, "unrelated", children[1].Run, fairsched.InheritPriority(context.Background()))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -472,11 +473,11 @@ func TestSupersedeReplacesEveryPendingJob(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait() // its first attempt failed: it waits for its retry
-		hold := newBlocker()
-		if err := s.Submit("t", "hold", hold.fn); err != nil {
+		hold := testkit.NewGate()
+		if err := s.Submit("t", "hold", hold.Run); err != nil {
 			t.Fatal(err)
 		}
-		<-hold.started
+		hold.WaitStarted()
 		if err := s.Submit("t", "x", job("waiting", nil)); err != nil {
 			t.Fatal(err)
 		}
@@ -484,7 +485,7 @@ func TestSupersedeReplacesEveryPendingJob(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait() // the Supersede is handled while the slot is held
-		hold.release <- nil
+		hold.Release(nil)
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		stop()

@@ -17,6 +17,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/fairschedtest"
+	"github.com/fairsched/fairsched/internal/testkit"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -151,11 +152,11 @@ func TestPendingBounds(t *testing.T) {
 			fairsched.WithKeyLimits("", fairsched.TenantLimits{MaxPending: 3}), fairsched.WithLogger(zap.New(logs)))
 		events, cancel := s.Subscribe(32)
 		hold := submit(t, s, work, "hold", "") // runs; everything after waits
-		var blockers []*blocker
+		var blockers []*testkit.Gate
 		try := func(id, key string) error {
-			b := newBlocker()
+			b := testkit.NewGate()
 			blockers = append(blockers, b)
-			return s.Submit(work, id, b.fn, fairsched.WithFairnessKey(key))
+			return s.Submit(work, id, b.Run, fairsched.WithFairnessKey(key))
 		}
 		type outcome struct {
 			ID     string
@@ -219,10 +220,10 @@ func TestPendingBounds(t *testing.T) {
 		}
 		finish(t, hold)
 		// One slot: release the queued jobs one by one as each starts.
-		for done := map[*blocker]bool{}; len(done) < 4; {
+		for done := map[*testkit.Gate]bool{}; len(done) < 4; {
 			progressed := false
 			for _, b := range blockers {
-				if !done[b] && b.running() {
+				if !done[b] && b.Started() {
 					done[b], progressed = true, true
 					finish(t, b)
 				}
@@ -244,16 +245,16 @@ func TestTenantMaxRunning(t *testing.T) {
 			fairsched.WithClock(clock.NewMock()), fairsched.WithMaxConcurrency(4),
 			fairsched.WithTenantLimits(fairsched.TenantLimits{MaxRunning: 2}),
 			fairsched.WithKeyLimits("vip", fairsched.TenantLimits{}))
-		jobs := map[string]*blocker{}
+		jobs := map[string]*testkit.Gate{}
 		for _, id := range []string{"n1", "n2", "n3", "n4"} {
-			jobs[id] = newBlocker()
-			if err := s.Submit(work, id, jobs[id].fn, fairsched.WithFairnessKey("noisy")); err != nil {
+			jobs[id] = testkit.NewGate()
+			if err := s.Submit(work, id, jobs[id].Run, fairsched.WithFairnessKey("noisy")); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, id := range []string{"v1", "v2", "v3"} {
-			jobs[id] = newBlocker()
-			if err := s.Submit(work, id, jobs[id].fn, fairsched.WithFairnessKey("vip")); err != nil {
+			jobs[id] = testkit.NewGate()
+			if err := s.Submit(work, id, jobs[id].Run, fairsched.WithFairnessKey("vip")); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -287,13 +288,13 @@ func TestTenantMaxRunning(t *testing.T) {
 		}
 		// A vip slot frees: v3 takes it, not a noisy job.
 		finish(t, jobs["v1"])
-		if running, _ := state(); !jobs["v3"].running() || len(running) != 4 {
+		if running, _ := state(); !jobs["v3"].Started() || len(running) != 4 {
 			t.Errorf("after v1: running %v; want v3 in v1's slot", running)
 		}
 		// A noisy job ends: the next noisy job may run.
 		finish(t, jobs["n1"])
-		if !jobs["n3"].running() || jobs["n4"].running() {
-			t.Errorf("after n1: n3 running %v, n4 running %v; want n3 only", jobs["n3"].running(), jobs["n4"].running())
+		if !jobs["n3"].Started() || jobs["n4"].Started() {
+			t.Errorf("after n1: n3 running %v, n4 running %v; want n3 only", jobs["n3"].Started(), jobs["n4"].Started())
 		}
 		for _, id := range []string{"v2", "v3", "n2", "n3"} {
 			finish(t, jobs[id])
@@ -393,26 +394,26 @@ func TestPriorityZeroPassesFreshPriorityFiveAt320s(t *testing.T) {
 			"high": {DefaultCost: 10 * time.Second, Priority: 5},
 		}, fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1), fairsched.WithScoring(fairsched.ScoreConfig{}))
 		events, cancel := s.Subscribe(128)
-		running := newBlocker()
-		if err := s.Submit("high", "h0", running.fn); err != nil {
+		running := testkit.NewGate()
+		if err := s.Submit("high", "h0", running.Run); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		patient := newBlocker()
-		if err := s.Submit("low", "patient", patient.fn); err != nil {
+		patient := testkit.NewGate()
+		if err := s.Submit("low", "patient", patient.Run); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait() // queued at T=0
 		want := []start{{0, "h0"}}
-		var fresh *blocker // the priority-5 job the patient one passed
-		for i := 1; !patient.running(); i++ {
+		var fresh *testkit.Gate // the priority-5 job the patient one passed
+		for i := 1; !patient.Started(); i++ {
 			if i > 40 {
 				t.Fatal("the priority-0 job never started")
 			}
 			mock.Add(10 * time.Second)
-			next := newBlocker() // a fresh priority-5 job arrives as the running one ends
+			next := testkit.NewGate() // a fresh priority-5 job arrives as the running one ends
 			id := fmt.Sprintf("h%d", i)
-			if err := s.Submit("high", id, next.fn); err != nil {
+			if err := s.Submit("high", id, next.Run); err != nil {
 				t.Fatal(err)
 			}
 			synctest.Wait()
@@ -457,12 +458,12 @@ func TestPriorityOrderOnly(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				opts := append([]fairsched.Option{fairsched.WithMaxConcurrency(3), fairsched.WithPriorityMode(fairsched.PriorityOrderOnly)}, tc.opts...)
 				s := startScheduler(t, types, opts...)
-				var blockers []*blocker
+				var blockers []*testkit.Gate
 				for _, typ := range []fairsched.JobType{"interactive", "batch"} {
 					for i := range 3 {
-						b := newBlocker()
+						b := testkit.NewGate()
 						blockers = append(blockers, b)
-						if err := s.Submit(typ, fmt.Sprint(typ, i), b.fn); err != nil {
+						if err := s.Submit(typ, fmt.Sprint(typ, i), b.Run); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -473,7 +474,7 @@ func TestPriorityOrderOnly(t *testing.T) {
 					t.Errorf("running by tier (-want +got):\n%s", diff)
 				}
 				for _, b := range blockers {
-					b.release <- nil
+					b.Release(nil)
 				}
 				synctest.Wait()
 			})
@@ -1176,8 +1177,8 @@ func TestHugeScoreWeightsStayFinite(t *testing.T) {
 		if err := s.RegisterType("t", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: math.MaxInt32}); err != nil {
 			t.Fatal(err)
 		}
-		hold := newBlocker()
-		if err := s.Submit("t", "hold", hold.fn); err != nil {
+		hold := testkit.NewGate()
+		if err := s.Submit("t", "hold", hold.Run); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Submit("t", "waits", func(context.Context) error { return nil }); err != nil {
@@ -1191,6 +1192,6 @@ func TestHugeScoreWeightsStayFinite(t *testing.T) {
 		if _, err := json.Marshal(snap); err != nil {
 			t.Errorf("snapshot does not encode: %v", err)
 		}
-		hold.release <- nil
+		hold.Release(nil)
 	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/testkit"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -42,10 +43,10 @@ func TestReasonsNameTheNarrowRule(t *testing.T) {
 		}, fairsched.WithClock(mock), fairsched.WithMaxConcurrency(6),
 			fairsched.WithGroupLimit("g", 1), fairsched.WithKeyLimits("noisy", fairsched.TenantLimits{MaxRunning: 1}),
 			fairsched.WithAdmissionPolicy(later))
-		var jobs []*blocker
+		var jobs []*testkit.Gate
 		t.Cleanup(func() {
 			for _, b := range jobs {
-				b.release <- nil
+				b.Release(nil)
 			}
 			if err := s.ResumeGroup("p"); err != nil {
 				t.Error(err)
@@ -54,9 +55,9 @@ func TestReasonsNameTheNarrowRule(t *testing.T) {
 			mock.Add(time.Minute) // "later" is asked again, and runs
 		})
 		add := func(typ fairsched.JobType, id string, opts ...fairsched.JobOption) {
-			b := newBlocker()
+			b := testkit.NewGate()
 			jobs = append(jobs, b)
-			if err := s.Submit(typ, id, b.fn, opts...); err != nil {
+			if err := s.Submit(typ, id, b.Run, opts...); err != nil {
 				t.Fatal(err)
 			}
 			synctest.Wait()
@@ -137,10 +138,10 @@ func TestDecisionRecords(t *testing.T) {
 		}, fairsched.WithClock(mock), fairsched.WithLogger(zap.New(logs)), fairsched.WithMaxConcurrency(8),
 			fairsched.WithKeyLimits("acme", fairsched.TenantLimits{MaxRunning: 1}),
 			fairsched.WithRateLimit(fairsched.RateForType(mail), 1, 1), fairsched.WithAdmissionPolicy(policy))
-		jobs := map[string]*blocker{}
+		jobs := map[string]*testkit.Gate{}
 		t.Cleanup(func() {
 			for _, b := range jobs {
-				b.release <- nil
+				b.Release(nil)
 			}
 			if err := s.RegisterWorker(fairsched.WorkerSpec{ID: "w", Slots: []fairsched.SlotSpec{{Types: []fairsched.JobType{render}}}}); err != nil {
 				t.Error(err)
@@ -151,9 +152,9 @@ func TestDecisionRecords(t *testing.T) {
 			}
 		})
 		add := func(typ fairsched.JobType, id, key string) {
-			b := newBlocker()
+			b := testkit.NewGate()
 			jobs[id] = b
-			if err := s.Submit(typ, id, b.fn, fairsched.WithFairnessKey(key)); err != nil {
+			if err := s.Submit(typ, id, b.Run, fairsched.WithFairnessKey(key)); err != nil {
 				t.Fatal(err)
 			}
 			synctest.Wait()

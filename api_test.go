@@ -16,6 +16,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/fairschedtest"
+	"github.com/fairsched/fairsched/internal/testkit"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -32,32 +33,19 @@ var (
 	repackCfg = fairsched.JobTypeConfig{DefaultCost: 20 * time.Second, MaxConcurrency: 3, ConflictGroup: "git", Priority: 4}
 )
 
-// openScheduler starts a scheduler with the clone and repack types; the test
-// closes it.
+// cloneRepack: the job types clone and repack most tests here use.
+var cloneRepack = map[fairsched.JobType]fairsched.JobTypeConfig{clone: cloneCfg, repack: repackCfg}
+
+// openScheduler starts a scheduler with cloneRepack; the test closes it.
 func openScheduler(t *testing.T, opts ...fairsched.Option) *fairsched.Scheduler {
 	t.Helper()
-	s, err := fairsched.New(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for typ, cfg := range map[fairsched.JobType]fairsched.JobTypeConfig{clone: cloneCfg, repack: repackCfg} {
-		if err := s.RegisterType(typ, cfg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
+	return testkit.Open(t, cloneRepack, opts...)
 }
 
 // newScheduler is openScheduler closed when the test ends.
 func newScheduler(t *testing.T, opts ...fairsched.Option) *fairsched.Scheduler {
 	t.Helper()
-	s := openScheduler(t, opts...)
-	t.Cleanup(func() {
-		if err := s.Close(context.Background()); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return s
+	return testkit.New(t, cloneRepack, opts...)
 }
 
 func snapshot(t *testing.T, s *fairsched.Scheduler) fairsched.Snapshot {
@@ -67,25 +55,6 @@ func snapshot(t *testing.T, s *fairsched.Scheduler) fairsched.Snapshot {
 		t.Fatal(err)
 	}
 	return snap
-}
-
-// gate is a job function that runs until released (or its context ends) and
-// records that it ran.
-type gate struct {
-	release chan error
-	ran     bool
-}
-
-func newGate() *gate { return &gate{release: make(chan error, 1)} }
-
-func (g *gate) fn(ctx context.Context) error {
-	g.ran = true
-	select {
-	case err := <-g.release:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func TestNewRejectsInvalidOptions(t *testing.T) {
@@ -209,14 +178,14 @@ func TestCallsAfterCloseFail(t *testing.T) {
 func TestCancelPendingRunSync(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScheduler(t, fairsched.WithMaxConcurrency(1), fairsched.WithClock(clock.NewMock()))
-		blocker := newGate()
-		go s.RunSync(context.Background(), clone, "busy", "a", blocker.fn)
+		blocker := testkit.NewGate()
+		go s.RunSync(context.Background(), clone, "busy", "a", blocker.Run)
 		synctest.Wait()
 
-		waiting := newGate()
+		waiting := testkit.NewGate()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- s.RunSync(ctx, clone, "later", "b", waiting.fn) }()
+		go func() { done <- s.RunSync(ctx, clone, "later", "b", waiting.Run) }()
 		synctest.Wait()
 		if got := snapshot(t, s).Pending; len(got) != 1 || got[0].Reason != fairsched.ReasonGlobalLimit {
 			t.Fatalf("pending = %+v; want the job waiting on global_limit", got)
@@ -231,9 +200,9 @@ func TestCancelPendingRunSync(t *testing.T) {
 		if len(snap.Pending) != 0 || snap.AccumulatedCost["b"] != before {
 			t.Errorf("after cancel: pending %+v, cost of b %v (was %v)", snap.Pending, snap.AccumulatedCost["b"], before)
 		}
-		blocker.release <- nil
+		blocker.Release(nil)
 		synctest.Wait()
-		if waiting.ran {
+		if waiting.Started() {
 			t.Error("the cancelled job ran")
 		}
 	})
@@ -343,28 +312,27 @@ func TestBackgroundFailuresAreLogged(t *testing.T) {
 func TestCloseDrains(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := openScheduler(t, fairsched.WithMaxConcurrency(1))
-		first, second := newGate(), newGate()
+		first, second := testkit.NewGate(), testkit.NewGate()
 		results := make(chan error, 2)
-		go func() { results <- s.RunSync(context.Background(), clone, "r1", "k", first.fn) }()
+		go func() { results <- s.RunSync(context.Background(), clone, "r1", "k", first.Run) }()
 		synctest.Wait()
-		go func() { results <- s.RunSync(context.Background(), clone, "r2", "k", second.fn) }()
-		var bg gate
-		bg.release = make(chan error, 1)
+		go func() { results <- s.RunSync(context.Background(), clone, "r2", "k", second.Run) }()
+		bg := testkit.NewGate()
 		synctest.Wait()
-		if err := s.Submit(clone, "r3", bg.fn); err != nil {
+		if err := s.Submit(clone, "r3", bg.Run); err != nil {
 			t.Fatal(err)
 		}
 		closed := make(chan error, 1)
 		go func() { closed <- s.Close(context.Background()) }()
 		synctest.Wait()
-		if err := s.Submit(clone, "r4", bg.fn); !errors.Is(err, fairsched.ErrClosed) {
+		if err := s.Submit(clone, "r4", bg.Run); !errors.Is(err, fairsched.ErrClosed) {
 			t.Fatalf("Submit during Close = %v; want ErrClosed", err)
 		}
-		first.release <- nil
+		first.Release(nil)
 		synctest.Wait()
-		second.release <- nil
+		second.Release(nil)
 		synctest.Wait()
-		bg.release <- nil
+		bg.Release(nil)
 		if err := <-closed; err != nil {
 			t.Fatalf("Close = %v", err)
 		}
@@ -373,8 +341,8 @@ func TestCloseDrains(t *testing.T) {
 				t.Errorf("RunSync = %v", err)
 			}
 		}
-		if !first.ran || !second.ran || !bg.ran {
-			t.Errorf("ran: %v %v %v; Close must let pending work run", first.ran, second.ran, bg.ran)
+		if !first.Started() || !second.Started() || !bg.Started() {
+			t.Errorf("ran: %v %v %v; Close must let pending work run", first.Started(), second.Started(), bg.Started())
 		}
 	})
 }
@@ -386,13 +354,13 @@ func TestCloseDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		logs, records := observer.New(zap.ErrorLevel)
 		s := openScheduler(t, fairsched.WithMaxConcurrency(1), fairsched.WithLogger(zap.New(logs)))
-		running, pending, pendingBG := newGate(), newGate(), newGate()
+		running, pending, pendingBG := testkit.NewGate(), testkit.NewGate(), testkit.NewGate()
 		runningErr, pendingErr := make(chan error, 1), make(chan error, 1)
-		go func() { runningErr <- s.RunSync(context.Background(), clone, "r1", "k", running.fn) }()
+		go func() { runningErr <- s.RunSync(context.Background(), clone, "r1", "k", running.Run) }()
 		synctest.Wait()
-		go func() { pendingErr <- s.RunSync(context.Background(), clone, "r2", "k", pending.fn) }()
+		go func() { pendingErr <- s.RunSync(context.Background(), clone, "r2", "k", pending.Run) }()
 		synctest.Wait()
-		if err := s.Submit(clone, "r3", pendingBG.fn); err != nil {
+		if err := s.Submit(clone, "r3", pendingBG.Run); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -406,7 +374,7 @@ func TestCloseDeadline(t *testing.T) {
 		if err := <-pendingErr; !errors.Is(err, fairsched.ErrClosed) {
 			t.Errorf("pending RunSync = %v; want ErrClosed", err)
 		}
-		if pending.ran || pendingBG.ran {
+		if pending.Started() || pendingBG.Started() {
 			t.Error("a pending job ran after Close's deadline")
 		}
 		if n := records.FilterMessage("background job dropped").Len(); n != 1 {
@@ -423,12 +391,12 @@ func TestCloseDeadline(t *testing.T) {
 func TestClosePendingCallerLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := openScheduler(t, fairsched.WithMaxConcurrency(1))
-		running := newGate()
-		go s.RunSync(context.Background(), clone, "r1", "k", running.fn)
+		running := testkit.NewGate()
+		go s.RunSync(context.Background(), clone, "r1", "k", running.Run)
 		synctest.Wait()
 		ctx, cancel := context.WithCancel(context.Background())
 		result := make(chan error, 1)
-		go func() { result <- s.RunSync(ctx, clone, "r2", "k", newGate().fn) }()
+		go func() { result <- s.RunSync(ctx, clone, "r2", "k", testkit.NewGate().Run) }()
 		synctest.Wait()
 		closed := make(chan error, 1)
 		go func() { closed <- s.Close(context.Background()) }()
@@ -437,7 +405,7 @@ func TestClosePendingCallerLeaves(t *testing.T) {
 		if err := <-result; !errors.Is(err, context.Canceled) {
 			t.Fatalf("pending RunSync during Close = %v; want context.Canceled", err)
 		}
-		running.release <- nil
+		running.Release(nil)
 		if err := <-closed; err != nil {
 			t.Fatalf("Close = %v", err)
 		}
@@ -454,16 +422,16 @@ func TestSnapshotReasonsAndJSON(t *testing.T) {
 		if err := s.RegisterType(snap, fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); err != nil {
 			t.Fatal(err)
 		}
-		var gates []*gate
+		var gates []*testkit.Gate
 		run := func(typ fairsched.JobType, id, key string) {
-			g := newGate()
+			g := testkit.NewGate()
 			gates = append(gates, g)
 			if key == "" {
-				if err := s.Submit(typ, id, g.fn); err != nil {
+				if err := s.Submit(typ, id, g.Run); err != nil {
 					t.Fatal(err)
 				}
 			} else {
-				go s.RunSync(context.Background(), typ, id, key, g.fn)
+				go s.RunSync(context.Background(), typ, id, key, g.Run)
 			}
 			synctest.Wait()
 		}
@@ -534,7 +502,7 @@ func TestSnapshotReasonsAndJSON(t *testing.T) {
 			t.Errorf("running by tier (-want +got):\n%s", diff)
 		}
 		for _, g := range gates {
-			g.release <- nil
+			g.Release(nil)
 		}
 	})
 }
@@ -562,12 +530,12 @@ func TestCostLearnedAndKeysExpire(t *testing.T) {
 		mock := clock.NewMock()
 		s := newScheduler(t, fairsched.WithClock(mock), fairsched.WithCostSmoothing(0.5), fairsched.WithIdleExpiry(time.Minute))
 		runFor := func(d time.Duration) {
-			g := newGate()
+			g := testkit.NewGate()
 			done := make(chan error, 1)
-			go func() { done <- s.RunSync(context.Background(), clone, "linux", "dev", g.fn) }()
+			go func() { done <- s.RunSync(context.Background(), clone, "linux", "dev", g.Run) }()
 			synctest.Wait()
 			mock.Add(d)
-			g.release <- nil
+			g.Release(nil)
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
