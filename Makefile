@@ -48,7 +48,7 @@ lint: vet
 
 vet:
 	@echo "vet: building and vetting every package (a fresh clone's first build takes a minute or two)"
-	$(GO) vet $(PKGS)
+	@set -o pipefail; $(GO) vet $(PKGS) 2>&1 | $(GO) run ./internal/testsum -plain vet
 
 race:
 	@set -o pipefail; $(GO) test -race -count=1 -json $(PKGS) | $(GO) run ./internal/testsum
