@@ -15,7 +15,7 @@ FUZZ_BRIEF ?= 2000x
 FUZZTIME ?= 2m
 BENCH_COUNT ?= 6
 
-.PHONY: test check demo bench bench-cluster bench-cluster-net bench-module bench-smoke fuzz fuzz-brief soak fmt vet lint race invariant-long memsim
+.PHONY: test check no-binaries demo bench bench-cluster bench-cluster-net bench-module bench-smoke fuzz fuzz-brief soak fmt vet lint race invariant-long memsim
 
 ## test: vet, gofmt, the unit, scenario and example tests with a short
 ## invariant run (go test -short), then a line per skipped test and why
@@ -26,7 +26,12 @@ test: lint
 ## check: what test does, then -race over everything (the full invariant
 ## run included), a long invariant run, a brief run of every fuzz target and
 ## the bench/ module's tests
-check: test race invariant-long memsim fuzz-brief bench-smoke bench-module
+check: test no-binaries race invariant-long memsim fuzz-brief bench-smoke bench-module
+
+## no-binaries: git tracks no compiled file (ELF, Mach-O, PE, .a, .test);
+## `make test` runs the same test among the root package's
+no-binaries:
+	$(GO) test -count=1 -run '^TestNoCompiledFilesTracked$$' .
 
 ## bench-smoke: every benchmark once (-benchtime 1x), so that none rots
 ## unnoticed between `make bench` runs
@@ -43,7 +48,7 @@ lint: vet
 
 vet:
 	@echo "vet: building and vetting every package (a fresh clone's first build takes a minute or two)"
-	$(GO) vet $(PKGS)
+	@set -o pipefail; $(GO) vet $(PKGS) 2>&1 | $(GO) run ./internal/testsum -plain vet
 
 race:
 	@set -o pipefail; $(GO) test -race -count=1 -json $(PKGS) | $(GO) run ./internal/testsum

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/testkit"
 )
 
 // equateErrors compares errors as the tests can predict them: a sentinel by
@@ -78,14 +79,14 @@ func TestEventSequence(t *testing.T) {
 		errDisk := errors.New("disk full")
 
 		// t0: c1 (alice) runs at once.
-		c1 := newGate()
+		c1 := testkit.NewGate()
 		c1Done := make(chan error, 1)
-		go func() { c1Done <- s.RunSync(context.Background(), clone, "c1", "alice", c1.fn) }()
+		go func() { c1Done <- s.RunSync(context.Background(), clone, "c1", "alice", c1.Run) }()
 		synctest.Wait()
 		// t0+2s: the background repack r1 waits for the global slot.
 		mock.Add(2 * time.Second)
-		r1 := newGate()
-		if err := s.Submit(repack, "r1", r1.fn); err != nil {
+		r1 := testkit.NewGate()
+		if err := s.Submit(repack, "r1", r1.Run); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -98,7 +99,7 @@ func TestEventSequence(t *testing.T) {
 		synctest.Wait()
 		// t0+5s: c1 ends; c2 runs and panics at once; r1 runs.
 		mock.Add(2 * time.Second)
-		c1.release <- nil
+		c1.Release(nil)
 		if err := <-c1Done; err != nil {
 			t.Fatalf("c1: %v", err)
 		}
@@ -109,7 +110,7 @@ func TestEventSequence(t *testing.T) {
 		synctest.Wait()
 		// t0+9s: r1 fails; r2 runs and succeeds at once.
 		mock.Add(4 * time.Second)
-		r1.release <- errDisk
+		r1.Release(errDisk)
 		synctest.Wait()
 		if err := s.Submit(repack, "r2", func(context.Context) error { return nil }); err != nil {
 			t.Fatal(err)
@@ -289,8 +290,8 @@ func TestCloseClosesSubscribers(t *testing.T) {
 		defer cancelBuffered()
 		unbuffered, cancelUnbuffered := s.Subscribe(0)
 		defer cancelUnbuffered()
-		bg := newGate()
-		if err := s.Submit(repack, "r", bg.fn); err != nil {
+		bg := testkit.NewGate()
+		if err := s.Submit(repack, "r", bg.Run); err != nil {
 			t.Fatal(err)
 		}
 		closed := make(chan error, 1)
@@ -305,7 +306,7 @@ func TestCloseClosesSubscribers(t *testing.T) {
 		}
 		cancelLate()
 
-		bg.release <- nil
+		bg.Release(nil)
 		if err := <-closed; err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/testkit"
 )
 
 var errNoFreeTier = errors.New("no free tier for acme")
@@ -63,8 +64,8 @@ func TestAdmissionPolicy(t *testing.T) {
 		if err := s.Submit(work, "quiet", noop); err != nil {
 			t.Fatal(err)
 		}
-		later := newBlocker()
-		if err := s.Submit(work, "later", later.fn); err != nil {
+		later := testkit.NewGate()
+		if err := s.Submit(work, "later", later.Run); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -73,14 +74,14 @@ func TestAdmissionPolicy(t *testing.T) {
 		}
 		mock.Add(2 * time.Second)
 		synctest.Wait()
-		if later.running() {
+		if later.Started() {
 			t.Fatal("deferred job started before its delay")
 		}
 		mock.Add(time.Second) // the first delay ends: asked again, deferred again
 		synctest.Wait()
 		mock.Add(3 * time.Second) // the second ends: admitted
 		synctest.Wait()
-		if !later.running() {
+		if !later.Started() {
 			t.Fatal("deferred job did not start after its delays")
 		}
 		finish(t, later)
@@ -136,11 +137,11 @@ func TestRateLimitedTypeLeavesNoSlotIdle(t *testing.T) {
 		}, fairsched.WithClock(mock), fairsched.WithMaxConcurrency(3), fairsched.WithRateLimit(fairsched.RateForType(limited), 1, 1))
 		events, cancel := s.Subscribe(64)
 		noop := func(context.Context) error { return nil }
-		var blockers []*blocker
+		var blockers []*testkit.Gate
 		for i := range 3 {
-			b := newBlocker()
+			b := testkit.NewGate()
 			blockers = append(blockers, b)
-			if err := s.Submit(limited, fmt.Sprintf("l%d", i), b.fn); err != nil {
+			if err := s.Submit(limited, fmt.Sprintf("l%d", i), b.Run); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -207,20 +208,20 @@ func TestAdaptiveLimit(t *testing.T) {
 		var limits []int
 		round := func(took time.Duration) {
 			// Keep 8 jobs queued, let every running job take `took`.
-			var running []*blocker
+			var running []*testkit.Gate
 			for i := range 8 {
-				b := newBlocker()
+				b := testkit.NewGate()
 				running = append(running, b)
-				if err := s.Submit(work, fmt.Sprintf("j%d", i), b.fn); err != nil {
+				if err := s.Submit(work, fmt.Sprintf("j%d", i), b.Run); err != nil {
 					t.Fatal(err)
 				}
 			}
 			synctest.Wait()
 			// Each pass: the jobs running now take `took`, then end.
-			for released := map[*blocker]bool{}; len(released) < len(running); {
-				var now []*blocker
+			for released := map[*testkit.Gate]bool{}; len(released) < len(running); {
+				var now []*testkit.Gate
 				for _, b := range running {
-					if !released[b] && b.running() {
+					if !released[b] && b.Started() {
 						now = append(now, b)
 					}
 				}
@@ -230,7 +231,7 @@ func TestAdaptiveLimit(t *testing.T) {
 				mock.Add(took)
 				for _, b := range now {
 					released[b] = true
-					b.release <- nil
+					b.Release(nil)
 					synctest.Wait()
 				}
 			}
@@ -402,11 +403,11 @@ func TestSubmitPeriodic(t *testing.T) {
 		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
 			fairsched.WithClock(mock), fairsched.WithLogger(zap.New(logs)))
 		events, cancel := s.Subscribe(64)
-		var runs []*blocker
+		var runs []*testkit.Gate
 		fn := func(ctx context.Context) error {
-			b := newBlocker()
+			b := testkit.NewGate()
 			runs = append(runs, b)
-			return b.fn(ctx)
+			return b.Run(ctx)
 		}
 		stop, err := s.SubmitPeriodic(work, "sweep", 10*time.Second, fn)
 		if err != nil {
@@ -590,12 +591,12 @@ func TestRetryKeepsAgingClock(t *testing.T) {
 			}
 			return nil
 		}
-		hold := newBlocker()
+		hold := testkit.NewGate()
 		if err := s.Submit(work, "flaky", flaky, fairsched.WithRetry(fairsched.RetryPolicy{MaxAttempts: 2, MinBackoff: 5 * time.Second, MaxBackoff: 5 * time.Second})); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait() // flaky ran at once and failed: back in 5s
-		if err := s.Submit(work, "hold", hold.fn); err != nil {
+		if err := s.Submit(work, "hold", hold.Run); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()

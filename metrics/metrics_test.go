@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -29,34 +30,23 @@ const (
 	repack fairsched.JobType = "repack" // tier 4, conflict group git
 )
 
-// openScheduler returns a scheduler with the types clone and repack.
+// gitTypes: clone at tier 8, one at a time, and repack at tier 4, both in
+// conflict group git.
+var gitTypes = map[fairsched.JobType]fairsched.JobTypeConfig{
+	clone:  {DefaultCost: time.Second, Priority: 8, MaxConcurrency: 1, ConflictGroup: "git"},
+	repack: {DefaultCost: time.Second, Priority: 4, ConflictGroup: "git"},
+}
+
+// openScheduler returns a scheduler with gitTypes; the test closes it.
 func openScheduler(t *testing.T, opts ...fairsched.Option) *fairsched.Scheduler {
 	t.Helper()
-	s, err := fairsched.New(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for typ, cfg := range map[fairsched.JobType]fairsched.JobTypeConfig{
-		clone:  {DefaultCost: time.Second, Priority: 8, MaxConcurrency: 1, ConflictGroup: "git"},
-		repack: {DefaultCost: time.Second, Priority: 4, ConflictGroup: "git"},
-	} {
-		if err := s.RegisterType(typ, cfg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
+	return testkit.Open(t, gitTypes, opts...)
 }
 
 // newScheduler is openScheduler closed when the test ends.
 func newScheduler(t *testing.T, opts ...fairsched.Option) *fairsched.Scheduler {
 	t.Helper()
-	s := openScheduler(t, opts...)
-	t.Cleanup(func() {
-		if err := s.Close(context.Background()); err != nil {
-			t.Errorf("scheduler Close: %v", err)
-		}
-	})
-	return s
+	return testkit.New(t, gitTypes, opts...)
 }
 
 // collectorOf returns a collector of s closed when the test ends (before
@@ -71,13 +61,7 @@ func collectorOf(t *testing.T, s *fairsched.Scheduler, opts ...Option) *Collecto
 	return c
 }
 
-// gate is a job function that returns what it is released with.
-type gate chan error
-
-func newGate() gate                         { return make(gate) }
-func (g gate) fn(ctx context.Context) error { return <-g }
-func (g gate) release(err error)            { g <- err }
-func ok(context.Context) error              { return nil }
+func ok(context.Context) error { return nil }
 func submit(t *testing.T, s *fairsched.Scheduler, typ fairsched.JobType, id string, fn func(context.Context) error, opts ...fairsched.JobOption) {
 	t.Helper()
 	if err := s.Submit(typ, id, fn, opts...); err != nil {
@@ -142,18 +126,18 @@ func TestEventCounts(t *testing.T) {
 		c := collectorOf(t, s, WithBuckets([]float64{1, 5, 10}))
 
 		// t0: c1 runs at once; r1 waits for the only slot.
-		c1 := newGate()
-		submit(t, s, clone, "c1", c1.fn)
-		r1 := newGate()
-		submit(t, s, repack, "r1", r1.fn, fairsched.InGroup("batch"))
+		c1 := testkit.NewGate()
+		submit(t, s, clone, "c1", c1.Run)
+		r1 := testkit.NewGate()
+		submit(t, s, repack, "r1", r1.Run, fairsched.InGroup("batch"))
 		synctest.Wait()
 		// t0+3s: c1 completes after 3s; r1 starts, having waited 3s.
 		mock.Add(3 * time.Second)
-		c1.release(nil)
+		c1.Release(nil)
 		synctest.Wait()
 		// t0+5s: r1 fails after 2s; c2 runs at once and completes.
 		mock.Add(2 * time.Second)
-		r1.release(errors.New("disk full"))
+		r1.Release(errors.New("disk full"))
 		synctest.Wait()
 		if err := s.RunSync(context.Background(), clone, "c2", "alice", ok); err != nil {
 			t.Fatal(err)
@@ -212,12 +196,12 @@ func TestPendingByReason(t *testing.T) {
 		s := newScheduler(t, fairsched.WithClock(clock.NewMock()))
 		c := collectorOf(t, s)
 
-		cloneA, repackB, repackA2 := newGate(), newGate(), newGate()
-		submit(t, s, clone, "a", cloneA.fn)                              // runs
-		submit(t, s, repack, "b", repackB.fn)                            // runs: no conflict on b
-		submit(t, s, clone, "c", ok)                                     // waits: clone runs one at a time
-		submit(t, s, repack, "a", ok, fairsched.InGroup("gc"))           // waits: clone a runs, same group git
-		submit(t, s, repack, "a2", repackA2.fn, fairsched.InGroup("gc")) // runs
+		cloneA, repackB, repackA2 := testkit.NewGate(), testkit.NewGate(), testkit.NewGate()
+		submit(t, s, clone, "a", cloneA.Run)                              // runs
+		submit(t, s, repack, "b", repackB.Run)                            // runs: no conflict on b
+		submit(t, s, clone, "c", ok)                                      // waits: clone runs one at a time
+		submit(t, s, repack, "a", ok, fairsched.InGroup("gc"))            // waits: clone a runs, same group git
+		submit(t, s, repack, "a2", repackA2.Run, fairsched.InGroup("gc")) // runs
 		synctest.Wait()
 
 		compare(t, c, `
@@ -229,9 +213,9 @@ fairsched_pending_jobs{group="gc",reason="conflict",tier="4",type="repack"} 1
 fairsched_max_concurrency 0
 `, "fairsched_running_jobs", "fairsched_pending_jobs", "fairsched_max_concurrency")
 
-		cloneA.release(nil)
-		repackB.release(nil)
-		repackA2.release(nil)
+		cloneA.Release(nil)
+		repackB.Release(nil)
+		repackA2.Release(nil)
 		synctest.Wait()
 		compare(t, c, `
 fairsched_admitted_total{type="clone"} 2
@@ -251,11 +235,11 @@ func TestGroups(t *testing.T) {
 		c := collectorOf(t, s)
 
 		// a has one job, so its weight 3 gets it 1 slot; b takes the other 3.
-		a := newGate()
-		submit(t, s, repack, "a0", a.fn, fairsched.InGroup("a"))
-		b := newGate()
+		a := testkit.NewGate()
+		submit(t, s, repack, "a0", a.Run, fairsched.InGroup("a"))
+		b := testkit.NewGate()
 		for i := range 5 {
-			submit(t, s, repack, fmt.Sprintf("b%d", i), b.fn, fairsched.InGroup("b"))
+			submit(t, s, repack, fmt.Sprintf("b%d", i), b.Run, fairsched.InGroup("b"))
 		}
 		synctest.Wait()
 		compare(t, c, `
@@ -273,7 +257,7 @@ fairsched_excess_slots_redistributed_total 0
 			"fairsched_group_allocation_changes_total", "fairsched_excess_slots_redistributed_total")
 
 		// a drains: its slot goes to b, which runs 4.
-		a.release(nil)
+		a.Release(nil)
 		synctest.Wait()
 		compare(t, c, `
 fairsched_group_slots{group="b"} 4
@@ -286,7 +270,7 @@ fairsched_excess_slots_redistributed_total 1
 `, "fairsched_group_slots", "fairsched_group_running", "fairsched_pending_jobs",
 			"fairsched_group_allocation_changes_total", "fairsched_excess_slots_redistributed_total")
 		for range 5 {
-			b.release(nil)
+			b.Release(nil)
 		}
 		synctest.Wait()
 	})
@@ -306,8 +290,8 @@ func TestRefusedExpiredDenied(t *testing.T) {
 			}))
 		c := collectorOf(t, s)
 
-		c1 := newGate()
-		submit(t, s, clone, "c1", c1.fn)
+		c1 := testkit.NewGate()
+		submit(t, s, clone, "c1", c1.Run)
 		submit(t, s, repack, "r1", ok, fairsched.WithQueueTimeout(2*time.Second)) // the one pending
 		var refusal *fairsched.RefusalError
 		if err := s.Submit(repack, "r2", ok); !errors.As(err, &refusal) || refusal.Reason != fairsched.ReasonPoolOverloaded {
@@ -316,7 +300,7 @@ func TestRefusedExpiredDenied(t *testing.T) {
 		synctest.Wait()
 		mock.Add(2 * time.Second) // r1's time to live runs out
 		synctest.Wait()
-		c1.release(nil)
+		c1.Release(nil)
 		synctest.Wait()
 		if err := s.RunSync(context.Background(), clone, "bad", "mallory", ok); !errors.Is(err, fairsched.ErrDenied) {
 			t.Fatalf("RunSync of a denied job: %v; want ErrDenied", err)
@@ -367,12 +351,12 @@ func TestAgingCountsEveryJob(t *testing.T) {
 		s := newScheduler(t, fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1),
 			fairsched.WithAging(fairsched.AgingConfig{Interval: time.Second, Step: 1, MaxEffectivePriority: 10}))
 		c := collectorOf(t, s)
-		hold := newGate()
-		submit(t, s, clone, "hold", hold.fn) // holds the one slot
-		gates := map[string]gate{}
+		hold := testkit.NewGate()
+		submit(t, s, clone, "hold", hold.Run) // holds the one slot
+		gates := map[string]*testkit.Gate{}
 		add := func(id string) {
-			gates[id] = newGate()
-			submit(t, s, repack, id, gates[id].fn)
+			gates[id] = testkit.NewGate()
+			submit(t, s, repack, id, gates[id].Run)
 		}
 		for _, id := range []string{"r1", "r2", "r3", "r4"} {
 			add(id) // at t0
@@ -387,7 +371,7 @@ func TestAgingCountsEveryJob(t *testing.T) {
 fairsched_aging_promotions_total{type="repack"} 14
 `, "fairsched_aging_promotions_total")
 
-		hold.release(nil) // r1 runs: its 3 steps stay counted, it rises no more
+		hold.Release(nil) // r1 runs: its 3 steps stay counted, it rises no more
 		synctest.Wait()
 		mock.Add(2 * time.Second)
 		// t5: r1 3, r2–r4 5 each, r5 4.
@@ -396,7 +380,7 @@ fairsched_aging_promotions_total{type="repack"} 22
 `, "fairsched_aging_promotions_total")
 
 		for _, id := range []string{"r1", "r2", "r3", "r4", "r5"} {
-			gates[id].release(nil)
+			gates[id].Release(nil)
 			synctest.Wait()
 		}
 		// Each ran as the one before ended, all at t5: nothing is waiting.
@@ -415,8 +399,8 @@ func TestAging(t *testing.T) {
 			fairsched.WithAging(fairsched.AgingConfig{Interval: time.Second, Step: 1, MaxEffectivePriority: 10}))
 		c := collectorOf(t, s, WithBuckets([]float64{1, 5}))
 
-		c1 := newGate()
-		submit(t, s, clone, "c1", c1.fn)
+		c1 := testkit.NewGate()
+		submit(t, s, clone, "c1", c1.Run)
 		submit(t, s, repack, "r1", ok)
 		synctest.Wait() // both are in, at t0
 		for range 3 {   // a second at a time; the scheduler sees it at its next call
@@ -431,7 +415,7 @@ fairsched_aging_promotions_total{type="repack"} 3
 fairsched_pending_jobs{group="",reason="global_limit",tier="4",type="repack"} 1
 `, "fairsched_aging_promotions_total", "fairsched_pending_jobs")
 
-		c1.release(nil)
+		c1.Release(nil)
 		synctest.Wait()
 		compare(t, c, `
 fairsched_admitted_effective_priority{type="clone"} 8
@@ -464,11 +448,11 @@ fairsched_max_concurrency 10
 
 		// A clone learned at 1s takes 2s: more than 1.5 times, so the limit
 		// shrinks to ⌊10·0.9⌋.
-		c1 := newGate()
-		submit(t, s, clone, "c1", c1.fn)
+		c1 := testkit.NewGate()
+		submit(t, s, clone, "c1", c1.Run)
 		synctest.Wait()
 		mock.Add(2 * time.Second)
-		c1.release(nil)
+		c1.Release(nil)
 		synctest.Wait()
 		compare(t, c, `
 fairsched_adaptive_limit 9
@@ -540,8 +524,8 @@ func TestPedanticRegistry(t *testing.T) {
 		reg := prometheus.NewPedanticRegistry()
 		reg.MustRegister(c)
 
-		g := newGate()
-		submit(t, s, clone, "a", g.fn, fairsched.InGroup("a"))                                 // runs
+		g := testkit.NewGate()
+		submit(t, s, clone, "a", g.Run, fairsched.InGroup("a"))                                // runs
 		submit(t, s, repack, "c", func(context.Context) error { return errors.New("failed") }) // runs, fails
 		submit(t, s, clone, "b", ok, fairsched.WithQueueTimeout(3*time.Second))                // waits, ages, expires
 		if err := s.Submit(repack, "d", ok); err == nil {
@@ -558,7 +542,7 @@ func TestPedanticRegistry(t *testing.T) {
 			got[mf.GetName()] = true
 		}
 		mock.Add(2 * time.Second) // b expires
-		g.release(nil)
+		g.Release(nil)
 		synctest.Wait()
 		mfs, err = reg.Gather()
 		if err != nil {
@@ -592,8 +576,8 @@ func TestStalledCollectorNeverBlocksScheduler(t *testing.T) {
 
 		// r0's queueing, which the goroutine takes and sticks on, and its
 		// admission, which stays in the buffer (both are sent at once).
-		g := newGate()
-		submit(t, s, repack, "r0", g.fn)
+		g := testkit.NewGate()
+		submit(t, s, repack, "r0", g.Run)
 		synctest.Wait()
 
 		// A burst of 10 jobs, 3 events each: the first fills the buffer,
@@ -609,7 +593,7 @@ func TestStalledCollectorNeverBlocksScheduler(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		g.release(nil)
+		g.Release(nil)
 		synctest.Wait()
 		if ran.Load() != jobs {
 			t.Fatalf("%d jobs ran; want %d", ran.Load(), jobs)

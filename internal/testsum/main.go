@@ -3,16 +3,24 @@
 // failed tests — plus one line per skipped test with its reason, which
 // plain `go test` hides: a test that cannot run here (no Chromium, no
 // PostgreSQL) says so in `make test`'s output. It exits 1 if anything
-// failed.
+// failed. While nothing has been printed for 15 s it prints a progress
+// line (how long, which packages are done and running), so a cold build
+// is not mistaken for a hang.
+//
+// With -plain LABEL it copies its input (go vet's, say) line by line,
+// adding the same progress lines, and exits 0.
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"time"
 )
 
 type event struct {
@@ -22,54 +30,171 @@ type event struct {
 	Output  string
 }
 
+// quiet is how long testsum stays silent before it prints a progress line.
+const quiet = 15 * time.Second
+
 func main() {
-	os.Exit(run(os.Stdin, os.Stdout))
+	plain := flag.String("plain", "", "copy the input, with progress lines labelled `LABEL`")
+	flag.Parse()
+	lines := make(chan []byte)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 1<<20), 1<<26)
+		for sc.Scan() {
+			lines <- slices.Clone(sc.Bytes())
+		}
+	}()
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	os.Exit(watch(lines, ticker.C, *plain, os.Stdout))
 }
 
+// watch prints the summary of lines, and a progress line at each tick
+// that comes quiet or more after the last line printed.
+func watch(lines <-chan []byte, ticks <-chan time.Time, plain string, out io.Writer) int {
+	var begin, last time.Time
+	w := &flagWriter{w: out}
+	s := newSummary(w)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return s.finish(plain != "")
+			}
+			if plain != "" {
+				fmt.Fprintf(w, "%s\n", l)
+			} else {
+				s.line(l)
+			}
+		case now := <-ticks:
+			if begin.IsZero() {
+				begin, last = now, now
+			}
+			if w.wrote {
+				last, w.wrote = now, false
+			} else if now.Sub(last) >= quiet {
+				fmt.Fprintf(w, "… %s %v: %s\n", label(plain), now.Sub(begin).Round(time.Second), s.progress(plain != ""))
+				last, w.wrote = now, false
+			}
+		}
+	}
+}
+
+func label(plain string) string {
+	if plain == "" {
+		return "test"
+	}
+	return plain
+}
+
+// flagWriter is w, noting that something was written since the last tick.
+type flagWriter struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (f *flagWriter) Write(p []byte) (int, error) {
+	f.wrote = true
+	return f.w.Write(p)
+}
+
+// summary folds go test's JSON events into what testsum prints.
+type summary struct {
+	out     io.Writer
+	output  map[string][]string // package/test → its output lines
+	skips   []string
+	failed  bool
+	running map[string]bool // packages started and not ended
+	done    int
+}
+
+func newSummary(out io.Writer) *summary {
+	return &summary{out: out, output: map[string][]string{}, running: map[string]bool{}}
+}
+
+// run summarises all of in at once.
 func run(in io.Reader, out io.Writer) int {
-	output := map[string][]string{} // package/test → its output lines
-	var skips []string
-	failed := false
+	s := newSummary(out)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			fmt.Fprintln(out, sc.Text()) // not JSON: a build error, say
-			continue
-		}
-		key := e.Package + "/" + e.Test
-		switch e.Action {
-		case "output":
-			if e.Test == "" {
-				if strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "FAIL") ||
-					strings.HasPrefix(e.Output, "?") || strings.HasPrefix(e.Output, "panic") {
-					fmt.Fprint(out, e.Output)
-				} else {
-					output[key] = append(output[key], e.Output)
-				}
-				continue
-			}
-			output[key] = append(output[key], e.Output)
-		case "skip":
-			if e.Test != "" {
-				skips = append(skips, fmt.Sprintf("SKIP %s %s: %s", e.Package, e.Test, reason(output[key])))
-			}
-			delete(output, key)
-		case "fail":
-			failed = true
-			for _, l := range output[key] {
-				fmt.Fprint(out, l)
-			}
-			delete(output, key)
-		case "pass":
-			delete(output, key)
-		}
+		s.line(sc.Bytes())
 	}
-	for _, s := range skips {
-		fmt.Fprintln(out, s)
+	return s.finish(false)
+}
+
+// progress says how far the run is: the packages done and running.
+func (s *summary) progress(plain bool) string {
+	if plain {
+		return "still building and vetting"
 	}
-	if failed {
+	if len(s.running) == 0 && s.done == 0 {
+		return "compiling (a fresh clone builds every dependency first)"
+	}
+	names := make([]string, 0, len(s.running))
+	for p := range s.running {
+		names = append(names, strings.TrimPrefix(p, "github.com/fairsched/fairsched/"))
+	}
+	slices.Sort(names)
+	if len(names) > 4 {
+		names = append(names[:4], "…")
+	}
+	return fmt.Sprintf("%d packages done; running %s", s.done, strings.Join(names, ", "))
+}
+
+func (s *summary) line(b []byte) {
+	var e event
+	if err := json.Unmarshal(b, &e); err != nil {
+		fmt.Fprintf(s.out, "%s\n", b) // not JSON: a build error, say
+		return
+	}
+	key := e.Package + "/" + e.Test
+	if e.Test == "" {
+		s.packageEvent(e)
+	}
+	switch e.Action {
+	case "output":
+		if e.Test == "" && (strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "FAIL") ||
+			strings.HasPrefix(e.Output, "?") || strings.HasPrefix(e.Output, "panic")) {
+			fmt.Fprint(s.out, e.Output)
+			return
+		}
+		s.output[key] = append(s.output[key], e.Output)
+	case "skip":
+		if e.Test != "" {
+			s.skips = append(s.skips, fmt.Sprintf("SKIP %s %s: %s", e.Package, e.Test, reason(s.output[key])))
+		}
+		delete(s.output, key)
+	case "fail":
+		s.failed = true
+		for _, l := range s.output[key] {
+			fmt.Fprint(s.out, l)
+		}
+		delete(s.output, key)
+	case "pass":
+		delete(s.output, key)
+	}
+}
+
+// packageEvent keeps count of the packages started and ended.
+func (s *summary) packageEvent(e event) {
+	switch e.Action {
+	case "start":
+		s.running[e.Package] = true
+	case "pass", "fail", "skip":
+		if s.running[e.Package] {
+			delete(s.running, e.Package)
+		}
+		s.done++
+	}
+}
+
+func (s *summary) finish(plain bool) int {
+	for _, l := range s.skips {
+		fmt.Fprintln(s.out, l)
+	}
+	if s.failed && !plain {
 		return 1
 	}
 	return 0

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -27,6 +28,40 @@ func TestSkipsAndFailuresAreShown(t *testing.T) {
 		t.Errorf("exit %d; want 1", code)
 	}
 	want := "    b_test.go:3: want 1, got 2\nFAIL\tp\t0.1s\nok  \tq\t0.1s\nSKIP p TestA: no Chromium on PATH\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
+// TestProgressFillsTheSilence: after 15 s without a line printed, and
+// every 15 s of silence after that, a progress line says how long the run
+// has taken and which packages are done and running; a package line
+// resets the silence.
+func TestProgressFillsTheSilence(t *testing.T) {
+	lines, ticks := make(chan []byte), make(chan time.Time)
+	var out strings.Builder
+	done := make(chan int)
+	go func() { done <- watch(lines, ticks, "", &out) }()
+	start := time.Unix(0, 0)
+	tick := func(s int) { ticks <- start.Add(time.Duration(s) * time.Second) }
+	for s := 0; s <= 16; s++ {
+		tick(s)
+	}
+	lines <- []byte(`{"Action":"start","Package":"github.com/fairsched/fairsched/a"}`)
+	lines <- []byte(`{"Action":"start","Package":"github.com/fairsched/fairsched/b"}`)
+	lines <- []byte(`{"Action":"output","Package":"github.com/fairsched/fairsched/a","Output":"ok  \ta\t1s\n"}`)
+	lines <- []byte(`{"Action":"pass","Package":"github.com/fairsched/fairsched/a"}`)
+	for s := 17; s <= 47; s++ {
+		tick(s)
+	}
+	close(lines)
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d; want 0", code)
+	}
+	want := "… test 15s: compiling (a fresh clone builds every dependency first)\n" +
+		"ok  \ta\t1s\n" +
+		"… test 32s: 1 packages done; running b\n" +
+		"… test 47s: 1 packages done; running b\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}

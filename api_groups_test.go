@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/testkit"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/fairsched/fairsched"
 )
 
 // The job types of the group and aging tests. work has room for every slot
@@ -51,44 +51,12 @@ func startScheduler(t *testing.T, types map[fairsched.JobType]fairsched.JobTypeC
 	return s
 }
 
-// blocker is a job function that runs until released (or its context
-// ends). started is closed when it starts, so the test can see which jobs
-// run without a data race; release has room for one value, so a job can be
-// released before it starts.
-type blocker struct {
-	started chan struct{}
-	release chan error
-}
-
-func newBlocker() *blocker {
-	return &blocker{started: make(chan struct{}), release: make(chan error, 1)}
-}
-
-func (b *blocker) fn(ctx context.Context) error {
-	close(b.started)
-	select {
-	case err := <-b.release:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (b *blocker) running() bool {
-	select {
-	case <-b.started:
-		return true
-	default:
-		return false
-	}
-}
-
 // submit queues a background job of group g that runs until released, and
 // waits until the scheduler has handled it.
-func submit(t *testing.T, s *fairsched.Scheduler, typ fairsched.JobType, id, g string) *blocker {
+func submit(t *testing.T, s *fairsched.Scheduler, typ fairsched.JobType, id, g string) *testkit.Gate {
 	t.Helper()
-	b := newBlocker()
-	if err := s.Submit(typ, id, b.fn, fairsched.InGroup(g)); err != nil {
+	b := testkit.NewGate()
+	if err := s.Submit(typ, id, b.Run, fairsched.InGroup(g)); err != nil {
 		t.Fatalf("Submit %s: %v", id, err)
 	}
 	synctest.Wait()
@@ -97,12 +65,12 @@ func submit(t *testing.T, s *fairsched.Scheduler, typ fairsched.JobType, id, g s
 
 // finish releases a running job and waits until the scheduler has handled
 // its end.
-func finish(t *testing.T, b *blocker) {
+func finish(t *testing.T, b *testkit.Gate) {
 	t.Helper()
-	if !b.running() {
+	if !b.Started() {
 		t.Fatal("released a job that is not running")
 	}
-	b.release <- nil
+	b.Release(nil)
 	synctest.Wait()
 }
 
@@ -219,13 +187,13 @@ func TestGroupSettersValidate(t *testing.T) {
 		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg},
 			fairsched.WithClock(clock.NewMock()), fairsched.WithMaxConcurrency(4),
 			fairsched.WithGroupWeight("a", 2), fairsched.WithGroupWeight("b", 1))
-		var jobs []*blocker
+		var jobs []*testkit.Gate
 		for _, j := range []struct{ id, group string }{{"a1", "a"}, {"a2", "a"}, {"a3", "a"}, {"b1", "b"}, {"b2", "b"}} {
 			jobs = append(jobs, submit(t, s, work, j.id, j.group))
 		}
 		defer func() {
 			for _, b := range jobs {
-				b.release <- nil
+				b.Release(nil)
 			}
 		}()
 		before := snapshot(t, s)
@@ -350,7 +318,7 @@ func TestGroupSnapshot(t *testing.T) {
 		if err := s.PauseGroup("p"); err != nil {
 			t.Fatal(err)
 		}
-		jobs := []*blocker{
+		jobs := []*testkit.Gate{
 			submit(t, s, work, "a1", "a"), // runs: a's limit
 			submit(t, s, low, "a2", "a"),  // waits on a's limit with a slot free
 			submit(t, s, low, "p1", "p"),  // waits: p is paused
@@ -359,7 +327,7 @@ func TestGroupSnapshot(t *testing.T) {
 		}
 		defer func() {
 			for _, b := range jobs {
-				b.release <- nil
+				b.Release(nil)
 			}
 			// A graceful Close waits for p1, which runs only once p resumes.
 			if err := s.ResumeGroup("p"); err != nil {
@@ -555,7 +523,7 @@ func TestAgingEventsOncePerStep(t *testing.T) {
 		// Background jobs share the fairness key ""; foreground ones run
 		// for "alice".
 		submitted := map[string]int{}
-		var jobs []*blocker
+		var jobs []*testkit.Gate
 		results := make(chan error, 2)
 		add := func(id, key string) {
 			submitted[id] = int(mock.Now().Sub(t0) / time.Second)
@@ -563,9 +531,9 @@ func TestAgingEventsOncePerStep(t *testing.T) {
 				jobs = append(jobs, submit(t, s, lowest, id, ""))
 				return
 			}
-			b := newBlocker()
+			b := testkit.NewGate()
 			jobs = append(jobs, b)
-			go func() { results <- s.RunSync(context.Background(), lowest, id, key, b.fn) }()
+			go func() { results <- s.RunSync(context.Background(), lowest, id, key, b.Run) }()
 			synctest.Wait()
 		}
 		hog := submit(t, s, work, "hog", "")
@@ -626,7 +594,7 @@ func TestAgingEventsOncePerStep(t *testing.T) {
 
 		// The hog ends: the aged jobs run one by one, at the ceiling.
 		for _, b := range jobs {
-			b.release <- nil
+			b.Release(nil)
 		}
 		finish(t, hog)
 		for range 2 {
@@ -684,8 +652,8 @@ func TestAgingEventsOnlyAtTheHead(t *testing.T) {
 		mock.Set(t0.Add(sec(5)))
 		behind := submit(t, s, lowest, "behind", "")
 		defer func() {
-			for _, b := range []*blocker{hog, front, behind} {
-				b.release <- nil
+			for _, b := range []*testkit.Gate{hog, front, behind} {
+				b.Release(nil)
 			}
 		}()
 		var rows []fairsched.Priority
@@ -794,7 +762,7 @@ func TestPauseGroup(t *testing.T) {
 		if diff := cmp.Diff(want, look()); diff != "" {
 			t.Errorf("paused at t200 (-want +got):\n%s", diff)
 		}
-		if p.running() {
+		if p.Started() {
 			t.Fatal("a job of the paused group ran")
 		}
 
@@ -875,13 +843,13 @@ func TestPauseGroupSubmittedWhilePaused(t *testing.T) {
 			fairsched.WithClock(mock), fairsched.WithMaxConcurrency(1), fairsched.WithGroupWeight("bg", 1),
 			fairsched.WithAging(fairsched.AgingConfig{GracePeriod: grace, Interval: interval, MaxEffectivePriority: 8}))
 		hog := submit(t, s, work, "hog", "fg")
-		defer func() { hog.release <- nil }()
+		defer func() { hog.Release(nil) }()
 		if err := s.PauseGroup("bg"); err != nil {
 			t.Fatal(err)
 		}
 		mock.Set(t0.Add(50 * time.Second))
 		p := submit(t, s, low, "p", "bg") // arrives 50s into the pause
-		defer func() { p.release <- nil }()
+		defer func() { p.Release(nil) }()
 		mock.Set(t0.Add(100 * time.Second))
 		if err := s.ResumeGroup("bg"); err != nil {
 			t.Fatal(err)
@@ -938,13 +906,13 @@ func TestAgingMaxWaitUnderStream(t *testing.T) {
 			fg:  {DefaultCost: time.Second, Priority: 4},
 			bgt: {DefaultCost: time.Second, Priority: 1},
 		}, opts...)
-		var stream []*blocker
+		var stream []*testkit.Gate
 		results := make(chan error, 256)
 		request := func() {
-			b := newBlocker()
+			b := testkit.NewGate()
 			stream = append(stream, b)
 			id := fmt.Sprintf("req%d", len(stream))
-			go func() { results <- s.RunSync(context.Background(), fg, id, "user", b.fn) }()
+			go func() { results <- s.RunSync(context.Background(), fg, id, "user", b.Run) }()
 			synctest.Wait()
 		}
 		for range 4 {
@@ -953,9 +921,9 @@ func TestAgingMaxWaitUnderStream(t *testing.T) {
 		big := submit(t, s, bgt, "big", "")
 		released := 0
 		defer func() { // let everything run out, so Close drains
-			big.release <- nil
+			big.Release(nil)
 			for _, b := range stream[released:] {
-				b.release <- nil
+				b.Release(nil)
 			}
 			for range stream {
 				if err := <-results; err != nil {
@@ -971,15 +939,15 @@ func TestAgingMaxWaitUnderStream(t *testing.T) {
 			// decided before any is released: once one is, the scheduler
 			// admits the next while this loop goes on.
 			n := 0
-			for released+n < len(stream) && stream[released+n].running() {
+			for released+n < len(stream) && stream[released+n].Started() {
 				n++
 			}
 			for range n {
-				stream[released].release <- nil
+				stream[released].Release(nil)
 				released++
 			}
 			synctest.Wait()
-			if big.running() {
+			if big.Started() {
 				for _, r := range snapshot(t, s).Running {
 					if r.ID == "big" {
 						return mock.Now().Sub(t0), r.EffectivePriority
@@ -1073,4 +1041,209 @@ func TestCloseResumesPausedGroups(t *testing.T) {
 			t.Error("Close returned without running the paused group's job")
 		}
 	})
+}
+
+// TestPauseFreezesTTL is spec 2's "freeze while paused, same as TTL freeze"
+// through the public API: one slot is taken for 100 s, so jobs with a TTL
+// of 10 s can only expire. A job whose group is paused from 2 s to 32 s —
+// three times its TTL — does not expire while paused, and expires after 10 s
+// of unpaused waiting: at 40 s. Its type's QueueTimeout stands still the
+// same way; a job of another group expires at 10 s.
+func TestPauseFreezesTTL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := fairsched.New(fairsched.WithMaxConcurrency(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for typ, cfg := range map[fairsched.JobType]fairsched.JobTypeConfig{
+			"work":  {DefaultCost: time.Second, Priority: 1},
+			"timed": {DefaultCost: time.Second, Priority: 1, QueueTimeout: 10 * time.Second},
+		} {
+			if err := s.RegisterType(typ, cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := time.Now()
+		hold := testkit.NewGate()
+		if err := s.Submit("work", "hold", hold.Run); err != nil {
+			t.Fatal(err)
+		}
+		hold.WaitStarted()
+		type outcome struct {
+			Job     string
+			Expired bool
+			At      time.Duration
+		}
+		results := make(chan outcome, 3)
+		wait := func(name string, typ fairsched.JobType, opts ...fairsched.JobOption) {
+			go func() {
+				err := s.RunSync(context.Background(), typ, name, "", func(context.Context) error { return nil }, opts...)
+				results <- outcome{name, errors.Is(err, fairsched.ErrExpired), time.Since(start)}
+			}()
+		}
+		wait("paused-ttl", "work", fairsched.InGroup("g"), fairsched.WithQueueTimeout(10*time.Second))
+		wait("paused-timeout", "timed", fairsched.InGroup("g"))
+		wait("other", "work", fairsched.InGroup("h"), fairsched.WithQueueTimeout(10*time.Second))
+		time.Sleep(2 * time.Second)
+		if err := s.PauseGroup("g"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Second)
+		if err := s.ResumeGroup("g"); err != nil {
+			t.Fatal(err)
+		}
+		var got []outcome
+		for range 3 {
+			got = append(got, <-results)
+		}
+		hold.Release(nil)
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		want := []outcome{
+			{"other", true, 10 * time.Second},
+			{"paused-timeout", true, 40 * time.Second},
+			{"paused-ttl", true, 40 * time.Second},
+		}
+		if got[1].Job > got[2].Job {
+			got[1], got[2] = got[2], got[1]
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestPauseFreezesCoalescedWaitersTTL: RunSync callers that share one
+// coalesced run each keep their own time to live, and like the run's it
+// stands still while the run's group is paused. The only slot is taken
+// for 100 s; group g is paused from 2 s to 32 s. A waiter of 5 s that
+// joined at 0 expires at 35 s, one of 20 s at 50 s, and one of 5 s that
+// joined during the pause, at 10 s, waits 5 s from the resume: 37 s. A
+// waiter of group h, not paused, expires at 5 s.
+func TestPauseFreezesCoalescedWaitersTTL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{
+			"hold":  {DefaultCost: time.Second, Priority: 1},
+			"fetch": {DefaultCost: time.Second, Priority: 1, Coalesce: true},
+		}, fairsched.WithMaxConcurrency(1))
+		hold := testkit.NewGate()
+		if err := s.Submit("hold", "h", hold.Run); err != nil {
+			t.Fatal(err)
+		}
+		hold.WaitStarted()
+		start := time.Now()
+		type outcome struct {
+			Waiter  string
+			Expired bool
+			At      time.Duration
+		}
+		results := make(chan outcome, 4)
+		wait := func(name, id, group string, ttl time.Duration) {
+			go func() {
+				err := s.RunSync(context.Background(), "fetch", id, "", func(context.Context) error { return nil },
+					fairsched.InGroup(group), fairsched.WithQueueTimeout(ttl))
+				results <- outcome{name, errors.Is(err, fairsched.ErrExpired), time.Since(start)}
+			}()
+			synctest.Wait()
+		}
+		wait("g-5s", "repo", "g", 5*time.Second)
+		wait("g-20s", "repo", "g", 20*time.Second)
+		wait("h-5s", "other", "h", 5*time.Second)
+		time.Sleep(2 * time.Second)
+		if err := s.PauseGroup("g"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(8 * time.Second)
+		wait("g-5s-late", "repo", "g", 5*time.Second)
+		time.Sleep(22 * time.Second)
+		if err := s.ResumeGroup("g"); err != nil {
+			t.Fatal(err)
+		}
+		var got []outcome
+		for range 4 {
+			got = append(got, <-results)
+		}
+		hold.Release(nil)
+		want := []outcome{
+			{"h-5s", true, 5 * time.Second},
+			{"g-5s", true, 35 * time.Second},
+			{"g-5s-late", true, 37 * time.Second},
+			{"g-20s", true, 50 * time.Second},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestGroupsLendSlotsTheyCannotUse is spec 2's work conservation through
+// the public API: two groups of equal weight share 4 slots, 2 each. Group a
+// can use only one of its slots — its other jobs wait on its rate limit, or
+// on a conflict with its own running job — so group b runs in the slot a
+// cannot use instead of leaving it idle; a's allocation is unchanged, and a
+// takes its slots again as soon as it can run (its token at 10 s and 20 s).
+// Without lending b ran 2 at a time and finished at 40 s instead of 30 s.
+func TestGroupsLendSlotsTheyCannotUse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []fairsched.Option
+		a    fairsched.JobType
+		want []span
+	}{
+		{"rate-limited", []fairsched.Option{fairsched.WithRateLimit(fairsched.RateForGroup("a"), 0.1, 1)}, "work", []span{
+			{"work/a1#a", 0, 10}, {"work/b1#b", 0, 10}, {"work/b2#b", 0, 10}, {"work/b3#b", 0, 10},
+			{"work/a2#a", 10, 20}, {"work/b4#b", 10, 20}, {"work/b5#b", 10, 20}, {"work/b6#b", 10, 20},
+			{"work/a3#a", 20, 30}, {"work/b7#b", 20, 30}, {"work/b8#b", 20, 30},
+		}},
+		{"conflict-blocked", nil, "repack", []span{
+			{"repack/linux#a1", 0, 10}, {"work/b1#b", 0, 10}, {"work/b2#b", 0, 10}, {"work/b3#b", 0, 10},
+			{"repack/linux#a2", 10, 20}, {"work/b4#b", 10, 20}, {"work/b5#b", 10, 20}, {"work/b6#b", 10, 20},
+			{"repack/linux#a3", 20, 30}, {"work/b7#b", 20, 30}, {"work/b8#b", 20, 30},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := append([]fairsched.Option{fairsched.WithMaxConcurrency(4),
+					fairsched.WithGroupWeight("a", 1), fairsched.WithGroupWeight("b", 1)}, tc.opts...)
+				s, err := fairsched.New(opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for typ, cfg := range map[fairsched.JobType]fairsched.JobTypeConfig{
+					"work":   {DefaultCost: 10 * time.Second, Priority: 8},
+					"repack": {DefaultCost: 10 * time.Second, Priority: 8, ConflictGroup: "repo"},
+				} {
+					if err := s.RegisterType(typ, cfg); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var jobs []timedJob
+				for i := 1; i <= 3; i++ {
+					j := timedJob{typ: tc.a, id: fmt.Sprintf("a%d", i), tag: "a", dur: 10, opts: []fairsched.JobOption{fairsched.InGroup("a")}}
+					if tc.a == "repack" {
+						j.id, j.tag = "linux", fmt.Sprintf("a%d", i)
+					}
+					jobs = append(jobs, j)
+				}
+				for i := 1; i <= 8; i++ {
+					jobs = append(jobs, timedJob{typ: "work", id: fmt.Sprintf("b%d", i), tag: "b", dur: 10, opts: []fairsched.JobOption{fairsched.InGroup("b")}})
+				}
+				jobs = append(jobs, timedJob{at: 5, probe: func() {
+					snap := snapshot(t, s)
+					got := map[string][2]int{}
+					for _, g := range snap.Groups {
+						got[g.Name] = [2]int{g.Allocation, g.Running}
+					}
+					// a keeps its 2 slots' allocation while b runs in one of them.
+					if diff := cmp.Diff(map[string][2]int{"a": {2, 1}, "b": {2, 3}}, got); diff != "" {
+						t.Errorf("groups at 5 s, [allocation running] (-want +got):\n%s", diff)
+					}
+				}})
+				if diff := cmp.Diff(tc.want, runTimeline(t, s, jobs)); diff != "" {
+					t.Errorf("timeline (-want +got):\n%s", diff)
+				}
+			})
+		})
+	}
 }
