@@ -327,5 +327,10 @@ func columns(ops []fairsched.JobOp) (*jobColumns, error) {
 // order.
 const lockRowsSQL = `SELECT 1 FROM fairsched_jobs WHERE seq = ANY($1) ORDER BY seq FOR UPDATE`
 
-// Close closes the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close closes the connection pool, once the connections in use are
+// returned to it. Its error is nil: the error is there so that a Store
+// closes as any fairsched.JobStore that holds a file or a connection does.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
