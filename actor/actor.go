@@ -2,6 +2,10 @@
 // holds the core's state. It turns messages into core calls, starts the jobs
 // the core admits and reports their ends back. All decisions are the core's.
 //
+// Programs use the root package, github.com/fairsched/fairsched: its
+// Scheduler drives the owner goroutine, and its names for this package's
+// errors and store types are the ones to use.
+//
 // Every public call hands its message over, gives up when the caller's
 // context ends, or learns that the owner has stopped (ErrClosed). Requests
 // go through a buffered channel, so a caller rarely waits for the owner; an

@@ -205,7 +205,7 @@ func (s *Store) LoadJobs(fn func(fairsched.JobRecord) error) (err error) {
 		}
 		c := b.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			rec, err := DecodeRecord(v)
+			rec, err := decodeRecord(v)
 			if err != nil {
 				return fmt.Errorf("boltstore: job record %x: %w", k, err)
 			}
@@ -235,7 +235,7 @@ func (s *Store) ApplyJobs(ops []fairsched.JobOp) (err error) {
 					fairsched.ErrStore, fairsched.ErrRecordRefused, op.Put.Seq,
 					policy.CleanTextN(string(op.Put.Type), 64), policy.CleanTextN(op.Put.ID, 64))
 			}
-			if bufs[i], err = EncodeRecord(*op.Put); err != nil {
+			if bufs[i], err = encodeRecord(*op.Put); err != nil {
 				return err
 			}
 		}
@@ -265,8 +265,8 @@ func (s *Store) ApplyJobs(ops []fairsched.JobOp) (err error) {
 	})
 }
 
-// EncodeRecord returns rec as the store writes it.
-func EncodeRecord(rec fairsched.JobRecord) ([]byte, error) {
+// encodeRecord returns rec as the store writes it.
+func encodeRecord(rec fairsched.JobRecord) ([]byte, error) {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		// Data-dependent (a time past year 9999): the same record fails
@@ -276,10 +276,10 @@ func EncodeRecord(rec fairsched.JobRecord) ([]byte, error) {
 	return append([]byte{recordVersion}, data...), nil
 }
 
-// DecodeRecord returns the record data encodes. Data of another version,
+// decodeRecord returns the record data encodes. Data of another version,
 // that does not decode, or that no scheduler could have written (see
 // core.JobRecord.Valid) is an error, never a misread record.
-func DecodeRecord(data []byte) (fairsched.JobRecord, error) {
+func decodeRecord(data []byte) (fairsched.JobRecord, error) {
 	var rec fairsched.JobRecord
 	switch {
 	case len(data) == 0:
