@@ -416,19 +416,6 @@ func (n *Node) Close(ctx context.Context) error {
 	}
 }
 
-// Kill stops every loop at once as a crash would: no release, no report,
-// no heartbeat; the running jobs' contexts are cancelled. For tests of
-// failures in one process.
-func (n *Node) Kill() {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	select {
-	case n.closing <- closeReq{ctx: ctx, reply: make(chan error, 1)}:
-		<-n.stopped
-	case <-n.stopped:
-	}
-}
-
 // run is the lease loop.
 func (n *Node) run() {
 	defer close(n.stopped)

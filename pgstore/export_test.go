@@ -1,6 +1,10 @@
 package pgstore
 
-import "github.com/fairsched/fairsched/cluster"
+import (
+	"context"
+
+	"github.com/fairsched/fairsched/cluster"
+)
 
 // For the tests of package pgstore_test.
 var (
@@ -37,3 +41,24 @@ var (
 	ErrFenced          = cluster.ErrFenced
 	ErrDoubleAdmission = cluster.ErrDoubleAdmission
 )
+
+// GrantJobs writes grants in one transaction under epoch's lease of
+// domain: each pending, not running job becomes running on its instance,
+// its attempt column counting the attempt (its record is left as the
+// scheduler wrote it: readers take the larger count, attemptColumn).
+// A deposed leader's batch changes nothing (ErrFenced); a batch that would
+// run two jobs on one exclusive conflict key changes nothing
+// (ErrDoubleAdmission). It returns how many grants took (a job already
+// running, or gone, is skipped).
+func (s clusterBackend) GrantJobs(ctx context.Context, domain string, epoch int64, grants []cluster.Grant) (int, error) {
+	_, took, err := s.Grant(ctx, domain, epoch, nil, grants)
+	return len(took), err
+}
+
+// Succeeded deletes, under epoch's lease of domain, the rows of the
+// successes ends reports that still match their attempt (as Grant), in one
+// transaction, and returns their sequences: Grant with no grants.
+func (s clusterBackend) Succeeded(ctx context.Context, domain string, epoch int64, ends []cluster.End) ([]uint64, error) {
+	gone, _, err := s.Grant(ctx, domain, epoch, ends, nil)
+	return gone, err
+}

@@ -20,35 +20,19 @@ import (
 // guarded by (instance, attempt) so that a zombie's late report — an
 // instance declared lost, whose job was granted again — matches nothing.
 
-// GrantJobs writes grants in one transaction under epoch's lease of
-// domain: each pending, not running job becomes running on its instance,
-// its attempt column counting the attempt (its record is left as the
-// scheduler wrote it: readers take the larger count, attemptColumn).
-// A deposed leader's batch changes nothing (ErrFenced); a batch that would
-// run two jobs on one exclusive conflict key changes nothing
-// (ErrDoubleAdmission). It returns how many grants took (a job already
-// running, or gone, is skipped).
-func (s clusterBackend) GrantJobs(ctx context.Context, domain string, epoch int64, grants []cluster.Grant) (int, error) {
-	_, took, err := s.Grant(ctx, domain, epoch, nil, grants)
-	return len(took), err
-}
-
-// Succeeded deletes, under epoch's lease of domain, the rows of the
-// successes ends reports that still match their attempt (as Grant), in one
-// transaction, and returns their sequences: Grant with no grants.
-func (s clusterBackend) Succeeded(ctx context.Context, domain string, epoch int64, ends []cluster.End) ([]uint64, error) {
-	gone, _, err := s.Grant(ctx, domain, epoch, ends, nil)
-	return gone, err
-}
-
 // Grant is the leader's write of one turn (cluster.Backend), one
 // transaction under epoch's lease of domain: the rows of the successes of
 // succeeded that still match their attempt — running on that instance for
 // that attempt, or ended by that attempt's reported success — are deleted
-// (their sequences returned as gone), then
-// grants are written as GrantJobs writes them (the sequences that took
-// returned). Deletes and grants commit together: a reader never sees the
-// slots a batch frees taken before they are free.
+// (their sequences returned as gone), then grants are written: each
+// pending, not running job becomes running on its instance, its attempt
+// column counting the attempt (its record is left as the scheduler wrote
+// it: readers take the larger count, attemptColumn), and the sequences
+// that took are returned (a job already running, or gone, is skipped).
+// Deletes and grants commit together: a reader never sees the slots a
+// batch frees taken before they are free. A deposed leader's turn changes
+// nothing (cluster.ErrFenced); a turn that would run two jobs on one
+// exclusive conflict key changes nothing (cluster.ErrDoubleAdmission).
 func (s clusterBackend) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) (gone, took []uint64, err error) {
 	if len(succeeded)+len(grants) == 0 {
 		return nil, nil, nil
