@@ -9,11 +9,14 @@
 // per save: a crash leaves the previous or the new state, never half of one.
 // Durable jobs are one record each, keyed by sequence number; a commit
 // (ApplyJobs) writes only the records that changed and syncs the file
-// before it returns. The layout is described at Layout.
-// A damaged file never takes the process down: Open runs bbolt's consistency
-// check on an existing file, read-only, before it opens it for writing, and
-// every panic of bbolt on a page it cannot read becomes an error wrapping
-// fairsched.ErrStore (FuzzCorruptStore flips, zeroes and truncates files).
+// before it returns. Layout is this layout's version, kept in the file: a
+// file of a newer one is refused, never misread.
+//
+// A damaged file never takes the process down: Open runs bbolt's
+// consistency check on an existing file, read-only, before it opens it for
+// writing, and every panic of bbolt on a page it cannot read becomes an
+// error wrapping fairsched.ErrStore (the package's fuzz test flips, zeroes
+// and truncates files to hold it to that).
 package boltstore
 
 import (
