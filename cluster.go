@@ -9,7 +9,7 @@ import (
 )
 
 // Cluster mode: several instances of a service share one scheduler over
-// one database (package pgstore's Store is the Backend). See package
+// one database (package pgstore's Store is the backend). See package
 // cluster and docs/cluster.md.
 
 // ClusterConfig is one instance's part in a cluster: its domain, its name,
@@ -74,128 +74,14 @@ import (
 //	Logger *zap.Logger
 type ClusterConfig = cluster.Config
 
-// ClusterBackend is the database a cluster stands on; *pgstore.Store is
-// one.
-//
-// Methods, from cluster.Backend:
-//
-//	// Insert writes a new pending job, its sequence from the database
-//	// (rec.Seq is set), and returns once committed; a second unfinished
-//	// job of one (type, id) is actor.ErrDuplicateJob.
-//	Insert(ctx context.Context, rec *core.JobRecord) error
-//
-//	// Acquire takes domain's lease for holder when it is free or
-//	// expired, and returns the new, higher epoch; Renew extends it (false:
-//	// it is lost); Release ends it at once.
-//	Acquire(ctx context.Context, domain, holder string, ttl time.Duration) (int64, bool, error)
-//
-//	Renew(ctx context.Context, domain, holder string, epoch int64, ttl time.Duration) (bool, error)
-//
-//	Release(ctx context.Context, domain, holder string, epoch int64) error
-//
-//	// Leader returns domain's holder and epoch, and whether its lease is
-//	// unexpired ("" when nobody ever held it).
-//	Leader(ctx context.Context, domain string) (holder string, epoch int64, live bool, err error)
-//
-//	// Heartbeat says instance in.ID is alive, runs in.Slots jobs of
-//	// in.Types at once and has in.Workers registered (Silent is ignored); Instances lists domain's instances; Lost (fenced) removes and
-//	// returns those silent past deadline — and returns again each one
-//	// removed whose grants were not taken back yet —, and Revoke (fenced)
-//	// takes back the grants of one.
-//	Heartbeat(ctx context.Context, domain string, in Instance) error
-//
-//	Instances(ctx context.Context, domain string) ([]Instance, error)
-//
-//	Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error)
-//
-//	Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error)
-//
-//	// Domain opens the leader's view under epoch, from one snapshot: a
-//	// JobStore whose writes are fenced; the records as they stand — every
-//	// running one (Granted set) and every finished one, with as many of
-//	// the other pending ones as it likes —; and the feed, which returns
-//	// the rest of the snapshot's pending records (Backlog), then the jobs
-//	// inserted after it (Next).
-//	Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, Feed, error)
-//
-//	// Grant is the leader's write of one turn, fenced, in one
-//	// transaction: first the rows of the successes of succeeded — the ends
-//	// the leader's own executor handed back in process, and those the
-//	// executors reported (ReportEnds), whose slots it frees only once
-//	// their rows are gone — are deleted if they still match that attempt
-//	// (a running grant on that instance, or that attempt's reported
-//	// success) and returned as gone; then grants are written, and the
-//	// sequences that took returned: a job already running is not granted
-//	// again. Each
-//	// grant also records its attempt in the job's record (the leader's
-//	// scheduler writes nothing when an attempt starts).
-//	Grant(ctx context.Context, domain string, epoch int64, succeeded []End, grants []Grant) (gone, took []uint64, err error)
-//
-//	// Rows returns the grant state of the jobs of seqs that exist.
-//	Rows(ctx context.Context, seqs []uint64) ([]Row, error)
-//
-//	// Granted returns the jobs running on instance with their records;
-//	// ReportEnds ends those still granted as reported; Finals returns the
-//	// jobs of seqs that are finished (dead or succeeded) or gone, and
-//	// Forget deletes the finished ones.
-//	Granted(ctx context.Context, instance string) ([]Grant, error)
-//
-//	ReportEnds(ctx context.Context, ends []End) (int, error)
-//
-//	Finals(ctx context.Context, seqs []uint64) ([]Final, error)
-//
-//	Forget(ctx context.Context, seqs []uint64) error
-//
-//	// Command inserts a command for domain's leader; Reply returns its
-//	// reply once written (and deletes it). The leader reads the open
-//	// Commands, runs them and writes each Answer (fenced) with the
-//	// settings it changed; Settings are what a new leader applies first.
-//	// RevokeJob (fenced) asks the executor of one running job to stop
-//	// it (Grant.Cancelled); the grant stays until it reports the end.
-//	Command(ctx context.Context, domain string, c Command) (int64, error)
-//
-//	Reply(ctx context.Context, id int64) ([]byte, bool, error)
-//
-//	Commands(ctx context.Context, domain string) ([]Command, error)
-//
-//	Answer(ctx context.Context, domain string, epoch, id int64, reply []byte, reset string, settings map[string][]byte) error
-//
-//	Settings(ctx context.Context, domain string) (map[string][]byte, error)
-//
-//	// DefineTypes writes settings (the domain's type configurations), by
-//	// any instance, unfenced: each replaces the value of its name.
-//	DefineTypes(ctx context.Context, domain string, settings map[string][]byte) error
-//
-//	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error
-//
-//	// ClaimSlot claims a periodic schedule's occurrence slot for the
-//	// caller: true for exactly one caller per (name, slot), and only for a
-//	// slot after the last claimed.
-//	ClaimSlot(ctx context.Context, domain, name string, slot int64) (bool, error)
-//
-//	// ForgetOrphans (fenced) deletes the RunSync and Submit jobs finished
-//	// longer than after ago of instances not in live, and returns how many.
-//	ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error)
-//
-//	// Wake returns a channel that receives after commits of what r reads
-//	// (a hint: every loop polls as well), and a function that stops it. A
-//	// backend that cannot listen returns nil. instance is the reader's
-//	// own: an executor (ExecutorReads) need not be woken by grants to the
-//	// other instances.
-//	Wake(ctx context.Context, r Reader, instance string) (<-chan struct{}, func())
-//
-//	// Publish sends payload (a batch of the leader's events) to every
-//	// instance listening on Events; Events returns a channel of the
-//	// payloads published from now on, and a function that stops it (nil
-//	// channel: it cannot listen). At most once: nothing is stored.
-//	Publish(ctx context.Context, payload []byte) error
-//
-//	Events(ctx context.Context) (<-chan []byte, func())
-//
-//	IncrementalReads // GrantsSince, EndsSince
-//
-//	BulkInserter // InsertMany
-type ClusterBackend = cluster.Backend
+// ClusterBackend is the database a cluster stands on: *pgstore.Store is
+// one, and cluster/memback's Backend an in-memory one for tests.
+type ClusterBackend interface {
+	// ClusterBackend returns the protocol the scheduler speaks through
+	// the database (the lease, the change feed, heartbeats and grants).
+	// WithCluster calls it; a program has no need to.
+	ClusterBackend() cluster.Backend
+}
 
 // ClusterSnapshot is an instance's view of its cluster in a Snapshot.
 //
@@ -263,7 +149,12 @@ func WithCluster(b ClusterBackend, cfg ClusterConfig) Option {
 			o.fail(fmt.Errorf("%w: WithCluster: nil backend", ErrInvalidConfig))
 			return
 		}
-		o.cluster, o.clusterCfg = b, cfg
+		be := b.ClusterBackend()
+		if be == nil {
+			o.fail(fmt.Errorf("%w: WithCluster: nil backend", ErrInvalidConfig))
+			return
+		}
+		o.cluster, o.clusterCfg = be, cfg
 	})
 }
 

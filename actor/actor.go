@@ -12,6 +12,10 @@
 // record batch for the store writer, an event for the subscribers — is
 // this package's; Machine is the small exported face cluster mode needs.
 //
+// Programs use the root package, github.com/fairsched/fairsched: its
+// Scheduler drives the owner goroutine, and its names for this package's
+// errors and store types are the ones to use.
+//
 // Every public call hands its message over, gives up when the caller's
 // context ends, or learns that the owner has stopped (ErrClosed). Requests
 // go through a buffered channel, so a caller rarely waits for the owner; an

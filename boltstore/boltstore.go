@@ -9,11 +9,14 @@
 // per save: a crash leaves the previous or the new state, never half of one.
 // Durable jobs are one record each, keyed by sequence number; a commit
 // (ApplyJobs) writes only the records that changed and syncs the file
-// before it returns. The layout is described at Layout.
-// A damaged file never takes the process down: Open runs bbolt's consistency
-// check on an existing file, read-only, before it opens it for writing, and
-// every panic of bbolt on a page it cannot read becomes an error wrapping
-// fairsched.ErrStore (FuzzCorruptStore flips, zeroes and truncates files).
+// before it returns. Layout is this layout's version, kept in the file: a
+// file of a newer one is refused, never misread.
+//
+// A damaged file never takes the process down: Open runs bbolt's
+// consistency check on an existing file, read-only, before it opens it for
+// writing, and every panic of bbolt on a page it cannot read becomes an
+// error wrapping fairsched.ErrStore (the package's fuzz test flips, zeroes
+// and truncates files to hold it to that).
 package boltstore
 
 import (
@@ -205,7 +208,7 @@ func (s *Store) LoadJobs(fn func(fairsched.JobRecord) error) (err error) {
 		}
 		c := b.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			rec, err := DecodeRecord(v)
+			rec, err := decodeRecord(v)
 			if err != nil {
 				return fmt.Errorf("boltstore: job record %x: %w", k, err)
 			}
@@ -235,7 +238,7 @@ func (s *Store) ApplyJobs(ops []fairsched.JobOp) (err error) {
 					fairsched.ErrStore, fairsched.ErrRecordRefused, op.Put.Seq,
 					policy.CleanTextN(string(op.Put.Type), 64), policy.CleanTextN(op.Put.ID, 64))
 			}
-			if bufs[i], err = EncodeRecord(*op.Put); err != nil {
+			if bufs[i], err = encodeRecord(*op.Put); err != nil {
 				return err
 			}
 		}
@@ -265,8 +268,8 @@ func (s *Store) ApplyJobs(ops []fairsched.JobOp) (err error) {
 	})
 }
 
-// EncodeRecord returns rec as the store writes it.
-func EncodeRecord(rec fairsched.JobRecord) ([]byte, error) {
+// encodeRecord returns rec as the store writes it.
+func encodeRecord(rec fairsched.JobRecord) ([]byte, error) {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		// Data-dependent (a time past year 9999): the same record fails
@@ -276,10 +279,10 @@ func EncodeRecord(rec fairsched.JobRecord) ([]byte, error) {
 	return append([]byte{recordVersion}, data...), nil
 }
 
-// DecodeRecord returns the record data encodes. Data of another version,
+// decodeRecord returns the record data encodes. Data of another version,
 // that does not decode, or that no scheduler could have written (see
 // core.JobRecord.Valid) is an error, never a misread record.
-func DecodeRecord(data []byte) (fairsched.JobRecord, error) {
+func decodeRecord(data []byte) (fairsched.JobRecord, error) {
 	var rec fairsched.JobRecord
 	switch {
 	case len(data) == 0:

@@ -32,11 +32,11 @@ func sampleRecord() fairsched.JobRecord {
 // writes are errors.
 func TestRecordRoundTrip(t *testing.T) {
 	rec := sampleRecord()
-	data, err := EncodeRecord(rec)
+	data, err := encodeRecord(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := DecodeRecord(data)
+	back, err := decodeRecord(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,32 +54,32 @@ func TestRecordRoundTrip(t *testing.T) {
 		"bad retry":     append([]byte{1}, []byte(`{"seq":1,"type":"t","id":"x","state":0,"retry_set":true,"retry":{"MaxAttempts":-1},"enqueued_at":"2026-01-01T00:00:00Z"}`)...),
 	}
 	for name, b := range bad {
-		if _, err := DecodeRecord(b); err == nil {
+		if _, err := decodeRecord(b); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
 	}
 }
 
-// FuzzDecodeRecord: no input makes DecodeRecord panic; what it accepts is
+// FuzzDecodeRecord: no input makes decodeRecord panic; what it accepts is
 // valid and encodes back to a record that decodes to the same.
 func FuzzDecodeRecord(f *testing.F) {
-	data, _ := EncodeRecord(sampleRecord())
+	data, _ := encodeRecord(sampleRecord())
 	f.Add(data)
 	f.Add([]byte{1, '{', '}'})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rec, err := DecodeRecord(b)
+		rec, err := decodeRecord(b)
 		if err != nil {
 			return
 		}
 		if !rec.Valid() {
 			t.Fatalf("accepted an invalid record: %+v", rec)
 		}
-		again, err := EncodeRecord(rec)
+		again, err := encodeRecord(rec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := DecodeRecord(again)
+		back, err := decodeRecord(again)
 		if err != nil || !cmp.Equal(rec, back, cmpopts.EquateEmpty()) { // an empty payload is no payload
 			t.Fatalf("re-encoded record does not decode the same: %v\n%s", err, cmp.Diff(rec, back))
 		}

@@ -8,9 +8,10 @@ import (
 	"github.com/fairsched/fairsched/core"
 )
 
-// Backend is the database a cluster stands on: package pgstore's Store is
-// one. Every write the leader makes is fenced by its epoch: a deposed
-// leader's write changes nothing and returns an error. A write the
+// Backend is the database a cluster stands on: pgstore.Store's
+// ClusterBackend returns one, and package memback keeps one in memory.
+// Every write the leader makes is fenced by its epoch: a deposed leader's
+// write changes nothing and returns an error. A write the
 // database refuses for the data it carries — not for the state of a
 // connection — returns an error matching actor.ErrRecordRefused, so that
 // the loop splits its batch instead of sending it again.

@@ -87,12 +87,12 @@ func backlogCluster(t *testing.T, g *gated, release <-chan struct{}, ids ...stri
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		if err := st.Insert(context.Background(), &core.JobRecord{Type: "t", ID: id, EnqueuedAt: time.Now()}); err != nil {
+		if err := st.ClusterBackend().Insert(context.Background(), &core.JobRecord{Type: "t", ID: id, EnqueuedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	g.Backend = st
-	s, err := fairsched.New(fairsched.WithCluster(g, fast("d", "lead", 2)),
+	g.Backend = st.ClusterBackend()
+	s, err := fairsched.New(fairsched.WithCluster(link{g}, fast("d", "lead", 2)),
 		fairsched.WithLogger(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))))
 	if err != nil {
 		st.Close()

@@ -64,7 +64,7 @@ func benchCluster(b *testing.B, instances int) {
 	}
 	// Measure jobs, not the election: wait until one instance leads.
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		if _, _, live, err := st0.Leader(context.Background(), "bench"); err == nil && live {
+		if _, _, live, err := st0.ClusterBackend().Leader(context.Background(), "bench"); err == nil && live {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -182,7 +182,7 @@ func BenchmarkRunSyncIdle(b *testing.B) {
 // benchWaitLeader waits until domain has a live leader.
 func benchWaitLeader(b *testing.B, st *pgstore.Store, domain string) {
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		if _, _, live, err := st.Leader(context.Background(), domain); err == nil && live {
+		if _, _, live, err := st.ClusterBackend().Leader(context.Background(), domain); err == nil && live {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -35,7 +35,7 @@ func TestClusterDecidesAsOneScheduler(t *testing.T) {
 		}
 		rec := &fairsched.JobRecord{Type: "work", ID: fmt.Sprint("job-", i), Key: tenant,
 			Tokens: time.Duration(1+i%3) * time.Millisecond, EnqueuedAt: at.Add(time.Duration(i) * time.Millisecond)}
-		if err := st.Insert(ctx, rec); err != nil {
+		if err := st.ClusterBackend().Insert(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
 		recs = append(recs, *rec)

@@ -164,11 +164,11 @@ func TestRetainedSuccessesStay(t *testing.T) {
 	all := slices.Clone(seqs)
 	mu.Unlock()
 	state := func() []string {
-		finals, err := lead.st.Finals(ctx, all)
+		finals, err := lead.st.ClusterBackend().Finals(ctx, all)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := lead.st.Rows(ctx, all)
+		rows, err := lead.st.ClusterBackend().Rows(ctx, all)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,7 +115,7 @@ func TestEventsOnlyForSubscribers(t *testing.T) {
 	if err := lead.s.RegisterHandler("mail", func(ctx context.Context, j fairsched.Job) error { done <- j.ID; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	raw, stop := lead.st.Events(ctx)
+	raw, stop := lead.st.ClusterBackend().Events(ctx)
 	if raw == nil {
 		t.Fatal("cannot listen for events")
 	}

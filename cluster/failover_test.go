@@ -55,7 +55,7 @@ func TestKillLeaderAndExecutor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(st.Close)
+	pgtest.CloseAtEnd(t, st)
 	recordLosses(t, url)
 	const (
 		slots   = 4
@@ -99,7 +99,7 @@ func TestKillLeaderAndExecutor(t *testing.T) {
 			for i := g; i < len(ids); i += 6 {
 				typ, id, _ := strings.Cut(ids[i], "/")
 				rec := &fairsched.JobRecord{Type: fairsched.JobType(typ), ID: id, EnqueuedAt: time.Now().UTC()}
-				if err := st.Insert(ctx, rec); err != nil {
+				if err := st.ClusterBackend().Insert(ctx, rec); err != nil {
 					errs <- err
 					return
 				}
@@ -129,7 +129,7 @@ func TestKillLeaderAndExecutor(t *testing.T) {
 		if s.ends < endsAt+60 {
 			return false
 		}
-		holder, _, live, err := st.Leader(ctx, childDomain)
+		holder, _, live, err := st.ClusterBackend().Leader(ctx, childDomain)
 		if err != nil || !live {
 			return false
 		}
@@ -143,7 +143,7 @@ func TestKillLeaderAndExecutor(t *testing.T) {
 		return false
 	})
 	k2 := children[victim].kill(t, st)
-	if holder, _, _, err := st.Leader(ctx, childDomain); err != nil || cluster.NameOf(holder) == victim {
+	if holder, _, _, err := st.ClusterBackend().Leader(ctx, childDomain); err != nil || cluster.NameOf(holder) == victim {
 		t.Fatalf("the lease moved to %s just before it was killed (%v)", victim, err)
 	}
 	t.Logf("killed the executor %s", victim)
@@ -306,7 +306,7 @@ func (c *child) kill(t *testing.T, st *pgstore.Store) killed {
 	// unfinished, these are the attempts the kill interrupted (an attempt
 	// whose end line was written but whose end was not yet reported is
 	// one).
-	gs, err := st.Granted(context.Background(), c.incarnation(t))
+	gs, err := st.ClusterBackend().Granted(context.Background(), c.incarnation(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func waitLeader(t *testing.T, st *pgstore.Store, children map[string]*child, not
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		holder, _, live, err := st.Leader(context.Background(), childDomain)
+		holder, _, live, err := st.ClusterBackend().Leader(context.Background(), childDomain)
 		if err != nil {
 			t.Fatal(err)
 		}

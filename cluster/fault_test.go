@@ -18,8 +18,8 @@ func joinFaulty(t *testing.T, url string, cfg fairsched.ClusterConfig, opts ...f
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &faulty{b: st}
-	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithCluster(f, cfg)}, opts...)...)
+	f := &faulty{b: st.ClusterBackend()}
+	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithCluster(link{f}, cfg)}, opts...)...)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

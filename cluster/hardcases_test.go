@@ -178,7 +178,7 @@ func (c *hcCluster) join(name string, handles, follower bool) {
 	if c.config != nil {
 		c.config(&cfg)
 	}
-	s, err := fairsched.New(fairsched.WithCluster(l, cfg))
+	s, err := fairsched.New(fairsched.WithCluster(link{l}, cfg))
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -131,14 +131,14 @@ func joinVia(t *testing.T, url string, wrap func(cluster.Backend) cluster.Backen
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b cluster.Backend = st
+	var b cluster.Backend = st.ClusterBackend()
 	if wrap != nil {
-		b = wrap(st)
+		b = wrap(st.ClusterBackend())
 	}
 	// The instance's warnings and leadership changes, shown with a failure
 	// (a later WithLogger in opts replaces it).
 	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))
-	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithCluster(b, cfg), fairsched.WithLogger(log)}, opts...)...)
+	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithCluster(link{b}, cfg), fairsched.WithLogger(log)}, opts...)...)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func TestKilledInstanceJobsRunAgainWithoutRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(st.Close)
+	pgtest.CloseAtEnd(t, st)
 	const (
 		slots = 4
 		jobs  = 2 * slots // every slot of both instances busy
@@ -55,7 +55,7 @@ func TestKilledInstanceJobsRunAgainWithoutRetries(t *testing.T) {
 	waitInstances(t, st, 2)
 	for i := range jobs {
 		rec := &fairsched.JobRecord{Type: "build", ID: fmt.Sprint("j", i), EnqueuedAt: time.Now().UTC()}
-		if err := st.Insert(ctx, rec); err != nil {
+		if err := st.ClusterBackend().Insert(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +131,7 @@ func waitInstances(t *testing.T, st *pgstore.Store, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		ins, err := st.Instances(context.Background(), childDomain)
+		ins, err := st.ClusterBackend().Instances(context.Background(), childDomain)
 		if err != nil {
 			t.Fatal(err)
 		}

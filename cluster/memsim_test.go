@@ -50,7 +50,7 @@ func memsim(t *testing.T, seed uint64) {
 	for i := range 3 {
 		f := &faulty{b: b}
 		links = append(links, f)
-		s, err := fairsched.New(fairsched.WithCluster(f, fast("sim", fmt.Sprint("n", i), 3)), fairsched.WithMaxConcurrency(capN))
+		s, err := fairsched.New(fairsched.WithCluster(link{f}, fast("sim", fmt.Sprint("n", i), 3)), fairsched.WithMaxConcurrency(capN))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,11 +22,16 @@
 //     job's handler, or the function of its own RunSync or Submit — and
 //     reports their ends in batches.
 //
-// The database (a Backend: package pgstore's) holds every job as a row
-// and fences a stale leader: its grants and writes change nothing once
-// another epoch holds the lease. Decisions are the core's, so caps,
-// conflicts, tenant limits, rate limits and fairness hold across the
-// cluster as they hold in one process, exact at decision time.
+// The database (a Backend: the one pgstore.Store.ClusterBackend returns)
+// holds every job as a row and fences a stale leader: its grants and
+// writes change nothing once another epoch holds the lease. Decisions are
+// the core's, so caps, conflicts, tenant limits, rate limits and fairness
+// hold across the cluster as they hold in one process, exact at decision
+// time.
+//
+// Programs use cluster mode through the root package,
+// github.com/fairsched/fairsched (WithCluster, ClusterConfig, and the
+// cluster's part of a Snapshot); this package is its machinery.
 package cluster
 
 import (
@@ -415,19 +420,6 @@ func (n *Node) Close(ctx context.Context) error {
 		return <-reply
 	case <-n.stopped:
 		return nil
-	}
-}
-
-// Kill stops every loop at once as a crash would: no release, no report,
-// no heartbeat; the running jobs' contexts are cancelled. For tests of
-// failures in one process.
-func (n *Node) Kill() {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	select {
-	case n.closing <- closeReq{ctx: ctx, reply: make(chan error, 1)}:
-		<-n.stopped
-	case <-n.stopped:
 	}
 }
 

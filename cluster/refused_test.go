@@ -141,12 +141,12 @@ func TestRefusedRecordsAreSplitOut(t *testing.T) {
 	if err := st.ApplyJobs(ops); err != nil {
 		t.Fatal(err)
 	}
-	epoch, ok, err := st.Acquire(ctx, "d", "leader", 10*time.Second)
+	epoch, ok, err := st.ClusterBackend().Acquire(ctx, "d", "leader", 10*time.Second)
 	if err != nil || !ok {
 		t.Fatalf("acquire: %v %v", ok, err)
 	}
 	refuse(t, url, "refuse_end", "fairsched_jobs", "UPDATE", `NEW.end_error LIKE '%poison%'`)
-	b := &counting{Backend: st}
+	b := &counting{Backend: st.ClusterBackend()}
 	log, logs := observed(t)
 
 	var grants []cluster.Grant
@@ -209,7 +209,7 @@ func TestRefusedRecordsAreSplitOut(t *testing.T) {
 	if err != nil || dealt != len(ends) {
 		t.Fatalf("ends dealt with: %d of %d, %v", dealt, len(ends), err)
 	}
-	rows, err := st.Rows(ctx, wantTook)
+	rows, err := st.ClusterBackend().Rows(ctx, wantTook)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +520,7 @@ func TestRefusedAnswerSaysWhy(t *testing.T) {
 	if err := follow.s.SetKeyWeight("good", 3); err != nil {
 		t.Errorf("the next weight: %v", err)
 	}
-	settings, err := lead.st.Settings(context.Background(), "d")
+	settings, err := lead.st.ClusterBackend().Settings(context.Background(), "d")
 	if err != nil {
 		t.Fatal(err)
 	}

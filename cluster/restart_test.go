@@ -109,7 +109,7 @@ func TestRestartedFollowerRunsNewGrantsOnly(t *testing.T) {
 		// whoever leads.
 		t.Logf("the lease moved from %s to %s during the test", leadInc, holder)
 	}
-	ins, err := r.st.Instances(context.Background(), childDomain)
+	ins, err := r.st.ClusterBackend().Instances(context.Background(), childDomain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func newRestart(t *testing.T) *restart {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(st.Close)
+	pgtest.CloseAtEnd(t, st)
 	r := &restart{t: t, url: url, st: st, dir: t.TempDir()}
 	r.log = &jobLog{path: filepath.Join(r.dir, "jobs.log")}
 	t.Cleanup(func() {
@@ -178,7 +178,7 @@ func (r *restart) spawn(name string) *child {
 func (r *restart) insert(n int) {
 	for i := range n {
 		rec := &fairsched.JobRecord{Type: "build", ID: fmt.Sprint("j", i), EnqueuedAt: time.Now().UTC()}
-		if err := r.st.Insert(context.Background(), rec); err != nil {
+		if err := r.st.ClusterBackend().Insert(context.Background(), rec); err != nil {
 			r.t.Fatal(err)
 		}
 	}
@@ -186,9 +186,9 @@ func (r *restart) insert(n int) {
 
 // granted returns the grants the database holds for incarnation inc,
 // which must hold some.
-func (r *restart) granted(inc string) []pgstore.Grant {
+func (r *restart) granted(inc string) []cluster.Grant {
 	r.t.Helper()
-	gs, err := r.st.Granted(context.Background(), inc)
+	gs, err := r.st.ClusterBackend().Granted(context.Background(), inc)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func (r *restart) waitAllDone() {
 // again, elsewhere or in a later process, only under a later attempt,
 // once oldInc had been declared lost, with its record saying the killed
 // attempt ended with ErrWorkerLost (or nothing, its writer deposed).
-func (r *restart) judge(grants []pgstore.Grant, oldInc string) {
+func (r *restart) judge(grants []cluster.Grant, oldInc string) {
 	t := r.t
 	t.Helper()
 	events := r.log.events(t)

@@ -27,34 +27,34 @@ func TestResumedSuccessOfALostInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(st.Close) // after the instance's own cleanup: it holds connections
+	pgtest.CloseAtEnd(t, st) // after the instance's own cleanup: it holds connections
 	// The last leader's epoch: the job granted to x, its success reported.
 	const domain, x = "resume", "x#000000000001"
 	rec := &fairsched.JobRecord{Type: "work", ID: "j", EnqueuedAt: time.Now().UTC()}
-	if err := st.Insert(ctx, rec); err != nil {
+	if err := st.ClusterBackend().Insert(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	epoch, ok, err := st.Acquire(ctx, domain, "old#000000000002", 2*time.Second)
+	epoch, ok, err := st.ClusterBackend().Acquire(ctx, domain, "old#000000000002", 2*time.Second)
 	if err != nil || !ok {
 		t.Fatalf("acquire: %v %v", ok, err)
 	}
-	if err := st.Heartbeat(ctx, domain, cluster.Instance{ID: x, Slots: 1, Types: []string{"work"}}); err != nil {
+	if err := st.ClusterBackend().Heartbeat(ctx, domain, cluster.Instance{ID: x, Slots: 1, Types: []string{"work"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, took, err := st.Grant(ctx, domain, epoch, nil, []cluster.Grant{{Seq: rec.Seq, Instance: x, Attempt: 1}}); err != nil || len(took) != 1 {
+	if _, took, err := st.ClusterBackend().Grant(ctx, domain, epoch, nil, []cluster.Grant{{Seq: rec.Seq, Instance: x, Attempt: 1}}); err != nil || len(took) != 1 {
 		t.Fatalf("grant: %v %v", took, err)
 	}
-	if n, err := st.ReportEnds(ctx, []cluster.End{{Seq: rec.Seq, Instance: x, Attempt: 1, Kind: cluster.EndOK}}); err != nil || n != 1 {
+	if n, err := st.ClusterBackend().ReportEnds(ctx, []cluster.End{{Seq: rec.Seq, Instance: x, Attempt: 1, Kind: cluster.EndOK}}); err != nil || n != 1 {
 		t.Fatalf("report: %d %v", n, err)
 	}
-	if err := st.Release(ctx, domain, "old#000000000002", epoch); err != nil {
+	if err := st.ClusterBackend().Release(ctx, domain, "old#000000000002", epoch); err != nil {
 		t.Fatal(err)
 	}
 
 	// The new leader, blind to ends until told.
-	f := &faulty{b: st}
+	f := &faulty{b: st.ClusterBackend()}
 	f.blindEnds.Store(true)
-	s, err := fairsched.New(fairsched.WithCluster(f, fast(domain, "a", 1)))
+	s, err := fairsched.New(fairsched.WithCluster(link{f}, fast(domain, "a", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}

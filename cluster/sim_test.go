@@ -87,9 +87,9 @@ func simulate(t *testing.T, n int, seed uint64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := &faulty{b: st}
+		f := &faulty{b: st.ClusterBackend()}
 		name := fmt.Sprint("n", gen)
-		s, err := fairsched.New(fairsched.WithCluster(f, fast("sim", name, 3)), fairsched.WithMaxConcurrency(capN))
+		s, err := fairsched.New(fairsched.WithCluster(link{f}, fast("sim", name, 3)), fairsched.WithMaxConcurrency(capN))
 		if err != nil {
 			t.Fatal(err)
 		}

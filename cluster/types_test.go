@@ -46,9 +46,9 @@ func TestNewLeaderCountsEveryRunningJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &faulty{b: st}
+	f := &faulty{b: st.ClusterBackend()}
 	f.follower.Store(true)
-	s, err := fairsched.New(fairsched.WithCluster(f, fast("d", "worker", 4)), fairsched.WithMaxConcurrency(2))
+	s, err := fairsched.New(fairsched.WithCluster(link{f}, fast("d", "worker", 4)), fairsched.WithMaxConcurrency(2))
 	if err != nil {
 		t.Fatal(err)
 	}

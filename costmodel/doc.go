@@ -2,6 +2,10 @@
 // how expensive a job is expected to be, and how much each fairness key has
 // consumed so far.
 //
+// It is a part of the scheduler's inside: programs use the root package,
+// github.com/fairsched/fairsched, which sets the model through its options
+// (key weights, idle expiry) and never needs this one directly.
+//
 // # Cost estimates (EMA)
 //
 // The cost of a job is the wall time it holds a slot. For every (type, id)

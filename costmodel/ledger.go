@@ -140,13 +140,6 @@ func (l *Ledger) leave(a *account, now time.Time) {
 	l.pushIdle(a)
 }
 
-// Charge adds cost to key's accumulated cost and returns the new value. The
-// key must have joined.
-func (l *Ledger) Charge(key string, cost time.Duration) time.Duration {
-	c, _ := l.ChargeRef(key, cost)
-	return c
-}
-
 // ChargeRef is Charge, and the account charged.
 func (l *Ledger) ChargeRef(key string, cost time.Duration) (time.Duration, AccountRef) {
 	a := l.accounts[key]

@@ -8,6 +8,10 @@
 // every running job, so none is lost, and a finishing job never waits for
 // the owner. Events travel the other way, from the owner to each subscriber's
 // channel, and never make the owner wait (see Event).
+//
+// Programs use the root package, github.com/fairsched/fairsched, whose
+// names for the event and snapshot types of this package are the ones to
+// use; the requests are the scheduler's inside.
 package messages
 
 import (

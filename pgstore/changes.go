@@ -18,8 +18,8 @@ import (
 // every row it wrote was seen; rows of the transactions at or after it
 // are read again next time, and a seen set drops the repeats.
 
-// Cursor is a position in the change feed; the zero Cursor is the start.
-type Cursor struct {
+// cursor is a position in the change feed; the zero cursor is the start.
+type cursor struct {
 	xmin uint64
 	seen map[rowVersion]bool // rows read at or after xmin
 }
@@ -32,7 +32,7 @@ type rowVersion struct {
 // Changes returns the job records written since c (by any instance), in
 // the order their transactions began, and the cursor to read from next.
 // A record written twice since c comes once, as last written.
-func (s *Store) Changes(ctx context.Context, c Cursor) ([]fairsched.JobRecord, Cursor, error) {
+func (s clusterBackend) Changes(ctx context.Context, c cursor) ([]fairsched.JobRecord, cursor, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, c, fmt.Errorf("%w: pgstore: reading changes: %w", fairsched.ErrStore, err)
@@ -57,7 +57,7 @@ func (s *Store) Changes(ctx context.Context, c Cursor) ([]fairsched.JobRecord, C
 		return nil, c, fmt.Errorf("%w: pgstore: reading changes: %w", fairsched.ErrStore, err)
 	}
 	defer rows.Close()
-	next := Cursor{xmin: xmin, seen: map[rowVersion]bool{}}
+	next := cursor{xmin: xmin, seen: map[rowVersion]bool{}}
 	var out []fairsched.JobRecord
 	for rows.Next() {
 		var seq int64

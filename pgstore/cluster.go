@@ -16,10 +16,18 @@ import (
 	"github.com/fairsched/fairsched/core"
 )
 
-// The rest of cluster.Backend: what the leader and the executors of
-// cluster mode read and write beyond the pieces above.
+// clusterBackend is a Store seen as cluster mode's backend: the protocol
+// the leader and the executors speak through the database. It is a type of
+// its own so that a Store's methods are those a user calls; the scheduler
+// reaches it through ClusterBackend.
+type clusterBackend struct{ *Store }
 
-var _ cluster.Backend = (*Store)(nil)
+var _ cluster.Backend = clusterBackend{}
+
+// ClusterBackend returns the protocol cluster mode speaks through this
+// database — the leader's lease, the change feed, instance heartbeats and
+// grants. fairsched.WithCluster calls it; a program has no need to.
+func (s *Store) ClusterBackend() cluster.Backend { return clusterBackend{s} }
 
 // Domain opens the leader's view of domain under epoch: a JobStore whose
 // writes (state and job records) are fenced by the lease; every job record
@@ -33,7 +41,7 @@ var _ cluster.Backend = (*Store)(nil)
 // A leader thus decides over its first page while it loads the rest: with
 // a million jobs waiting, the first grant does not wait for all of them to
 // be read and decoded (the snapshot's transaction stays open meanwhile).
-func (s *Store) Domain(ctx context.Context, domain string, epoch int64) (fairsched.JobStore, []fairsched.JobRecord, cluster.Feed, error) {
+func (s clusterBackend) Domain(ctx context.Context, domain string, epoch int64) (fairsched.JobStore, []fairsched.JobRecord, cluster.Feed, error) {
 	fail := func(err error) (fairsched.JobStore, []fairsched.JobRecord, cluster.Feed, error) {
 		return nil, nil, nil, fmt.Errorf("%w: pgstore: reading the domain: %w", fairsched.ErrStore, err)
 	}
@@ -57,7 +65,7 @@ func (s *Store) Domain(ctx context.Context, domain string, epoch int64) (fairsch
 	}
 	// The rows of the snapshot the feed would read again (written at or
 	// after its xmin) are seen already, whichever page holds them.
-	cur := Cursor{xmin: xmin, seen: map[rowVersion]bool{}}
+	cur := cursor{xmin: xmin, seen: map[rowVersion]bool{}}
 	rows, err := tx.Query(ctx, `SELECT seq, xid::text FROM fairsched_jobs WHERE xid >= $1::text::xid8`, xminText)
 	if err != nil {
 		return fail(err)
@@ -191,8 +199,8 @@ func scanRecords(capacity int, rows pgx.Rows, err error) ([]fairsched.JobRecord,
 // the change feed from a cursor. Backlog and Next touch apart fields: one
 // goroutine may call each.
 type feed struct {
-	s       *Store
-	cur     Cursor
+	s       clusterBackend
+	cur     cursor
 	backlog *backlog
 }
 
@@ -223,7 +231,7 @@ func (f *feed) Next(ctx context.Context) ([]fairsched.JobRecord, error) {
 
 // fenced is the leader's JobStore: every write checks the lease first.
 type fenced struct {
-	s      *Store
+	s      clusterBackend
 	domain string
 	epoch  int64
 }
@@ -255,7 +263,7 @@ func (f *fenced) ApplyJobs(ops []fairsched.JobOp) error {
 }
 
 // Rows returns the grant state of the jobs of seqs that exist.
-func (s *Store) Rows(ctx context.Context, seqs []uint64) ([]cluster.Row, error) {
+func (s clusterBackend) Rows(ctx context.Context, seqs []uint64) ([]cluster.Row, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT seq, running, coalesce(instance, ''), attempt, end_attempt IS NOT NULL,
 			coalesce(end_instance, ''), coalesce(end_attempt, 0), coalesce(end_kind, 0), coalesce(end_error, '')
@@ -282,7 +290,7 @@ func (s *Store) Rows(ctx context.Context, seqs []uint64) ([]cluster.Row, error) 
 }
 
 // Finals returns the jobs of seqs that are finished or gone.
-func (s *Store) Finals(ctx context.Context, seqs []uint64) ([]cluster.Final, error) {
+func (s clusterBackend) Finals(ctx context.Context, seqs []uint64) ([]cluster.Final, error) {
 	rows, err := s.pool.Query(ctx, `SELECT seq, state, coalesce(record->>'last_error', '') FROM fairsched_jobs WHERE seq = ANY($1)`, int64s(seqs))
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: reading finished jobs: %w", fairsched.ErrStore, err)
@@ -316,7 +324,7 @@ func (s *Store) Finals(ctx context.Context, seqs []uint64) ([]cluster.Final, err
 
 // Forget deletes the finished jobs of seqs (those of a RunSync or Submit,
 // once their instance has read how they ended).
-func (s *Store) Forget(ctx context.Context, seqs []uint64) error {
+func (s clusterBackend) Forget(ctx context.Context, seqs []uint64) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM fairsched_jobs WHERE seq = ANY($1) AND state <> 0`, int64s(seqs)); err != nil {
 		return fmt.Errorf("%w: pgstore: deleting finished jobs: %w", fairsched.ErrStore, err)
 	}
@@ -325,7 +333,7 @@ func (s *Store) Forget(ctx context.Context, seqs []uint64) error {
 
 // Wake listens for the commits r reads (cluster.Backend); nil when it
 // cannot (the caller polls).
-func (s *Store) Wake(ctx context.Context, r cluster.Reader, instance string) (<-chan struct{}, func()) {
+func (s clusterBackend) Wake(ctx context.Context, r cluster.Reader, instance string) (<-chan struct{}, func()) {
 	channel, wanted := notifyChannel, func(string) bool { return true }
 	switch r {
 	case cluster.ExecutorReads:

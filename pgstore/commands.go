@@ -17,7 +17,7 @@ import (
 // scheduler can do, asked by any instance through a table.
 
 // Command inserts a command for domain's leader and wakes it.
-func (s *Store) Command(ctx context.Context, domain string, c cluster.Command) (int64, error) {
+func (s clusterBackend) Command(ctx context.Context, domain string, c cluster.Command) (int64, error) {
 	var id int64
 	err := s.pool.QueryRow(ctx, `
 		WITH c AS (INSERT INTO fairsched_commands (domain, kind, args) VALUES ($1, $2, $3) RETURNING id)
@@ -30,7 +30,7 @@ func (s *Store) Command(ctx context.Context, domain string, c cluster.Command) (
 
 // Reply returns command id's reply once the leader wrote it (ok), and
 // deletes the command.
-func (s *Store) Reply(ctx context.Context, id int64) ([]byte, bool, error) {
+func (s clusterBackend) Reply(ctx context.Context, id int64) ([]byte, bool, error) {
 	var reply []byte
 	err := s.pool.QueryRow(ctx, `DELETE FROM fairsched_commands WHERE id = $1 AND reply IS NOT NULL RETURNING reply`, id).Scan(&reply)
 	switch {
@@ -43,7 +43,7 @@ func (s *Store) Reply(ctx context.Context, id int64) ([]byte, bool, error) {
 }
 
 // Commands returns domain's open commands, oldest first.
-func (s *Store) Commands(ctx context.Context, domain string) ([]cluster.Command, error) {
+func (s clusterBackend) Commands(ctx context.Context, domain string) ([]cluster.Command, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, kind, args FROM fairsched_commands WHERE domain = $1 AND reply IS NULL ORDER BY id`, domain)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: reading commands: %w", fairsched.ErrStore, err)
@@ -58,7 +58,7 @@ func (s *Store) Commands(ctx context.Context, domain string) ([]cluster.Command,
 // Answer writes command id's reply under epoch's lease, with the settings
 // it changed (a nil value deletes one; reset deletes every setting whose
 // name starts with it first), in one transaction.
-func (s *Store) Answer(ctx context.Context, domain string, epoch, id int64, reply []byte, reset string, settings map[string][]byte) error {
+func (s clusterBackend) Answer(ctx context.Context, domain string, epoch, id int64, reply []byte, reset string, settings map[string][]byte) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := fence(ctx, tx, domain, epoch); err != nil {
 			return err
@@ -83,14 +83,14 @@ func (s *Store) Answer(ctx context.Context, domain string, epoch, id int64, repl
 		_, err := tx.Exec(ctx, `UPDATE fairsched_commands SET reply = $2 WHERE id = $1`, id, reply)
 		return err
 	})
-	if err != nil && !errors.Is(err, ErrFenced) {
+	if err != nil && !errors.Is(err, cluster.ErrFenced) {
 		return clusterWriteError("answering a command", err)
 	}
 	return err
 }
 
 // Settings returns domain's settings by name.
-func (s *Store) Settings(ctx context.Context, domain string) (map[string][]byte, error) {
+func (s clusterBackend) Settings(ctx context.Context, domain string) (map[string][]byte, error) {
 	rows, err := s.pool.Query(ctx, `SELECT name, value FROM fairsched_settings WHERE domain = $1`, domain)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: reading settings: %w", fairsched.ErrStore, err)
@@ -111,7 +111,7 @@ func (s *Store) Settings(ctx context.Context, domain string) (map[string][]byte,
 // RevokeJob asks, under epoch's lease, the executor of running job seq to
 // stop it (a Cancel): the grant stays until the executor reports the end,
 // so the job counts against the caps until it has stopped.
-func (s *Store) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error {
+func (s clusterBackend) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := fence(ctx, tx, domain, epoch); err != nil {
 			return err
@@ -122,7 +122,7 @@ func (s *Store) RevokeJob(ctx context.Context, domain string, epoch int64, seq u
 		}
 		return err
 	})
-	if err != nil && !errors.Is(err, ErrFenced) {
+	if err != nil && !errors.Is(err, cluster.ErrFenced) {
 		return fmt.Errorf("%w: pgstore: revoking job %d: %w", fairsched.ErrStore, seq, err)
 	}
 	return err
@@ -133,7 +133,7 @@ func (s *Store) RevokeJob(ctx context.Context, domain string, epoch int64, seq u
 // left to read how they ended. (An instance declared lost may come back;
 // one that does reads its jobs' ends within a poll, long before after.)
 // The jobs table holds one domain.
-func (s *Store) ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error) {
+func (s clusterBackend) ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := fence(ctx, tx, domain, epoch); err != nil {
@@ -144,7 +144,7 @@ func (s *Store) ForgetOrphans(ctx context.Context, domain string, epoch int64, l
 		n = int(tag.RowsAffected())
 		return err
 	})
-	if err != nil && !errors.Is(err, ErrFenced) {
+	if err != nil && !errors.Is(err, cluster.ErrFenced) {
 		return 0, fmt.Errorf("%w: pgstore: forgetting the jobs of gone instances: %w", fairsched.ErrStore, err)
 	}
 	return n, err
@@ -155,7 +155,7 @@ func (s *Store) ForgetOrphans(ctx context.Context, domain string, epoch int64, l
 // instance whose claim took, false for every other and for an older slot.
 // Each instance that registered the schedule fires at the same slots; the
 // claim makes one occurrence of each.
-func (s *Store) ClaimSlot(ctx context.Context, domain, name string, slot int64) (bool, error) {
+func (s clusterBackend) ClaimSlot(ctx context.Context, domain, name string, slot int64) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `
 		INSERT INTO fairsched_settings AS s (domain, name, value) VALUES ($1, $2, to_jsonb($3::bigint))
 		ON CONFLICT (domain, name) DO UPDATE SET value = excluded.value WHERE (s.value)::bigint < $3::bigint`,
@@ -168,7 +168,7 @@ func (s *Store) ClaimSlot(ctx context.Context, domain, name string, slot int64) 
 
 // DefineTypes writes settings — the domain's type configurations, from
 // any instance: unfenced — in one statement, each replacing its name's.
-func (s *Store) DefineTypes(ctx context.Context, domain string, settings map[string][]byte) error {
+func (s clusterBackend) DefineTypes(ctx context.Context, domain string, settings map[string][]byte) error {
 	names := make([]string, 0, len(settings))
 	values := make([]string, 0, len(settings))
 	for name, v := range settings {

@@ -17,7 +17,7 @@ func TestConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) cluster.Backend {
 		url := pgtest.URL(t)
 		st := open(t, url)
-		t.Cleanup(st.Close)
+		pgtest.CloseAtEnd(t, st)
 		urls[st] = url
 		return st
 	}, backendtest.Deafen(func(t *testing.T, b cluster.Backend) { dropListeners(t, urls[b]) }))

@@ -16,7 +16,7 @@ import (
 // a commit whose reply was lost fairsched.ErrOutcomeUnknown (then the job
 // may be stored: an Insert of the same (type, id) tells), each with
 // fairsched.ErrStore.
-func (s *Store) Insert(ctx context.Context, rec *fairsched.JobRecord) error {
+func (s clusterBackend) Insert(ctx context.Context, rec *fairsched.JobRecord) error {
 	rec.State = fairsched.JobRecord{}.State // pending
 	rec.Seq = 1                             // checked with a stand-in: the database numbers it
 	if !rec.Valid() {

@@ -28,7 +28,7 @@ func TestInsertFromSeveralInstances(t *testing.T) {
 	second, third := open(t, url), open(t, url)
 	defer second.Close()
 	defer third.Close()
-	stores := []*pgstore.Store{first, second, third}
+	stores := []pgstore.Backend{first, second, third}
 	ctx := context.Background()
 	var mu sync.Mutex
 	seqs := map[uint64]bool{}

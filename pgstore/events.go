@@ -12,7 +12,7 @@ import (
 const eventsChannel = "fairsched_events"
 
 // Publish sends payload to the listeners of Events.
-func (s *Store) Publish(ctx context.Context, payload []byte) error {
+func (s clusterBackend) Publish(ctx context.Context, payload []byte) error {
 	if _, err := s.pool.Exec(ctx, `SELECT pg_notify('`+eventsChannel+`', $1)`, string(payload)); err != nil {
 		return clusterWriteError("publishing events", err) // a payload too long is refused
 	}
@@ -21,7 +21,7 @@ func (s *Store) Publish(ctx context.Context, payload []byte) error {
 
 // Events returns the payloads published from now on, until the function
 // it returns is called; nil when it cannot listen.
-func (s *Store) Events(ctx context.Context) (<-chan []byte, func()) {
+func (s clusterBackend) Events(ctx context.Context) (<-chan []byte, func()) {
 	c := make(chan []byte, 64)
 	cancel, done, err := s.listen(ctx, eventsChannel, func(lctx context.Context, p string) {
 		select {

@@ -20,43 +20,20 @@ import (
 // guarded by (instance, attempt) so that a zombie's late report — an
 // instance declared lost, whose job was granted again — matches nothing.
 
-// Grant admits job Seq's attempt Attempt on Instance (cluster.Grant).
-type Grant = cluster.Grant
-
-// ErrDoubleAdmission: a grant would run a second job on an exclusive
-// conflict key that a running grant holds; the database refused the batch.
-var ErrDoubleAdmission = cluster.ErrDoubleAdmission
-
-// GrantJobs writes grants in one transaction under epoch's lease of
-// domain: each pending, not running job becomes running on its instance,
-// its attempt column counting the attempt (its record is left as the
-// scheduler wrote it: readers take the larger count, attemptColumn).
-// A deposed leader's batch changes nothing (ErrFenced); a batch that would
-// run two jobs on one exclusive conflict key changes nothing
-// (ErrDoubleAdmission). It returns how many grants took (a job already
-// running, or gone, is skipped).
-func (s *Store) GrantJobs(ctx context.Context, domain string, epoch int64, grants []Grant) (int, error) {
-	_, took, err := s.Grant(ctx, domain, epoch, nil, grants)
-	return len(took), err
-}
-
-// Succeeded deletes, under epoch's lease of domain, the rows of the
-// successes ends reports that still match their attempt (as Grant), in one
-// transaction, and returns their sequences: Grant with no grants.
-func (s *Store) Succeeded(ctx context.Context, domain string, epoch int64, ends []End) ([]uint64, error) {
-	gone, _, err := s.Grant(ctx, domain, epoch, ends, nil)
-	return gone, err
-}
-
 // Grant is the leader's write of one turn (cluster.Backend), one
 // transaction under epoch's lease of domain: the rows of the successes of
 // succeeded that still match their attempt — running on that instance for
 // that attempt, or ended by that attempt's reported success — are deleted
-// (their sequences returned as gone), then
-// grants are written as GrantJobs writes them (the sequences that took
-// returned). Deletes and grants commit together: a reader never sees the
-// slots a batch frees taken before they are free.
-func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded []End, grants []Grant) (gone, took []uint64, err error) {
+// (their sequences returned as gone), then grants are written: each
+// pending, not running job becomes running on its instance, its attempt
+// column counting the attempt (its record is left as the scheduler wrote
+// it: readers take the larger count, attemptColumn), and the sequences
+// that took are returned (a job already running, or gone, is skipped).
+// Deletes and grants commit together: a reader never sees the slots a
+// batch frees taken before they are free. A deposed leader's turn changes
+// nothing (cluster.ErrFenced); a turn that would run two jobs on one
+// exclusive conflict key changes nothing (cluster.ErrDoubleAdmission).
+func (s clusterBackend) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) (gone, took []uint64, err error) {
 	if len(succeeded)+len(grants) == 0 {
 		return nil, nil, nil
 	}
@@ -67,13 +44,13 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 	// table's order), as every other writer of several rows does; the
 	// grants need not (grantSQL). The caller's slices keep their order.
 	ends := slices.Clone(succeeded)
-	slices.SortFunc(ends, func(a, b End) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(ends, func(a, b cluster.End) int { return cmp.Compare(a.Seq, b.Seq) })
 	endSeqs, endInstances, endAttempts := make([]int64, len(ends)), make([]string, len(ends)), make([]int32, len(ends))
 	for i, e := range ends {
 		endSeqs[i], endInstances[i], endAttempts[i] = int64(e.Seq), e.Instance, int32(e.Attempt)
 	}
 	grants = slices.Clone(grants)
-	slices.SortFunc(grants, func(a, b Grant) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(grants, func(a, b cluster.Grant) int { return cmp.Compare(a.Seq, b.Seq) })
 	seqs := make([]int64, len(grants))
 	instances := make([]string, len(grants))
 	attempts := make([]int32, len(grants))
@@ -134,9 +111,9 @@ func (s *Store) Grant(ctx context.Context, domain string, epoch int64, succeeded
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
-		err = ErrDoubleAdmission
+		err = cluster.ErrDoubleAdmission
 	}
-	if err != nil && !errors.Is(err, ErrFenced) && !errors.Is(err, ErrDoubleAdmission) {
+	if err != nil && !errors.Is(err, cluster.ErrFenced) && !errors.Is(err, cluster.ErrDoubleAdmission) {
 		return nil, nil, clusterWriteError("granting jobs", err)
 	}
 	if err != nil {
@@ -231,16 +208,16 @@ const (
 
 // Granted returns the jobs running on instance and the attempt each was
 // granted for: what an executor runs.
-func (s *Store) Granted(ctx context.Context, instance string) ([]Grant, error) {
+func (s clusterBackend) Granted(ctx context.Context, instance string) ([]cluster.Grant, error) {
 	rows, err := s.pool.Query(ctx, `SELECT seq, attempt, coalesce(conflict_key, ''), record, coalesce(worker, ''), slot, cancel_requested
 		FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq`, instance)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
 	}
 	defer rows.Close()
-	var out []Grant
+	var out []cluster.Grant
 	for rows.Next() {
-		g := Grant{Instance: instance}
+		g := cluster.Grant{Instance: instance}
 		var seq int64
 		var data []byte
 		if err := rows.Scan(&seq, &g.Attempt, &g.ConflictKey, &data, &g.Worker, &g.Slot, &g.Cancelled); err != nil {
@@ -257,19 +234,16 @@ func (s *Store) Granted(ctx context.Context, instance string) ([]Grant, error) {
 	return out, rows.Err()
 }
 
-// End is an executor's report that its grant ended (cluster.End).
-type End = cluster.End
-
 // ReportEnds ends the grants reported, in one statement: each that still
 // matches — running, on that instance, for that attempt — stops running
 // (the leader then reads the outcome from the record). A late report of a
 // grant that was taken back matches nothing. It returns how many matched.
-func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
+func (s clusterBackend) ReportEnds(ctx context.Context, ends []cluster.End) (int, error) {
 	// In sequence order, as Grant: found by key in that order, and
 	// locked in it first (lockedRows), as every other writer of several
 	// rows does.
 	ends = slices.Clone(ends)
-	slices.SortFunc(ends, func(a, b End) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(ends, func(a, b cluster.End) int { return cmp.Compare(a.Seq, b.Seq) })
 	seqs := make([]int64, len(ends))
 	instances := make([]string, len(ends))
 	attempts := make([]int32, len(ends))
@@ -296,7 +270,7 @@ func (s *Store) ReportEnds(ctx context.Context, ends []End) (int, error) {
 // Revoke takes back the grants of instance (declared lost) under epoch's
 // lease: its jobs stop running, to be granted again; its late reports will
 // match nothing. It returns the sequences taken back.
-func (s *Store) Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error) {
+func (s clusterBackend) Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error) {
 	var out []uint64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := fence(ctx, tx, domain, epoch); err != nil {
@@ -314,7 +288,7 @@ func (s *Store) Revoke(ctx context.Context, domain string, epoch int64, instance
 		out, err = collectSeqs(rows)
 		return err
 	})
-	if err != nil && !errors.Is(err, ErrFenced) {
+	if err != nil && !errors.Is(err, cluster.ErrFenced) {
 		return nil, fmt.Errorf("%w: pgstore: revoking the grants of %q: %w", fairsched.ErrStore, instance, err)
 	}
 	return out, err

@@ -285,7 +285,7 @@ func TestGrantEndsSuccesses(t *testing.T) {
 
 // leaderOver returns a store holding jobs 1…n, pending, and the epoch of
 // the lease of domain "d" it took.
-func leaderOver(t *testing.T, n uint64) (*pgstore.Store, int64) {
+func leaderOver(t *testing.T, n uint64) (pgstore.Backend, int64) {
 	t.Helper()
 	st := open(t, pgtest.URL(t))
 	var ops []fairsched.JobOp

@@ -23,7 +23,7 @@ import (
 
 // GrantsSince returns the grants of instance written since c
 // (cluster.IncrementalReads).
-func (s *Store) GrantsSince(ctx context.Context, instance string, c cluster.ReadCursor) ([]Grant, cluster.ReadCursor, error) {
+func (s clusterBackend) GrantsSince(ctx context.Context, instance string, c cluster.ReadCursor) ([]cluster.Grant, cluster.ReadCursor, error) {
 	rows, err := s.pool.Query(ctx, `
 		WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS x)
 		SELECT s.x, j.seq, coalesce(j.grant_xid::text, ''), j.attempt, coalesce(j.conflict_key, ''), j.record, coalesce(j.worker, ''), j.slot, j.cancel_requested
@@ -32,7 +32,7 @@ func (s *Store) GrantsSince(ctx context.Context, instance string, c cluster.Read
 	if err != nil {
 		return nil, c, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
 	}
-	var out []Grant
+	var out []cluster.Grant
 	next, err := since(rows, c, func() (string, *int64, string, func() error, error) {
 		var xmin, xid string
 		var seq *int64
@@ -44,7 +44,7 @@ func (s *Store) GrantsSince(ctx context.Context, instance string, c cluster.Read
 			return "", nil, "", nil, err
 		}
 		keep := func() error {
-			g := Grant{Instance: instance, Seq: uint64(*seq), Attempt: int(*attempt), ConflictKey: key, Worker: worker, Slot: int(*slot), Cancelled: *cancelled}
+			g := cluster.Grant{Instance: instance, Seq: uint64(*seq), Attempt: int(*attempt), ConflictKey: key, Worker: worker, Slot: int(*slot), Cancelled: *cancelled}
 			g.Record = new(fairsched.JobRecord)
 			if err := json.Unmarshal(data, g.Record); err != nil || !g.Record.Valid() {
 				return fmt.Errorf("job record %d does not decode", *seq)
@@ -63,7 +63,7 @@ func (s *Store) GrantsSince(ctx context.Context, instance string, c cluster.Read
 
 // EndsSince returns the rows whose end was reported since c
 // (cluster.IncrementalReads).
-func (s *Store) EndsSince(ctx context.Context, c cluster.ReadCursor) ([]cluster.Row, cluster.ReadCursor, error) {
+func (s clusterBackend) EndsSince(ctx context.Context, c cluster.ReadCursor) ([]cluster.Row, cluster.ReadCursor, error) {
 	rows, err := s.pool.Query(ctx, `
 		WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS x)
 		SELECT s.x, j.seq, coalesce(j.end_xid::text, ''), j.running, coalesce(j.instance, ''), j.attempt,

@@ -20,7 +20,7 @@ import (
 // is classified as Insert's: fairsched.ErrRecordRefused (a record is at
 // fault — the whole batch is refused), fairsched.ErrOutcomeUnknown (the
 // reply was lost: the batch may be stored).
-func (s *Store) InsertMany(ctx context.Context, recs []*fairsched.JobRecord) (errs []error, err error) {
+func (s clusterBackend) InsertMany(ctx context.Context, recs []*fairsched.JobRecord) (errs []error, err error) {
 	types := make([]string, len(recs))
 	ids := make([]string, len(recs))
 	datas := make([][]byte, len(recs))

@@ -10,12 +10,9 @@ import (
 	"github.com/fairsched/fairsched/cluster"
 )
 
-// Instance is one instance of a cluster as its heartbeats describe it.
-type Instance = cluster.Instance
-
 // Heartbeat records that instance of domain is alive, runs slots jobs at
 // once and has handlers for types; its first beat registers it.
-func (s *Store) Heartbeat(ctx context.Context, domain string, in Instance) error {
+func (s clusterBackend) Heartbeat(ctx context.Context, domain string, in cluster.Instance) error {
 	types, workers := in.Types, in.Workers
 	if types == nil {
 		types = []string{}
@@ -39,7 +36,7 @@ func (s *Store) Heartbeat(ctx context.Context, domain string, in Instance) error
 }
 
 // Instances returns domain's instances, by id.
-func (s *Store) Instances(ctx context.Context, domain string) ([]Instance, error) {
+func (s clusterBackend) Instances(ctx context.Context, domain string) ([]cluster.Instance, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT instance, slots, types, extract(epoch FROM now() - heartbeat_at), workers, subscribed
 		FROM fairsched_instances WHERE domain = $1 ORDER BY instance`, domain)
@@ -47,9 +44,9 @@ func (s *Store) Instances(ctx context.Context, domain string) ([]Instance, error
 		return nil, fmt.Errorf("%w: pgstore: reading instances: %w", fairsched.ErrStore, err)
 	}
 	defer rows.Close()
-	var out []Instance
+	var out []cluster.Instance
 	for rows.Next() {
-		var in Instance
+		var in cluster.Instance
 		var silent float64
 		var workers []byte
 		if err := rows.Scan(&in.ID, &in.Slots, &in.Types, &silent, &workers, &in.Subscribed); err != nil {
@@ -73,7 +70,7 @@ func (s *Store) Instances(ctx context.Context, domain string) ([]Instance, error
 // leaving the jobs granted to a process that is gone. Written under
 // epoch's lease (ErrFenced otherwise), so a deposed leader declares nobody
 // lost.
-func (s *Store) Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error) {
+func (s clusterBackend) Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: %w", fairsched.ErrStore, err)

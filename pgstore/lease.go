@@ -21,10 +21,6 @@ import (
 // slow — can therefore change nothing: PostgreSQL fences it, and no
 // consensus code of our own is needed.
 
-// ErrFenced: a write made under an epoch that is no longer the domain's
-// current lease (another instance leads), or under an expired lease.
-var ErrFenced = cluster.ErrFenced
-
 // Acquire takes the lease of domain for holder, for ttl, if nobody holds it
 // or its holder's lease has expired (or holder held it: the same process
 // takes it back, under a new epoch all the same). It returns the new epoch
@@ -32,7 +28,7 @@ var ErrFenced = cluster.ErrFenced
 // process incarnations (cluster.Node makes them so): a process restarted
 // under the same instance name is another holder and waits. The epoch's
 // start is recorded beside its expiry (acquired_at).
-func (s *Store) Acquire(ctx context.Context, domain, holder string, ttl time.Duration) (int64, bool, error) {
+func (s clusterBackend) Acquire(ctx context.Context, domain, holder string, ttl time.Duration) (int64, bool, error) {
 	var epoch int64
 	err := s.pool.QueryRow(ctx, `
 		INSERT INTO fairsched_leader AS l (domain, holder, epoch, expires_at, acquired_at)
@@ -53,7 +49,7 @@ func (s *Store) Acquire(ctx context.Context, domain, holder string, ttl time.Dur
 // Renew extends holder's lease of domain under epoch by ttl from now. It
 // reports false when the lease is lost — expired, or taken under a newer
 // epoch: the caller must stop leading at once.
-func (s *Store) Renew(ctx context.Context, domain, holder string, epoch int64, ttl time.Duration) (bool, error) {
+func (s clusterBackend) Renew(ctx context.Context, domain, holder string, epoch int64, ttl time.Duration) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `
 		UPDATE fairsched_leader SET expires_at = now() + $4::interval
 		WHERE domain = $1 AND holder = $2 AND epoch = $3 AND expires_at > now()`, domain, holder, epoch, ttl)
@@ -66,7 +62,7 @@ func (s *Store) Renew(ctx context.Context, domain, holder string, epoch int64, t
 // Release ends holder's lease of domain under epoch at once, so that
 // another instance takes over without waiting for it to expire (a
 // graceful Close). Releasing a lease already lost does nothing.
-func (s *Store) Release(ctx context.Context, domain, holder string, epoch int64) error {
+func (s clusterBackend) Release(ctx context.Context, domain, holder string, epoch int64) error {
 	_, err := s.pool.Exec(ctx, `
 		UPDATE fairsched_leader SET expires_at = now()
 		WHERE domain = $1 AND holder = $2 AND epoch = $3 AND expires_at > now()`, domain, holder, epoch)
@@ -78,7 +74,7 @@ func (s *Store) Release(ctx context.Context, domain, holder string, epoch int64)
 
 // Leader returns domain's current holder and epoch, and whether its lease
 // is unexpired; "" when nobody ever held it.
-func (s *Store) Leader(ctx context.Context, domain string) (holder string, epoch int64, live bool, err error) {
+func (s clusterBackend) Leader(ctx context.Context, domain string) (holder string, epoch int64, live bool, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT holder, epoch, expires_at > now() FROM fairsched_leader WHERE domain = $1`, domain).
 		Scan(&holder, &epoch, &live)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -99,7 +95,7 @@ func fence(ctx context.Context, tx pgx.Tx, domain string, epoch int64) error {
 		domain, epoch).Scan(&ok)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows) || err == nil && !ok:
-		return ErrFenced
+		return cluster.ErrFenced
 	case err != nil:
 		return fmt.Errorf("%w: pgstore: checking the lease of %q: %w", fairsched.ErrStore, domain, err)
 	}
@@ -110,7 +106,7 @@ func fence(ctx context.Context, tx pgx.Tx, domain string, epoch int64) error {
 // first checks, holding the lease row against a concurrent take-over,
 // that epoch is domain's current epoch and its lease unexpired; otherwise
 // it writes nothing and returns ErrFenced.
-func (s *Store) ApplyJobsFenced(ctx context.Context, domain string, epoch int64, ops []fairsched.JobOp) error {
+func (s clusterBackend) ApplyJobsFenced(ctx context.Context, domain string, epoch int64, ops []fairsched.JobOp) error {
 	cols, err := columns(ops)
 	if err != nil {
 		return err

@@ -40,8 +40,8 @@ const (
 	finalsChannel = "fairsched_finals"
 )
 
-// Listener delivers a wake-up after commits of job rows.
-type Listener struct {
+// listener delivers a wake-up after commits of job rows.
+type listener struct {
 	C      <-chan struct{} // a wake-up; several commits may share one
 	cancel context.CancelFunc
 	done   chan error
@@ -51,15 +51,15 @@ type Listener struct {
 // Each wake-up means at least one commit since the previous one was taken;
 // the channel has room for one, so a slow reader loses nothing but
 // repeats.
-func (s *Store) Listen(ctx context.Context) (*Listener, error) {
+func (s clusterBackend) Listen(ctx context.Context) (*listener, error) {
 	return s.listenFor(ctx, notifyChannel, func(string) bool { return true })
 }
 
 // listenFor is Listen on channel, for the notifications whose payload
 // wanted accepts.
-func (s *Store) listenFor(ctx context.Context, channel string, wanted func(payload string) bool) (*Listener, error) {
+func (s *Store) listenFor(ctx context.Context, channel string, wanted func(payload string) bool) (*listener, error) {
 	c := make(chan struct{}, 1)
-	l := &Listener{C: c}
+	l := &listener{C: c}
 	var err error
 	l.cancel, l.done, err = s.listen(ctx, channel, func(_ context.Context, payload string) {
 		if !wanted(payload) {
@@ -114,7 +114,7 @@ func (s *Store) listen(ctx context.Context, channel string, note func(context.Co
 
 // Stop ends the listener and returns why it had stopped, if it had (the
 // connection was lost: the caller polls or listens again).
-func (l *Listener) Stop() error {
+func (l *listener) Stop() error {
 	l.cancel()
 	return <-l.done // WaitForNotification returns at once on cancellation
 }

@@ -27,16 +27,17 @@
 // a commit and wraps fairsched.ErrOutcomeUnknown. An error of the
 // connection means nothing was written if pgx had not sent the request
 // (pgconn.SafeToRetry, or no connection made), and otherwise wraps
-// fairsched.ErrOutcomeUnknown: the commit may have happened. Errors of
-// Insert and InsertMany also wrap fairsched.ErrStore; those of ApplyJobs
-// get it from the scheduler.
+// fairsched.ErrOutcomeUnknown: the commit may have happened. The
+// scheduler wraps the errors of ApplyJobs in fairsched.ErrStore.
 //
 // A Store is also cluster mode's backend: pass it to fairsched.WithCluster
 // and every replica of a service shares one scheduler through this
 // database — the leader's lease with its epoch fencing, the change feed
 // and its LISTEN/NOTIFY wake-ups, instance heartbeats, and fenced grants
-// of jobs to instances. Those methods are the cluster's protocol, called
-// by the scheduler, not by users.
+// of jobs to instances. That protocol is reached through ClusterBackend,
+// which WithCluster calls: a program opens a Store, hands it to the
+// scheduler (WithStore or WithCluster), may count its rows (CountJobs), and
+// closes it once the scheduler is closed.
 package pgstore
 
 import (
@@ -327,5 +328,10 @@ func columns(ops []fairsched.JobOp) (*jobColumns, error) {
 // order.
 const lockRowsSQL = `SELECT 1 FROM fairsched_jobs WHERE seq = ANY($1) ORDER BY seq FOR UPDATE`
 
-// Close closes the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close closes the connection pool, waiting for the connections in use to
+// be returned to it. pgx reports no failure of a pool's close, so the
+// error is nil; it is there so that both stores close alike.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}

@@ -23,17 +23,17 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Run(m)) // tests, the throwaway PostgreSQL stopped, then a leak check
 }
 
-func open(t *testing.T, url string, opts ...pgstore.Option) *pgstore.Store {
+func open(t *testing.T, url string, opts ...pgstore.Option) pgstore.Backend {
 	t.Helper()
 	st, err := pgstore.Open(context.Background(), url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st
+	return pgstore.AsBackend(st)
 }
 
 // lead takes domain "d"'s lease for "leader" and returns its epoch.
-func lead(t *testing.T, st *pgstore.Store) int64 {
+func lead(t *testing.T, st pgstore.Backend) int64 {
 	t.Helper()
 	epoch, ok, err := st.Acquire(context.Background(), "d", "leader", 10*time.Second)
 	if err != nil || !ok {
@@ -132,7 +132,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 func TestDurableJobsOnPostgres(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx := context.Background()
-	start := func() (*fairsched.Scheduler, *pgstore.Store) {
+	start := func() (*fairsched.Scheduler, pgstore.Backend) {
 		st := open(t, url)
 		s, err := fairsched.New(fairsched.WithStore(st), fairsched.WithMaxConcurrency(1))
 		if err != nil {

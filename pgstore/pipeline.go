@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/fairsched/fairsched/cluster"
 )
 
 // Pipelined writes. A write of several statements sent one at a time in
@@ -51,7 +53,7 @@ func (s *Store) pipeline(ctx context.Context, fenced bool, domain string, epoch 
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == fenceState {
-		return ErrFenced
+		return cluster.ErrFenced
 	}
 	return err
 }
@@ -94,7 +96,7 @@ func (s *Store) apply(ctx context.Context, fenced bool, domain string, epoch int
 	}
 	c.queue(b, channel)
 	err := s.pipeline(ctx, fenced, domain, epoch, b, nil)
-	if err != nil && !errors.Is(err, ErrFenced) {
+	if err != nil && !errors.Is(err, cluster.ErrFenced) {
 		return classified("writing jobs", err)
 	}
 	return err

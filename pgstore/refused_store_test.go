@@ -200,7 +200,7 @@ func TestRefusedDeadRecordFailsOnlyItself(t *testing.T) {
 	release := holdCommits(t, url)
 	var mu sync.Mutex
 	ran := map[string]int{}
-	start := func(st *pgstore.Store) *fairsched.Scheduler {
+	start := func(st pgstore.Backend) *fairsched.Scheduler {
 		s, err := fairsched.New(fairsched.WithStore(st), fairsched.WithMaxConcurrency(300))
 		if err != nil {
 			t.Fatal(err)

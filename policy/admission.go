@@ -329,14 +329,6 @@ func (u *Usage) TierRunning(p Priority) int {
 	return 0
 }
 
-// TypeRunning returns the running count of type t.
-func (u *Usage) TypeRunning(t JobType) int {
-	if s := u.slots[t]; s != nil {
-		return s.running
-	}
-	return 0
-}
-
 // ByTier returns the running counts of the tiers that run jobs.
 func (u *Usage) ByTier() map[Priority]int {
 	out := make(map[Priority]int, len(u.tiers))

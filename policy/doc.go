@@ -1,6 +1,10 @@
 // Package policy holds the scheduler's configuration types, their
 // validation, and the admission rules: whether one more job may start now.
 //
+// Programs use the root package, github.com/fairsched/fairsched: it names
+// every configuration type of this package a program sets (Policy,
+// TierConfig, JobTypeConfig, …), with their fields in its documentation.
+//
 // # Admission rules
 //
 // A pending job of type t, tier p = t.Priority, on job id i with key k may

@@ -2,6 +2,9 @@
 // which job should be admitted next, among the jobs whose limits are not
 // full?
 //
+// It is a part of the scheduler's inside: programs use the root package,
+// github.com/fairsched/fairsched, and never this one directly.
+//
 // The order is (higher effective priority, lower accumulated cost of the
 // job's fairness key, earlier arrival). Sorting all pending jobs on every
 // admission costs O(n log n); this index costs O(levels + log n) per

@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/internal/report"
 	"github.com/fairsched/fairsched/pgstore"
 )
@@ -351,7 +352,7 @@ func (in *inserter) insert(ctx context.Context, from, to int) error {
 		for _, n := range nums {
 			recs = append(recs, in.record(n))
 		}
-		errs, err := in.st.InsertMany(ctx, recs)
+		errs, err := in.st.ClusterBackend().InsertMany(ctx, recs)
 		if err == nil {
 			err = errors.Join(errs...)
 		}
@@ -472,7 +473,7 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 	}
 	if st != nil { // the first instance's lease: measured from the first spawn, the election included
 		for deadline := time.Now().Add(30 * time.Second); ; {
-			if _, _, live, err := st.Leader(ctx, domain); err == nil && live {
+			if _, _, live, err := st.ClusterBackend().Leader(ctx, domain); err == nil && live {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -1004,23 +1005,23 @@ func nameOf(id string) string {
 
 // leaderName is Store.Leader with the holder's instance name.
 func leaderName(ctx context.Context, st *pgstore.Store, domain string) (string, int64, bool, error) {
-	holder, epoch, live, err := st.Leader(ctx, domain)
+	holder, epoch, live, err := st.ClusterBackend().Leader(ctx, domain)
 	return nameOf(holder), epoch, live, err
 }
 
 // grantedTo returns the grants held by the incarnations of instance name
 // (a killed child's stays listed until it is declared lost).
-func grantedTo(ctx context.Context, st *pgstore.Store, domain, name string) ([]pgstore.Grant, error) {
-	ins, err := st.Instances(ctx, domain)
+func grantedTo(ctx context.Context, st *pgstore.Store, domain, name string) ([]cluster.Grant, error) {
+	ins, err := st.ClusterBackend().Instances(ctx, domain)
 	if err != nil {
 		return nil, err
 	}
-	var out []pgstore.Grant
+	var out []cluster.Grant
 	for _, in := range ins {
 		if nameOf(in.ID) != name {
 			continue
 		}
-		gs, err := st.Granted(ctx, in.ID)
+		gs, err := st.ClusterBackend().Granted(ctx, in.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -48,6 +48,10 @@ type Backend struct {
 
 var _ cluster.Backend = (*Backend)(nil)
 
+// ClusterBackend returns b itself: fairsched.WithCluster takes a Backend
+// as it takes a *pgstore.Store.
+func (b *Backend) ClusterBackend() cluster.Backend { return b }
+
 // New starts a backend; call Close when done (the owner goroutine ends).
 func New(opts ...Option) *Backend {
 	b := &Backend{now: time.Now, reqs: make(chan func(*state)), done: make(chan struct{})}

@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -175,6 +176,16 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 		}
 		<-tick.C
 	}
+}
+
+// CloseAtEnd closes c when the test ends (after the cleanups registered
+// later, such as a scheduler's Close), and fails the test if Close fails.
+func CloseAtEnd(t testing.TB, c io.Closer) {
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("pgtest: close: %v", err)
+		}
+	})
 }
 
 // Run is a TestMain for a package whose tests use PostgreSQL: it runs the
