@@ -22,6 +22,8 @@ const (
 	MaxLineBytes = 4096
 	// MaxRecords is the most records Read returns.
 	MaxRecords = 1 << 20
+	// MaxBytes bounds the record lines Read keeps, all told.
+	MaxBytes = 128 << 20
 	// maxNameBytes bounds each name field (type, id, key, tenant, group).
 	maxNameBytes = 512
 	// maxDuration bounds wait, run and cost, so that sums cannot overflow.
@@ -114,12 +116,13 @@ func Write(w io.Writer, records []Record) error {
 // checked: a line that is not a record of this version is an error
 // wrapping ErrVersion, ErrCorrupt or ErrTooLarge, in a *LineError with
 // its line number. Blank lines are skipped. Read never holds more than
-// MaxRecords records nor reads a line longer than MaxLineBytes.
+// MaxRecords records or MaxBytes of them, nor reads a line longer than
+// MaxLineBytes.
 func Read(r io.Reader) ([]Record, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), MaxLineBytes)
 	var out []Record
-	line, headed := 0, false
+	line, headed, kept := 0, false, 0
 	for sc.Scan() {
 		line++
 		text := bytes.TrimSpace(sc.Bytes())
@@ -133,8 +136,8 @@ func Read(r io.Reader) ([]Record, error) {
 			headed = true
 			continue
 		}
-		if len(out) == MaxRecords {
-			return nil, &LineError{Line: line, Err: fmt.Errorf("%w: more than %d records", ErrTooLarge, MaxRecords)}
+		if kept += len(text); len(out) == MaxRecords || kept > MaxBytes {
+			return nil, &LineError{Line: line, Err: fmt.Errorf("%w: more than %d records or %d bytes", ErrTooLarge, MaxRecords, MaxBytes)}
 		}
 		rec, err := parseRecord(text)
 		if err != nil {
