@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster/memback"
 	"github.com/fairsched/fairsched/trace"
 )
 
@@ -190,6 +191,65 @@ func TestRecorderWriterStalls(t *testing.T) {
 		}
 		if diff := cmp.Diff(trace.Stats{Dropped: n}, rec.Stats()); diff != "" {
 			t.Errorf("stats once the writer returned (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestRecordInCluster: on a cluster instance (the in-memory backend, in
+// virtual time) the recorder records the leader's runs of durable jobs,
+// each with its key, tenant and run time, as in one process.
+func TestRecordInCluster(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := memback.New()
+		defer b.Close()
+		cfg := fairsched.ClusterConfig{Domain: "trace", Instance: "one", Slots: 1, LeaseTTL: 2 * time.Second,
+			Heartbeat: 200 * time.Millisecond, LostAfter: time.Second, Poll: 20 * time.Millisecond, ReportEvery: 5 * time.Millisecond}
+		s, err := fairsched.New(fairsched.WithCluster(b, cfg), fairsched.WithMaxConcurrency(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterType("render", fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
+			t.Fatal(err)
+		}
+		runFor := map[string]time.Duration{"a1": 2 * time.Second, "b1": time.Second}
+		if err := s.RegisterHandler("render", func(ctx context.Context, j fairsched.Job) error {
+			time.Sleep(runFor[j.ID])
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		rec, err := trace.NewRecorder(s, &out, trace.WithTenant(func(key string) string { return key[:4] }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for _, j := range []struct{ id, key string }{{"a1", "acme/u1"}, {"b1", "bolt/u1"}} {
+			if err := s.Enqueue(ctx, "render", j.id, nil, fairsched.WithFairnessKey(j.key)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Minute) // virtual: both have run
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, err := trace.Read(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []trace.Record{
+			{Type: "render", ID: "a1", Key: "acme/u1", Tenant: "acme", Run: 2 * time.Second},
+			{Type: "render", ID: "b1", Key: "bolt/u1", Tenant: "bolt", Run: time.Second},
+		}
+		ignore := cmpopts.IgnoreFields(trace.Record{}, "Arrival", "Wait", "Cost")
+		if diff := cmp.Diff(want, got, ignore); diff != "" {
+			t.Errorf("records (-want +got):\n%s", diff)
+		}
+		if len(got) == 2 && got[1].Arrival.Add(got[1].Wait).Before(got[0].Arrival.Add(got[0].Wait+got[0].Run)) {
+			t.Errorf("b1 admitted at %v, before a1 ended on the one slot: %+v", got[1].Arrival.Add(got[1].Wait), got)
 		}
 	})
 }
