@@ -169,6 +169,12 @@ func TestRecorderWriterStalls(t *testing.T) {
 		if len(snap.Running)+len(snap.Pending) != 0 {
 			t.Errorf("a stalled writer held jobs up: %d running, %d pending after their run time", len(snap.Running), len(snap.Pending))
 		}
+		// The header went to the stalled Write at the first event; the
+		// first run's line waits, the bound of 1 byte full; the others
+		// were dropped as they came.
+		if diff := cmp.Diff(trace.Stats{Dropped: n - 1}, rec.Stats()); diff != "" {
+			t.Errorf("stats while the writer stalls (-want +got):\n%s", diff)
+		}
 		if err := s.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -178,9 +184,7 @@ func TestRecorderWriterStalls(t *testing.T) {
 			t.Errorf("Close with the writer stalled: %v, want %v", err, context.DeadlineExceeded)
 		}
 		synctest.Wait()
-		// The header went to the stalled Write at the first event; the one
-		// line the bound of 1 byte lets wait was dropped when Close gave
-		// up; the others found the bound full.
+		// The line that waited is dropped when Close gives up.
 		if diff := cmp.Diff(trace.Stats{Dropped: n}, rec.Stats()); diff != "" {
 			t.Errorf("stats (-want +got):\n%s", diff)
 		}
