@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
 
 	"github.com/fairsched/fairsched"
@@ -31,7 +35,7 @@ type job struct {
 
 // play submits jobs at once on a scheduler of one slot recorded to w, runs
 // them all, and returns the recorder's stats and Close error.
-func play(t *testing.T, w interface{ Write([]byte) (int, error) }, jobs []job, opts ...trace.Option) (trace.Stats, error) {
+func play(t *testing.T, w interface{ Write([]byte) (int, error) }, jobs []job, opts ...trace.Option) (*trace.Recorder, error) {
 	t.Helper()
 	s := newScheduler(t)
 	rec, err := trace.NewRecorder(s, w, opts...)
@@ -62,8 +66,7 @@ func play(t *testing.T, w interface{ Write([]byte) (int, error) }, jobs []job, o
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	closeErr := rec.Close(ctx)
-	return rec.Stats(), closeErr
+	return rec, rec.Close(ctx)
 }
 
 // newScheduler starts a scheduler of one slot with the type "render".
@@ -89,10 +92,11 @@ func TestRecordRuns(t *testing.T) {
 		var out bytes.Buffer
 		start := time.Now()
 		tenant := func(key string) string { return key[:4] }
-		stats, err := play(t, &out, threeJobs, trace.WithTenant(tenant))
+		rec, err := play(t, &out, threeJobs, trace.WithTenant(tenant))
 		if err != nil {
 			t.Fatal(err)
 		}
+		stats := rec.Stats()
 		got, err := trace.Read(&out)
 		if err != nil {
 			t.Fatal(err)
@@ -122,9 +126,22 @@ func (w *failingWriter) Write(p []byte) (int, error) { w.calls++; return 0, errD
 func TestRecorderWriterFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &failingWriter{}
-		stats, err := play(t, w, threeJobs)
+		rec, err := play(t, w, threeJobs)
+		stats := rec.Stats()
 		if !errors.Is(err, errDiskFull) {
 			t.Errorf("Close: %v, want %v", err, errDiskFull)
+		}
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(rec)
+		want := fmt.Sprintf(`# HELP fairsched_trace_records_dropped_total Trace records dropped: the writer slow or failing, or the run's admission unseen (trace.Stats.Dropped).
+# TYPE fairsched_trace_records_dropped_total counter
+fairsched_trace_records_dropped_total 3
+# HELP fairsched_trace_write_errors_total Calls to the trace writer that returned an error (trace.Stats.WriteErrors).
+# TYPE fairsched_trace_write_errors_total counter
+fairsched_trace_write_errors_total %d
+`, w.calls)
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "fairsched_trace_records_dropped_total", "fairsched_trace_write_errors_total"); err != nil {
+			t.Error(err)
 		}
 		if stats.Written != 0 || stats.Dropped != 3 || stats.WriteErrors != uint64(w.calls) || w.calls == 0 {
 			t.Errorf("stats %+v after %d writes, want 3 dropped, none written, an error per write", stats, w.calls)
