@@ -78,7 +78,8 @@ DEMO_CLUSTER ?= testdata/scenarios/02-two-client-burst.yaml
 
 ## demo: the simulator over every scenario file and the built-in feature
 ## scenarios: a verdict line each, an SVG chart each in $(DEMO_SVG)/; the
-## restart of durable jobs; then one scenario (DEMO_CLUSTER) played for real
+## restart of durable jobs; a recorded trace replayed against bounds
+## (docs/traffic-checks.md); then one scenario (DEMO_CLUSTER) played for real
 ## on a cluster of 3 instances over PostgreSQL (FAIRSCHED_TEST_DATABASE_URL's
 ## server or a throwaway one from the installed binaries; skipped, saying
 ## why, without either)
@@ -86,6 +87,8 @@ demo:
 	@$(GO) run ./cmd/fairsim -summary -svgdir $(DEMO_SVG) -builtin testdata/scenarios/*.yaml
 	@echo
 	@$(GO) run ./cmd/fairsim -restart
+	@echo
+	@$(GO) run ./cmd/fairsim -replay cmd/fairsim/testdata/small.trace -max-concurrency 1 -min-share '*=10%' -max-p95 '*=7s'
 	@echo
 	@$(GO) run ./cmd/fairsim -cluster 3 $(DEMO_CLUSTER)
 	@echo
