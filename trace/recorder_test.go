@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -14,14 +15,16 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"go.uber.org/goleak"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/cluster/memback"
+	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/trace"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain stops the throwaway PostgreSQL, if a test started one, then
+// checks that no test left a goroutine behind.
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
 // sleepFor is a job that runs for d of virtual time.
 func sleepFor(d time.Duration) func(context.Context) error {

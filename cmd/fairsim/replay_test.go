@@ -82,3 +82,23 @@ func TestReplayBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayPolicyFile: a policy file configures the replay as the flags
+// do: one slot from the file replays as -max-concurrency 1 with the same
+// key weight.
+func TestReplayPolicyFile(t *testing.T) {
+	var fromFile, fromFlags, stderr bytes.Buffer
+	if code := run([]string{"-replay", smallTrace, "-policy", "testdata/one-slot.yaml"}, &fromFile, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if code := run([]string{"-replay", smallTrace, "-max-concurrency", "1", "-key-weight", "bolt/main=3"}, &fromFlags, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if diff := cmp.Diff(fromFlags.String(), fromFile.String()); diff != "" {
+		t.Errorf("(-flags +policy file):\n%s", diff)
+	}
+	var bad bytes.Buffer
+	if code := run([]string{"-replay", smallTrace, "-policy", "testdata/small.trace"}, &bytes.Buffer{}, &bad); code != 2 || !strings.Contains(bad.String(), "small.trace") {
+		t.Errorf("a trace as the policy: exit %d, %q; want 2 and the file named", code, bad.String())
+	}
+}
