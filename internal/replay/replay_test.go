@@ -125,9 +125,9 @@ func TestReplayAnotherPolicy(t *testing.T) {
 func TestMeasure(t *testing.T) {
 	s := time.Second
 	runs := []replay.Run{
-		{Tenant: "a", Arrival: 0, Start: 0, Run: 4 * s},      // alone until b arrives at 1
-		{Tenant: "b", Arrival: 1 * s, Start: 4 * s, Run: s},  // waits 3: contended 1–4, a served 3
-		{Tenant: "a", Arrival: 2 * s, Start: 5 * s, Run: s},  // waits 3: contended 4–5, b served 1
+		{Tenant: "a", Arrival: 0, Start: 0, Run: 4 * s},     // alone until b arrives at 1
+		{Tenant: "b", Arrival: 1 * s, Start: 4 * s, Run: s}, // waits 3: contended 1–4, a served 3
+		{Tenant: "a", Arrival: 2 * s, Start: 5 * s, Run: s}, // waits 3: contended 4–5, b served 1
 		{Tenant: "c", Arrival: 10 * s, Start: 10 * s, NotRun: true},
 	}
 	want := []replay.Tenant{
