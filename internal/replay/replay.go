@@ -26,6 +26,13 @@ var DefaultType = fairsched.JobTypeConfig{DefaultCost: time.Second, Priority: 1 
 // timer (a rate limit, a backoff) start when nothing else happens.
 const maxIdleAdvance = 24 * time.Hour
 
+// MaxSpan bounds the time from a trace's first arrival to its last: the
+// scheduler's own timers fire all along the virtual time a replay covers.
+const MaxSpan = 31 * 24 * time.Hour
+
+// ErrSpan: the trace's arrivals span more than MaxSpan.
+var ErrSpan = errors.New("replay: trace too long")
+
 // ErrStuck: jobs of the trace were still pending when nothing was left to
 // happen: the policy never admits them.
 var ErrStuck = errors.New("replay: jobs never started")
@@ -66,6 +73,9 @@ func Play(recs []trace.Record, opts ...fairsched.Option) ([]Run, error) {
 	}
 	for i := range runs {
 		runs[i].Start, runs[i].NotRun = 0, true
+		if runs[i].Arrival > MaxSpan {
+			return nil, fmt.Errorf("%w: record %d arrives %v after the first, beyond %v", ErrSpan, i+1, runs[i].Arrival, MaxSpan)
+		}
 	}
 	clk := clock.NewMock()
 	t0 := recs[0].Arrival.Add(-runs[0].Arrival)
