@@ -143,7 +143,8 @@ func (r *Recorder) Close(ctx context.Context) error {
 // hands them to the writer whenever it is idle: one write per batch.
 func (r *Recorder) collect() {
 	open := map[openKey]Record{}
-	buf, n := appendHeader(nil), uint64(0)
+	var buf []byte
+	n := uint64(0)
 	busy := false
 	for ev := range r.events {
 		var rec Record
@@ -201,12 +202,16 @@ func (r *Recorder) finish(buf []byte, n uint64, busy bool) {
 // write runs the writer's calls, one batch at a time.
 func (r *Recorder) write() {
 	defer close(r.done)
+	headed := false // the header goes with the first batch written, so a failed write cannot lose it
 	for b := range r.work {
-		if _, err := r.w.Write(b.buf); err != nil {
-			r.errs.Add(1)
+		out := b.buf
+		if !headed {
+			out = append(appendHeader(nil), b.buf...)
+		}
+		if err := r.writeOut(out); err != nil {
 			r.dropped.Add(b.n)
-			r.firstEr.CompareAndSwap(nil, &err)
 		} else {
+			headed = true
 			r.written.Add(b.n)
 		}
 		select {
@@ -214,6 +219,19 @@ func (r *Recorder) write() {
 		default:
 		}
 	}
+	if !headed { // no run ended, or every write failed: the header alone
+		_ = r.writeOut(appendHeader(nil))
+	}
+}
+
+// writeOut calls the writer once, counting a failure.
+func (r *Recorder) writeOut(b []byte) error {
+	_, err := r.w.Write(b)
+	if err != nil {
+		r.errs.Add(1)
+		r.firstEr.CompareAndSwap(nil, &err)
+	}
+	return err
 }
 
 // take follows one event: an admission opens a record, the end of the run

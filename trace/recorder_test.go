@@ -189,10 +189,10 @@ func TestRecorderWriterStalls(t *testing.T) {
 		if len(snap.Running)+len(snap.Pending) != 0 {
 			t.Errorf("a stalled writer held jobs up: %d running, %d pending after their run time", len(snap.Running), len(snap.Pending))
 		}
-		// The header went to the stalled Write at the first event; the
-		// first run's line waits, the bound of 1 byte full; the others
-		// were dropped as they came.
-		if diff := cmp.Diff(trace.Stats{Dropped: n - 1}, rec.Stats()); diff != "" {
+		// The first run's line went to the stalled Write, the second's
+		// waits, the bound of 1 byte full; the others were dropped as they
+		// came.
+		if diff := cmp.Diff(trace.Stats{Dropped: n - 2}, rec.Stats()); diff != "" {
 			t.Errorf("stats while the writer stalls (-want +got):\n%s", diff)
 		}
 		if err := s.Close(context.Background()); err != nil {
@@ -205,15 +205,15 @@ func TestRecorderWriterStalls(t *testing.T) {
 		}
 		synctest.Wait()
 		// The line that waited is dropped when Close gives up.
-		if diff := cmp.Diff(trace.Stats{Dropped: n}, rec.Stats()); diff != "" {
+		if diff := cmp.Diff(trace.Stats{Dropped: n - 1}, rec.Stats()); diff != "" {
 			t.Errorf("stats (-want +got):\n%s", diff)
 		}
 		close(w.release)
 		synctest.Wait()
-		if got, err := trace.Read(&w.buf); err != nil || len(got) != 0 {
-			t.Errorf("the trace once the writer returned: %v records, %v; want the header alone", len(got), err)
+		if got, err := trace.Read(&w.buf); err != nil || len(got) != 1 {
+			t.Errorf("the trace once the writer returned: %v records, %v; want the first run's", len(got), err)
 		}
-		if diff := cmp.Diff(trace.Stats{Dropped: n}, rec.Stats()); diff != "" {
+		if diff := cmp.Diff(trace.Stats{Written: 1, Dropped: n - 1}, rec.Stats()); diff != "" {
 			t.Errorf("stats once the writer returned (-want +got):\n%s", diff)
 		}
 	})
@@ -274,6 +274,38 @@ func TestRecordInCluster(t *testing.T) {
 		}
 		if len(got) == 2 && got[1].Arrival.Add(got[1].Wait).Before(got[0].Arrival.Add(got[0].Wait+got[0].Run)) {
 			t.Errorf("b1 admitted at %v, before a1 ended on the one slot: %+v", got[1].Arrival.Add(got[1].Wait), got)
+		}
+	})
+}
+
+// failOnce fails its first Write and takes the others.
+type failOnce struct {
+	failed bool
+	buf    bytes.Buffer
+}
+
+func (w *failOnce) Write(p []byte) (int, error) {
+	if !w.failed {
+		w.failed = true
+		return 0, errDiskFull
+	}
+	return w.buf.Write(p)
+}
+
+// TestRecorderWriterRecovers: a write that fails loses its batch only: the
+// trace written after it still reads, header first, with every line the
+// stats count as written.
+func TestRecorderWriterRecovers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &failOnce{}
+		rec, err := play(t, w, threeJobs)
+		if !errors.Is(err, errDiskFull) {
+			t.Errorf("Close: %v, want %v", err, errDiskFull)
+		}
+		got, err := trace.Read(&w.buf)
+		st := rec.Stats()
+		if err != nil || uint64(len(got)) != st.Written || st.Written+st.Dropped != 3 || st.WriteErrors != 1 || st.Written == 0 {
+			t.Errorf("read %d records (%v), stats %+v; want the written ones, 3 in all, one error", len(got), err, st)
 		}
 	})
 }
