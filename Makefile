@@ -5,7 +5,7 @@ PKGS := ./...
 # Fuzz targets, as package:Target. Each runs for FUZZ_BRIEF in `make check`
 # (on top of its committed corpus, which every `go test` replays) and for
 # FUZZTIME in `make fuzz`.
-FUZZ_TARGETS := ./internal/scenario:FuzzParse ./policy:FuzzJobTypeConfig ./policy:FuzzLimits ./policy:FuzzRetryPolicy ./core:FuzzCoreOps ./boltstore:FuzzCorruptStore ./boltstore:FuzzDecodeRecord .:FuzzExtremeValues .:FuzzCallerStrings ./policyfile:FuzzParse
+FUZZ_TARGETS := ./internal/scenario:FuzzParse ./policy:FuzzJobTypeConfig ./policy:FuzzLimits ./policy:FuzzRetryPolicy ./core:FuzzCoreOps ./boltstore:FuzzCorruptStore ./boltstore:FuzzDecodeRecord .:FuzzExtremeValues .:FuzzCallerStrings ./policyfile:FuzzParse ./trace:FuzzTrace ./internal/replay:FuzzReplay
 # A count, not a duration: Go 1.26's fuzzing coordinator can fail a
 # target with "context deadline exceeded" and no failing input when a
 # duration runs out under load (go.dev/issue/75804, fixed in Go 1.27). A
@@ -83,7 +83,8 @@ DEMO_CLUSTER ?= testdata/scenarios/02-two-client-burst.yaml
 
 ## demo: the simulator over every scenario file and the built-in feature
 ## scenarios: a verdict line each, an SVG chart each in $(DEMO_SVG)/; the
-## restart of durable jobs; then one scenario (DEMO_CLUSTER) played for real
+## restart of durable jobs; a recorded trace replayed against bounds
+## (docs/traffic-checks.md); then one scenario (DEMO_CLUSTER) played for real
 ## on a cluster of 3 instances over PostgreSQL (FAIRSCHED_TEST_DATABASE_URL's
 ## server or a throwaway one from the installed binaries; skipped, saying
 ## why, without either)
@@ -91,6 +92,8 @@ demo:
 	@$(GO) run ./cmd/fairsim -summary -svgdir $(DEMO_SVG) -builtin testdata/scenarios/*.yaml
 	@echo
 	@$(GO) run ./cmd/fairsim -restart
+	@echo
+	@$(GO) run ./cmd/fairsim -replay cmd/fairsim/testdata/small.trace -max-concurrency 1 -min-share '*=10%' -max-p95 '*=7s'
 	@echo
 	@$(GO) run ./cmd/fairsim -cluster 3 $(DEMO_CLUSTER)
 	@echo

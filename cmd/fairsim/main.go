@@ -5,6 +5,7 @@
 //	fairsim -summary [-svgdir DIR] [-builtin] SCENARIO.yaml...
 //	fairsim -restart
 //	fairsim -check-policy POLICY.yaml...
+//	fairsim -replay TRACE [-policy FILE] [-max-concurrency N] [-key-weight KEY=W]... [-min-share T=F]... [-max-share T=F]... [-max-p95 T=D]...
 //	fairsim -cluster N [-db URL] [-step D] [-slots S] [-heartbeat D] [-log] SCENARIO.yaml
 //
 // Each scenario runs on a mock clock: jobs take exactly their scripted
@@ -26,6 +27,15 @@
 // checks policy files (package policyfile) without running anything: a
 // line per valid file, each error at its file:line:column, exit status 2
 // if any is invalid.
+//
+// -replay (first on the command line) plays a trace of real traffic
+// (package trace) through the real scheduler in virtual time, under a
+// policy file, -max-concurrency and -key-weight, and prints each tenant's
+// jobs, its share of the contended service and its p95 wait, as recorded
+// and as replayed. -min-share, -max-share and -max-p95 state bounds on the
+// replay, per tenant or for every tenant (*): a line each, ok or FAIL and
+// by how much, exit status 1 if one fails. A bad trace line is reported
+// with its line number (exit status 2). See docs/traffic-checks.md.
 //
 // -cluster N plays one scenario for real on a cluster of N instances in
 // this process, over PostgreSQL: the database -db names (an empty one), or
@@ -82,6 +92,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if isReplay(args) {
+		return replayMain(args, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("fairsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -98,7 +111,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	checkPolicy := fs.Bool("check-policy", false, "check the policy files given (package policyfile) without running them")
 	records := fs.Bool("log", false, "with -cluster: write the instances' scheduler and cluster records to stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fairsim [-json] [-svg FILE] SCENARIO.yaml\n       fairsim -summary [-svgdir DIR] SCENARIO.yaml...\n       fairsim -restart\n       fairsim -check-policy POLICY.yaml...\n       fairsim -cluster N [-db URL] [-step D] [-slots S] [-heartbeat D] [-log] SCENARIO.yaml")
+		fmt.Fprintln(stderr, "usage: fairsim [-json] [-svg FILE] SCENARIO.yaml\n       fairsim -summary [-svgdir DIR] SCENARIO.yaml...\n       fairsim -restart\n       fairsim -check-policy POLICY.yaml...\n       fairsim -replay TRACE [-policy FILE] [-max-concurrency N] [-key-weight K=W]... [-min-share T=F]... [-max-share T=F]... [-max-p95 T=D]...\n       fairsim -cluster N [-db URL] [-step D] [-slots S] [-heartbeat D] [-log] SCENARIO.yaml")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
