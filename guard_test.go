@@ -283,7 +283,7 @@ func FuzzCallerStrings(f *testing.F) {
 		if pg, err = pgstore.Open(context.Background(), pgURL); err != nil {
 			f.Fatal(err)
 		}
-		f.Cleanup(pg.Close)
+		pgtest.CloseAtEnd(f, pg)
 	}
 	f.Fuzz(func(t *testing.T, typ, id, key, group, cgroup, worker, errText string) {
 		in := fuzzNames{typ, id, key, group, cgroup, worker, errText}
