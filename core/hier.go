@@ -1,0 +1,226 @@
+package core
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fairsched/fairsched/policy"
+)
+
+// Hierarchical fair share.
+//
+// Without a hierarchy every fairness key is its own account: admitting a
+// job of cost c charges its key c / w (w its weight), and dispatch serves
+// the pending key of least accumulated cost — start-time fair queuing over
+// keys. A tenant that spreads its work over many keys then gets a share per
+// key: 100 keys against one key's 1, about 99 % of the service.
+//
+// A hierarchy maps each key to a tenant. The tenants share the service in
+// proportion to their weights W_t, and a tenant's share is split among its
+// active keys (those with jobs pending or running) in proportion to their
+// weights w_k. Both levels are served by the one queue of keys the core
+// already has: the key's charge divides by its share of the whole,
+//
+//	φ_k = W_t · w_k / S_t,   S_t = Σ w_j over the active keys j of t,
+//	charge(k, c) = c / φ_k = c · S_t / (W_t · w_k).
+//
+// Within a tenant the keys' φ are in the ratio of their w; summed over a
+// tenant they are W_t, however many keys it spreads over. Start-time fair
+// queuing gives every backlogged key service in proportion to its φ, so
+// backlogged tenants receive service in proportion to W_t and, inside a
+// tenant, its backlogged keys in proportion to w_k. It is work-conserving at
+// both levels: an idle key leaves S_t (its siblings' shares grow to cover
+// it) and an idle tenant has no active key (the other tenants' keys share
+// everything). The returning-key rule holds at both levels too: a key, or a
+// whole tenant, that comes back joins at the floor — the least accumulated
+// cost among active keys — and is never moved down, so idling earns no
+// credit.
+//
+// The cost: a map lookup when a key becomes active or idle and one at each
+// admission, O(1); dispatch is untouched (O(levels + log n) per decision,
+// however many tenants and keys). S_t is updated as keys come and go; a
+// key's past charges stay in the units they were charged in, so a tenant
+// whose key count changes converges to its new split from the floor on,
+// rather than being re-priced backwards.
+
+// Hierarchy configures hierarchical fair share: which tenant a fairness
+// key belongs to, and the tenants' weights.
+type Hierarchy struct {
+	// TenantOf maps a key to its tenant. An empty tenant makes the key its
+	// own tenant. It runs on the scheduler's owner goroutine once per key
+	// becoming active: keep it fast, pure and panic-free.
+	TenantOf func(key string) string
+	// Sep, when TenantOf is nil, makes the tenant the key's part before the
+	// first Sep ("acme/alice" → "acme" with "/"); a key without it is its
+	// own tenant.
+	Sep string
+	// Weights are the tenants' weights (DefaultKeyWeight for the others),
+	// within [MinKeyWeight, MaxKeyWeight].
+	Weights map[string]float64
+}
+
+// CheckHierarchy checks h: a mapping (TenantOf or a non-empty Sep, not
+// both) and weights that are valid names and in range. The errors match
+// policy.ErrInvalidConfig and name the field at fault.
+func CheckHierarchy(h Hierarchy) error {
+	switch {
+	case h.TenantOf == nil && h.Sep == "":
+		return policy.InvalidConfig("key path separator", `""`, "tenants need a non-empty separator or a TenantOf function")
+	case h.TenantOf != nil && h.Sep != "":
+		return policy.InvalidConfig("key path separator", fmt.Sprintf("%q", policy.CleanTextN(h.Sep, 16)), "give either a separator or a TenantOf function, not both")
+	case len(h.Sep) > policy.MaxNameLen:
+		return policy.InvalidConfig("key path separator", len(h.Sep), "a separator is at most MaxNameLen bytes")
+	}
+	for _, t := range slices.Sorted(maps.Keys(h.Weights)) { // sorted: the same error every run
+		if err := policy.InvalidName(policy.ErrInvalidConfig, "TenantWeight tenant", t); err != nil {
+			return err
+		}
+		w := h.Weights[t]
+		if math.IsNaN(w) || w < policy.MinKeyWeight || w > policy.MaxKeyWeight {
+			return policy.InvalidConfig(fmt.Sprintf("TenantWeight[%q]", t), w,
+				fmt.Sprintf("must be within [%g, %g]", policy.MinKeyWeight, policy.MaxKeyWeight))
+		}
+	}
+	return nil
+}
+
+// hier is the core's record of the active keys' tenants (nil without a
+// hierarchy: the one-level path pays nothing for it).
+type hier struct {
+	tenantOf func(key string) string
+	weights  map[string]float64
+	keys     map[string]*hierKey    // active keys
+	tenants  map[string]*hierTenant // tenants with an active key
+}
+
+type hierKey struct {
+	t      *hierTenant
+	jobs   int     // pending + running, as the ledger counts them
+	weight float64 // the key's weight counted in t.sum
+}
+
+type hierTenant struct {
+	name   string
+	keys   int     // active keys
+	sum    float64 // S_t: their weights
+	weight float64 // W_t
+}
+
+// SetHierarchy turns hierarchical fair share on, before any job is
+// submitted. h must be valid (CheckHierarchy).
+func (c *Core) SetHierarchy(h Hierarchy) error {
+	if err := CheckHierarchy(h); err != nil {
+		return err
+	}
+	of := h.TenantOf
+	if of == nil {
+		sep := h.Sep
+		of = func(key string) string {
+			if i := strings.Index(key, sep); i >= 0 {
+				return key[:i]
+			}
+			return key
+		}
+	}
+	c.hier = &hier{tenantOf: of, weights: maps.Clone(h.Weights),
+		keys: map[string]*hierKey{}, tenants: map[string]*hierTenant{}}
+	return nil
+}
+
+// Tenant returns the tenant of fairness key key: the key itself without a
+// hierarchy.
+func (c *Core) Tenant(key string) string {
+	if c.hier == nil {
+		return key
+	}
+	return c.hier.tenant(key)
+}
+
+func (h *hier) tenant(key string) string {
+	if t := h.tenantOf(key); t != "" {
+		return t
+	}
+	return key
+}
+
+// join counts one more job of key, of weight w.
+func (h *hier) join(key string, w float64) {
+	k := h.keys[key]
+	if k == nil {
+		name := h.tenant(key)
+		t := h.tenants[name]
+		if t == nil {
+			t = &hierTenant{name: name, weight: policy.DefaultKeyWeight}
+			if tw, ok := h.weights[name]; ok {
+				t.weight = tw
+			}
+			h.tenants[name] = t
+		}
+		k = &hierKey{t: t, weight: w}
+		t.keys++
+		t.sum += w
+		h.keys[key] = k
+	}
+	k.jobs++
+}
+
+// leave counts one job of key less; a key left without jobs leaves its
+// tenant's sum, and a tenant left without keys is forgotten.
+func (h *hier) leave(key string) {
+	k := h.keys[key]
+	if k == nil {
+		return
+	}
+	if k.jobs--; k.jobs > 0 {
+		return
+	}
+	delete(h.keys, key)
+	t := k.t
+	t.keys--
+	t.sum -= k.weight
+	if t.keys == 0 {
+		delete(h.tenants, t.name)
+	}
+}
+
+// share returns φ_k, the weight key's charge divides by, for a key of
+// weight w (its weight now: a change since it joined is taken in here).
+func (h *hier) share(key string, w float64) float64 {
+	k := h.keys[key]
+	if k == nil {
+		return w
+	}
+	if k.weight != w {
+		k.t.sum += w - k.weight
+		k.weight = w
+	}
+	return k.t.weight * w / k.t.sum
+}
+
+// joinKey is the ledger's Join, and the hierarchy's count.
+func (c *Core) joinKey(key string, now time.Time) time.Duration {
+	if c.hier != nil {
+		c.hier.join(key, c.keyWeight(key))
+	}
+	return c.ledger.Join(key, now)
+}
+
+// leaveKey is the hierarchy's side of a job of key leaving the ledger.
+func (c *Core) leaveKey(key string) {
+	if c.hier != nil {
+		c.hier.leave(key)
+	}
+}
+
+// chargeWeight is the weight admitting a job of key divides its cost by.
+func (c *Core) chargeWeight(key string) float64 {
+	w := c.keyWeight(key)
+	if c.hier != nil {
+		return c.hier.share(key, w)
+	}
+	return w
+}

@@ -1,0 +1,145 @@
+package fairsched_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/fairschedtest"
+)
+
+// spreadWorkload is the workload of the hierarchical share tests: tenant
+// "a" spreads 1 000 jobs over 100 keys, tenant "b" sends 1 000 on one key,
+// all queued behind a gate so that both are backlogged from the start.
+// Every job runs 10 ms, its type's default cost.
+const (
+	spreadKeys    = 100
+	spreadPerKey  = 10
+	spreadJobs    = spreadKeys * spreadPerKey
+	spreadRunTime = 10 * time.Millisecond
+)
+
+// tenantShares runs the spread workload on s (one slot) and returns each
+// tenant's share of the service, in cost, over the first spreadJobs
+// admissions after the gate: both tenants have work waiting throughout.
+func tenantShares(t *testing.T, s *fairsched.Scheduler, submit func(id, key string) error) map[string]float64 {
+	t.Helper()
+	events, cancel := s.Subscribe(8 * spreadJobs)
+	defer cancel()
+	gate := fairschedtest.NewBlocker()
+	if err := s.Submit(work, "gate", gate.Run, fairsched.WithFairnessKey("gate")); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Wait()
+	for i := range spreadJobs {
+		if err := submit(fmt.Sprint("a", i), fmt.Sprintf("a/u%d", i%spreadKeys)); err != nil {
+			t.Fatal(err)
+		}
+		if err := submit(fmt.Sprint("b", i), "b/main"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gate.Release(nil)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]time.Duration{}
+	var total time.Duration
+	n := 0
+	for _, e := range collect(events) {
+		a, ok := e.(fairsched.JobAdmitted)
+		if !ok || a.FairnessKey == "gate" {
+			continue
+		}
+		if n++; n > spreadJobs {
+			break
+		}
+		tenant, _, _ := strings.Cut(a.FairnessKey, "/")
+		served[tenant] += a.Cost
+		total += a.Cost
+	}
+	if n <= spreadJobs {
+		t.Fatalf("%d admissions after the gate; want more than %d", n, spreadJobs)
+	}
+	shares := map[string]float64{}
+	for k, v := range served {
+		shares[k] = float64(v) / float64(total)
+	}
+	return shares
+}
+
+// spreadScheduler starts a one-slot scheduler of type work (10 ms) with opts.
+func spreadScheduler(t *testing.T, opts ...fairsched.Option) (*fairsched.Scheduler, func(id, key string) error) {
+	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithMaxConcurrency(1)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterType(work, fairsched.JobTypeConfig{Priority: 8, DefaultCost: spreadRunTime}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(context.Context) error { time.Sleep(spreadRunTime); return nil }
+	return s, func(id, key string) error { return s.Submit(work, id, run, fairsched.WithFairnessKey(key)) }
+}
+
+// TestHierarchicalShare: with tenants (WithKeyPath), a tenant that spreads
+// its jobs over 100 keys and one that uses a single key each get half the
+// service while both have work waiting; with one level the spreading
+// tenant gets 100 keys' worth, about 99 %.
+func TestHierarchicalShare(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		opts     []fairsched.Option
+		min, max float64 // tenant a's share
+	}{
+		{"one level", nil, 0.95, 1},
+		{"key path", []fairsched.Option{fairsched.WithKeyPath("/")}, 0.45, 0.55},
+		{"tenant function", []fairsched.Option{fairsched.WithKeyTenant(func(key string) string {
+			tenant, _, _ := strings.Cut(key, "/")
+			return tenant
+		})}, 0.45, 0.55},
+		// Weights 3:1 give a three quarters.
+		{"weighted", []fairsched.Option{fairsched.WithKeyPath("/"), fairsched.WithTenantWeight("a", 3)}, 0.70, 0.80},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s, submit := spreadScheduler(t, tc.opts...)
+				shares := tenantShares(t, s, submit)
+				t.Logf("tenant a %.1f %%, tenant b %.1f %%", 100*shares["a"], 100*shares["b"])
+				if a := shares["a"]; a < tc.min || a > tc.max {
+					t.Errorf("tenant a's share = %.3f; want within [%.2f, %.2f] (shares %v)", a, tc.min, tc.max, shares)
+				}
+			})
+		})
+	}
+}
+
+// TestHierarchyRejected: bad hierarchy options are ErrInvalidConfig from
+// New, naming what is at fault.
+func TestHierarchyRejected(t *testing.T) {
+	tenantOf := func(key string) string { return key }
+	for _, tc := range []struct {
+		name string
+		opts []fairsched.Option
+		want string
+	}{
+		{"empty separator", []fairsched.Option{fairsched.WithKeyPath("")}, "separator"},
+		{"path and function", []fairsched.Option{fairsched.WithKeyPath("/"), fairsched.WithKeyTenant(tenantOf)}, "not both"},
+		{"weight without tenants", []fairsched.Option{fairsched.WithTenantWeight("a", 2)}, "separator"},
+		{"weight zero", []fairsched.Option{fairsched.WithKeyPath("/"), fairsched.WithTenantWeight("a", 0)}, `TenantWeight["a"]`},
+		{"weight too large", []fairsched.Option{fairsched.WithKeyPath("/"), fairsched.WithTenantWeight("a", 1e7)}, `TenantWeight["a"]`},
+		{"weight NaN", []fairsched.Option{fairsched.WithKeyPath("/"), fairsched.WithTenantWeight("a", nan())}, `TenantWeight["a"]`},
+		{"bad tenant name", []fairsched.Option{fairsched.WithKeyPath("/"), fairsched.WithTenantWeight("a\x00", 2)}, "TenantWeight tenant"},
+	} {
+		s, err := fairsched.New(tc.opts...)
+		if !errors.Is(err, fairsched.ErrInvalidConfig) || s != nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: New = %v, %v; want ErrInvalidConfig naming %s", tc.name, s, err, tc.want)
+		}
+	}
+}
+
