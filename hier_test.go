@@ -9,7 +9,6 @@ import (
 	"testing/synctest"
 	"time"
 
-
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/fairschedtest"
 )
@@ -142,4 +141,3 @@ func TestHierarchyRejected(t *testing.T) {
 		}
 	}
 }
-

@@ -790,6 +790,7 @@ func (c *Core) SetKeyWeight(key string, weight float64) error {
 	if err := policy.CheckKeyWeight(key, weight); err != nil {
 		return err
 	}
+	defer c.reweigh(key)
 	if weight == 0 {
 		delete(c.limits.KeyWeights, key)
 		return nil

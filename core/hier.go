@@ -106,9 +106,13 @@ type hierKey struct {
 type hierTenant struct {
 	name   string
 	keys   int     // active keys
-	sum    float64 // S_t: their weights
+	sum    int64   // S_t in millionths: integers, so no drift as keys come and go
 	weight float64 // W_t
 }
+
+// micro is weight w in millionths (weights are at least 1e-6). S_t stays
+// exact below 9·10^6 active keys of the largest weight in one tenant.
+func micro(w float64) int64 { return int64(math.Round(w * 1e6)) }
 
 // SetHierarchy turns hierarchical fair share on, before any job is
 // submitted. h must be valid (CheckHierarchy).
@@ -162,7 +166,7 @@ func (h *hier) join(key string, w float64) {
 		}
 		k = &hierKey{t: t, weight: w}
 		t.keys++
-		t.sum += w
+		t.sum += micro(w)
 		h.keys[key] = k
 	}
 	k.jobs++
@@ -181,7 +185,7 @@ func (h *hier) leave(key string) {
 	delete(h.keys, key)
 	t := k.t
 	t.keys--
-	t.sum -= k.weight
+	t.sum -= micro(k.weight)
 	if t.keys == 0 {
 		delete(h.tenants, t.name)
 	}
@@ -194,11 +198,11 @@ func (h *hier) share(key string, w float64) float64 {
 	if k == nil {
 		return w
 	}
-	if k.weight != w {
-		k.t.sum += w - k.weight
+	if k.weight != w { // SetKeyWeight or a policy changed it while active
+		k.t.sum += micro(w) - micro(k.weight)
 		k.weight = w
 	}
-	return k.t.weight * w / k.t.sum
+	return k.t.weight * w / (float64(k.t.sum) / 1e6)
 }
 
 // joinKey is the ledger's Join, and the hierarchy's count.
@@ -223,4 +227,21 @@ func (c *Core) chargeWeight(key string) float64 {
 		return c.hier.share(key, w)
 	}
 	return w
+}
+
+// reweigh brings key's weight in its tenant's sum up to date, if the key
+// is active: its weight changed.
+func (c *Core) reweigh(key string) {
+	if c.hier != nil {
+		c.hier.share(key, c.keyWeight(key))
+	}
+}
+
+// reweighAll is reweigh of every active key: a policy replaced the weights.
+func (c *Core) reweighAll() {
+	if c.hier != nil {
+		for key := range c.hier.keys {
+			c.hier.share(key, c.keyWeight(key))
+		}
+	}
 }
