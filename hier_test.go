@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster/memback"
 	"github.com/fairsched/fairsched/fairschedtest"
 )
 
@@ -25,56 +26,48 @@ const (
 )
 
 // tenantShares runs the spread workload on s (one slot) and returns each
-// tenant's share of the service, in cost, over the first spreadJobs
-// admissions after the gate: both tenants have work waiting throughout.
-func tenantShares(t *testing.T, s *fairsched.Scheduler, submit func(id, key string) error) map[string]float64 {
+// tenant's share of the service (every job costs the same) over the first
+// spreadJobs starts after the gate: both tenants have work waiting
+// throughout. submit queues a job of key whose function sends the key on
+// started when it starts.
+func tenantShares(t *testing.T, s *fairsched.Scheduler, submit func(id, key string, started chan<- string) error) map[string]float64 {
 	t.Helper()
-	events, cancel := s.Subscribe(8 * spreadJobs)
-	defer cancel()
+	started := make(chan string, 2*spreadJobs)
 	gate := fairschedtest.NewBlocker()
-	if err := s.Submit(work, "gate", gate.Run, fairsched.WithFairnessKey("gate")); err != nil {
+	if err := s.Submit(work, "gate-hold", gate.Run, fairsched.WithFairnessKey("gate")); err != nil {
 		t.Fatal(err)
 	}
 	synctest.Wait()
 	for i := range spreadJobs {
-		if err := submit(fmt.Sprint("a", i), fmt.Sprintf("a/u%d", i%spreadKeys)); err != nil {
+		if err := submit(fmt.Sprint("a", i), fmt.Sprintf("a/u%d", i%spreadKeys), started); err != nil {
 			t.Fatal(err)
 		}
-		if err := submit(fmt.Sprint("b", i), "b/main"); err != nil {
+		if err := submit(fmt.Sprint("b", i), "b/main", started); err != nil {
 			t.Fatal(err)
 		}
 	}
 	gate.Release(nil)
+	served := map[string]int{}
+	for range spreadJobs { // every job starts: the receives wait for them
+		tenant, _, _ := strings.Cut(<-started, "/")
+		served[tenant]++
+	}
+	for range spreadJobs {
+		<-started
+	}
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	served := map[string]time.Duration{}
-	var total time.Duration
-	n := 0
-	for _, e := range collect(events) {
-		a, ok := e.(fairsched.JobAdmitted)
-		if !ok || a.FairnessKey == "gate" {
-			continue
-		}
-		if n++; n > spreadJobs {
-			break
-		}
-		tenant, _, _ := strings.Cut(a.FairnessKey, "/")
-		served[tenant] += a.Cost
-		total += a.Cost
-	}
-	if n <= spreadJobs {
-		t.Fatalf("%d admissions after the gate; want more than %d", n, spreadJobs)
-	}
 	shares := map[string]float64{}
 	for k, v := range served {
-		shares[k] = float64(v) / float64(total)
+		shares[k] = float64(v) / spreadJobs
 	}
 	return shares
 }
 
-// spreadScheduler starts a one-slot scheduler of type work (10 ms) with opts.
-func spreadScheduler(t *testing.T, opts ...fairsched.Option) (*fairsched.Scheduler, func(id, key string) error) {
+// spreadScheduler starts a one-slot scheduler of type work (10 ms) with
+// opts, and returns it with tenantShares' submit.
+func spreadScheduler(t *testing.T, opts ...fairsched.Option) (*fairsched.Scheduler, func(id, key string, started chan<- string) error) {
 	s, err := fairsched.New(append([]fairsched.Option{fairsched.WithMaxConcurrency(1)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +75,14 @@ func spreadScheduler(t *testing.T, opts ...fairsched.Option) (*fairsched.Schedul
 	if err := s.RegisterType(work, fairsched.JobTypeConfig{Priority: 8, DefaultCost: spreadRunTime}); err != nil {
 		t.Fatal(err)
 	}
-	run := func(context.Context) error { time.Sleep(spreadRunTime); return nil }
-	return s, func(id, key string) error { return s.Submit(work, id, run, fairsched.WithFairnessKey(key)) }
+	return s, func(id, key string, started chan<- string) error {
+		run := func(context.Context) error {
+			started <- key
+			time.Sleep(spreadRunTime)
+			return nil
+		}
+		return s.Submit(work, id, run, fairsched.WithFairnessKey(key))
+	}
 }
 
 // TestHierarchicalShare: with tenants (WithKeyPath), a tenant that spreads
@@ -108,6 +107,34 @@ func TestHierarchicalShare(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s, submit := spreadScheduler(t, tc.opts...)
+				shares := tenantShares(t, s, submit)
+				t.Logf("tenant a %.1f %%, tenant b %.1f %%", 100*shares["a"], 100*shares["b"])
+				if a := shares["a"]; a < tc.min || a > tc.max {
+					t.Errorf("tenant a's share = %.3f; want within [%.2f, %.2f] (shares %v)", a, tc.min, tc.max, shares)
+				}
+			})
+		})
+	}
+}
+
+// TestHierarchicalShareCluster: the same in cluster mode, on the
+// in-memory backend: the leader's core splits the service as one
+// process's does.
+func TestHierarchicalShareCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		opts     []fairsched.Option
+		min, max float64
+	}{
+		{"one level", nil, 0.95, 1},
+		{"key path", []fairsched.Option{fairsched.WithKeyPath("/")}, 0.45, 0.55},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := memback.New()
+				defer b.Close()
+				cfg := fairsched.ClusterConfig{Domain: "hier", Instance: "one", Slots: 1}
+				s, submit := spreadScheduler(t, append(tc.opts, fairsched.WithCluster(b, cfg))...)
 				shares := tenantShares(t, s, submit)
 				t.Logf("tenant a %.1f %%, tenant b %.1f %%", 100*shares["a"], 100*shares["b"])
 				if a := shares["a"]; a < tc.min || a > tc.max {
