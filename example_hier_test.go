@@ -10,9 +10,9 @@ import (
 )
 
 // Tenants read from the key's path: "acme" spreads its jobs over four
-// keys, "solo" uses one. On one slot each tenant gets half the turns —
-// acme's come as a round of one job per key — where without WithKeyPath
-// acme's four keys would get four turns in five.
+// keys, "solo" uses one. On one slot the tenants take turns, acme's turns
+// going round its keys, where without WithKeyPath acme's four keys would
+// get four turns in five.
 func ExampleWithKeyPath() {
 	s, _ := fairsched.New(fairsched.WithMaxConcurrency(1), fairsched.WithKeyPath("/"))
 	defer s.Close(context.Background())
@@ -36,5 +36,5 @@ func ExampleWithKeyPath() {
 	}
 	fmt.Println()
 	// Output:
-	// acme/u0 solo/main acme/u1 acme/u2 acme/u3 solo/main solo/main solo/main
+	// acme/u0 solo/main acme/u1 solo/main acme/u2 solo/main acme/u3 solo/main
 }

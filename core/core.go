@@ -444,7 +444,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 		deadline = c.queue.DeadlineAt(since.Add(ttl))
 	}
 	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: c.queue.Nanos(since), Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: deadline}
-	c.queue.Push(&j.Job, c.joinKey(j.Key, now))
+	c.queue.Push(&j.Job, c.joinKey(j, now))
 	if r := j.Rare; r != nil && r.NotBefore.After(now) {
 		c.queue.Defer(&j.Job, r.NotBefore) // one heap, one timer: NextWake
 		j.setWaiting(policy.ReasonScheduled)
@@ -576,6 +576,7 @@ func (c *Core) admit(now time.Time, j *Job, key queue.KeyRef) {
 	j.KeyCost, j.account = c.ledger.ChargeRef(j.Key, policy.Weighted(j.Cost, c.chargeWeight(j.Key)))
 	if shift := c.ledger.Rebase(j.KeyCost); shift > 0 {
 		c.queue.Rebase(shift)
+		c.rebaseHier(shift)
 		j.KeyCost = costmodel.Lower(j.KeyCost, shift)
 	}
 	c.queue.SetKeyCostOf(key, j.KeyCost)
@@ -1062,7 +1063,7 @@ func (c *Core) requeue(now time.Time, j *Job, until time.Time) {
 	before := g.demand()
 	g.pending++
 	c.demandChanged(g, before)
-	c.queue.Backoff(&j.Job, until, c.joinKey(j.Key, now))
+	c.queue.Backoff(&j.Job, until, c.joinKey(j, now))
 	c.addWriter(j)
 	c.enters(j, c.queue.Waited(&j.Job)) // it waits on with its first clock
 	c.listBackground(j)

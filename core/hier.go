@@ -40,6 +40,14 @@ import (
 // cost among active keys — and is never moved down, so idling earns no
 // credit.
 //
+// Keys that become active together would move in step (all at the floor,
+// each charged n jobs' worth) and serve their tenant in bursts of one job
+// per key; so a key that becomes active beside active siblings joins no
+// earlier than its tenant's cursor, which each joining key moves one job
+// (its type's default cost over W_t) past itself. The keys then keep that
+// spacing, and the tenants alternate as under nested per-tenant queues.
+// A key alone in its tenant keeps the one-level rule.
+//
 // The cost: a map lookup when a key becomes active or idle and one at each
 // admission, O(1); dispatch is untouched (O(levels + log n) per decision,
 // however many tenants and keys). S_t is updated as keys come and go; a
@@ -104,7 +112,12 @@ type hierKey struct {
 }
 
 type hierTenant struct {
-	name   string
+	name string
+	// cursor is where the tenant's next key to become active joins, at
+	// the least: one job of the tenant (its type's default cost over W_t)
+	// after the key that joined last, so that keys joining together are
+	// staggered as a tenant's round of its keys would serve them.
+	cursor time.Duration
 	keys   int     // active keys
 	sum    int64   // S_t in millionths: integers, so no drift as keys come and go
 	weight float64 // W_t
@@ -151,25 +164,31 @@ func (h *hier) tenant(key string) string {
 	return key
 }
 
-// join counts one more job of key, of weight w.
-func (h *hier) join(key string, w float64) {
-	k := h.keys[key]
-	if k == nil {
-		name := h.tenant(key)
-		t := h.tenants[name]
-		if t == nil {
-			t = &hierTenant{name: name, weight: policy.DefaultKeyWeight}
-			if tw, ok := h.weights[name]; ok {
-				t.weight = tw
-			}
-			h.tenants[name] = t
-		}
-		k = &hierKey{t: t, weight: w}
-		t.keys++
-		t.sum += micro(w)
-		h.keys[key] = k
+// join counts one more job of key, of weight w, whose cost as the ledger
+// joined it is cost, and returns the cost the key should have: staggered
+// behind the tenant's other active keys, if any. hint is the job's cost
+// (its type's default).
+func (h *hier) join(key string, w float64, cost, hint time.Duration) time.Duration {
+	if k := h.keys[key]; k != nil {
+		k.jobs++
+		return cost
 	}
-	k.jobs++
+	name := h.tenant(key)
+	t := h.tenants[name]
+	if t == nil {
+		t = &hierTenant{name: name, weight: policy.DefaultKeyWeight}
+		if tw, ok := h.weights[name]; ok {
+			t.weight = tw
+		}
+		h.tenants[name] = t
+	} else { // siblings are active: join behind the last one
+		cost = max(cost, t.cursor)
+	}
+	t.cursor = policy.AddSat(cost, policy.Weighted(hint, t.weight))
+	t.keys++
+	t.sum += micro(w)
+	h.keys[key] = &hierKey{t: t, jobs: 1, weight: w}
+	return cost
 }
 
 // leave counts one job of key less; a key left without jobs leaves its
@@ -205,12 +224,26 @@ func (h *hier) share(key string, w float64) float64 {
 	return k.t.weight * w / (float64(k.t.sum) / 1e6)
 }
 
-// joinKey is the ledger's Join, and the hierarchy's count.
-func (c *Core) joinKey(key string, now time.Time) time.Duration {
-	if c.hier != nil {
-		c.hier.join(key, c.keyWeight(key))
+// joinKey is the ledger's Join of j's key, and the hierarchy's count: it
+// returns the key's accumulated cost.
+func (c *Core) joinKey(j *Job, now time.Time) time.Duration {
+	cost := c.ledger.Join(j.Key, now)
+	if c.hier == nil {
+		return cost
 	}
-	return c.ledger.Join(key, now)
+	if want := c.hier.join(j.Key, c.keyWeight(j.Key), cost, j.slot.Config.DefaultCost); want > cost {
+		cost = c.ledger.Raise(j.Key, want)
+	}
+	return cost
+}
+
+// rebaseHier lowers the tenants' cursors as the ledger lowered the costs.
+func (c *Core) rebaseHier(shift time.Duration) {
+	if c.hier != nil {
+		for _, t := range c.hier.tenants {
+			t.cursor = max(t.cursor-shift, 0)
+		}
+	}
 }
 
 // leaveKey is the hierarchy's side of a job of key leaving the ledger.

@@ -3,6 +3,9 @@ package core
 import (
 	"math"
 	"math/rand/v2"
+	"time"
+
+	"github.com/fairsched/fairsched/policy"
 )
 
 // Hierarchical fair share in the differential reference: the tenant of
@@ -64,4 +67,35 @@ func (r *refScheduler) hierShare(key string, w float64) float64 {
 		tw = 1
 	}
 	return tw * w / (float64(sum) / 1e6)
+}
+
+// stagger places key, which becomes active with a job of type typ, behind
+// its tenant's other active keys: at least at the tenant's cursor, which
+// then moves one job of the type (its default cost over the tenant's
+// weight, rounded, at least 1 ns) past the key. Without active siblings
+// the key keeps its cost and only sets the cursor.
+func (r *refScheduler) stagger(key string, typ policy.JobType) {
+	h := r.hier
+	if h == nil {
+		return
+	}
+	t := refTenant(h, key)
+	for k, n := range r.jobs {
+		if n > 0 && k != key && refTenant(h, k) == t {
+			r.acc[key] = max(r.acc[key], r.cursor[t])
+			break
+		}
+	}
+	tw, ok := h.Weights[t]
+	if !ok {
+		tw = 1
+	}
+	step := time.Duration(math.Round(float64(r.types[typ].DefaultCost) / tw))
+	if step == 0 && r.types[typ].DefaultCost > 0 {
+		step = 1
+	}
+	if r.cursor == nil {
+		r.cursor = map[string]time.Duration{}
+	}
+	r.cursor[t] = r.acc[key] + step
 }

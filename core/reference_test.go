@@ -91,8 +91,10 @@ type refScheduler struct {
 	lending bool
 	// rules: preemption and starvation windows (reference_preempt_test.go).
 	rules *refRules
-	// hier: hierarchical fair share (reference_hier_test.go); nil: one level.
-	hier *Hierarchy
+	// hier: hierarchical fair share (reference_hier_test.go); nil: one
+	// level. cursor: where each tenant's next key joins, at the least.
+	hier   *Hierarchy
+	cursor map[string]time.Duration
 }
 
 type refJob struct {
@@ -208,6 +210,7 @@ func (r *refScheduler) submitIn(now time.Time, typ policy.JobType, id, key, grou
 			r.lastMin = m
 		}
 		r.acc[key] = max(r.acc[key], r.lastMin) // advanced, never moved down
+		r.stagger(key, typ)
 	}
 	r.jobs[key]++
 	r.keyUsed[key] = now
