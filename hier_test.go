@@ -12,6 +12,8 @@ import (
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/cluster/memback"
 	"github.com/fairsched/fairsched/fairschedtest"
+	"github.com/fairsched/fairsched/internal/pgtest"
+	"github.com/fairsched/fairsched/pgstore"
 )
 
 // spreadWorkload is the workload of the hierarchical share tests: tenant
@@ -21,7 +23,6 @@ import (
 const (
 	spreadKeys    = 100
 	spreadPerKey  = 10
-	spreadJobs    = spreadKeys * spreadPerKey
 	spreadRunTime = 10 * time.Millisecond
 )
 
@@ -31,15 +32,22 @@ const (
 // throughout. submit queues a job of key whose function sends the key on
 // started when it starts.
 func tenantShares(t *testing.T, s *fairsched.Scheduler, submit func(id, key string, started chan<- string) error) map[string]float64 {
+	return tenantSharesOf(t, s, submit, spreadKeys, spreadPerKey)
+}
+
+// tenantSharesOf is tenantShares with tenant a's jobs spread over keys
+// keys, perKey each.
+func tenantSharesOf(t *testing.T, s *fairsched.Scheduler, submit func(id, key string, started chan<- string) error, keys, perKey int) map[string]float64 {
 	t.Helper()
+	spreadJobs := keys * perKey
 	started := make(chan string, 2*spreadJobs)
 	gate := fairschedtest.NewBlocker()
 	if err := s.Submit(work, "gate-hold", gate.Run, fairsched.WithFairnessKey("gate")); err != nil {
 		t.Fatal(err)
 	}
-	synctest.Wait()
+	gate.WaitStarted(t)
 	for i := range spreadJobs {
-		if err := submit(fmt.Sprint("a", i), fmt.Sprintf("a/u%d", i%spreadKeys), started); err != nil {
+		if err := submit(fmt.Sprint("a", i), fmt.Sprintf("a/u%d", i%keys), started); err != nil {
 			t.Fatal(err)
 		}
 		if err := submit(fmt.Sprint("b", i), "b/main", started); err != nil {
@@ -60,7 +68,7 @@ func tenantShares(t *testing.T, s *fairsched.Scheduler, submit func(id, key stri
 	}
 	shares := map[string]float64{}
 	for k, v := range served {
-		shares[k] = float64(v) / spreadJobs
+		shares[k] = float64(v) / float64(spreadJobs)
 	}
 	return shares
 }
@@ -72,13 +80,19 @@ func spreadScheduler(t *testing.T, opts ...fairsched.Option) (*fairsched.Schedul
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, spreadSubmit(t, s, spreadRunTime)
+}
+
+// spreadSubmit registers type work (10 ms of cost) on s and returns
+// tenantShares' submit, whose jobs run for d.
+func spreadSubmit(t *testing.T, s *fairsched.Scheduler, d time.Duration) func(id, key string, started chan<- string) error {
 	if err := s.RegisterType(work, fairsched.JobTypeConfig{Priority: 8, DefaultCost: spreadRunTime}); err != nil {
 		t.Fatal(err)
 	}
-	return s, func(id, key string, started chan<- string) error {
+	return func(id, key string, started chan<- string) error {
 		run := func(context.Context) error {
 			started <- key
-			time.Sleep(spreadRunTime)
+			time.Sleep(d)
 			return nil
 		}
 		return s.Submit(work, id, run, fairsched.WithFairnessKey(key))
@@ -142,6 +156,29 @@ func TestHierarchicalShareCluster(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestHierarchicalSharePG: the cluster's split once on PostgreSQL, in
+// real time: tenant a spreads 200 jobs over 20 keys, tenant b sends 200
+// on one; jobs take no time, and every new job is charged its type's
+// 10 ms, so the share in starts is the share in cost.
+func TestHierarchicalSharePG(t *testing.T) {
+	ctx := context.Background()
+	st, err := pgstore.Open(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := fairsched.New(fairsched.WithMaxConcurrency(1), fairsched.WithKeyPath("/"),
+		fairsched.WithCluster(st, fairsched.ClusterConfig{Domain: "hier", Instance: "one", Slots: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shares := tenantSharesOf(t, s, spreadSubmit(t, s, 0), 20, 10)
+	t.Logf("tenant a %.1f %%, tenant b %.1f %%", 100*shares["a"], 100*shares["b"])
+	if a := shares["a"]; a < 0.45 || a > 0.55 {
+		t.Errorf("tenant a's share = %.3f; want within [0.45, 0.55] (shares %v)", a, shares)
 	}
 }
 
