@@ -12,9 +12,10 @@ import "github.com/fairsched/fairsched/core"
 // (WithKeyWeight). Both levels are charged in learned cost and
 // work-conserving: a tenant that spreads its jobs over 100 keys gets, while
 // another tenant with one key has work too, half the service, not 100/101
-// of it. An empty tenant makes the key its own tenant. tenantOf runs on the
-// scheduler's owner goroutine when a key gets its first job: keep it fast,
-// pure and panic-free. Dispatch costs the same as without it.
+// of it. An empty tenant makes the key its own tenant, and so does a panic
+// of tenantOf. tenantOf runs on the scheduler's owner goroutine when a key
+// gets its first job: keep it fast and pure. Dispatch costs the same as
+// without it.
 func WithKeyTenant(tenantOf func(key string) string) Option {
 	return optionFunc(func(o *options) { o.hierarchy().TenantOf = tenantOf })
 }

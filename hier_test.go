@@ -115,6 +115,8 @@ func TestHierarchicalShare(t *testing.T) {
 			tenant, _, _ := strings.Cut(key, "/")
 			return tenant
 		})}, 0.45, 0.55},
+		// A mapping that panics makes each key its own tenant: one level.
+		{"panicking tenant function", []fairsched.Option{fairsched.WithKeyTenant(func(string) string { panic("no tenant") })}, 0.95, 1},
 		// Weights 3:1 give a three quarters.
 		{"weighted", []fairsched.Option{fairsched.WithKeyPath("/"), fairsched.WithTenantWeight("a", 3)}, 0.70, 0.80},
 	} {

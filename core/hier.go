@@ -59,8 +59,8 @@ import (
 // key belongs to, and the tenants' weights.
 type Hierarchy struct {
 	// TenantOf maps a key to its tenant. An empty tenant makes the key its
-	// own tenant. It runs on the scheduler's owner goroutine once per key
-	// becoming active: keep it fast, pure and panic-free.
+	// own tenant, and so does a panic. It runs on the scheduler's owner
+	// goroutine when a key becomes active: keep it fast and pure.
 	TenantOf func(key string) string
 	// Sep, when TenantOf is nil, makes the tenant the key's part before the
 	// first Sep ("acme/alice" → "acme" with "/"); a key without it is its
@@ -77,9 +77,9 @@ type Hierarchy struct {
 func CheckHierarchy(h Hierarchy) error {
 	switch {
 	case h.TenantOf == nil && h.Sep == "":
-		return policy.InvalidConfig("key path separator", `""`, "tenants need a non-empty separator or a TenantOf function")
+		return policy.InvalidConfig("key path separator", `""`, "tenants need a non-empty separator (WithKeyPath) or a mapping (WithKeyTenant)")
 	case h.TenantOf != nil && h.Sep != "":
-		return policy.InvalidConfig("key path separator", fmt.Sprintf("%q", policy.CleanTextN(h.Sep, 16)), "give either a separator or a TenantOf function, not both")
+		return policy.InvalidConfig("key path separator", fmt.Sprintf("%q", policy.CleanTextN(h.Sep, 16)), "give either a separator (WithKeyPath) or a mapping (WithKeyTenant), not both")
 	case len(h.Sep) > policy.MaxNameLen:
 		return policy.InvalidConfig("key path separator", len(h.Sep), "a separator is at most MaxNameLen bytes")
 	}
@@ -157,8 +157,13 @@ func (c *Core) Tenant(key string) string {
 	return c.hier.tenant(key)
 }
 
-func (h *hier) tenant(key string) string {
-	if t := h.tenantOf(key); t != "" {
+func (h *hier) tenant(key string) (t string) {
+	defer func() {
+		if recover() != nil {
+			t = key // a panicking mapping makes the key its own tenant
+		}
+	}()
+	if t = h.tenantOf(key); t != "" {
 		return t
 	}
 	return key
