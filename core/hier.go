@@ -75,14 +75,6 @@ type Hierarchy struct {
 // both) and weights that are valid names and in range. The errors match
 // policy.ErrInvalidConfig and name the field at fault.
 func CheckHierarchy(h Hierarchy) error {
-	switch {
-	case h.TenantOf == nil && h.Sep == "":
-		return policy.InvalidConfig("key path separator", `""`, "tenants need a non-empty separator (WithKeyPath) or a mapping (WithKeyTenant)")
-	case h.TenantOf != nil && h.Sep != "":
-		return policy.InvalidConfig("key path separator", fmt.Sprintf("%q", policy.CleanTextN(h.Sep, 16)), "give either a separator (WithKeyPath) or a mapping (WithKeyTenant), not both")
-	case len(h.Sep) > policy.MaxNameLen:
-		return policy.InvalidConfig("key path separator", len(h.Sep), "a separator is at most MaxNameLen bytes")
-	}
 	for _, t := range slices.Sorted(maps.Keys(h.Weights)) { // sorted: the same error every run
 		if err := policy.InvalidName(policy.ErrInvalidConfig, "TenantWeight tenant", t); err != nil {
 			return err
@@ -92,6 +84,14 @@ func CheckHierarchy(h Hierarchy) error {
 			return policy.InvalidConfig(fmt.Sprintf("TenantWeight[%q]", t), w,
 				fmt.Sprintf("must be within [%g, %g]", policy.MinKeyWeight, policy.MaxKeyWeight))
 		}
+	}
+	switch {
+	case h.TenantOf == nil && h.Sep == "":
+		return policy.InvalidConfig("key path separator", `""`, "tenants need a non-empty separator (WithKeyPath) or a mapping (WithKeyTenant)")
+	case h.TenantOf != nil && h.Sep != "":
+		return policy.InvalidConfig("key path separator", fmt.Sprintf("%q", policy.CleanTextN(h.Sep, 16)), "give either a separator (WithKeyPath) or a mapping (WithKeyTenant), not both")
+	case len(h.Sep) > policy.MaxNameLen:
+		return policy.InvalidConfig("key path separator", len(h.Sep), "a separator is at most MaxNameLen bytes")
 	}
 	return nil
 }
