@@ -565,6 +565,9 @@ func New(opts ...Option) (*Scheduler, error) {
 
 		return nil, err
 	}
+	if err := o.checkHierarchy(); err != nil {
+		return nil, err
+	}
 	if err := loadInCluster(&o); err != nil {
 		return nil, err
 	}
@@ -1094,6 +1097,7 @@ type options struct {
 	retention  time.Duration
 	policy     *Policy           // WithPolicy
 	workloads  *policy.Workloads // its compiled workloads
+	hier       *core.Hierarchy   // WithKeyTenant, WithKeyPath, WithTenantWeight
 	err        error
 }
 

@@ -176,6 +176,7 @@ func TestConfigNamesRefusedByNew(t *testing.T) {
 			return fairsched.WithKeyLimits(b, fairsched.TenantLimits{MaxPending: 1})
 		}},
 		{"WithKeyWeight", "KeyWeight", func(b string) fairsched.Option { return fairsched.WithKeyWeight(b, 2) }},
+		{"WithTenantWeight", "TenantWeight", func(b string) fairsched.Option { return fairsched.WithTenantWeight(b, 2) }},
 		{"WithRateLimit key", "RateLimit", func(b string) fairsched.Option {
 			return fairsched.WithRateLimit(fairsched.RateForKey(b), 1, 1)
 		}},

@@ -216,6 +216,9 @@ func (o *options) startPolicy() error {
 // the options' limits and workloads.
 func (o *options) newCore() *core.Core {
 	c := core.New(o.limits)
+	if o.hier != nil {
+		_ = c.SetHierarchy(*o.hier) // checked by New
+	}
 	if o.workloads.Len() > 0 {
 		c.SetWorkloads(o.workloads)
 	}

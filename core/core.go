@@ -315,6 +315,8 @@ type Core struct {
 	// rules are the tiers' preemption and starvation windows; nil when no
 	// tier has any (preempt.go).
 	rules *tierRules
+	// hier is hierarchical fair share; nil with one level (hier.go).
+	hier *hier
 }
 
 // New returns an empty core. The limits must be valid.
@@ -442,7 +444,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 		deadline = c.queue.DeadlineAt(since.Add(ttl))
 	}
 	j.Job = queue.Job{Type: j.Type, ID: j.ID, Key: j.Key, Seq: j.Seq, Submitted: c.queue.Nanos(since), Group: g.q, Floor: j.Floor, Floored: j.Floored, OnDemand: j.OnDemand, Deadline: deadline}
-	c.queue.Push(&j.Job, c.ledger.Join(j.Key, now))
+	c.queue.Push(&j.Job, c.joinKey(j, now))
 	if r := j.Rare; r != nil && r.NotBefore.After(now) {
 		c.queue.Defer(&j.Job, r.NotBefore) // one heap, one timer: NextWake
 		j.setWaiting(policy.ReasonScheduled)
@@ -571,9 +573,10 @@ func (c *Core) admit(now time.Time, j *Job, key queue.KeyRef) {
 	if t := j.Tokens(); t > 0 {
 		j.Cost = t
 	}
-	j.KeyCost, j.account = c.ledger.ChargeRef(j.Key, policy.Weighted(j.Cost, c.keyWeight(j.Key)))
+	j.KeyCost, j.account = c.ledger.ChargeRef(j.Key, policy.Weighted(j.Cost, c.chargeWeight(j.Key)))
 	if shift := c.ledger.Rebase(j.KeyCost); shift > 0 {
 		c.queue.Rebase(shift)
+		c.rebaseHier(shift)
 		j.KeyCost = costmodel.Lower(j.KeyCost, shift)
 	}
 	c.queue.SetKeyCostOf(key, j.KeyCost)
@@ -631,6 +634,7 @@ func (c *Core) Finish(now time.Time, j *Job) Completion {
 		est = c.estimates.ObserveRef(j.estRef, estimateKey(j), elapsed, j.estimate, now)
 	}
 	c.ledger.LeaveRef(j.account, j.Key, now)
+	c.leaveKey(j.Key)
 	if c.limits.Tenants != nil {
 		n := c.keyRunning[j.Key] - 1
 		if n == 0 {
@@ -690,6 +694,7 @@ func (c *Core) drop(now time.Time, j *Job) {
 	c.queue.Remove(&j.Job)
 	c.removeWriter(j, false)
 	c.ledger.Leave(j.Key, now)
+	c.leaveKey(j.Key)
 	before := j.grp().demand()
 	j.grp().pending--
 	c.demandChanged(j.grp(), before)
@@ -786,6 +791,7 @@ func (c *Core) SetKeyWeight(key string, weight float64) error {
 	if err := policy.CheckKeyWeight(key, weight); err != nil {
 		return err
 	}
+	defer c.reweigh(key)
 	if weight == 0 {
 		delete(c.limits.KeyWeights, key)
 		return nil
@@ -1057,7 +1063,7 @@ func (c *Core) requeue(now time.Time, j *Job, until time.Time) {
 	before := g.demand()
 	g.pending++
 	c.demandChanged(g, before)
-	c.queue.Backoff(&j.Job, until, c.ledger.Join(j.Key, now))
+	c.queue.Backoff(&j.Job, until, c.joinKey(j, now))
 	c.addWriter(j)
 	c.enters(j, c.queue.Waited(&j.Job)) // it waits on with its first clock
 	c.listBackground(j)

@@ -90,6 +90,7 @@ func (c *Core) ApplyPolicy(now time.Time, p policy.Policy) error {
 		c.usage.SetMax(next.MaxConcurrency)
 	}
 	c.limits.KeyWeights = next.KeyWeights
+	c.reweighAll()
 	c.applyTenants(next.Tenants)
 	c.applyTiers(next.Tiers)
 	if next.Groups != nil {

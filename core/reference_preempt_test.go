@@ -196,6 +196,7 @@ func (r *refScheduler) requeue(now time.Time, j *refJob) {
 			r.lastMin = m
 		}
 		r.acc[j.key] = max(r.acc[j.key], r.lastMin)
+		r.stagger(j.key, j.typ)
 	}
 	r.jobs[j.key]++
 	r.keyUsed[j.key] = now

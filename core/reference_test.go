@@ -91,6 +91,10 @@ type refScheduler struct {
 	lending bool
 	// rules: preemption and starvation windows (reference_preempt_test.go).
 	rules *refRules
+	// hier: hierarchical fair share (reference_hier_test.go); nil: one
+	// level. cursor: where each tenant's next key joins, at the least.
+	hier   *Hierarchy
+	cursor map[string]time.Duration
 }
 
 type refJob struct {
@@ -206,6 +210,7 @@ func (r *refScheduler) submitIn(now time.Time, typ policy.JobType, id, key, grou
 			r.lastMin = m
 		}
 		r.acc[key] = max(r.acc[key], r.lastMin) // advanced, never moved down
+		r.stagger(key, typ)
 	}
 	r.jobs[key]++
 	r.keyUsed[key] = now
@@ -480,6 +485,9 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 		w, ok := r.weights[next.key]
 		if !ok {
 			w = 1
+		}
+		if r.hier != nil {
+			w = r.hierShare(next.key, w)
 		}
 		// cost / weight, rounded, at least 1 ns: written out again here.
 		charge := time.Duration(math.Round(float64(cost) / w))
@@ -1194,6 +1202,20 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("tier-rules-shares", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, tierRules: true, tiered: true, bounded: true, weighted: true, expiring: true})
 	})
+	// Hierarchical fair share: tenants over the keys, with key weights
+	// changed at run time, and with every feature.
+	t.Run("hierarchy", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, hier: true, weighted: true})
+	})
+	// Every key its own tenant (weight 1) is one level: the order is the
+	// one-level reference's, with every feature but key weights (under a
+	// hierarchy those split a tenant's share, not the whole).
+	t.Run("hierarchy-one-level", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, hierOwn: true, expiring: true, adaptive: true, rated: true, policy: true, tiered: true, bounded: true, grouped: true, groups: randomGroups, aging: groupAging, inherit: true})
+	})
+	t.Run("hierarchy-everything", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, hier: true, expiring: true, adaptive: true, rated: true, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, aging: groupAging, inherit: true})
+	})
 	t.Run("workers-scoring-everything", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 100, ops: 300, keys: []string{"", "a", "b", "c"}, workers: true, scoring: true, expiring: true, adaptive: true, rated: true, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, inherit: true})
 	})
@@ -1244,6 +1266,10 @@ type refOptions struct {
 	// tierRules: tier 4 preempts tier 2's jobs (and on some seeds snap's),
 	// tiers 4 and 3 may have starvation windows.
 	tierRules bool
+	// hier: tenants over the keys (refHierarchy), random tenant weights;
+	// hierOwn: every key its own tenant in the core, against the
+	// reference's one level.
+	hier, hierOwn bool
 }
 
 func refKeyWeights(w map[string]float64) map[string]float64 {
@@ -1523,6 +1549,18 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		}
 		if l.Groups != nil {
 			run.header = fmt.Sprintf("max concurrency %d, groups %+v\n", l.MaxConcurrency, *l.Groups)
+		}
+		if o.hier {
+			h := refHierarchy(seed)
+			if err := run.c.SetHierarchy(h); err != nil {
+				t.Fatal(err)
+			}
+			run.ref.hier = &h
+		}
+		if o.hierOwn {
+			if err := run.c.SetHierarchy(Hierarchy{TenantOf: func(string) string { return "" }}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, td := range refTypes {
 			cfg := td.cfg

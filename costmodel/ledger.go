@@ -106,6 +106,18 @@ func (l *Ledger) Join(key string, now time.Time) time.Duration {
 	return a.cost
 }
 
+// Raise raises the accumulated cost of active key key to v if it is
+// lower, and returns its cost: a key that joins may be placed later than
+// the floor (hierarchical shares stagger a tenant's keys), never earlier.
+func (l *Ledger) Raise(key string, v time.Duration) time.Duration {
+	a := l.accounts[key]
+	if a == nil || a.jobs == 0 {
+		return 0
+	}
+	a.cost = max(a.cost, v) // the active heap catches up lazily, in Floor
+	return a.cost
+}
+
 // Leave records that one job of key ended (ran, or left the queue unrun).
 // A key left without jobs becomes idle and starts its TTL.
 func (l *Ledger) Leave(key string, now time.Time) {

@@ -741,18 +741,30 @@ func (sm *sim) checkFairness(snap fairsched.Snapshot) {
 	for _, p := range snap.Pending {
 		pending[p.FairnessKey] = true
 	}
-	if !pending["ka"] || !pending["kb"] {
-		return
+	for _, k := range c.keys {
+		if !pending[k] {
+			return
+		}
 	}
+	// Every key has work waiting: their accumulated costs, in the units
+	// of their shares, are within one job's charge at the lightest share.
 	biggest := max(c.types[0].cfg.DefaultCost, sm.maxElapsed, c.dmax)
-	lightest := math.Min(c.keyWeights["ka"], c.keyWeights["kb"])
-	bound := time.Duration(math.Ceil(float64(biggest)/lightest)) + 2
-	a, b := snap.AccumulatedCost["ka"], snap.AccumulatedCost["kb"]
+	bound := time.Duration(math.Ceil(float64(biggest)/c.lightestShare())) + 2
+	lo, hi := c.keys[0], c.keys[0]
+	for _, k := range c.keys {
+		if snap.AccumulatedCost[k] < snap.AccumulatedCost[lo] {
+			lo = k
+		}
+		if snap.AccumulatedCost[k] > snap.AccumulatedCost[hi] {
+			hi = k
+		}
+	}
+	a, b := snap.AccumulatedCost[hi], snap.AccumulatedCost[lo]
 	sm.res.FairChecks++
-	sm.res.MaxDrift, sm.res.DriftBound = max(sm.res.MaxDrift, (a-b).Abs()), bound
-	if d := a - b; d > bound || -d > bound {
-		sm.violate("weighted service: ka (weight %v) has %v, kb (weight %v) has %v: apart by %v, more than one job's weighted cost %v",
-			c.keyWeights["ka"], a, c.keyWeights["kb"], b, (a - b).Abs(), bound)
+	sm.res.MaxDrift, sm.res.DriftBound = max(sm.res.MaxDrift, a-b), bound
+	if a-b > bound {
+		sm.violate("weighted service: %s (weight %v) has %v, %s (weight %v) has %v: apart by %v, more than one job's weighted cost %v (tenants %v)",
+			hi, c.keyWeights[hi], a, lo, c.keyWeights[lo], b, a-b, bound, c.tenantWeights)
 	}
 }
 

@@ -181,6 +181,8 @@ type config struct {
 	// (instead of aging).
 	window  time.Duration
 	preempt *fairsched.PreemptBudget
+	// tenantWeights: fairness mode's tenants (hier.go); nil: one level.
+	tenantWeights map[string]float64
 }
 
 func (c *config) options() []fairsched.Option {
@@ -227,6 +229,7 @@ func (c *config) options() []fairsched.Option {
 	for _, k := range sortedKeys(c.keyWeights) {
 		o = append(o, fairsched.WithKeyWeight(k, c.keyWeights[k]))
 	}
+	o = append(o, c.hierOptions()...)
 	if c.policy {
 		d := c.deferDelay
 		o = append(o, fairsched.WithAdmissionPolicy(func(info fairsched.JobInfo) fairsched.Decision {
@@ -305,6 +308,9 @@ func (c *config) String() string {
 	}
 	if len(c.keyWeights) > 0 {
 		fmt.Fprintf(&b, "\n  keyWeights=%v", c.keyWeights)
+	}
+	if c.tenantWeights != nil {
+		fmt.Fprintf(&b, "\n  tenants by key path, weights %v", c.tenantWeights)
 	}
 	if c.policy {
 		fmt.Fprintf(&b, "\n  admission policy (defer %v)", c.deferDelay)
@@ -804,6 +810,7 @@ func (g *gen) fairnessConfig() *config {
 	c.keyWeights = map[string]float64{"ka": ws[g.intn(len(ws))], "kb": ws[g.intn(len(ws))]}
 	c.idPool = []string{"a", "b", "c", "d", "e"}
 	c.groupNames = []string{""}
+	g.hierarchy(c)
 	return c
 }
 

@@ -113,3 +113,29 @@ func TestShrink(t *testing.T) {
 		t.Log(v)
 	}
 }
+
+// TestHierarchyFairness: fairness mode's seeds with tenants (a tenant
+// spread over several keys beside a tenant on one) keep every backlogged
+// key within one job's charge of the others, as the seeds without do.
+func TestHierarchyFairness(t *testing.T) {
+	tenants := 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		if invariant.ModeFor(seed) != invariant.Fairness {
+			continue
+		}
+		res := invariant.Play(t, invariant.Options{Seed: seed, Mode: invariant.Fairness})
+		if len(res.Violations) > 0 {
+			t.Errorf("seed %d: %s", seed, strings.Join(res.Violations, "\n"))
+		}
+		if strings.Contains(res.Config, "tenants by key path") {
+			tenants++
+			if res.FairChecks == 0 {
+				t.Errorf("seed %d: no snapshot compared the keys", seed)
+			}
+			t.Logf("seed %d: weighted gap %v of %v", seed, res.MaxDrift, res.DriftBound)
+		}
+	}
+	if tenants < 3 {
+		t.Errorf("%d seeds with tenants; want at least 3", tenants)
+	}
+}

@@ -38,10 +38,10 @@ func All() []Scenario { return append(Spec(), Features()...) }
 
 // Features returns the built-in scenarios of the features beyond the git
 // proxy's basics — aging, groups, key weights, tenancy, tier shares, rate
-// limits, expiry — in the order of their names: they share the numbering
+// limits, expiry, tenants' shares — in the order of their names: they share the numbering
 // of the scenario files, which is the order they are meant to be read in.
 func Features() []Scenario {
-	return []Scenario{AgingUnderStream(), WeightedGroups(), PausedGroup(), WeightChange(), UrgentBorrow(), WeightedKeys(), NoisyTenant(), TierShares(), RateLimited(), Expiry(), LoadFollowing(), PolicyTierChange(), TierRules()}
+	return []Scenario{AgingUnderStream(), WeightedGroups(), PausedGroup(), WeightChange(), UrgentBorrow(), WeightedKeys(), NoisyTenant(), TierShares(), RateLimited(), Expiry(), LoadFollowing(), PolicyTierChange(), TierRules(), TenantShares()}
 }
 
 // AgingUnderStream: two slots, a foreground stream that always has two
