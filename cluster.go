@@ -151,7 +151,8 @@ type ClusterConfig = cluster.Config
 //	// Commands, runs them and writes each Answer (fenced) with the
 //	// settings it changed; Settings are what a new leader applies first.
 //	// RevokeJob (fenced) asks the executor of one running job to stop
-//	// it (Grant.Cancelled); the grant stays until it reports the end.
+//	// it (Grant.Cancelled), for why (Grant.Preempted when a higher tier
+//	// preempts it); the grant stays until it reports the end.
 //	Command(ctx context.Context, domain string, c Command) (int64, error)
 //
 //	Reply(ctx context.Context, id int64) ([]byte, bool, error)
@@ -166,7 +167,7 @@ type ClusterConfig = cluster.Config
 //	// any instance, unfenced: each replaces the value of its name.
 //	DefineTypes(ctx context.Context, domain string, settings map[string][]byte) error
 //
-//	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error
+//	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64, why RevokeCause) error
 //
 //	// ClaimSlot claims a periodic schedule's occurrence slot for the
 //	// caller: true for exactly one caller per (name, slot), and only for a
