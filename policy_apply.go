@@ -188,7 +188,9 @@ func WithPolicy(p Policy) Option {
 // package metrics. A Submit racing the first policy that sets a pending
 // bound (WithMaxPending, MaxPending of tenants) may return nil and be
 // refused after: the refusal is logged and reported (JobRefused). In cluster mode the call goes to the leader, which
-// applies it and stores it for every later leader.
+// applies it and stores it for every later leader; its types reach every
+// instance of the domain (one that joins later registers them as it
+// joins, one already running at the first call naming one of them).
 func (s *Scheduler) ApplyPolicy(ctx context.Context, p Policy) error {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "ApplyPolicy"); err != nil {
 		return err
