@@ -63,9 +63,12 @@ type Policy = policy.Policy
 //
 //	MatchExpressions []LabelRequirement
 //
-//	// Priority, when set, is the priority the job competes at: a floor on
-//	// its effective priority, as an inherited one. The tier whose cap and
-//	// share it counts against stays its type's.
+//	// Priority, when set, is the job's tier: the priority it competes at
+//	// (higher or lower than its type's) and whose cap, share, preemption
+//	// and starvation window apply to it, as if its type had that
+//	// priority. Its type's own cap, conflicts and other settings still
+//	// apply. An inherited priority given at the call (InheritPriority)
+//	// overrides it.
 //	Priority *Priority
 //
 //	// Tokens is the job's stated cost (as WithTokens); 0 sets none.
