@@ -371,7 +371,7 @@ type Queue struct {
 	promos ixheap[*promotion] // lanes by the time their head next ages
 	onAged func(*Job, policy.Priority)
 	tierOf func(*Job) policy.Priority // nil: every job in its type's tier
-	levels []*level // by priority, highest first
+	levels []*level                   // by priority, highest first
 	byPrio map[policy.Priority]*level
 	types  map[policy.JobType]*typeQueue
 	keys   map[string]*keyRec
