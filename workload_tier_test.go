@@ -12,6 +12,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster/memback"
 )
 
 // tierAdmission is what TestWorkloadPriorityIsATier compares of a
@@ -87,6 +88,53 @@ func TestWorkloadPriorityIsATier(t *testing.T) {
 		}
 		if diff := gocmp.Diff(want, got); diff != "" {
 			t.Errorf("admissions (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestWorkloadTierInCluster: in cluster mode the leader matches a durable
+// job's labels and puts it in its workload's tier: while it runs, tier 5
+// counts it (its type's tier, 3, does not). One instance on the in-memory
+// backend, in virtual time.
+func TestWorkloadTierInCluster(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := memback.New()
+		defer b.Close()
+		vip := fairsched.Priority(5)
+		s, err := fairsched.New(fairsched.WithPriorityMode(fairsched.PriorityOrderOnly), fairsched.WithPolicy(fairsched.Policy{
+			Types:     map[fairsched.JobType]fairsched.JobTypeConfig{"task": {DefaultCost: time.Second, Priority: 3}},
+			Workloads: []fairsched.Workload{{Name: "vip", MatchLabels: map[string]string{"class": "vip"}, Priority: &vip}},
+		}), fairsched.WithCluster(b, fairsched.ClusterConfig{Domain: "wl", Instance: "one", Slots: 2,
+			LeaseTTL: 2 * time.Second, Heartbeat: 200 * time.Millisecond, LostAfter: time.Second,
+			Poll: 20 * time.Millisecond, ReportEvery: 5 * time.Millisecond}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close(context.Background())
+		started, release := make(chan string, 2), make(chan struct{})
+		if err := s.RegisterHandler("task", func(ctx context.Context, j fairsched.Job) error {
+			started <- j.ID
+			<-release
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if err := s.Enqueue(ctx, "task", "v1", nil, fairsched.WithLabels(map[string]string{"class": "vip"})); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Enqueue(ctx, "task", "n1", nil); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		<-started
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		if diff := gocmp.Diff(map[fairsched.Priority]int{3: 1, 5: 1}, snap.RunningByTier); diff != "" {
+			t.Errorf("running by tier (-want +got):\n%s", diff)
 		}
 	})
 }
