@@ -579,8 +579,13 @@ func New(opts ...Option) (*Scheduler, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &Scheduler{eng: &clusterEngine{node: node, clock: o.clock, limits: o.limits}, maxPayload: o.maxPayload}
-		return s.withPolicyTypes(o.policy)
+		eng := &clusterEngine{node: node, clock: o.clock, limits: o.limits}
+		s := &Scheduler{eng: eng, maxPayload: o.maxPayload}
+		if _, err := s.withPolicyTypes(o.policy); err != nil {
+			return nil, err
+		}
+		eng.learnAtJoin(o.logger)
+		return s, nil
 	}
 	c := o.newCore()
 	var state core.State

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"go.uber.org/zap"
+
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
@@ -27,6 +31,9 @@ type clusterEngine struct {
 	clock  clock.Clock
 	limits policy.Limits
 	closed atomic.Bool // the node is closed: calls are refused as by a closed scheduler
+	// learnt is when a call naming a type unknown here last read the
+	// domain's policy for it (learnPolicyTypes), in Unix nanoseconds.
+	learnt atomic.Int64
 }
 
 var _ engine = (*clusterEngine)(nil)
@@ -38,7 +45,11 @@ func (e *clusterEngine) record(j *messages.Job) *core.JobRecord {
 }
 
 func (e *clusterEngine) check(t JobType, id string, hasFn bool) error {
-	if err := e.node.Registry().CheckJob(t, id, hasFn); err != nil {
+	err := e.node.Registry().CheckJob(t, id, hasFn)
+	if errors.Is(err, ErrUnknownJobType) && e.learnOnMiss() {
+		err = e.node.Registry().CheckJob(t, id, hasFn)
+	}
+	if err != nil {
 		return err
 	}
 	if e.closed.Load() {
@@ -58,7 +69,11 @@ func (e *clusterEngine) registerType(t JobType, cfg JobTypeConfig) error {
 }
 
 func (e *clusterEngine) registerHandler(t JobType, h Handler) error {
-	if err := e.node.Registry().CheckHandler(t); err != nil {
+	err := e.node.Registry().CheckHandler(t)
+	if errors.Is(err, ErrUnknownJobType) && e.learnOnMiss() {
+		err = e.node.Registry().CheckHandler(t)
+	}
+	if err != nil {
 		return err
 	}
 	if e.closed.Load() {
@@ -201,4 +216,58 @@ func (e *clusterEngine) close(ctx context.Context) error {
 	}
 	e.closed.Store(true)
 	return nil
+}
+
+// learnEvery bounds how often calls naming types unknown here read the
+// domain's policy: type names are the callers', so a stream of unknown
+// ones costs at most one read a learnEvery.
+const learnEvery = time.Second
+
+// learnOnMiss reads the domain's policy for types a policy applied
+// through another instance added, unless a call did within learnEvery,
+// and reports whether it registered any.
+func (e *clusterEngine) learnOnMiss() bool {
+	now, last := e.clock.Now().UnixNano(), e.learnt.Load()
+	if last != 0 && now-last < int64(learnEvery) || !e.learnt.CompareAndSwap(last, now) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), learnEvery)
+	defer cancel()
+	n, err := e.learnPolicyTypes(ctx)
+	return err == nil && n > 0
+}
+
+// learnPolicyTypes registers here the types of the domain's stored policy
+// that this instance lacks, each checked as RegisterType checks it, and
+// returns how many it registered. A type another call registers meanwhile
+// is no error.
+func (e *clusterEngine) learnPolicyTypes(ctx context.Context) (int, error) {
+	types, err := e.node.PolicyTypes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, t := range slices.Sorted(maps.Keys(types)) {
+		if _, ok := e.node.Registry().Type(t); ok {
+			continue
+		}
+		switch err := e.registerType(t, types[t]); {
+		case err == nil:
+			n++
+		case !errors.Is(err, ErrDuplicateType):
+			return n, fmt.Errorf("the domain's policy: %w", err)
+		}
+	}
+	return n, nil
+}
+
+// learnAtJoin registers the types of the domain's stored policy as the
+// instance joins; one it cannot read now is learnt at its first use
+// (learnOnMiss).
+func (e *clusterEngine) learnAtJoin(log *zap.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), learnEvery)
+	defer cancel()
+	if _, err := e.learnPolicyTypes(ctx); err != nil && log != nil {
+		log.Warn("learning the types of the domain's policy failed", zap.Error(err))
+	}
 }

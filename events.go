@@ -97,9 +97,10 @@ type JobJoined = messages.JobJoined
 //
 //	FairnessKey string
 //
-//	// BasePriority is the job type's priority: the tier whose cap the job
-//	// counts against. EffectivePriority is the priority it was dispatched
-//	// at; the two are equal unless the job aged or inherited a priority.
+//	// BasePriority is the job's tier, whose cap the job counts against:
+//	// its type's priority, or the one a workload rule gave it.
+//	// EffectivePriority is the priority it was dispatched at; the two are
+//	// equal unless the job aged or inherited a priority.
 //	BasePriority policy.Priority
 //
 //	EffectivePriority policy.Priority

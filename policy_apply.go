@@ -63,9 +63,12 @@ type Policy = policy.Policy
 //
 //	MatchExpressions []LabelRequirement
 //
-//	// Priority, when set, is the priority the job competes at: a floor on
-//	// its effective priority, as an inherited one. The tier whose cap and
-//	// share it counts against stays its type's.
+//	// Priority, when set, is the job's tier: the priority it competes at
+//	// (higher or lower than its type's) and whose cap, share, preemption
+//	// and starvation window apply to it, as if its type had that
+//	// priority. Its type's own cap, conflicts and other settings still
+//	// apply. An inherited priority given at the call (InheritPriority)
+//	// overrides it.
 //	Priority *Priority
 //
 //	// Tokens is the job's stated cost (as WithTokens); 0 sets none.
@@ -188,7 +191,9 @@ func WithPolicy(p Policy) Option {
 // package metrics. A Submit racing the first policy that sets a pending
 // bound (WithMaxPending, MaxPending of tenants) may return nil and be
 // refused after: the refusal is logged and reported (JobRefused). In cluster mode the call goes to the leader, which
-// applies it and stores it for every later leader.
+// applies it and stores it for every later leader; its types reach every
+// instance of the domain (one that joins later registers them as it
+// joins, one already running at the first call naming one of them).
 func (s *Scheduler) ApplyPolicy(ctx context.Context, p Policy) error {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "ApplyPolicy"); err != nil {
 		return err

@@ -77,7 +77,8 @@ type Backend interface {
 	// Commands, runs them and writes each Answer (fenced) with the
 	// settings it changed; Settings are what a new leader applies first.
 	// RevokeJob (fenced) asks the executor of one running job to stop
-	// it (Grant.Cancelled); the grant stays until it reports the end.
+	// it (Grant.Cancelled), for why (Grant.Preempted when a higher tier
+	// preempts it); the grant stays until it reports the end.
 	Command(ctx context.Context, domain string, c Command) (int64, error)
 	Reply(ctx context.Context, id int64) ([]byte, bool, error)
 	Commands(ctx context.Context, domain string) ([]Command, error)
@@ -86,7 +87,7 @@ type Backend interface {
 	// DefineTypes writes settings (the domain's type configurations), by
 	// any instance, unfenced: each replaces the value of its name.
 	DefineTypes(ctx context.Context, domain string, settings map[string][]byte) error
-	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error
+	RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64, why RevokeCause) error
 	// ClaimSlot claims a periodic schedule's occurrence slot for the
 	// caller: true for exactly one caller per (name, slot), and only for a
 	// slot after the last claimed.
@@ -159,6 +160,10 @@ type Grant struct {
 	// stops it — or never starts it — and reports the end; the grant
 	// holds its place under the caps until then.
 	Cancelled bool
+	// Preempted: the attempt was cancelled because a higher tier preempts
+	// it (RevokePreempt); its handler's context ends with cause
+	// ErrPreempted rather than ErrCancelled.
+	Preempted bool
 	// Handed: the leader hands the grant to its executor in process (the
 	// job runs on the leader's own instance), so the backend need not
 	// wake the executors for it.
@@ -229,4 +234,15 @@ const (
 	// OwnerReads: the leader's writes of job records, where an instance
 	// reads how its RunSync and Submit jobs ended.
 	OwnerReads
+)
+
+// RevokeCause is why the leader takes a running job's grant back
+// (RevokeJob): its executor cancels the attempt's context with the
+// matching cause.
+type RevokeCause uint8
+
+// The causes of a revoke.
+const (
+	RevokeCancel  RevokeCause = iota // Cancel: cause ErrCancelled
+	RevokePreempt                    // a higher tier preempts it: cause ErrPreempted
 )

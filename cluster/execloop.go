@@ -345,7 +345,7 @@ func (e *execLoop) grantsRead(grants []Grant, full bool) {
 		granted[g.Seq] = true
 		if a := e.running[g.Seq]; a != nil && a.attempt == g.Attempt {
 			if g.Cancelled {
-				a.cancel(actor.ErrCancelled)
+				a.cancel(revokedCause(g))
 			}
 			continue
 		}
@@ -362,7 +362,7 @@ func (e *execLoop) grantsRead(grants []Grant, full bool) {
 		if g.Cancelled { // cancelled before it started here: it never will
 			delete(e.early, g.Seq)
 			e.ends = append(e.ends, End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndPermanent,
-				Error: actor.ErrCancelled.Error()})
+				Error: revokedCause(g).Error()})
 			continue
 		}
 		e.start(g, nil)
@@ -480,4 +480,13 @@ func (e *execLoop) closed() bool {
 	}
 	e.closing.reply <- nil
 	return true
+}
+
+// revokedCause is the cause a cancelled grant's attempt ends with: the
+// preemption when a higher tier took its slot, else the Cancel.
+func revokedCause(g Grant) error {
+	if g.Preempted {
+		return policy.ErrPreempted
+	}
+	return actor.ErrCancelled
 }

@@ -229,11 +229,11 @@ func (f *faulty) Settings(ctx context.Context, domain string) (map[string][]byte
 	return f.b.Settings(ctx, domain)
 }
 
-func (f *faulty) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error {
+func (f *faulty) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64, why cluster.RevokeCause) error {
 	if f.cut.Load() {
 		return errCut
 	}
-	return f.b.RevokeJob(ctx, domain, epoch, seq)
+	return f.b.RevokeJob(ctx, domain, epoch, seq, why)
 }
 
 func (f *faulty) ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error) {

@@ -270,11 +270,21 @@ func (g *grantLoop) revoke(at *messages.RemoteAttempt) {
 		return // answered already: never granted (gone), or its end read
 	}
 	w.revoked = true
+	why := revokeCause(at)
 	g.timed(func(ctx context.Context) {
-		if err := g.l.n.b.RevokeJob(ctx, g.cfg.Domain, g.l.epoch, seq); err != nil && !g.fenced(err) {
+		if err := g.l.n.b.RevokeJob(ctx, g.cfg.Domain, g.l.epoch, seq, why); err != nil && !g.fenced(err) {
 			g.l.n.log.Warn("taking a cancelled job's grant back failed", zap.Error(err))
 		}
 	})
+}
+
+// revokeCause is why the scheduler took attempt at back: the cause its
+// context was cancelled with, which its executor gives the handler's.
+func revokeCause(at *messages.RemoteAttempt) RevokeCause {
+	if errors.Is(context.Cause(at.Ctx), policy.ErrPreempted) {
+		return RevokePreempt
+	}
+	return RevokeCancel
 }
 
 // info is what the leader knows of the instances and the jobs running.

@@ -45,8 +45,8 @@ type hcLink struct {
 	revoked   atomic.Int32 // RevokeJob written
 }
 
-func (l *hcLink) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error {
-	err := l.Backend.RevokeJob(ctx, domain, epoch, seq)
+func (l *hcLink) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64, why cluster.RevokeCause) error {
+	err := l.Backend.RevokeJob(ctx, domain, epoch, seq, why)
 	if err == nil {
 		l.revoked.Add(1)
 	}

@@ -5,29 +5,31 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster/memback"
 	"github.com/fairsched/fairsched/internal/pgtest"
 )
 
-// TestPreemptionInCluster: cluster-wide cap 1, a durable batch job (tier
-// 1, preemptible, no retries) runs on an instance when an urgent job
-// (tier 3, which preempts) is enqueued. The leader's scheduler preempts
-// the batch job: its grant is revoked through the cancel path, its
-// handler stops on its instance, the urgent job runs, and the batch job
-// runs again and succeeds — though it may make no second attempt: the
-// preempted one was no failure. (Its attempt number moves on: in cluster
-// mode a number names a grant, and the instance saw that one end.)
-func TestPreemptionInCluster(t *testing.T) {
-	url := pgtest.URL(t)
-	ctx := context.Background()
-	opts := []fairsched.Option{fairsched.WithMaxConcurrency(1), fairsched.WithPriorityMode(fairsched.PriorityOrderOnly),
+// preemptOpts are the options of both instances of the preemption tests:
+// a cluster-wide cap of 1, tier 3 preempts.
+func preemptOpts() []fairsched.Option {
+	return []fairsched.Option{fairsched.WithMaxConcurrency(1), fairsched.WithPriorityMode(fairsched.PriorityOrderOnly),
 		fairsched.WithTier(3, fairsched.TierConfig{Preempt: &fairsched.PreemptBudget{Max: 2, Window: time.Minute}})}
-	lead := joinLeader(t, url, fast("d", "lead", 2), opts...)
-	work := join(t, url, fast("d", "work", 2), opts...)
+}
+
+// preemptRuns plays the preemption scenario on two instances of one
+// domain, whose handlers run on work: a durable batch job (tier 1,
+// preemptible, no retries) runs when an urgent job (tier 3) is enqueued.
+// It returns the runs in order, the cause the preempted handler saw
+// included, once the batch job's second attempt has started.
+func preemptRuns(t *testing.T, schedulers []*fairsched.Scheduler) []string {
+	t.Helper()
+	work := schedulers[1]
 	var mu sync.Mutex
 	var order []string
 	log := func(s string) {
@@ -36,18 +38,18 @@ func TestPreemptionInCluster(t *testing.T) {
 		mu.Unlock()
 	}
 	started := make(chan string, 4)
-	for _, m := range []*member{lead, work} {
+	for _, s := range schedulers {
 		for typ, cfg := range map[fairsched.JobType]fairsched.JobTypeConfig{
 			"batch":  {Priority: 1, DefaultCost: time.Millisecond, Preemptible: true, Retry: fairsched.RetryPolicy{MaxAttempts: 1}},
 			"urgent": {Priority: 3, DefaultCost: time.Millisecond},
 		} {
-			if err := m.s.RegisterType(typ, cfg); err != nil {
+			if err := s.RegisterType(typ, cfg); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	first := true
-	if err := work.s.RegisterHandler("batch", func(ctx context.Context, j fairsched.Job) error {
+	if err := work.RegisterHandler("batch", func(ctx context.Context, j fairsched.Job) error {
 		log(fmt.Sprintf("start %s attempt %d", j.ID, j.Attempt))
 		started <- j.ID
 		mu.Lock()
@@ -56,35 +58,77 @@ func TestPreemptionInCluster(t *testing.T) {
 		mu.Unlock()
 		if wait {
 			<-ctx.Done()
-			log("stopped " + j.ID)
+			log(fmt.Sprintf("stopped %s: %v", j.ID, context.Cause(ctx)))
 			return context.Cause(ctx)
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := work.s.RegisterHandler("urgent", func(ctx context.Context, j fairsched.Job) error {
+	if err := work.RegisterHandler("urgent", func(ctx context.Context, j fairsched.Job) error {
 		log(fmt.Sprintf("start %s attempt %d", j.ID, j.Attempt))
 		started <- j.ID
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := work.s.Enqueue(ctx, "batch", "b1", nil); err != nil {
+	ctx := context.Background()
+	if err := work.Enqueue(ctx, "batch", "b1", nil); err != nil {
 		t.Fatal(err)
 	}
 	<-started
-	if err := work.s.Enqueue(ctx, "urgent", "u1", nil); err != nil {
+	if err := work.Enqueue(ctx, "urgent", "u1", nil); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
 		<-started
 	}
-	waitFor(t, func() bool { n, _ := lead.st.CountJobs(ctx); return n == 0 })
 	mu.Lock()
 	defer mu.Unlock()
-	want := []string{"start b1 attempt 1", "stopped b1", "start u1 attempt 1", "start b1 attempt 2"}
-	if diff := cmp.Diff(want, order); diff != "" {
+	return order
+}
+
+// preemptWant: the batch job's handler sees ErrPreempted as its context's
+// cause (as in one process), the urgent job runs, and the batch job runs
+// again — though it may make no second attempt: the preempted one was no
+// failure. (Its attempt number moves on: in cluster mode a number names a
+// grant, and the instance saw that one end.)
+var preemptWant = []string{"start b1 attempt 1", "stopped b1: " + fairsched.ErrPreempted.Error(), "start u1 attempt 1", "start b1 attempt 2"}
+
+// TestPreemptionInCluster: the leader's scheduler preempts the batch job
+// running on another instance: its grant is revoked as preempted, its
+// handler stops there with cause ErrPreempted, the urgent job runs, and
+// the batch job runs again and succeeds. On PostgreSQL.
+func TestPreemptionInCluster(t *testing.T) {
+	url := pgtest.URL(t)
+	lead := joinLeader(t, url, fast("d", "lead", 2), preemptOpts()...)
+	work := join(t, url, fast("d", "work", 2), preemptOpts()...)
+	got := preemptRuns(t, []*fairsched.Scheduler{lead.s, work.s})
+	waitFor(t, func() bool { n, _ := lead.st.CountJobs(context.Background()); return n == 0 })
+	if diff := cmp.Diff(preemptWant, got); diff != "" {
 		t.Errorf("runs (-want +got):\n%s", diff)
 	}
+}
+
+// TestPreemptionInClusterMem is TestPreemptionInCluster on the in-memory
+// backend, in virtual time.
+func TestPreemptionInClusterMem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := memback.New()
+		defer b.Close()
+		var ss []*fairsched.Scheduler
+		for _, name := range []string{"lead", "work"} {
+			s, err := fairsched.New(append(preemptOpts(), fairsched.WithCluster(b, fast("d", name, 2)))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close(context.Background())
+			ss = append(ss, s)
+			synctest.Wait() // the first instance takes the lease before the second starts
+		}
+		got := preemptRuns(t, ss)
+		if diff := cmp.Diff(preemptWant, got); diff != "" {
+			t.Errorf("runs (-want +got):\n%s", diff)
+		}
+	})
 }

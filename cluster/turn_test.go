@@ -31,7 +31,7 @@ type turnBackend struct {
 	revoked []uint64 // RevokeJob's jobs
 }
 
-func (b *turnBackend) RevokeJob(_ context.Context, _ string, _ int64, seq uint64) error {
+func (b *turnBackend) RevokeJob(_ context.Context, _ string, _ int64, seq uint64, _ RevokeCause) error {
 	b.revoked = append(b.revoked, seq)
 	return nil
 }

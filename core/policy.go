@@ -31,12 +31,23 @@ func (j *Job) Labels() policy.Labels { return j.rare().labels }
 
 // SetWorkloads installs the workload rules, before the core's first
 // Submit (New's policy); a running core changes them with ApplyPolicy.
-func (c *Core) SetWorkloads(ws *policy.Workloads) { c.pol.workloads = ws }
+func (c *Core) SetWorkloads(ws *policy.Workloads) { c.installWorkloads(ws) }
+
+// installWorkloads makes ws the workload rules. Rules that set a priority
+// put jobs in tiers other than their types': the queue then asks each job
+// its tier (it never stops asking: jobs may wait in such tiers still).
+func (c *Core) installWorkloads(ws *policy.Workloads) {
+	c.pol.workloads = ws
+	if ws.SetsPriority() {
+		c.queue.TierOf(func(qj *queue.Job) policy.Priority { return jobOf(qj).Priority() })
+	}
+}
 
 // applyWorkload gives j what the first workload rule its labels match
 // sets, where j set nothing itself: its fairness key (from the rule's
-// label, for a job without one), tokens, queue timeout and priority
-// floor. O(rules).
+// label, for a job without one), tokens, queue timeout and its tier — the
+// priority it competes at and whose cap and share it counts against —
+// unless an inherited priority (a floor) was given at the call. O(rules).
 func (c *Core) applyWorkload(j *Job) {
 	if c.pol.workloads == nil {
 		return
@@ -56,7 +67,22 @@ func (c *Core) applyWorkload(j *Job) {
 		j.SetTTL(eff.QueueTimeout)
 	}
 	if eff.HasPriority && !j.Floored {
-		j.Floor, j.Floored = eff.Priority, true
+		j.slot = c.usage.AtTier(j.slot, eff.Priority)
+		c.declareTier(eff.Priority)
+	}
+}
+
+// declareTier makes tier p known to the queue the first time a job is put
+// in it, blocked as its cap and share say.
+func (c *Core) declareTier(p policy.Priority) {
+	if c.queue.HasTier(p) {
+		return
+	}
+	c.queue.AddTier(p)
+	if c.usage.Shares() {
+		c.syncTiers()
+	} else if c.usage.TierFull(p) {
+		c.queue.BlockTier(p, true)
 	}
 }
 
@@ -103,7 +129,8 @@ func (c *Core) ApplyPolicy(now time.Time, p policy.Policy) error {
 			}
 		}
 	}
-	c.pol.workloads, c.pol.version = ws, p.Version
+	c.installWorkloads(ws)
+	c.pol.version = p.Version
 	c.pol.applied++
 	return nil
 }

@@ -645,9 +645,10 @@ type JobAdmitted struct {
 	Type        policy.JobType `json:"type"`
 	ID          string         `json:"id"`
 	FairnessKey string         `json:"fairness_key"`
-	// BasePriority is the job type's priority: the tier whose cap the job
-	// counts against. EffectivePriority is the priority it was dispatched
-	// at; the two are equal unless the job aged or inherited a priority.
+	// BasePriority is the job's tier, whose cap the job counts against:
+	// its type's priority, or the one a workload rule gave it.
+	// EffectivePriority is the priority it was dispatched at; the two are
+	// equal unless the job aged or inherited a priority.
 	BasePriority      policy.Priority `json:"base_priority"`
 	EffectivePriority policy.Priority `json:"effective_priority"`
 	// Group is the job's group; "" when it has none.

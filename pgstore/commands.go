@@ -111,12 +111,16 @@ func (s clusterBackend) Settings(ctx context.Context, domain string) (map[string
 // RevokeJob asks, under epoch's lease, the executor of running job seq to
 // stop it (a Cancel): the grant stays until the executor reports the end,
 // so the job counts against the caps until it has stopped.
-func (s clusterBackend) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error {
+//
+// A row keeps the cause of its first revoke (preempt_requested is read
+// only beside cancel_requested, so no other write needs to clear it).
+func (s clusterBackend) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64, why cluster.RevokeCause) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := fence(ctx, tx, domain, epoch); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE fairsched_jobs SET cancel_requested = true, grant_xid = pg_current_xact_id() WHERE seq = $1 AND running`, int64(seq))
+		_, err := tx.Exec(ctx, `UPDATE fairsched_jobs SET preempt_requested = CASE WHEN cancel_requested THEN preempt_requested ELSE $2 END,
+			cancel_requested = true, grant_xid = pg_current_xact_id() WHERE seq = $1 AND running`, int64(seq), why == cluster.RevokePreempt)
 		if err == nil {
 			_, err = tx.Exec(ctx, `SELECT pg_notify('`+grantsChannel+`', '')`)
 		}

@@ -209,8 +209,8 @@ const (
 // Granted returns the jobs running on instance and the attempt each was
 // granted for: what an executor runs.
 func (s clusterBackend) Granted(ctx context.Context, instance string) ([]cluster.Grant, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, attempt, coalesce(conflict_key, ''), record, coalesce(worker, ''), slot, cancel_requested
-		FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq`, instance)
+	rows, err := s.pool.Query(ctx, `SELECT seq, attempt, coalesce(conflict_key, ''), record, coalesce(worker, ''), slot, cancel_requested,
+		cancel_requested AND preempt_requested FROM fairsched_jobs WHERE running AND instance = $1 ORDER BY seq`, instance)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
 	}
@@ -220,7 +220,7 @@ func (s clusterBackend) Granted(ctx context.Context, instance string) ([]cluster
 		g := cluster.Grant{Instance: instance}
 		var seq int64
 		var data []byte
-		if err := rows.Scan(&seq, &g.Attempt, &g.ConflictKey, &data, &g.Worker, &g.Slot, &g.Cancelled); err != nil {
+		if err := rows.Scan(&seq, &g.Attempt, &g.ConflictKey, &data, &g.Worker, &g.Slot, &g.Cancelled, &g.Preempted); err != nil {
 			return nil, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
 		}
 		g.Seq = uint64(seq)

@@ -81,7 +81,7 @@ func TestGrantsAreFencedAndGuarded(t *testing.T) {
 		"granted 2",
 		"double admission",
 		"granted 0",
-		"i1 runs [{Seq:1 Instance:i1 Attempt:1 ConflictKey:repo/linux Worker: Slot:0 Record:<nil> Cancelled:false Handed:false}]",
+		"i1 runs [{Seq:1 Instance:i1 Attempt:1 ConflictKey:repo/linux Worker: Slot:0 Record:<nil> Cancelled:false Preempted:false Handed:false}]",
 		"revoked [1]",
 		"report i1 attempt 1 matched 0",
 		"granted 1",

@@ -26,7 +26,8 @@ import (
 func (s clusterBackend) GrantsSince(ctx context.Context, instance string, c cluster.ReadCursor) ([]cluster.Grant, cluster.ReadCursor, error) {
 	rows, err := s.pool.Query(ctx, `
 		WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS x)
-		SELECT s.x, j.seq, coalesce(j.grant_xid::text, ''), j.attempt, coalesce(j.conflict_key, ''), j.record, coalesce(j.worker, ''), j.slot, j.cancel_requested
+		SELECT s.x, j.seq, coalesce(j.grant_xid::text, ''), j.attempt, coalesce(j.conflict_key, ''), j.record, coalesce(j.worker, ''), j.slot, j.cancel_requested,
+			j.cancel_requested AND j.preempt_requested
 		FROM s LEFT JOIN fairsched_jobs j ON j.running AND j.instance = $1 AND j.grant_xid >= $2::text::xid8
 		ORDER BY j.seq`, instance, strconv.FormatUint(c.Pos, 10))
 	if err != nil {
@@ -39,12 +40,12 @@ func (s clusterBackend) GrantsSince(ctx context.Context, instance string, c clus
 		var attempt, slot *int32
 		var key, worker string
 		var data []byte
-		var cancelled *bool
-		if err := rows.Scan(&xmin, &seq, &xid, &attempt, &key, &data, &worker, &slot, &cancelled); err != nil {
+		var cancelled, preempted *bool
+		if err := rows.Scan(&xmin, &seq, &xid, &attempt, &key, &data, &worker, &slot, &cancelled, &preempted); err != nil {
 			return "", nil, "", nil, err
 		}
 		keep := func() error {
-			g := cluster.Grant{Instance: instance, Seq: uint64(*seq), Attempt: int(*attempt), ConflictKey: key, Worker: worker, Slot: int(*slot), Cancelled: *cancelled}
+			g := cluster.Grant{Instance: instance, Seq: uint64(*seq), Attempt: int(*attempt), ConflictKey: key, Worker: worker, Slot: int(*slot), Cancelled: *cancelled, Preempted: *preempted}
 			g.Record = new(fairsched.JobRecord)
 			if err := json.Unmarshal(data, g.Record); err != nil || !g.Record.Valid() {
 				return fmt.Errorf("job record %d does not decode", *seq)

@@ -46,12 +46,19 @@ type tierShare struct {
 // Slot is one job type's place in the counters. It is resolved once, when
 // the type is registered, so that admitting and finishing a job look up no
 // map but the conflict table.
+//
+// A workload rule may put a job of the type in another tier (AtTier): its
+// slot there shares the type's count and differs in Config.Priority and
+// the tier it counts against.
 type Slot struct {
 	Type    JobType
 	Config  JobTypeConfig
-	running int  // jobs of this type
+	running *int // jobs of this type, in every tier
 	tier    *int // jobs of this type's tier
 	tierCap int  // the tier's cap: its priority, its burst share or MaxRunning, or none
+	// atTier are the type's slots in other tiers (AtTier), on its own
+	// slot only.
+	atTier map[Priority]*Slot
 }
 
 // ConflictKey identifies the resource a conflict group protects: one job id
@@ -101,15 +108,53 @@ func (u *Usage) Slot(t JobType, c JobTypeConfig) *Slot {
 	if s := u.slots[t]; s != nil {
 		return s
 	}
-	tier := u.tiers[c.Priority]
-	if tier == nil {
-		tier = new(int)
-		u.tiers[c.Priority] = tier
-		u.tierList = append(u.tierList, tierEntry{c.Priority, tier, u.shares[c.Priority]})
-	}
-	s := &Slot{Type: t, Config: c, tier: tier, tierCap: u.tierCap(c.Priority)}
+	s := &Slot{Type: t, Config: c, running: new(int), tier: u.tierCount(c.Priority), tierCap: u.tierCap(c.Priority)}
 	u.slots[t] = s
 	return s
+}
+
+// AtTier returns the slot of s's type whose jobs count against tier p and
+// compete at priority p (a workload rule's priority): s's own when p is
+// its type's, else one made the first time, which shares the type's
+// running count, cap and conflicts.
+func (u *Usage) AtTier(s *Slot, p Priority) *Slot {
+	base := u.slots[s.Type]
+	if base == nil || p == base.Config.Priority {
+		return base
+	}
+	if v := base.atTier[p]; v != nil {
+		return v
+	}
+	c := base.Config
+	c.Priority = p
+	v := &Slot{Type: base.Type, Config: c, running: base.running, tier: u.tierCount(p), tierCap: u.tierCap(p)}
+	if base.atTier == nil {
+		base.atTier = map[Priority]*Slot{}
+	}
+	base.atTier[p] = v
+	return v
+}
+
+// tierCount is tier p's running count, listed the first time.
+func (u *Usage) tierCount(p Priority) *int {
+	tier := u.tiers[p]
+	if tier == nil {
+		tier = new(int)
+		u.tiers[p] = tier
+		u.tierList = append(u.tierList, tierEntry{p, tier, u.shares[p]})
+	}
+	return tier
+}
+
+// recap sets every slot's tier cap again (the global cap or the tiers
+// changed).
+func (u *Usage) recap() {
+	for _, s := range u.slots {
+		s.tierCap = u.tierCap(s.Config.Priority)
+		for _, v := range s.atTier {
+			v.tierCap = u.tierCap(v.Config.Priority)
+		}
+	}
 }
 
 // SetMax changes the global cap (adaptive limit); tier shares follow it.
@@ -119,9 +164,7 @@ func (u *Usage) SetMax(n int) {
 		r, b := t.Slots(n)
 		u.shares[p].reserved, u.shares[p].burst = r, b
 	}
-	for _, s := range u.slots {
-		s.tierCap = u.tierCap(s.Config.Priority)
-	}
+	u.recap()
 }
 
 // GlobalFull reports whether the global cap is reached.
@@ -233,7 +276,7 @@ func (u *Usage) SyncTiers(block func(p Priority, blocked bool)) {
 
 // TypeFull reports whether the slot's type runs its MaxConcurrency.
 func (s *Slot) TypeFull() bool {
-	return s.Config.MaxConcurrency > 0 && s.running >= s.Config.MaxConcurrency
+	return s.Config.MaxConcurrency > 0 && *s.running >= s.Config.MaxConcurrency
 }
 
 func (s *Slot) tierFull() bool { return *s.tier >= s.tierCap }
@@ -288,7 +331,7 @@ type Transition struct {
 func (u *Usage) Start(s *Slot, id string) Transition {
 	u.running++
 	*s.tier++
-	s.running++
+	*s.running++
 	if k, ok := s.Config.Conflicts(id); ok {
 		u.conflicts[k]++
 		if s.Config.ConflictMode == ConflictExclusive {
@@ -304,7 +347,7 @@ func (u *Usage) Finish(s *Slot, id string) Transition {
 	wasTierFull, wasTypeFull := s.tierFull(), s.TypeFull()
 	u.running--
 	*s.tier--
-	s.running--
+	*s.running--
 	tr.TierFreed = wasTierFull && !s.tierFull()
 	tr.TypeFreed = wasTypeFull && !s.TypeFull()
 	if k, ok := s.Config.Conflicts(id); ok {
@@ -344,8 +387,8 @@ func (u *Usage) ByTier() map[Priority]int {
 func (u *Usage) ByType() map[JobType]int {
 	out := make(map[JobType]int, len(u.slots))
 	for t, s := range u.slots {
-		if s.running > 0 {
-			out[t] = s.running
+		if *s.running > 0 {
+			out[t] = *s.running
 		}
 	}
 	return out

@@ -382,8 +382,8 @@
 // rule must hold; In needs the label with one of the values, NotIn holds
 // without the label or with none of them, Exists and DoesNotExist test
 // the key alone. The first rule that holds applies; it fills what the job
-// did not set itself (tokens, queue timeout, fairness key from a label, a
-// priority floor). CompileWorkloads sorts each value set once, so matching
+// did not set itself (tokens, queue timeout, fairness key from a label,
+// its tier: Usage.AtTier gives the job a slot of its type in that tier). CompileWorkloads sorts each value set once, so matching
 // is one pass over the rules at most — per requirement a map lookup and,
 // for a set, a binary search — with no allocation.
 package policy

@@ -28,9 +28,7 @@ func (u *Usage) ReplaceTiers(tiers map[Priority]TierConfig) {
 	for _, p := range slices.Sorted(maps.Keys(u.tiers)) { // one order every run
 		u.tierList = append(u.tierList, tierEntry{p, u.tiers[p], u.shares[p]})
 	}
-	for _, s := range u.slots {
-		s.tierCap = u.tierCap(s.Config.Priority)
-	}
+	u.recap()
 }
 
 // Tiers lists every tier the tracker knows, in priority order.

@@ -95,6 +95,14 @@ func (p Policy) Validate(base Limits) error {
 			return fmt.Errorf("type %q: %w", CleanTextN(string(t), 64), err)
 		}
 	}
+	for i, w := range p.Workloads {
+		if w.Priority == nil {
+			continue
+		}
+		if err := l.validatePriority(*w.Priority); err != nil { // a tier as a type's priority is one
+			return fmt.Errorf("Workloads[%d %q].Priority: %w", i, CleanTextN(w.Name, 64), err)
+		}
+	}
 	_, err := CompileWorkloads(p.Workloads)
 	return err
 }

@@ -44,9 +44,12 @@ type Workload struct {
 	Name             string
 	MatchLabels      map[string]string
 	MatchExpressions []LabelRequirement
-	// Priority, when set, is the priority the job competes at: a floor on
-	// its effective priority, as an inherited one. The tier whose cap and
-	// share it counts against stays its type's.
+	// Priority, when set, is the job's tier: the priority it competes at
+	// (higher or lower than its type's) and whose cap, share, preemption
+	// and starvation window apply to it, as if its type had that
+	// priority. Its type's own cap, conflicts and other settings still
+	// apply. An inherited priority given at the call (InheritPriority)
+	// overrides it.
 	Priority *Priority
 	// Tokens is the job's stated cost (as WithTokens); 0 sets none.
 	Tokens time.Duration
@@ -200,6 +203,20 @@ func effectOf(field string, w Workload) (WorkloadEffect, error) {
 		return eff, InvalidConfig(field, "a rule that sets nothing", "set a priority, tokens, a queue timeout or a fairness label key")
 	}
 	return eff, nil
+}
+
+// SetsPriority reports whether a rule sets a priority (puts jobs in a
+// tier other than their type's).
+func (w *Workloads) SetsPriority() bool {
+	if w == nil {
+		return false
+	}
+	for i := range w.rules {
+		if w.rules[i].set.HasPriority {
+			return true
+		}
+	}
+	return false
 }
 
 // Len is the number of rules.

@@ -148,6 +148,12 @@ func secOf(n int64) int64 {
 func (j *Job) before(o *Job) bool { return j.Seq < o.Seq }
 func (j *Job) setIndex(i int)     { j.idx = int32(i) }
 
+// GroupCount returns the number of group records the queue holds.
+func (q *Queue) GroupCount() int { return len(q.groups) }
+
+// Parked reports whether the job waits on a conflict key.
+func (j *Job) Parked() bool { return j.where == placeParked }
+
 // Queued reports whether the job is in the queue at all.
 func (j *Job) Queued() bool { return j.where != placeNone }
 
@@ -367,7 +373,8 @@ type Queue struct {
 	woken  bool
 	promos ixheap[*promotion] // lanes by the time their head next ages
 	onAged func(*Job, policy.Priority)
-	levels []*level // by priority, highest first
+	tierOf func(*Job) policy.Priority // nil: every job in its type's tier
+	levels []*level                   // by priority, highest first
 	byPrio map[policy.Priority]*level
 	types  map[policy.JobType]*typeQueue
 	keys   map[string]*keyRec
@@ -408,6 +415,18 @@ func New() *Queue {
 
 // AddType declares job type t at priority p. Jobs of t may be pushed after.
 func (q *Queue) AddType(t policy.JobType, p policy.Priority) {
+	q.types[t] = q.newTypeQueue(t, q.levelOf(p))
+}
+
+// AddTier declares the level of priority p, if new: a tier no type has,
+// which jobs put there by TierOf wait in.
+func (q *Queue) AddTier(p policy.Priority) { q.levelOf(p) }
+
+// HasTier reports whether the level of priority p is declared.
+func (q *Queue) HasTier(p policy.Priority) bool { return q.byPrio[p] != nil }
+
+// levelOf returns the level of priority p, made the first time.
+func (q *Queue) levelOf(p policy.Priority) *level {
 	lv := q.byPrio[p]
 	if lv == nil {
 		lv = &level{p: p, bands: q.bandsOf(p)}
@@ -420,18 +439,26 @@ func (q *Queue) AddType(t policy.JobType, p policy.Priority) {
 		copy(q.levels[i+1:], q.levels[i:])
 		q.levels[i] = lv
 	}
-	q.types[t] = q.newTypeQueue(t, lv)
+	return lv
 }
+
+// TierOf sets how the queue learns a job's tier (its base priority) when
+// it may differ from its type's — a workload rule's priority, whose
+// level the caller declared (AddTier). Nil: every job is in its type's.
+func (q *Queue) TierOf(fn func(*Job) policy.Priority) { q.tierOf = fn }
 
 func (q *Queue) newTypeQueue(t policy.JobType, lv *level) *typeQueue {
 	return &typeQueue{q: q, t: t, level: lv, idx: -1, top: -1, bands: make([]ixheap[*lane], lv.bands)}
 }
 
-// variant names a variant of a type queue: a priority floor (0 for none)
-// and, with scoring, on-demand work.
+// variant names a variant of a type queue: a priority floor (0 for none),
+// with scoring on-demand work, and the tier of jobs a workload rule put in
+// another tier than their type's (tiered).
 type variant struct {
 	floor    policy.Priority
 	onDemand bool
+	tiered   bool
+	tier     policy.Priority
 }
 
 // typeOf returns the type queue of job j: its type's, or the variant of its
@@ -439,7 +466,13 @@ type variant struct {
 func (q *Queue) typeOf(j *Job) *typeQueue {
 	tq := q.types[j.Type]
 	var key variant
-	if j.Floored && j.Floor > tq.level.p {
+	lv := tq.level
+	if q.tierOf != nil {
+		if p := q.tierOf(j); p != lv.p {
+			key.tiered, key.tier, lv = true, p, q.levelOf(p)
+		}
+	}
+	if j.Floored && j.Floor > lv.p {
 		key.floor = j.Floor
 	}
 	key.onDemand = j.OnDemand && q.score != nil
@@ -448,13 +481,13 @@ func (q *Queue) typeOf(j *Job) *typeQueue {
 	}
 	v := tq.variants[key]
 	if v == nil {
-		v = q.newTypeQueue(j.Type, tq.level)
+		v = q.newTypeQueue(j.Type, lv)
 		v.blocked, v.onDemand = tq.blocked, key.onDemand
 		if key.floor > 0 {
 			v.floor, v.floored = key.floor, true
 			v.floorBand = len(v.bands) - 1
 			for b := range len(v.bands) {
-				if v.q.effective(tq.level.p, b) > key.floor {
+				if v.q.effective(lv.p, b) > key.floor {
 					v.floorBand = b - 1
 					break
 				}

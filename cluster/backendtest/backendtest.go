@@ -172,7 +172,7 @@ func deposedFenced(t *testing.T, b cluster.Backend) {
 		"Revoke":    second(b.Revoke(bg, Domain, e1, "i")),
 		"Lost":      second(b.Lost(bg, Domain, e1, -time.Hour)),
 		"Answer":    b.Answer(bg, Domain, e1, 1, []byte("r"), "", nil),
-		"RevokeJob": b.RevokeJob(bg, Domain, e1, rec.Seq),
+		"RevokeJob": b.RevokeJob(bg, Domain, e1, rec.Seq, cluster.RevokeCancel),
 		"Forget":    second(b.ForgetOrphans(bg, Domain, e1, nil, 0)),
 		"Save":      js.Save(core.State{}),
 	}
@@ -486,11 +486,20 @@ func incremental(t *testing.T, b cluster.Backend) {
 	diff(t, "grants of i", len(gs) == 1 && gs[0].Seq == r1.Seq, true)
 	gs, cur, _ = b.GrantsSince(bg, "i", cur)
 	diff(t, "read again", len(gs), 0)
-	if err := b.RevokeJob(bg, Domain, e, r1.Seq); err != nil {
+	if err := b.RevokeJob(bg, Domain, e, r1.Seq, cluster.RevokeCancel); err != nil {
 		t.Fatal(err)
 	}
 	gs, _, _ = b.GrantsSince(bg, "i", cur)
-	diff(t, "cancelled", len(gs) == 1 && gs[0].Cancelled, true)
+	diff(t, "cancelled", len(gs) == 1 && gs[0].Cancelled && !gs[0].Preempted, true)
+	// A preemption is a revoke that says so; a later Cancel keeps the
+	// first cause.
+	for _, why := range []cluster.RevokeCause{cluster.RevokePreempt, cluster.RevokeCancel} {
+		if err := b.RevokeJob(bg, Domain, e, r2.Seq, why); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gs, _ = b.Granted(bg, "j")
+	diff(t, "preempted", len(gs) == 1 && gs[0].Cancelled && gs[0].Preempted, true)
 	rows, ecur, err := b.EndsSince(bg, cluster.ReadCursor{})
 	diff(t, "no ends", []any{len(rows), err}, []any{0, nil})
 	_, _ = b.ReportEnds(bg, []cluster.End{{Seq: r2.Seq, Instance: "j", Attempt: 1}})

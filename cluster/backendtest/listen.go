@@ -140,7 +140,7 @@ func wakeNamesItsReaders(t *testing.T, b cluster.Backend) {
 		t.Fatal(err)
 	}
 	ls.after(t, "the leader's write of a record", []string{"owner o1", "owner o2"}, []string{"leader", "ends", "exec i", "exec j"})
-	if err := b.RevokeJob(bg, Domain, e, r2.Seq); err != nil {
+	if err := b.RevokeJob(bg, Domain, e, r2.Seq, cluster.RevokeCancel); err != nil {
 		t.Fatal(err)
 	}
 	ls.after(t, "revoke of j's job", []string{"exec j"}, []string{"leader", "ends", "owner o1", "owner o2"})

@@ -98,7 +98,7 @@ func revokeJobMarksTheGrant(t *testing.T, b cluster.Backend) {
 	e := lead(t, b, "a")
 	grant(t, b, e, cluster.Grant{Seq: r1.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"})
 	for _, seq := range []uint64{r1.Seq, r2.Seq, 999} {
-		if err := b.RevokeJob(bg, Domain, e, seq); err != nil {
+		if err := b.RevokeJob(bg, Domain, e, seq, cluster.RevokeCancel); err != nil {
 			t.Fatalf("revoke %d: %v", seq, err)
 		}
 	}

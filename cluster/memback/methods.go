@@ -198,7 +198,7 @@ func (b *Backend) Revoke(ctx context.Context, domain string, epoch int64, instan
 		for _, seq := range st.sortedSeqs() {
 			r := st.jobs[seq]
 			if r.running && r.instance == instance {
-				r.running, r.key, r.instance, r.cancel = false, "", "", false
+				r.running, r.key, r.instance, r.cancel, r.preempt = false, "", "", false, false
 				seqs = append(seqs, seq)
 			}
 		}
@@ -305,7 +305,7 @@ func (st *state) grant(succeeded []cluster.End, grants []cluster.Grant) (gone, t
 	}
 	for seq := range freed {
 		r := st.jobs[seq]
-		r.running, r.key, r.cancel = false, "", false
+		r.running, r.key, r.cancel, r.preempt = false, "", false, false
 	}
 	for _, g := range gs {
 		if !taking[g.Seq] {
@@ -313,8 +313,8 @@ func (st *state) grant(succeeded []cluster.End, grants []cluster.Grant) (gone, t
 		}
 		delete(taking, g.Seq)
 		r := st.jobs[g.Seq]
-		r.running, r.instance, r.attempt, r.key, r.worker, r.slot, r.cancel, r.grantVer =
-			true, g.Instance, g.Attempt, g.ConflictKey, g.Worker, g.Slot, false, ver
+		r.running, r.instance, r.attempt, r.key, r.worker, r.slot, r.cancel, r.preempt, r.grantVer =
+			true, g.Instance, g.Attempt, g.ConflictKey, g.Worker, g.Slot, false, false, ver
 		if !g.Handed {
 			st.wake(cluster.ExecutorReads, g.Instance)
 		}
@@ -366,7 +366,7 @@ func (b *Backend) ReportEnds(ctx context.Context, ends []cluster.End) (n int, er
 			if r == nil || !r.running || r.instance != e.Instance || r.attempt != e.Attempt {
 				continue
 			}
-			r.running, r.key, r.cancel, r.ended, r.end, r.endVer = false, "", false, true, e, ver
+			r.running, r.key, r.cancel, r.preempt, r.ended, r.end, r.endVer = false, "", false, false, true, e, ver
 			n++
 		}
 		st.wake(cluster.EndReads, "")
@@ -511,12 +511,15 @@ func (b *Backend) DefineTypes(ctx context.Context, domain string, settings map[s
 
 // RevokeJob asks the executor of running job seq to stop it, fenced
 // (cluster.Backend).
-func (b *Backend) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64) error {
+func (b *Backend) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64, why cluster.RevokeCause) error {
 	return b.call(ctx, "RevokeJob", func(st *state) error {
 		if err := st.fence(domain, epoch); err != nil {
 			return err
 		}
 		if r := st.jobs[seq]; r != nil && r.running {
+			if !r.cancel { // the first revoke's cause is the attempt's
+				r.preempt = why == cluster.RevokePreempt
+			}
 			r.cancel, r.grantVer = true, st.commit()
 			st.wake(cluster.ExecutorReads, r.instance)
 		}

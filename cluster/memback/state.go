@@ -35,6 +35,7 @@ type row struct {
 	worker   string
 	slot     int
 	cancel   bool
+	preempt  bool // cancelled for a preemption
 	ended    bool
 	end      cluster.End
 	recVer   uint64 // the commit that wrote the record
@@ -144,7 +145,7 @@ func (r *row) asRow() cluster.Row {
 func (r *row) grant() cluster.Grant {
 	rec := r.record()
 	return cluster.Grant{Seq: r.rec.Seq, Instance: r.instance, Attempt: r.attempt, ConflictKey: r.key,
-		Worker: r.worker, Slot: r.slot, Record: &rec, Cancelled: r.cancel}
+		Worker: r.worker, Slot: r.slot, Record: &rec, Cancelled: r.cancel, Preempted: r.preempt}
 }
 
 func sortGrants(gs []cluster.Grant) {
