@@ -1,4 +1,0 @@
-package queue
-
-// What only the tests ask of the queue.
-
