@@ -48,7 +48,8 @@ lint: vet
 
 vet:
 	@echo "vet: building and vetting every package (a fresh clone's first build takes a minute or two)"
-	@set -o pipefail; $(GO) vet $(PKGS) 2>&1 | $(GO) run ./internal/testsum -plain vet
+	@{ while sleep 15; do echo "… vet $${SECONDS}s: still building and vetting"; done; } & ticker=$$!; \
+		$(GO) vet $(PKGS); rc=$$?; kill $$ticker; exit $$rc
 
 race:
 	@set -o pipefail; $(GO) test -race -count=1 -json $(PKGS) | $(GO) run ./internal/testsum

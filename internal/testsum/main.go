@@ -6,15 +6,11 @@
 // failed. While nothing has been printed for 15 s it prints a progress
 // line (how long, which packages are done and running), so a cold build
 // is not mistaken for a hang.
-//
-// With -plain LABEL it copies its input (go vet's, say) line by line,
-// adding the same progress lines, and exits 0.
 package main
 
 import (
 	"bufio"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,8 +30,6 @@ type event struct {
 const quiet = 15 * time.Second
 
 func main() {
-	plain := flag.String("plain", "", "copy the input, with progress lines labelled `LABEL`")
-	flag.Parse()
 	lines := make(chan []byte)
 	go func() {
 		defer close(lines)
@@ -47,12 +41,12 @@ func main() {
 	}()
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
-	os.Exit(watch(lines, ticker.C, *plain, os.Stdout))
+	os.Exit(watch(lines, ticker.C, os.Stdout))
 }
 
 // watch prints the summary of lines, and a progress line at each tick
 // that comes quiet or more after the last line printed.
-func watch(lines <-chan []byte, ticks <-chan time.Time, plain string, out io.Writer) int {
+func watch(lines <-chan []byte, ticks <-chan time.Time, out io.Writer) int {
 	var begin, last time.Time
 	w := &flagWriter{w: out}
 	s := newSummary(w)
@@ -60,13 +54,9 @@ func watch(lines <-chan []byte, ticks <-chan time.Time, plain string, out io.Wri
 		select {
 		case l, ok := <-lines:
 			if !ok {
-				return s.finish(plain != "")
+				return s.finish()
 			}
-			if plain != "" {
-				fmt.Fprintf(w, "%s\n", l)
-			} else {
-				s.line(l)
-			}
+			s.line(l)
 		case now := <-ticks:
 			if begin.IsZero() {
 				begin, last = now, now
@@ -74,18 +64,11 @@ func watch(lines <-chan []byte, ticks <-chan time.Time, plain string, out io.Wri
 			if w.wrote {
 				last, w.wrote = now, false
 			} else if now.Sub(last) >= quiet {
-				fmt.Fprintf(w, "… %s %v: %s\n", label(plain), now.Sub(begin).Round(time.Second), s.progress(plain != ""))
+				fmt.Fprintf(w, "… test %v: %s\n", now.Sub(begin).Round(time.Second), s.progress())
 				last, w.wrote = now, false
 			}
 		}
 	}
-}
-
-func label(plain string) string {
-	if plain == "" {
-		return "test"
-	}
-	return plain
 }
 
 // flagWriter is w, noting that something was written since the last tick.
@@ -121,14 +104,11 @@ func run(in io.Reader, out io.Writer) int {
 	for sc.Scan() {
 		s.line(sc.Bytes())
 	}
-	return s.finish(false)
+	return s.finish()
 }
 
 // progress says how far the run is: the packages done and running.
-func (s *summary) progress(plain bool) string {
-	if plain {
-		return "still building and vetting"
-	}
+func (s *summary) progress() string {
 	if len(s.running) == 0 && s.done == 0 {
 		return "compiling (a fresh clone builds every dependency first)"
 	}
@@ -190,11 +170,11 @@ func (s *summary) packageEvent(e event) {
 	}
 }
 
-func (s *summary) finish(plain bool) int {
+func (s *summary) finish() int {
 	for _, l := range s.skips {
 		fmt.Fprintln(s.out, l)
 	}
-	if s.failed && !plain {
+	if s.failed {
 		return 1
 	}
 	return 0

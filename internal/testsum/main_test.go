@@ -41,7 +41,7 @@ func TestProgressFillsTheSilence(t *testing.T) {
 	lines, ticks := make(chan []byte), make(chan time.Time)
 	var out strings.Builder
 	done := make(chan int)
-	go func() { done <- watch(lines, ticks, "", &out) }()
+	go func() { done <- watch(lines, ticks, &out) }()
 	start := time.Unix(0, 0)
 	tick := func(s int) { ticks <- start.Add(time.Duration(s) * time.Second) }
 	for s := 0; s <= 16; s++ {
