@@ -453,6 +453,8 @@ func (a *Actor) handle(r messages.Request) {
 			s.EventsLost = a.lost
 			m.Reply <- s
 		}
+	case messages.ExplainRequest:
+		a.explain(m)
 	case messages.Subscribe:
 		a.subs = append(a.subs, m.Events)
 		m.Reply <- struct{}{}

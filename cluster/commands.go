@@ -33,6 +33,7 @@ const (
 	cmdDeadDelete    = "dead_delete"
 	cmdDeadRequeue   = "dead_requeue"
 	cmdSupersede     = "supersede"
+	cmdExplain       = "explain"
 	settingKeyWeight = "key_weight/"
 	settingGroup     = "group_weight/"
 	settingPaused    = "paused/"
@@ -57,6 +58,8 @@ type cmdReply struct {
 	Running int              `json:"running,omitempty"`
 	N       int              `json:"n,omitempty"`
 	Jobs    []core.JobRecord `json:"jobs,omitempty"`
+	// Explanation answers an explain command (explain.go).
+	Explanation *core.Explanation `json:"explanation,omitempty"`
 }
 
 // ErrNoLeader: a command found no leader to answer it in time.
@@ -103,7 +106,7 @@ func (n *Node) ask(ctx context.Context, kind string, args cmdArgs) (cmdReply, er
 // remote is the error text a leader answered, matching the sentinel it
 // names.
 func remote(text string) error {
-	for _, s := range append(sentinels, policy.ErrInvalidConfig, policy.ErrUnknownJobType, actor.ErrNoJobStore, actor.ErrDuplicateJob) {
+	for _, s := range append(sentinels, policy.ErrInvalidConfig, policy.ErrUnknownJobType, actor.ErrNoJobStore, actor.ErrDuplicateJob, policy.ErrUnknownJob) {
 		if strings.Contains(text, s.Error()) {
 			return &remoteError{text: text, err: s}
 		}
@@ -241,6 +244,10 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 	switch kind {
 	case cmdPolicy:
 		return l.runPolicy(ctx, args, settings)
+	case cmdExplain:
+		e, err := a.Explain(ctx, args.Type, args.ID)
+		r.Explanation = &e
+		return err
 	case cmdCancel:
 		res, err := a.Cancel(ctx, messages.Cancel{Type: args.Type, ID: args.ID})
 		r.Pending, r.Running = res.Pending, res.Running
