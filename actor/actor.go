@@ -455,6 +455,9 @@ func (a *Actor) handle(r messages.Request) {
 		}
 	case messages.ExplainRequest:
 		a.explain(m)
+	case messages.StartCheck:
+		m.Job.SetStartBy(a.now().Add(m.Within))
+		m.Reply <- a.core.CheckStart(a.now(), m.Job)
 	case messages.Subscribe:
 		a.subs = append(a.subs, m.Events)
 		m.Reply <- struct{}{}

@@ -40,3 +40,18 @@ func (a *Actor) startBy(ctx context.Context, j *messages.Job) {
 		j.SetStartBy(a.clock.Now().Add(time.Until(d)))
 	}
 }
+
+// CheckStart asks the owner whether j, to be submitted elsewhere, would
+// start later than within from now (core.Core.CheckStart).
+func (a *Actor) CheckStart(ctx context.Context, j *core.Job, within time.Duration) error {
+	m := messages.StartCheck{Job: j, Within: within, Reply: make(chan error, 1)}
+	if err := a.send(ctx, m); err != nil {
+		return err
+	}
+	select {
+	case err := <-m.Reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

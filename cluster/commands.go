@@ -34,6 +34,7 @@ const (
 	cmdDeadRequeue   = "dead_requeue"
 	cmdSupersede     = "supersede"
 	cmdExplain       = "explain"
+	cmdStartCheck    = "start_check"
 	settingKeyWeight = "key_weight/"
 	settingGroup     = "group_weight/"
 	settingPaused    = "paused/"
@@ -50,6 +51,9 @@ type cmdArgs struct {
 	Record *core.JobRecord `json:"record,omitempty"`
 	// Policy is the policy a policy command applies (policy.go).
 	Policy json.RawMessage `json:"policy,omitempty"`
+	// Within is a start check's time left to its caller's deadline
+	// (explain.go).
+	Within time.Duration `json:"within,omitempty"`
 }
 
 type cmdReply struct {
@@ -60,6 +64,8 @@ type cmdReply struct {
 	Jobs    []core.JobRecord `json:"jobs,omitempty"`
 	// Explanation answers an explain command (explain.go).
 	Explanation *core.Explanation `json:"explanation,omitempty"`
+	// Late refuses a start check (explain.go).
+	Late *policy.LateStartError `json:"late,omitempty"`
 }
 
 // ErrNoLeader: a command found no leader to answer it in time.
@@ -248,6 +254,8 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 		e, err := a.Explain(ctx, args.Type, args.ID)
 		r.Explanation = &e
 		return err
+	case cmdStartCheck:
+		return l.startCheck(ctx, args, r)
 	case cmdCancel:
 		res, err := a.Cancel(ctx, messages.Cancel{Type: args.Type, ID: args.ID})
 		r.Pending, r.Running = res.Pending, res.Running

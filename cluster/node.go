@@ -323,6 +323,9 @@ func (n *Node) Enqueue(ctx context.Context, rec *core.JobRecord) error {
 // (after its retries), or ctx's if ctx ends first.
 func (n *Node) RunSync(ctx context.Context, rec *core.JobRecord, fn func(context.Context) error) error {
 	rec.OnDemand = true // a caller waits: on-demand work for scoring
+	if err := n.checkStart(ctx, rec); err != nil {
+		return err
+	}
 	done := make(chan error, 1)
 	if err := n.own(ctx, rec, fn, done); err != nil {
 		return err

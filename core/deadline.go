@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/fairsched/fairsched/policy"
@@ -70,4 +71,20 @@ func (j *Job) floor() policy.Priority {
 		return j.Floor
 	}
 	return 0
+}
+
+// CheckStart is deadline-aware admission asked ahead of a submission made
+// elsewhere (cluster mode: a RunSync on another instance): j, not
+// submitted, is refused with a *policy.LateStartError when its type asks
+// for it and its estimated start were it submitted now is after its
+// StartBy. It changes nothing; ErrUnknownJobType for a type never
+// registered.
+func (c *Core) CheckStart(now time.Time, j *Job) error {
+	slot, ok := c.usage.Lookup(j.Type)
+	if !ok {
+		return fmt.Errorf("%w: %q", policy.ErrUnknownJobType, j.Type)
+	}
+	j.slot = slot
+	defer func() { j.slot = nil }()
+	return c.lateStart(now, j)
 }

@@ -1,6 +1,8 @@
 package messages
 
 import (
+	"time"
+
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -21,3 +23,15 @@ type ExplainResult struct {
 }
 
 func (ExplainRequest) request() {}
+
+// StartCheck asks the owner for deadline-aware admission of a job to be
+// submitted elsewhere (core.Core.CheckStart): Job is not submitted, its
+// caller's deadline is Within from the owner's now; Reply gets nil or why
+// it would start too late.
+type StartCheck struct {
+	Job    *core.Job
+	Within time.Duration
+	Reply  chan error
+}
+
+func (StartCheck) request() {}
