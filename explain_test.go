@@ -114,6 +114,12 @@ func TestRunSyncRefusedWhenItWouldStartLate(t *testing.T) {
 		}, fairsched.WithMaxConcurrency(1))
 		t0 := time.Now()
 		busy := newBlocker()
+		t.Cleanup(func() { // before Close, should the test stop early
+			select {
+			case busy.release <- nil:
+			default:
+			}
+		})
 		if err := s.Submit(query, "busy", busy.fn); err != nil {
 			t.Fatal(err)
 		}

@@ -155,3 +155,24 @@ func TestDeadlineAdmission(t *testing.T) {
 		t.Fatalf("Submit of a type without DeadlineAdmission: %v", err)
 	}
 }
+
+// The estimate charges each job it plays to its key, as admission would:
+// a newcomer on another key goes ahead of the busy key's second job, and
+// starts when estimated.
+func TestEstimateChargesAsItPlays(t *testing.T) {
+	c := newCore(t, 1, typeDef{"a", policy.JobTypeConfig{DefaultCost: ms(10), Priority: 4}})
+	submit(t, c, at(0), "a", "0", "k1")
+	wantDispatch(t, c, at(0), "a/0@k1")
+	for _, id := range []string{"1", "2", "3"} {
+		submit(t, c, at(0), "a", id, "k1")
+	}
+	submit(t, c, at(1), "a", "b", "k2")
+	got := explain(t, c, at(1), "a", "b").Estimate
+	if diff := cmp.Diff(&StartEstimate{At: at(20), Ahead: 1}, got); diff != "" {
+		t.Fatalf("estimate of k2's job (-want +got):\n%s", diff)
+	}
+	c.Finish(at(10), c.Running()[0])
+	wantDispatch(t, c, at(10), "a/1@k1")
+	c.Finish(at(20), c.Running()[0])
+	wantDispatch(t, c, at(20), "a/b@k2")
+}
