@@ -21,10 +21,11 @@ const EstimateBound = 1000
 // slots of the global cap as they free, each for its learned cost. A job
 // held by its own state (deferred, backoff, paused group) or by a conflict
 // takes no slot ahead of others; a conflict holds its job until the
-// running holder is expected to end. Other caps (type, tier, key, group,
-// rate, workers) are not played: with them the estimate is early. Without
-// a global cap every job is estimated to start now, unless a conflict
-// holds it.
+// running holder is expected to end. The type and tier caps are played
+// alike (a job takes a slot of each cap it counts against); the key,
+// group, rate and worker rules are not: with them the estimate is early.
+// Without any cap a job is estimated to start now, unless a conflict holds
+// it.
 type StartEstimate struct {
 	// At is the estimated start; never before the estimate was made.
 	At time.Time `json:"at"`
@@ -88,6 +89,15 @@ type forward struct {
 	charged map[string]time.Duration
 	ahead   int
 	holders map[policy.ConflictKey]time.Time // built on first use
+	// caps are the slots of the type and tier caps, built on first use.
+	caps map[capScope]*timeQueue
+}
+
+// capScope is a type's cap (tier false) or a tier's.
+type capScope struct {
+	tier bool
+	p    policy.Priority
+	t    policy.JobType
 }
 
 // place estimates j's start and, unless j is held on its own, gives it the
@@ -109,17 +119,51 @@ func (p *forward) place(j *Job) StartEstimate {
 		return StartEstimate{At: at, Ahead: p.ahead}
 	}
 	cost := c.costOf(j)
-	if p.slots != nil {
-		free := heap.Pop(p.slots).(time.Time)
-		if free.After(at) {
+	qs := p.capsOf(j)
+	for _, q := range qs {
+		if free := (*q)[0]; free.After(at) {
 			at = free
 		}
-		heap.Push(p.slots, at.Add(cost))
+	}
+	for _, q := range qs {
+		heap.Pop(q)
+		heap.Push(q, at.Add(cost))
 	}
 	p.charged[j.Key] += policy.Weighted(cost, c.keyWeight(j.Key))
 	e := StartEstimate{At: at, Ahead: p.ahead}
 	p.ahead++
 	return e
+}
+
+// capsOf returns the slot queues j needs one of: the global cap's, its
+// type's and its tier's, those that have a cap.
+func (p *forward) capsOf(j *Job) []*timeQueue {
+	qs := make([]*timeQueue, 0, 3)
+	if p.slots != nil {
+		qs = append(qs, p.slots)
+	}
+	if n := j.slot.Config.MaxConcurrency; n > 0 && p.c.binds(n) {
+		qs = append(qs, p.capQueue(capScope{t: j.Type}, n, func(r *Job) bool { return r.Type == j.Type }))
+	}
+	if n, ok := p.c.usage.TierCap(j.Priority()); ok && p.c.binds(n) {
+		tier := j.Priority()
+		qs = append(qs, p.capQueue(capScope{tier: true, p: tier}, n, func(r *Job) bool { return r.Priority() == tier }))
+	}
+	return qs
+}
+
+// capQueue returns the slots of scope, n of them, when each frees: the
+// running jobs in it end at their expected end.
+func (p *forward) capQueue(scope capScope, n int, in func(*Job) bool) *timeQueue {
+	if q := p.caps[scope]; q != nil {
+		return q
+	}
+	if p.caps == nil {
+		p.caps = map[capScope]*timeQueue{}
+	}
+	q := p.c.slotQueue(p.now, n, in)
+	p.caps[scope] = q
+	return q
 }
 
 // holderEnd is when the running jobs on j's conflict key are expected to
@@ -164,12 +208,25 @@ func expectedEnd(now time.Time, r *Job) time.Time {
 // lowered), the first to end free no slot.
 func (c *Core) slotsFree(now time.Time) *timeQueue {
 	n := c.limits.MaxConcurrency
-	if n <= 0 {
+	if n <= 0 || !c.binds(n) {
 		return nil
 	}
-	q := make(timeQueue, 0, max(n, len(c.running)))
+	return c.slotQueue(now, n, func(*Job) bool { return true })
+}
+
+// binds reports whether a cap of n may hold a job of a play: not when
+// every running job and every job played fit under it.
+func (c *Core) binds(n int) bool { return n <= len(c.running)+EstimateBound }
+
+// slotQueue returns when each of n slots frees, the running jobs in them
+// (in) ending at their expected end; with more of those running than n,
+// the first to end free no slot. O(running).
+func (c *Core) slotQueue(now time.Time, n int, in func(*Job) bool) *timeQueue {
+	q := make(timeQueue, 0, n)
 	for _, r := range c.running {
-		q = append(q, expectedEnd(now, r))
+		if in(r) {
+			q = append(q, expectedEnd(now, r))
+		}
 	}
 	for len(q) < n {
 		q = append(q, now)

@@ -168,7 +168,8 @@ type PendingJob struct {
 	// Blockers name what holds the job under Reason (Explanation).
 	Blockers []Blocker `json:"blockers,omitempty"`
 	// Estimate is when the job is expected to start; nil when it is
-	// beyond the listed rows in the order dispatch plays them.
+	// beyond the first EstimateBound jobs in the order dispatch plays
+	// them.
 	Estimate *StartEstimate `json:"estimate,omitempty"`
 	// History and HistoryDropped are what it has waited on
 	// (Explanation).
@@ -248,7 +249,7 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 	} else {
 		s.CostEstimates = c.recentEstimates(rows)
 	}
-	starts := c.startsOf(now, len(pending))
+	starts := c.startsOf(now, EstimateBound) // whatever the rows: a row's estimate is the same in every snapshot
 	h := &holders{c: c}
 	for _, j := range pending {
 		pj := PendingJob{

@@ -44,3 +44,10 @@ func (e *LateStartError) Error() string {
 func (e *LateStartError) Is(target error) bool {
 	return target == ErrStartAfterDeadline || target == ErrOverloaded
 }
+
+// TierCap is how many jobs tier p may run at once, and false when nothing
+// caps it.
+func (u *Usage) TierCap(p Priority) (int, bool) {
+	n := u.tierCap(p)
+	return n, n != noCap
+}
