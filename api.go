@@ -409,7 +409,8 @@ type RunningJob = core.RunningJob
 //	Blockers []Blocker
 //
 //	// Estimate is when the job is expected to start; nil when it is
-//	// beyond the listed rows in the order dispatch plays them.
+//	// beyond the first EstimateBound jobs in the order dispatch plays
+//	// them.
 //	Estimate *StartEstimate
 //
 //	// History and HistoryDropped are what it has waited on

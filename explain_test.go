@@ -158,3 +158,14 @@ func TestRunSyncRefusedWhenItWouldStartLate(t *testing.T) {
 		}
 	})
 }
+
+// reasonsOnly returns pending rows without what Explain adds to them
+// (blockers, estimate, history): for tests of the rules alone.
+func reasonsOnly(ps []fairsched.PendingJob) []fairsched.PendingJob {
+	out := make([]fairsched.PendingJob, len(ps))
+	for i, p := range ps {
+		p.Blockers, p.Estimate, p.History, p.HistoryDropped = nil, nil, nil, 0
+		out[i] = p
+	}
+	return out
+}
