@@ -112,6 +112,11 @@ const (
 //	// cancelled with cause ErrPreempted and it is queued again, the attempt
 //	// not counted.
 //	Preemptible bool
+//
+//	// DeadlineAdmission: a RunSync whose context has a deadline is refused
+//	// at once (LateStartError) when its estimated start is after the
+//	// deadline, rather than queued to give up waiting later.
+//	DeadlineAdmission bool
 type JobTypeConfig = policy.JobTypeConfig
 
 // AgingConfig raises the effective priority of waiting jobs (WithAging).
@@ -399,6 +404,20 @@ type RunningJob = core.RunningJob
 //
 //	// Score is the job's linear score now (WithScoring), 0 without.
 //	Score float64
+//
+//	// Blockers name what holds the job under Reason (Explanation).
+//	Blockers []Blocker
+//
+//	// Estimate is when the job is expected to start; nil when it is
+//	// beyond the first EstimateBound jobs in the order dispatch plays
+//	// them.
+//	Estimate *StartEstimate
+//
+//	// History and HistoryDropped are what it has waited on
+//	// (Explanation).
+//	History []WaitNote
+//
+//	HistoryDropped int
 type PendingJob = core.PendingJob
 
 // CostEstimate is the learned cost of one (type, id) in a Snapshot.

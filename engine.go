@@ -34,6 +34,7 @@ type engine interface {
 	unregisterWorker(id string) error
 	dead(ctx context.Context, m messages.DeadOp) (messages.DeadResult, error)
 	snapshot(ctx context.Context, rows int) (Snapshot, error)
+	explain(ctx context.Context, t JobType, id string) (Explanation, error)
 	subscribe(buffer int) (<-chan Event, func())
 	close(ctx context.Context) error
 }
@@ -108,6 +109,10 @@ func (e localEngine) dead(ctx context.Context, m messages.DeadOp) (messages.Dead
 
 func (e localEngine) snapshot(ctx context.Context, rows int) (Snapshot, error) {
 	return e.a.Snapshot(ctx, rows)
+}
+
+func (e localEngine) explain(ctx context.Context, t JobType, id string) (Explanation, error) {
+	return e.a.Explain(ctx, t, id)
 }
 
 func (e localEngine) subscribe(buffer int) (<-chan Event, func()) { return e.a.Subscribe(buffer) }

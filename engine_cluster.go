@@ -203,6 +203,10 @@ func (e *clusterEngine) snapshot(ctx context.Context, rows int) (Snapshot, error
 	return e.node.Snapshot(ctx, rows)
 }
 
+func (e *clusterEngine) explain(ctx context.Context, t JobType, id string) (Explanation, error) {
+	return e.node.Explain(ctx, t, id)
+}
+
 // subscribe relays the leader's events, published through the database
 // while some instance has subscribers: the node's heartbeat tells the
 // leader at once when that changes.

@@ -486,6 +486,11 @@ func (a *Actor) handle(r messages.Request) {
 			s.EventsLost = a.lost
 			m.Reply <- s
 		}
+	case messages.ExplainRequest:
+		a.explain(m)
+	case messages.StartCheck:
+		m.Job.SetStartBy(a.now().Add(m.Within))
+		m.Reply <- a.core.CheckStart(a.now(), m.Job)
 	case messages.Subscribe:
 		a.subs = append(a.subs, m.Events)
 		m.Reply <- struct{}{}

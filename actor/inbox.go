@@ -79,6 +79,7 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	x.Ctx = ctx
 	x.Admit = make(chan struct{}, 1)
 	j.OnDemand = true // a caller waits: on-demand work for scoring
+	a.startBy(ctx, j)
 	if owner, parent := messages.Inside(ctx); owner == a {
 		j.Parent = parent // nested in a running job of this scheduler
 	}

@@ -336,3 +336,25 @@ wait:
 	close(a.stopped)
 	return a.written
 }
+
+// Explain says why the job of (t, id) waits (core.Core.Explain).
+func (m *Machine) Explain(t policy.JobType, id string) (core.Explanation, error) {
+	if m.stopped {
+		return core.Explanation{}, ErrClosed
+	}
+	reply := make(chan messages.ExplainResult, 1)
+	m.do(messages.ExplainRequest{Type: t, ID: id, Reply: reply})
+	r := await(m, reply)
+	return r.Explanation, r.Err
+}
+
+// CheckStart says whether j, to be submitted elsewhere, would start later
+// than within from now (core.Core.CheckStart).
+func (m *Machine) CheckStart(j *core.Job, within time.Duration) error {
+	if m.stopped {
+		return ErrClosed
+	}
+	reply := make(chan error, 1)
+	m.do(messages.StartCheck{Job: j, Within: within, Reply: reply})
+	return await(m, reply)
+}

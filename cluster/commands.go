@@ -33,6 +33,8 @@ const (
 	cmdDeadDelete    = "dead_delete"
 	cmdDeadRequeue   = "dead_requeue"
 	cmdSupersede     = "supersede"
+	cmdExplain       = "explain"
+	cmdStartCheck    = "start_check"
 	settingKeyWeight = "key_weight/"
 	settingGroup     = "group_weight/"
 	settingPaused    = "paused/"
@@ -49,6 +51,9 @@ type cmdArgs struct {
 	Record *core.JobRecord `json:"record,omitempty"`
 	// Policy is the policy a policy command applies (policy.go).
 	Policy json.RawMessage `json:"policy,omitempty"`
+	// Within is a start check's time left to its caller's deadline
+	// (explain.go).
+	Within time.Duration `json:"within,omitempty"`
 }
 
 type cmdReply struct {
@@ -57,6 +62,10 @@ type cmdReply struct {
 	Running int              `json:"running,omitempty"`
 	N       int              `json:"n,omitempty"`
 	Jobs    []core.JobRecord `json:"jobs,omitempty"`
+	// Explanation answers an explain command (explain.go).
+	Explanation *core.Explanation `json:"explanation,omitempty"`
+	// Late refuses a start check (explain.go).
+	Late *policy.LateStartError `json:"late,omitempty"`
 }
 
 // ErrNoLeader: a command found no leader to answer it in time.
@@ -103,7 +112,7 @@ func (n *Node) ask(ctx context.Context, kind string, args cmdArgs) (cmdReply, er
 // remote is the error text a leader answered, matching the sentinel it
 // names.
 func remote(text string) error {
-	for _, s := range append(sentinels, policy.ErrInvalidConfig, policy.ErrUnknownJobType, actor.ErrNoJobStore, actor.ErrDuplicateJob) {
+	for _, s := range append(sentinels, policy.ErrInvalidConfig, policy.ErrUnknownJobType, actor.ErrNoJobStore, actor.ErrDuplicateJob, policy.ErrUnknownJob) {
 		if strings.Contains(text, s.Error()) {
 			return &remoteError{text: text, err: s}
 		}
@@ -241,6 +250,12 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 	switch kind {
 	case cmdPolicy:
 		return l.runPolicy(ctx, args, settings)
+	case cmdExplain:
+		e, err := m.Explain(args.Type, args.ID)
+		r.Explanation = &e
+		return err
+	case cmdStartCheck:
+		return l.startCheck(ctx, args, r)
 	case cmdCancel:
 		res, err := m.Cancel(messages.Cancel{Type: args.Type, ID: args.ID})
 		r.Pending, r.Running = res.Pending, res.Running

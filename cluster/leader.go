@@ -37,8 +37,10 @@ type leader struct {
 	// adoptC hands the loop the backlog's records, a chunk at a time; the
 	// loader waits for each to be adopted.
 	adoptC chan adoptChunkReq
-	// snapC asks the loop for the machine's snapshot.
+	// snapC asks the loop for the machine's snapshot; callC runs a call
+	// on the machine in the loop's turn (inTurn).
 	snapC chan snapReq
+	callC chan turnCall
 	// conflicts: the conflict group of each type whose jobs run alone on
 	// their id (the loop's).
 	conflicts map[policy.JobType]string
@@ -146,7 +148,7 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 		feed.Close()
 		return nil, err
 	}
-	l := &leader{n: n, epoch: epoch, m: m, feed: feed, adoptC: make(chan adoptChunkReq), snapC: make(chan snapReq),
+	l := &leader{n: n, epoch: epoch, m: m, feed: feed, adoptC: make(chan adoptChunkReq), snapC: make(chan snapReq), callC: make(chan turnCall),
 		conflicts: map[policy.JobType]string{}, ends: m.EndRemote, types: make(chan typeReg),
 		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed,
 		known: map[policy.JobType]bool{}, pubDone: make(chan struct{}), localEnds: make(chan End, 1024),
@@ -305,6 +307,32 @@ func (l *leader) snapshot(ctx context.Context, rows int) (core.Snapshot, error) 
 	}
 }
 
+// turnCall is a call on the machine that another goroutine asks the loop
+// to make in its turn.
+type turnCall struct {
+	call  func(*actor.Machine) error
+	reply chan error
+}
+
+// inTurn makes call on the leader's machine in its loop's turn and
+// returns its error; call must not keep the machine.
+func (l *leader) inTurn(ctx context.Context, call func(*actor.Machine) error) error {
+	c := turnCall{call: call, reply: make(chan error, 1)}
+	select {
+	case l.callC <- c:
+	case <-l.done:
+		return actor.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-c.reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // conflictOf is the conflict group of type cfg's jobs if each runs alone
 // on its id (the database guards it), else "".
 func conflictOf(cfg policy.JobTypeConfig) string {
@@ -395,6 +423,8 @@ func (l *leader) run() {
 		case req := <-l.snapC:
 			s, err := l.m.Snapshot(req.rows)
 			req.reply <- snapReply{s, err}
+		case c := <-l.callC:
+			c.reply <- c.call(l.m)
 		case <-l.m.WakeC():
 			l.m.Wake()
 		case <-l.m.TickC():

@@ -229,6 +229,9 @@ type Info struct {
 	// snapshot takes the leader's machine's snapshot in its loop's turn
 	// (nil off the leader).
 	snapshot func(ctx context.Context, rows int) (core.Snapshot, error)
+	// turn runs a call on the leader's machine in its loop's turn (nil
+	// off the leader).
+	turn func(ctx context.Context, call func(*actor.Machine) error) error
 }
 
 // InstanceInfo is one instance as the leader sees it.
@@ -330,6 +333,9 @@ func (n *Node) Enqueue(ctx context.Context, rec *core.JobRecord) error {
 // (after its retries), or ctx's if ctx ends first.
 func (n *Node) RunSync(ctx context.Context, rec *core.JobRecord, fn func(context.Context) error) error {
 	rec.OnDemand = true // a caller waits: on-demand work for scoring
+	if err := n.checkStart(ctx, rec); err != nil {
+		return err
+	}
 	done := make(chan error, 1)
 	if err := n.own(ctx, rec, fn, done); err != nil {
 		return err
@@ -612,7 +618,7 @@ func (s *leaseLoop) info() Info {
 		in.Leader, in.LeaderIncarnation = nameOf(s.leaderID), s.leaderID
 	}
 	if s.l != nil {
-		in.Epoch, in.snapshot = s.epoch, s.l.snapshot
+		in.Epoch, in.snapshot, in.turn = s.epoch, s.l.snapshot, s.l.inTurn
 		in.Instances, in.Running = s.l.info()
 		return in
 	}

@@ -160,6 +160,10 @@ type Rare struct {
 	deferrals int32
 	// labels are the job's labels, matched by the workload rules at Submit.
 	labels policy.Labels
+	// waits is the job's wait history while pending (history.go);
+	// startBy its caller's deadline, for deadline-aware admission.
+	waits   *waitHistory
+	startBy time.Time
 }
 
 // TTL is how long the job may stay pending when positive (else its type's
@@ -317,6 +321,9 @@ type Core struct {
 	rules *tierRules
 	// hier is hierarchical fair share; nil with one level (hier.go).
 	hier *hier
+	// waitNotes counts the wait-history notes of all pending jobs
+	// (history.go).
+	waitNotes int
 }
 
 // New returns an empty core. The limits must be valid.
@@ -424,6 +431,10 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 		c.record(now, j, DecisionRefuse, string(err.(*policy.RefusalError).Reason), 0)
 		return err
 	}
+	if err := c.lateStart(now, j); err != nil {
+		c.record(now, j, DecisionRefuse, string(policy.ReasonStartAfterDeadline), 0)
+		return err
+	}
 	c.seq++
 	since := now
 	if r := j.Rare; r != nil && !r.Arrived.IsZero() && r.Arrived.Before(now) {
@@ -448,6 +459,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	if r := j.Rare; r != nil && r.NotBefore.After(now) {
 		c.queue.Defer(&j.Job, r.NotBefore) // one heap, one timer: NextWake
 		j.setWaiting(policy.ReasonScheduled)
+		c.noteWait(now, j, policy.ReasonScheduled)
 	}
 	c.enters(j, 0)
 	c.listBackground(j)
@@ -501,6 +513,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		}
 		if c.conflictBlocks(j) {
 			c.park(j)
+			c.noteWait(now, j, policy.ReasonConflict)
 			continue
 		}
 		if c.buckets != nil {
@@ -537,6 +550,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 
 func (c *Core) admit(now time.Time, j *Job, key queue.KeyRef) {
 	c.leaves(j)
+	c.forgetWaits(j)
 	c.unlistBackground(j)
 	c.started(j)
 	c.removeWriter(j, true)
@@ -690,6 +704,7 @@ func (c *Core) Withdraw(now time.Time, j *Job) bool {
 // drop takes pending job j out of the queue and out of every count.
 func (c *Core) drop(now time.Time, j *Job) {
 	c.leaves(j)
+	c.forgetWaits(j)
 	c.unlistBackground(j)
 	c.queue.Remove(&j.Job)
 	c.removeWriter(j, false)
@@ -1052,6 +1067,7 @@ func (c *Core) TakeExpired() []*Job {
 func (c *Core) Retry(now time.Time, j *Job, delay time.Duration) {
 	c.requeue(now, j, now.Add(delay))
 	j.setWaiting(policy.ReasonBackoff)
+	c.noteWait(now, j, policy.ReasonBackoff)
 	c.record(now, j, DecisionDefer, string(policy.ReasonBackoff), delay)
 }
 

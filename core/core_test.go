@@ -615,9 +615,15 @@ func TestSnapshot(t *testing.T) {
 			{Type: "repack", ID: "r9", FairnessKey: "", Priority: 1, EffectivePriority: 1, Submitted: t0, Started: at(1), EstimatedCost: ms(20)},
 		},
 		Pending: []PendingJob{
-			{Type: "pull", ID: "r1", FairnessKey: "c", Priority: 3, EffectivePriority: 3, Submitted: t0, Reason: policy.ReasonConflict, Reasons: []policy.Reason{policy.ReasonConflict}},
-			{Type: "clone", ID: "r3", FairnessKey: "a", Priority: 3, EffectivePriority: 3, Submitted: t0, Reason: policy.ReasonTypeLimit, Reasons: []policy.Reason{policy.ReasonTypeLimit}},
-			{Type: "snap", ID: "r5", FairnessKey: "", Priority: 1, EffectivePriority: 1, Submitted: t0, Reason: policy.ReasonTierLimit, Reasons: []policy.Reason{policy.ReasonTierLimit}},
+			{Type: "pull", ID: "r1", FairnessKey: "c", Priority: 3, EffectivePriority: 3, Submitted: t0, Reason: policy.ReasonConflict, Reasons: []policy.Reason{policy.ReasonConflict},
+				Blockers: []Blocker{{Reason: policy.ReasonConflict, Type: "clone", ID: "r1", Key: str("a"), Running: 1}},
+				Estimate: &StartEstimate{At: at(11)}, History: []WaitNote{{Reason: policy.ReasonConflict, Since: at(1)}}},
+			{Type: "clone", ID: "r3", FairnessKey: "a", Priority: 3, EffectivePriority: 3, Submitted: t0, Reason: policy.ReasonTypeLimit, Reasons: []policy.Reason{policy.ReasonTypeLimit},
+				Blockers: []Blocker{{Reason: policy.ReasonTypeLimit, Key: str("a"), Running: 1}, {Reason: policy.ReasonTypeLimit, Key: str("b"), Running: 1}},
+				Estimate: &StartEstimate{At: at(11)}, History: []WaitNote{{Reason: policy.ReasonTypeLimit, Since: at(2)}}},
+			{Type: "snap", ID: "r5", FairnessKey: "", Priority: 1, EffectivePriority: 1, Submitted: t0, Reason: policy.ReasonTierLimit, Reasons: []policy.Reason{policy.ReasonTierLimit},
+				Blockers: []Blocker{{Reason: policy.ReasonTierLimit, Key: str(""), Running: 1}},
+				Estimate: &StartEstimate{At: at(21), Ahead: 1}, History: []WaitNote{{Reason: policy.ReasonTierLimit, Since: at(2)}}},
 		},
 		AccumulatedCost: map[string]time.Duration{"a": ms(10), "b": ms(10), "c": 0, "": ms(20)},
 		CostEstimates:   []CostEstimate{},
@@ -668,7 +674,10 @@ func TestSnapshot(t *testing.T) {
 			{Type: "snap", ID: "r5", FairnessKey: "", Priority: 1, EffectivePriority: 1, Submitted: t0, Started: at(41), EstimatedCost: ms(5)},
 		},
 		Pending: []PendingJob{
-			{Type: "pull", ID: "r7", FairnessKey: "d", Priority: 3, EffectivePriority: 3, Submitted: at(42), Reason: policy.ReasonTierLimit, Reasons: []policy.Reason{policy.ReasonTierLimit, policy.ReasonGlobalLimit}},
+			{Type: "pull", ID: "r7", FairnessKey: "d", Priority: 3, EffectivePriority: 3, Submitted: at(42), Reason: policy.ReasonTierLimit, Reasons: []policy.Reason{policy.ReasonTierLimit, policy.ReasonGlobalLimit},
+				Blockers: []Blocker{{Reason: policy.ReasonTierLimit, Key: str("a"), Running: 1}, {Reason: policy.ReasonTierLimit, Key: str("b"), Running: 1}, {Reason: policy.ReasonTierLimit, Key: str("c"), Running: 1}},
+				// clone/r2 is past its learned cost: it is expected to end now.
+				Estimate: &StartEstimate{At: at(42)}, History: []WaitNote{{Reason: policy.ReasonTierLimit, Since: at(42)}}},
 		},
 		// d joins at the minimum over active keys: c (3ms).
 		AccumulatedCost: map[string]time.Duration{"a": ms(20), "b": ms(10), "c": ms(3), "d": ms(3), "": ms(25)},

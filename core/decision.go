@@ -103,6 +103,7 @@ func (c *Core) record(now time.Time, j *Job, kind DecisionKind, code string, del
 // startsWaiting records that pending job j starts to wait on reason r,
 // unless r is the reason it last started to wait on.
 func (c *Core) startsWaiting(now time.Time, j *Job, r policy.Reason, delay time.Duration) {
+	c.noteWait(now, j, r)
 	if j.waiting() == r {
 		return
 	}

@@ -165,6 +165,16 @@ type PendingJob struct {
 	Reason policy.Reason `json:"reason"`
 	// Score is the job's linear score now (WithScoring), 0 without.
 	Score float64 `json:"score,omitempty"`
+	// Blockers name what holds the job under Reason (Explanation).
+	Blockers []Blocker `json:"blockers,omitempty"`
+	// Estimate is when the job is expected to start; nil when it is
+	// beyond the first EstimateBound jobs in the order dispatch plays
+	// them.
+	Estimate *StartEstimate `json:"estimate,omitempty"`
+	// History and HistoryDropped are what it has waited on
+	// (Explanation).
+	History        []WaitNote `json:"history,omitempty"`
+	HistoryDropped int        `json:"history_dropped,omitempty"`
 }
 
 // CostEstimate is the learned cost of one (type, id).
@@ -239,6 +249,8 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 	} else {
 		s.CostEstimates = c.recentEstimates(rows)
 	}
+	starts := c.startsOf(now, EstimateBound) // whatever the rows: a row's estimate is the same in every snapshot
+	h := &holders{c: c}
 	for _, j := range pending {
 		pj := PendingJob{
 			Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Priority: j.Priority(),
@@ -247,7 +259,13 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 		}
 		if pj.Reasons = c.reasons(now, j, nil); len(pj.Reasons) > 0 {
 			pj.Reason = pj.Reasons[0]
+			pj.Blockers = h.of(j, pj.Reason)
+			c.noteWait(now, j, pj.Reason)
 		}
+		if e, ok := starts[j]; ok {
+			pj.Estimate = &e
+		}
+		pj.History, pj.HistoryDropped = waitHistoryOf(j)
 		pj.Score, _ = c.queue.Score(&j.Job, j.Priority())
 		if j.Floored {
 			floor := j.Floor // a copy: the snapshot shares nothing

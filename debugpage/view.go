@@ -115,6 +115,9 @@ type pendingRow struct {
 	Priority, Score, Waited  string
 	Submitted                string
 	BackgroundKey, Ungrouped bool
+	// HeldBy names what holds it under its headline rule, Starts when it
+	// is expected to start, History what it has waited on.
+	HeldBy, Starts, History string
 }
 
 type runningRow struct {
@@ -240,6 +243,7 @@ func newView(s fairsched.Snapshot, c config) view {
 			Score:     strconv.FormatFloat(p.Score, 'f', 1, 64),
 			Waited:    short(s.Time.Sub(p.Submitted)),
 			Submitted: p.Submitted.Format(time.RFC3339),
+			HeldBy:    heldBy(p.Blockers), Starts: startsIn(p.Estimate, s.Time), History: history(p.History, s.Time),
 		})
 	}
 

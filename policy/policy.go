@@ -113,6 +113,10 @@ type JobTypeConfig struct {
 	// cancelled with cause ErrPreempted and it is queued again, the attempt
 	// not counted.
 	Preemptible bool `json:"preemptible,omitempty"`
+	// DeadlineAdmission: a RunSync whose context has a deadline is refused
+	// at once (LateStartError) when its estimated start is after the
+	// deadline, rather than queued to give up waiting later.
+	DeadlineAdmission bool `json:"deadline_admission,omitempty"`
 }
 
 // Reason says why a pending job is not running.

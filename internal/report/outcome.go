@@ -15,6 +15,8 @@ import (
 type Outcome struct {
 	Report
 	Checks []string `json:"checks"`
+	// Figures are the measurements a scenario states (scenario.Figures).
+	Figures []string `json:"figures,omitempty"`
 }
 
 // progressMin is the number of jobs from which Play reports progress.
@@ -39,7 +41,7 @@ func Play(sc scenario.Scenario, settle scenario.Settler, progress io.Writer) (Ou
 	if err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Report: Build(sc, res), Checks: scenario.Check(sc, res)}, nil
+	return Outcome{Report: Build(sc, res), Checks: scenario.Check(sc, res), Figures: scenario.Figures(sc, res)}, nil
 }
 
 // Failed returns the number of checks that failed.
@@ -82,6 +84,9 @@ func (o Outcome) Verdict() string {
 	}
 	line := fmt.Sprintf("%s %s: %s — %s\n       %d jobs in %ds; %s; %s",
 		verdict, o.Name, o.Title, held, o.Jobs, o.Makespan, o.fairness(), wait)
+	for _, f := range o.Figures {
+		line += "\n       " + f
+	}
 	for _, c := range o.Checks {
 		if !strings.HasPrefix(c, "ok") {
 			line += "\n       first failure: " + c

@@ -85,6 +85,10 @@ func Check(sc Scenario, res Result) []string {
 		out = append(out, tierRules(res)...)
 	case "28-tenant-shares":
 		out = append(out, tenantShares(sc, res)...)
+	case "30-start-estimate":
+		out = append(out, startEstimate(res)...)
+	case "31-blocker-eta":
+		out = append(out, blockerETA(res)...)
 	case "16-tier-shares":
 		out = append(out, tierFloor(sc, res, Backfill, 2),
 			verdict(typeRunning(sc, res, Incident, 2) == 4 && typeRunning(sc, res, Copilot, 2) == 4,

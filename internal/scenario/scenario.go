@@ -117,6 +117,10 @@ type Scenario struct {
 	// Progress, when set, is called after every step with the step and
 	// the number of jobs ended so far.
 	Progress func(step, ended, total int)
+	// Explain: each job still pending once its arrival has settled is
+	// explained (Scheduler.Explain): an "explain" event, and its
+	// estimated start in Result.Estimated.
+	Explain bool
 }
 
 // Event is one line of a timeline.
@@ -149,6 +153,8 @@ type Event struct {
 	Load       float64 `json:"load,omitempty"`
 	Overloaded bool    `json:"overloaded,omitempty"`
 	Limit      int     `json:"limit,omitempty"`
+	// For "explain": what holds the job and when it is expected to start.
+	Detail string `json:"detail,omitempty"`
 }
 
 func (e Event) String() string {
@@ -176,6 +182,8 @@ func (e Event) String() string {
 		return e.loadLine()
 	case "aged":
 		return fmt.Sprintf("T=%3d  AGED    %-22s key=%-8s effective priority now %d", e.T, e.Job, key, e.Effective)
+	case "explain":
+		return fmt.Sprintf("T=%3d  WAITS   %-22s key=%-8s %s", e.T, e.Job, key, e.Detail)
 	case "preempt":
 		return fmt.Sprintf("T=%3d  PREEMPT %-22s key=%-8s a higher tier took its slot: back to the head of its lane", e.T, e.Job, key)
 	}
@@ -202,6 +210,9 @@ type Result struct {
 	// Slot is the worker slot each job ran on, "worker/index", by
 	// Job.Name(); absent for jobs of types without workers.
 	Slot map[string]string
+	// Estimated is the estimated start step of each job explained
+	// pending on arrival (Scenario.Explain), by Job.Name().
+	Estimated map[string]int
 }
 
 // Settler returns once the scheduler has handled everything sent to it and
@@ -247,7 +258,7 @@ func Run(sc Scenario, clk *clock.Mock, settle Settler) (Result, error) {
 	}
 	r := &runner{sc: sc, s: s, clk: clk, settle: settle, records: records,
 		release: map[string]chan struct{}{}, byName: map[string]Job{}, active: map[jobRef]Job{},
-		res: Result{Start: map[string]int{}, End: map[string]int{}, Slot: map[string]string{}}}
+		res: Result{Start: map[string]int{}, End: map[string]int{}, Slot: map[string]string{}, Estimated: map[string]int{}}, t0: clk.Now()}
 	res, runErr := r.run()
 	ctx, cancel := context.WithCancel(context.Background())
 	if runErr != nil {
@@ -281,6 +292,7 @@ type runner struct {
 	errc    chan error
 	now     int
 	res     Result
+	t0      time.Time // step 0
 }
 
 func (r *runner) run() (Result, error) {
@@ -393,7 +405,10 @@ func (r *runner) arrive(j Job) error {
 		r.sync = append(r.sync, j.Name())
 		go func() { r.errc <- r.s.RunSync(context.Background(), j.Type, j.ID, j.Key, fn, opts...) }()
 	}
-	return r.step(func(s fairsched.Snapshot) bool { return present(s, j) })
+	if err := r.step(func(s fairsched.Snapshot) bool { return present(s, j) }); err != nil || !r.sc.Explain {
+		return err
+	}
+	return r.explain(j)
 }
 
 // refused submits a job the scheduler must turn away, in the calling
