@@ -14,8 +14,8 @@ import (
 // methods returns the names of t's exported methods, sorted.
 func methods(t reflect.Type) []string {
 	var out []string
-	for m := range t.Methods() {
-		out = append(out, m.Name)
+	for i := range t.NumMethod() {
+		out = append(out, t.Method(i).Name)
 	}
 	return out
 }
