@@ -148,9 +148,6 @@ func secOf(n int64) int64 {
 func (j *Job) before(o *Job) bool { return j.Seq < o.Seq }
 func (j *Job) setIndex(i int)     { j.idx = int32(i) }
 
-// GroupCount returns the number of group records the queue holds.
-func (q *Queue) GroupCount() int { return len(q.groups) }
-
 // Parked reports whether the job waits on a conflict key.
 func (j *Job) Parked() bool { return j.where == placeParked }
 
@@ -712,6 +709,9 @@ func (q *Queue) Compact() {
 // KeyCost returns the accumulated cost of pending job j's fairness key, as
 // the queue orders it: O(1), no map lookup.
 func (q *Queue) KeyCost(j *Job) time.Duration { return j.key.cost }
+
+// GroupCount returns the number of group records the queue holds.
+func (q *Queue) GroupCount() int { return len(q.groups) }
 
 // ForgetGroup drops the record of group g, which has no pending job and is
 // not paused, and reports whether it did: a group name is not kept for ever.
