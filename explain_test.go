@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/testkit"
 )
 
 func strp(s string) *string { return &s }
@@ -26,11 +27,11 @@ func TestExplainNamesTheBlocker(t *testing.T) {
 			edit: {DefaultCost: time.Second, Priority: 8, ConflictGroup: "doc"},
 		}, fairsched.WithMaxConcurrency(2))
 		t0 := time.Now()
-		var jobs []*blocker
+		var jobs []*testkit.Gate
 		add := func(id, key string) {
-			b := newBlocker()
+			b := testkit.NewGate()
 			jobs = append(jobs, b)
-			if err := s.Submit(edit, id, b.fn, fairsched.WithFairnessKey(key)); err != nil {
+			if err := s.Submit(edit, id, b.Run, fairsched.WithFairnessKey(key)); err != nil {
 				t.Fatal(err)
 			}
 			synctest.Wait()
@@ -89,7 +90,7 @@ func TestExplainNamesTheBlocker(t *testing.T) {
 			t.Errorf("Explain(print/a) = %v, want ErrUnknownJobType", err)
 		}
 		for _, b := range jobs {
-			b.release <- nil
+			b.Release(nil)
 		}
 		synctest.Wait()
 		if _, err := s.Explain(ctx, edit, "a"); !errors.Is(err, fairsched.ErrUnknownJob) {
@@ -113,14 +114,11 @@ func TestRunSyncRefusedWhenItWouldStartLate(t *testing.T) {
 			other: {DefaultCost: time.Second, Priority: 8},
 		}, fairsched.WithMaxConcurrency(1))
 		t0 := time.Now()
-		busy := newBlocker()
+		busy := testkit.NewGate()
 		t.Cleanup(func() { // before Close, should the test stop early
-			select {
-			case busy.release <- nil:
-			default:
-			}
+			busy.Release(nil) // after the test's own release it stays unread in the gate's buffer
 		})
-		if err := s.Submit(query, "busy", busy.fn); err != nil {
+		if err := s.Submit(query, "busy", busy.Run); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -150,7 +148,7 @@ func TestRunSyncRefusedWhenItWouldStartLate(t *testing.T) {
 		}
 		synctest.Wait()
 		time.Sleep(time.Second)
-		busy.release <- nil
+		busy.Release(nil)
 		for range 2 {
 			if err := <-done; err != nil {
 				t.Errorf("RunSync due in 2s: %v", err)
