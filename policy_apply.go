@@ -216,6 +216,9 @@ func (o *options) startPolicy() error {
 // the options' limits and workloads.
 func (o *options) newCore() *core.Core {
 	c := core.New(o.limits)
+	if sh := o.limits.Shed; sh != nil && !sh.Durable {
+		c.SetShedKeeps(func(j *core.Job) bool { return messages.Of(j).Durable() })
+	}
 	if o.workloads.Len() > 0 {
 		c.SetWorkloads(o.workloads)
 	}
