@@ -254,9 +254,9 @@ type Completion struct {
 
 // Core holds all scheduling state. It is not safe for concurrent use.
 type Core struct {
-	denied       []Denied // jobs the admission policy denied, for TakeDenied
+	denied       []Denied   // jobs the admission policy denied, for TakeDenied
 	shed         *shedIndex // fair shedding (shed.go); nil when off
-	expired      []*Job   // jobs that expired pending, for TakeExpired
+	expired      []*Job     // jobs that expired pending, for TakeExpired
 	expiredTotal uint64
 
 	// expiredWaiters are the watched jobs whose deadline came (waiters.go).
