@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/fairschedtest"
 )
 
 // shedOutcome names how a RunSync ended, for a whole-result comparison.
@@ -132,5 +134,75 @@ func TestShedOff(t *testing.T) {
 func TestSheddingNeedsMaxPending(t *testing.T) {
 	if _, err := fairsched.New(fairsched.WithShedding()); !errors.Is(err, fairsched.ErrInvalidConfig) {
 		t.Errorf("New = %v, want ErrInvalidConfig", err)
+	}
+}
+
+// shedDurableRun is a timeline of durable jobs under shedding: with one
+// slot and a queue of 2, key noisy enqueues 3 durable jobs (one runs, two
+// wait), then key a calls RunSync.
+type shedDurableRun struct {
+	Quiet  string   // how a's RunSync ended
+	Ran    []string // handler runs, in order
+	Stored []string // records left in the store: "id state"
+}
+
+func runShedDurable(t *testing.T, opts ...fairsched.Option) shedDurableRun {
+	var got shedDurableRun
+	synctest.Test(t, func(t *testing.T) {
+		st := durableStore(t, filepath.Join(t.TempDir(), "jobs.db"))
+		opts = append([]fairsched.Option{fairsched.WithStore(st), fairsched.WithMaxConcurrency(1),
+			fairsched.WithMaxPending(2)}, opts...)
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: workCfg}, opts...)
+		ran := make(chan string, 8)
+		if err := s.RegisterHandler(work, func(_ context.Context, j fairsched.Job) error {
+			ran <- j.ID
+			time.Sleep(time.Second)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if err := s.Enqueue(context.Background(), work, fmt.Sprintf("d%d", i), nil, fairsched.WithFairnessKey("noisy")); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+		}
+		got.Quiet = shedOutcome(s.RunSync(context.Background(), work, "a0", "a", func(context.Context) error { return nil }))
+		fairschedtest.WaitIdle(t, s)
+		synctest.Wait() // the store's last commits
+		close(ran)
+		for id := range ran {
+			got.Ran = append(got.Ran, id)
+		}
+		if err := st.LoadJobs(func(r fairsched.JobRecord) error {
+			got.Stored = append(got.Stored, fmt.Sprintf("%s %v: %s", r.ID, r.State, r.LastError))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return got
+}
+
+// TestShedDurableKeptByDefault: durable jobs are never shed unless
+// ShedDurable: the quiet key is refused as without shedding, and every
+// durable job runs.
+func TestShedDurableKeptByDefault(t *testing.T) {
+	got := runShedDurable(t, fairsched.WithShedding())
+	want := shedDurableRun{Quiet: "pool_overloaded", Ran: []string{"d0", "d1", "d2"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("timeline (-want +got):\n%s", diff)
+	}
+}
+
+// TestShedDurable: with ShedDurable the noisy key's newest durable job is
+// shed for the quiet key's: its record ends dead with the shed error.
+func TestShedDurable(t *testing.T) {
+	got := runShedDurable(t, fairsched.WithShedding(fairsched.ShedDurable()))
+	want := shedDurableRun{Quiet: "ran", Ran: []string{"d0", "d1"}, Stored: []string{
+		fmt.Sprintf(`d2 %v: fairsched: job work/d2 of key "noisy" shed: the queue held its bound (2) and a key under its fair share submitted`, fairsched.RecordDead),
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("timeline (-want +got):\n%s", diff)
 	}
 }
