@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/fairschedtest"
 )
 
@@ -200,7 +201,7 @@ func TestShedDurableKeptByDefault(t *testing.T) {
 func TestShedDurable(t *testing.T) {
 	got := runShedDurable(t, fairsched.WithShedding(fairsched.ShedDurable()))
 	want := shedDurableRun{Quiet: "ran", Ran: []string{"d0", "d1"}, Stored: []string{
-		fmt.Sprintf(`d2 %v: fairsched: job work/d2 of key "noisy" shed: the queue held its bound (2) and a key under its fair share submitted`, fairsched.RecordDead),
+		fmt.Sprintf(`d2 %v: fairsched: job work/d2 of key "noisy" shed: the queue held its bound (2) and a key under its fair share submitted`, core.RecordDead),
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("timeline (-want +got):\n%s", diff)
