@@ -217,7 +217,10 @@ func (o *options) startPolicy() error {
 func (o *options) newCore() *core.Core {
 	c := core.New(o.limits)
 	if sh := o.limits.Shed; sh != nil && !sh.Durable {
-		c.SetShedKeeps(func(j *core.Job) bool { return messages.Of(j).Durable() })
+		c.SetShedKeeps(func(j *core.Job) bool {
+			m := messages.Of(j)
+			return m.Durable() && m.Record.Owner == "" // an Enqueue's; a cluster's RunSync and Submit have an owner
+		})
 	}
 	if o.workloads.Len() > 0 {
 		c.SetWorkloads(o.workloads)

@@ -1,5 +1,7 @@
 package policy
 
+import "strings"
+
 // ReasonShed: the job was pending and was dropped to make room for a
 // newcomer of a key under its fair share while the queue held
 // Limits.MaxPending jobs (ShedConfig). Its error is a *RefusalError
@@ -23,4 +25,15 @@ type ShedConfig struct {
 	// accepted into the store, and its submitter may be gone; only
 	// in-memory jobs are shed.
 	Durable bool
+}
+
+// shedWords are the words of a shed job's error after its key; ShedText
+// finds them in an error that crossed a database as text.
+const shedWords = " shed: the queue held its bound ("
+
+// ShedText reports whether text, an error's text as a store keeps it, is
+// a shed job's *RefusalError's: the cluster's instances match it back to
+// ErrOverloaded with reason shed.
+func ShedText(text string) bool {
+	return strings.HasPrefix(text, "fairsched: job ") && strings.Contains(text, shedWords)
 }

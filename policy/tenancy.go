@@ -125,7 +125,7 @@ type RefusalError struct {
 
 func (e *RefusalError) Error() string {
 	if e.Reason == ReasonShed {
-		return fmt.Sprintf("fairsched: job %s/%s of key %q shed: the queue held its bound (%d) and a key under its fair share submitted", e.Type, e.ID, e.Key, e.Limit)
+		return fmt.Sprintf("fairsched: job %s/%s of key %q%s%d) and a key under its fair share submitted", e.Type, e.ID, e.Key, shedWords, e.Limit)
 	}
 	if e.Reason == ReasonOverloaded { // a reading, not a count: no limit to tell
 		return fmt.Sprintf("fairsched: job %s/%s of key %q refused: %s", e.Type, e.ID, e.Key, e.Reason)
