@@ -47,6 +47,8 @@ type Result struct {
 	// Superseded counts the JobSuperseded events: Supersede calls that
 	// replaced a pending (or backing-off) background job.
 	Superseded int
+	// Shed counts the jobs fair shedding dropped (JobRefused, reason shed).
+	Shed int
 	Starts     int // attempts started
 	Steps      int
 	Snapshots  int
@@ -152,7 +154,7 @@ type acct struct {
 	fgFlexible int // RunSync outcomes that come with at most one (cancelled, closed)
 }
 
-type evCount struct{ completed, failed, expired, dropped, denied, superseded int }
+type evCount struct{ completed, failed, expired, dropped, denied, superseded, shed int }
 
 type sim struct {
 	// loStarted: the last start of a "lo" attempt (the starvation
