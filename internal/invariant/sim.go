@@ -48,11 +48,11 @@ type Result struct {
 	// replaced a pending (or backing-off) background job.
 	Superseded int
 	// Shed counts the jobs fair shedding dropped (JobRefused, reason shed).
-	Shed int
-	Starts     int // attempts started
-	Steps      int
-	Snapshots  int
-	Virtual    time.Duration // virtual time simulated
+	Shed      int
+	Starts    int // attempts started
+	Steps     int
+	Snapshots int
+	Virtual   time.Duration // virtual time simulated
 	// FairChecks counts the snapshots whose weighted service was compared
 	// (fairness mode); AgingChecks the starts checked against the aging
 	// bound (aging mode); MaxDrift the largest weighted-cost gap seen and
