@@ -965,6 +965,8 @@ func decisionMessage(d core.Decision) string {
 		return "job expired"
 	case d.ReasonCode == core.CodeSuperseded:
 		return "job superseded"
+	case d.ReasonCode == core.CodeShed:
+		return "job shed"
 	case d.ReasonCode == core.CodePreempted:
 		return preemptMessage(d)
 	case d.Decision == core.DecisionDeny:
