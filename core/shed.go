@@ -68,7 +68,7 @@ func (c *Core) claim(k *shedKey) time.Duration {
 func (c *Core) shedCost(now time.Time, j *Job) time.Duration {
 	cost := j.Tokens()
 	if cost <= 0 {
-		cost = c.estimates.Cost(estimateKey(j), j.slot.Config.DefaultCost, now)
+		cost = c.estimates.Peek(estimateKey(j), j.slot.Config.DefaultCost)
 	}
 	return policy.Weighted(cost, c.keyWeight(j.Key))
 }
