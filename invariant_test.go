@@ -56,7 +56,7 @@ func TestInvariants(t *testing.T) {
 		n = invDefaultSeeds()
 	}
 	start := time.Now()
-	var jobs, starts, steps, superseded, preempted atomic.Int64
+	var jobs, starts, steps, superseded, preempted, shed atomic.Int64
 	t.Cleanup(func() {
 		t.Logf("%d seeds from %d: %d jobs, %d attempts, %d steps, %d superseded, %d preempted in %v",
 			n, *invFirst, jobs.Load(), starts.Load(), steps.Load(), superseded.Load(), preempted.Load(), time.Since(start).Round(time.Millisecond))
@@ -65,6 +65,9 @@ func TestInvariants(t *testing.T) {
 		}
 		if n >= 100 && preempted.Load() == 0 && !t.Failed() {
 			t.Error("no job was preempted in any seed: the simulation does not exercise it")
+		}
+		if n >= 100 && shed.Load() == 0 && !t.Failed() {
+			t.Error("no job was shed in any seed: the simulation does not exercise fair shedding")
 		}
 	})
 	for seed := *invFirst; seed < *invFirst+uint64(n); seed++ {
@@ -76,6 +79,7 @@ func TestInvariants(t *testing.T) {
 			steps.Add(int64(res.Steps))
 			superseded.Add(int64(res.Superseded))
 			preempted.Add(int64(res.Preemptions))
+			shed.Add(int64(res.Shed))
 			replay := fmt.Sprintf("go test -run 'TestInvariants/seed=%d$' -v .", seed)
 			if seed >= 1+uint64(invDefaultSeeds()) {
 				replay = fmt.Sprintf("go test -run 'TestInvariants/seed=%d$' -v -invariant.first=%d -invariant.seeds=1 .", seed, seed)

@@ -224,6 +224,12 @@ func (o *options) newCore() *core.Core {
 	if o.hier != nil {
 		_ = c.SetHierarchy(*o.hier) // checked by New
 	}
+	if sh := o.limits.Shed; sh != nil && !sh.Durable {
+		c.SetShedKeeps(func(j *core.Job) bool {
+			m := messages.Of(j)
+			return m.Durable() && m.Record.Owner == "" // an Enqueue's; a cluster's RunSync and Submit have an owner
+		})
+	}
 	if o.workloads.Len() > 0 {
 		c.SetWorkloads(o.workloads)
 	}

@@ -908,14 +908,16 @@ func (a *Actor) reportDecisions(now time.Time) {
 	a.logDecisions()
 	for _, d := range a.core.TakeDenied() {
 		j := messages.Of(d.Job)
-		if len(a.subs) > 0 {
+		if len(a.subs) > 0 && d.Shed {
+			a.emit(messages.JobRefused{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Reason: policy.ReasonShed})
+		} else if len(a.subs) > 0 {
 			a.emit(messages.JobDenied{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Err: d.Err, Panicked: d.Panicked})
 		}
 		a.ended(j, d.Err)
 		if j.Foreground() {
 			j.Answer(d.Err)
 		} else {
-			a.log.Error("background job denied", zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(d.Err))
+			a.log.Error("background job denied", zap.Bool("shed", d.Shed), zap.String("type", string(j.Type)), zap.String("id", j.ID), zap.Error(d.Err))
 		}
 	}
 	for _, cj := range a.core.TakeExpired() {
@@ -1001,6 +1003,8 @@ func decisionMessage(d core.Decision) string {
 		return "job expired"
 	case d.ReasonCode == core.CodeSuperseded:
 		return "job superseded"
+	case d.ReasonCode == core.CodeShed:
+		return "job shed"
 	case d.ReasonCode == core.CodePreempted:
 		return preemptMessage(d)
 	case d.Decision == core.DecisionDeny:

@@ -274,6 +274,9 @@ func outcome(c *closure, f Final) error {
 		// The leader's words around the function's own error.
 		return &remoteError{text: f.LastError, err: c.lastErr}
 	}
+	if policy.ShedText(f.LastError) {
+		return &remoteError{text: f.LastError, err: &policy.RefusalError{Reason: policy.ReasonShed}}
+	}
 	for _, s := range sentinels {
 		if strings.Contains(f.LastError, s.Error()) {
 			return &remoteError{text: f.LastError, err: s}

@@ -258,8 +258,9 @@ type Completion struct {
 
 // Core holds all scheduling state. It is not safe for concurrent use.
 type Core struct {
-	denied       []Denied // jobs the admission policy denied, for TakeDenied
-	expired      []*Job   // jobs that expired pending, for TakeExpired
+	denied       []Denied   // jobs the admission policy denied, for TakeDenied
+	shed         *shedIndex // fair shedding (shed.go); nil when off
+	expired      []*Job     // jobs that expired pending, for TakeExpired
 	expiredTotal uint64
 
 	// expiredWaiters are the watched jobs whose deadline came (waiters.go).
@@ -377,6 +378,9 @@ func New(limits policy.Limits) *Core {
 		q.SetScoring(&sc, c.freeSlots)
 	}
 	c.initRates()
+	if limits.Shed != nil && limits.MaxPending > 0 {
+		c.shed = newShedIndex()
+	}
 	return c
 }
 
@@ -427,7 +431,7 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 	}
 	j.slot = slot // its Priority, for the refusal's record too
 	c.applyWorkload(j)
-	if err := c.refusal(j); err != nil {
+	if err := c.refusal(j); err != nil && !c.shedFor(now, j, err) {
 		c.record(now, j, DecisionRefuse, string(err.(*policy.RefusalError).Reason), 0)
 		return err
 	}
@@ -472,6 +476,9 @@ func (c *Core) Submit(now time.Time, j *Job) error {
 		c.rules.joins(now, j.Priority(), 1)
 	}
 	c.arrives(now, j)
+	if c.shed != nil {
+		c.shedAdd(now, j)
+	}
 	return nil
 }
 
@@ -606,6 +613,9 @@ func (c *Core) admit(now time.Time, j *Job, key queue.KeyRef) {
 	j.admitted = c.admits
 	j.runIdx = len(c.running)
 	c.running = append(c.running, j)
+	if c.shed != nil {
+		c.shedLeaves(j) // after the charge: its key's claim grew
+	}
 }
 
 // Finish records the end of a running job, whatever its outcome, and folds
@@ -716,6 +726,9 @@ func (c *Core) drop(now time.Time, j *Job) {
 	c.waiting(j, -1)
 	if c.rules != nil {
 		c.rules.joins(now, j.Priority(), -1)
+	}
+	if c.shed != nil {
+		c.shedLeaves(j)
 	}
 }
 
@@ -922,6 +935,9 @@ type Denied struct {
 	// Panicked: the policy panicked, and Err wraps ErrDenied with the
 	// panic's value.
 	Panicked bool
+	// Shed: fair shedding dropped it for a newcomer (Err is a
+	// *policy.RefusalError of reason shed), not the admission policy.
+	Shed bool
 }
 
 // askPolicy asks the admission policy about j, which may start now, and

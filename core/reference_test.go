@@ -68,6 +68,7 @@ type refScheduler struct {
 	// maxPending and tenantPending bound the queue and each key's pending
 	// jobs (0: no bound).
 	maxPending   int
+	shed         bool // fair shedding (reference_shed_test.go)
 	tenants      *policy.TenantsConfig
 	tiers        map[policy.Priority]policy.TierConfig
 	admission    policy.AdmissionPolicy
@@ -111,7 +112,8 @@ type refJob struct {
 	submitted, started time.Time
 	cost, keyCost      time.Duration
 	onDemand           bool
-	slot               *refSlot // the worker slot it runs on
+	slot               *refSlot      // the worker slot it runs on
+	shedCost           time.Duration // its claim on its key when submitted (reference_shed_test.go)
 }
 
 type refEstKey struct {
@@ -134,6 +136,7 @@ func newRef(l policy.Limits) *refScheduler {
 		pausedAt:   map[string]time.Time{},
 		weights:    maps.Clone(l.KeyWeights),
 		maxPending: l.MaxPending,
+		shed:       l.Shed != nil && l.MaxPending > 0,
 		tenants:    l.Tenants,
 		tiers:      l.Tiers,
 		admission:  l.Admission,
@@ -787,6 +790,7 @@ type refStats struct {
 	ops, admitted, finished, withdrawn, evictedKeys, evictedEstimates int
 	agedAdmissions                                                    int // admitted above their base priority
 	refused                                                           int // submissions refused by a pending bound
+	shed                                                              int // pending jobs shed for a newcomer (WithShedding)
 	denied                                                            int // jobs the admission policy denied
 	expired                                                           int // jobs that expired pending
 	reasons                                                           map[policy.Reason]int
@@ -994,8 +998,19 @@ func (run *refRun) event(op int) bool {
 		if run.expiring && r.IntN(3) == 0 {
 			j.SetTTL(time.Duration(1+r.IntN(8)) * time.Millisecond * run.timeScale)
 		}
+		shedCost := run.ref.shedCostOf(td.name, id, key, j.Tokens())
+		want := run.ref.refusal(key)
+		if want == policy.ReasonPoolOverloaded && run.ref.shed {
+			if v := run.ref.shedVictim(key, shedCost); v != nil {
+				run.ref.shedJob(run.now, v)
+				run.deniedGroups[v.group] = true // a shed job, like a denial, may drain its group
+				run.logf("shed #%d for %s/%s@%q", v.seq, td.name, id, key)
+				run.stats.shed++
+				want = ""
+			}
+		}
 		err := run.c.Submit(run.now, j)
-		if want := run.ref.refusal(key); want != "" || err != nil {
+		if want != "" || err != nil {
 			var re *policy.RefusalError
 			if !errors.As(err, &re) || re.Reason != want {
 				run.fail(op, "Submit %s/%s@%q = %v; want refusal %q", td.name, id, key, err, want)
@@ -1006,6 +1021,7 @@ func (run *refRun) event(op int) bool {
 		}
 		rj := run.ref.submitIn(run.now, td.name, id, key, group)
 		rj.floor, rj.floored, rj.tokens, rj.onDemand = j.Floor, j.Floored, j.Tokens(), j.OnDemand
+		rj.shedCost = shedCost
 		if ttl := cmp.Or(j.TTL(), run.ref.types[td.name].QueueTimeout); ttl > 0 {
 			rj.deadline = run.now.Add(ttl)
 		}
@@ -1445,6 +1461,9 @@ func runReferenceWith(t *testing.T, o refOptions) {
 				l.Tenants = &policy.TenantsConfig{Default: policy.TenantLimits{MaxPending: pending, MaxRunning: running},
 					Keys: map[string]policy.TenantLimits{"": {MaxPending: pending + 2, MaxRunning: running * 2}}}
 			}
+			if l.MaxPending > 0 && brng.IntN(2) == 0 {
+				l.Shed = &policy.ShedConfig{}
+			}
 		}
 		if o.policy {
 			l.Admission = refPolicy
@@ -1676,9 +1695,12 @@ func runReferenceWith(t *testing.T, o refOptions) {
 		t.Error("admission policy on, yet no job waited deferred")
 	}
 	if o.bounded {
-		t.Logf("%d submissions refused", stats.refused)
+		t.Logf("%d submissions refused, %d pending jobs shed", stats.refused, stats.shed)
 		if stats.refused == 0 {
 			t.Error("pending bounds on, yet no submission was refused")
+		}
+		if stats.shed == 0 {
+			t.Error("pending bounds on, yet no job was shed")
 		}
 		if stats.reasons[policy.ReasonTenantLimit] == 0 {
 			t.Error("running bounds on, yet no job waited for its tenant")

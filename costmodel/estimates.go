@@ -126,6 +126,15 @@ func (e *Estimates) Cost(k EstimateKey, def time.Duration, now time.Time) time.D
 	return c
 }
 
+// Peek returns the current estimate for k, or def, without marking k as
+// used: a look that must not keep the estimate alive.
+func (e *Estimates) Peek(k EstimateKey, def time.Duration) time.Duration {
+	if est, ok := e.find(hashOf(k), k); ok {
+		return est.cost
+	}
+	return def
+}
+
 // EstimateRef is where CostRef found a key's estimate, so that ObserveRef,
 // at the end of the job it was looked up for, finds it again without
 // hashing the key and probing the table (two of a job's map lookups were

@@ -765,7 +765,9 @@ type JobSuperseded struct {
 }
 
 // JobRefused reports a submission refused before it was queued (a pending
-// bound): Reason is tenant_limit or pool_overloaded.
+// bound): Reason is tenant_limit or pool_overloaded; or a pending job shed
+// for a newcomer of a key under its fair share (WithShedding): Reason is
+// shed.
 type JobRefused struct {
 	Time        time.Time      `json:"time"`
 	Type        policy.JobType `json:"type"`

@@ -33,6 +33,7 @@ type Collector struct {
 	completed    *prometheus.CounterVec
 	failed       *prometheus.CounterVec
 	refused      *prometheus.CounterVec
+	shed         *prometheus.CounterVec
 	expired      *prometheus.CounterVec
 	denied       *prometheus.CounterVec
 	dropped      *prometheus.CounterVec
@@ -118,6 +119,8 @@ var (
 		"Job runs whose function returned an error or panicked (each failed attempt counts), by type."}
 	specRefused = spec{"refused_total", counter, []string{"type", "reason"},
 		"Submissions refused by a pending bound before being queued, by type and reason."}
+	specShed = spec{"shed_total", counter, []string{"type"},
+		"Pending jobs shed for a newcomer of a key under its fair share (WithShedding), by type."}
 	specExpired = spec{"expired_total", counter, []string{"type"},
 		"Jobs removed unrun because their queue timeout ran out while pending, by type."}
 	specDenied = spec{"denied_total", counter, []string{"type"},
@@ -164,7 +167,7 @@ var (
 // specs lists every metric, in the order of the documentation.
 var specs = []spec{
 	specQueueWait, specDuration, specEffective, specQueued, specCancelled, specAdmitted, specCompleted, specFailed,
-	specRefused, specExpired, specDenied, specDropped, specSuperseded, specPreempted, specPolicies, specAged, specAllocChanges, specExcess,
+	specRefused, specShed, specExpired, specDenied, specDropped, specSuperseded, specPreempted, specPolicies, specAged, specAllocChanges, specExcess,
 	specRunning, specPending, specGroupSlots, specGroupRunning, specMaxConcurrency,
 	specAdaptiveLimit, specLoad, specOverloaded, specLoadSkipped, specEventsLost, specSnapshotErrors,
 }
@@ -200,6 +203,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 		completed:    counterVec(specCompleted),
 		failed:       counterVec(specFailed),
 		refused:      counterVec(specRefused),
+		shed:         counterVec(specShed),
 		expired:      counterVec(specExpired),
 		denied:       counterVec(specDenied),
 		dropped:      counterVec(specDropped),
@@ -227,7 +231,7 @@ func newCollector(s *fairsched.Scheduler, cfg config) *Collector {
 // vectors returns the collectors of the event metrics.
 func (c *Collector) vectors() []prometheus.Collector {
 	return []prometheus.Collector{
-		c.queueWait, c.duration, c.effective, c.queued, c.cancelled, c.admitted, c.completed, c.failed, c.refused,
+		c.queueWait, c.duration, c.effective, c.queued, c.cancelled, c.admitted, c.completed, c.failed, c.refused, c.shed,
 		c.expired, c.denied, c.dropped, c.superseded, c.preempted, c.allocChanges, c.excess,
 		c.policies,
 	}
@@ -269,6 +273,9 @@ func (c *Collector) record(e fairsched.Event) {
 		}
 	case fairsched.JobRefused:
 		c.refused.WithLabelValues(string(e.Type), string(e.Reason)).Inc()
+		if e.Reason == fairsched.ReasonShed {
+			c.shed.WithLabelValues(string(e.Type)).Inc()
+		}
 	case fairsched.JobExpired:
 		c.expired.WithLabelValues(string(e.Type)).Inc()
 	case fairsched.JobDenied:

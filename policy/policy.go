@@ -270,6 +270,9 @@ type Limits struct {
 	// MaxPending bounds the number of pending jobs; a submission beyond it
 	// is refused (ErrOverloaded). 0 means unbounded.
 	MaxPending int
+	// Shed, when not nil, sheds the newest job of the key furthest over
+	// its fair share instead of refusing a newcomer under it (ShedConfig).
+	Shed *ShedConfig
 	// Tenants, when not nil, limits each fairness key (see TenantLimits).
 	Tenants *TenantsConfig
 	// Scoring, when not nil, orders dispatch by linear score (see
@@ -422,6 +425,9 @@ func (l Limits) Validate() error {
 	}
 	if l.MaxPending < 0 {
 		return InvalidConfig("MaxPending", l.MaxPending, "must not be negative (0 for unbounded)")
+	}
+	if l.Shed != nil && l.MaxPending == 0 {
+		return InvalidConfig("Shed", "without MaxPending", "shedding makes room under the queue's bound: set MaxPending")
 	}
 	if l.Tenants != nil {
 		if err := l.Tenants.Validate(); err != nil {

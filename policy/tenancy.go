@@ -124,6 +124,9 @@ type RefusalError struct {
 }
 
 func (e *RefusalError) Error() string {
+	if e.Reason == ReasonShed {
+		return fmt.Sprintf("fairsched: job %s/%s of key %q%s%d) and a key under its fair share submitted", e.Type, e.ID, e.Key, shedWords, e.Limit)
+	}
 	if e.Reason == ReasonOverloaded { // a reading, not a count: no limit to tell
 		return fmt.Sprintf("fairsched: job %s/%s of key %q refused: %s", e.Type, e.ID, e.Key, e.Reason)
 	}
@@ -135,7 +138,7 @@ func (e *RefusalError) Is(target error) bool {
 	switch e.Reason {
 	case ReasonTenantLimit:
 		return target == ErrTenantLimit
-	case ReasonPoolOverloaded, ReasonOverloaded:
+	case ReasonPoolOverloaded, ReasonOverloaded, ReasonShed:
 		return target == ErrOverloaded
 	}
 	return false

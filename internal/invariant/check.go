@@ -349,6 +349,12 @@ func (sm *sim) submitted(j *jobRun, err error) {
 	}
 }
 
+// isShed reports whether err is a queued job's end by fair shedding.
+func isShed(err error) bool {
+	var re *fairsched.RefusalError
+	return errors.As(err, &re) && re.Reason == fairsched.ReasonShed && errors.Is(err, fairsched.ErrOverloaded)
+}
+
 // refusalOK reports whether err is a refusal the configuration allows.
 func (sm *sim) refusalOK(j *jobRun, err error) bool {
 	var re *fairsched.RefusalError
@@ -435,6 +441,10 @@ func (sm *sim) returned(j *jobRun, err error) {
 		if !c.policy || !co && !j.spec.deny {
 			bad("denied, but the policy admits it")
 		}
+	case isShed(err):
+		if !c.shed {
+			bad("shed, but shedding is off")
+		}
 	case sm.refusalOK(j, err):
 		return // never queued: no terminal event
 	default:
@@ -480,6 +490,11 @@ func (sm *sim) count(e fairsched.Event) {
 		kind = &get(e.Type, e.ID).dropped
 	case fairsched.JobDenied:
 		kind = &get(e.Type, e.ID).denied
+	case fairsched.JobRefused:
+		if e.Reason == fairsched.ReasonShed { // a queued job's end; other refusals never queued it
+			kind = &get(e.Type, e.ID).shed
+			sm.res.Shed++
+		}
 	case fairsched.JobSuperseded:
 		kind = &get(e.Type, e.ID).superseded
 		sm.res.Superseded++
@@ -800,12 +815,12 @@ func (sm *sim) finish() {
 		if i := strings.IndexByte(sig, '/'); i >= 0 && !sm.evTypes[fairsched.JobType(sig[:i])] || strings.Contains(sig, "/per") {
 			continue
 		}
-		total := ev.completed + ev.failed + ev.expired + ev.dropped + ev.denied + ev.superseded
+		total := ev.completed + ev.failed + ev.expired + ev.dropped + ev.denied + ev.superseded + ev.shed
 		exact := ac.bgAccepted + ac.fgDefinite
 		if ev.completed != ac.succeeded || total < exact || total > exact+ac.fgFlexible {
 			sm.violate("%s: %d attempts succeeded, %d background jobs accepted, %d RunSync answered (+%d cancelled or closed); "+
-				"events: %d completed, %d failed, %d expired, %d dropped, %d denied, %d superseded",
-				sig, ac.succeeded, ac.bgAccepted, ac.fgDefinite, ac.fgFlexible, ev.completed, ev.failed, ev.expired, ev.dropped, ev.denied, ev.superseded)
+				"events: %d completed, %d failed, %d expired, %d dropped, %d denied, %d superseded, %d shed",
+				sig, ac.succeeded, ac.bgAccepted, ac.fgDefinite, ac.fgFlexible, ev.completed, ev.failed, ev.expired, ev.dropped, ev.denied, ev.superseded, ev.shed)
 		}
 	}
 }

@@ -169,6 +169,7 @@ type config struct {
 	tenants    *fairsched.TenantLimits
 	keyLimits  map[string]fairsched.TenantLimits
 	maxPending int
+	shed       bool // WithShedding, with maxPending
 	rates      []rateSpec
 	keyWeights map[string]float64
 	policy     bool
@@ -222,6 +223,9 @@ func (c *config) options() []fairsched.Option {
 	}
 	if c.maxPending > 0 {
 		o = append(o, fairsched.WithMaxPending(c.maxPending))
+		if c.shed {
+			o = append(o, fairsched.WithShedding())
+		}
 	}
 	for _, r := range c.rates {
 		o = append(o, fairsched.WithRateLimit(r.scope(), r.perSec, r.burst))
@@ -301,7 +305,7 @@ func (c *config) String() string {
 		fmt.Fprintf(&b, "\n  tenants=%+v keyLimits=%v", *c.tenants, c.keyLimits)
 	}
 	if c.maxPending > 0 {
-		fmt.Fprintf(&b, "\n  maxPending=%d", c.maxPending)
+		fmt.Fprintf(&b, "\n  maxPending=%d shed=%v", c.maxPending, c.shed)
 	}
 	if len(c.rates) > 0 {
 		fmt.Fprintf(&b, "\n  rates=%+v", c.rates)
@@ -495,6 +499,7 @@ func (g *gen) chaosConfig() *config {
 	}
 	if g.chance(0.1) {
 		c.maxPending = 10 + g.intn(30)
+		c.shed = c.maxPending%2 == 1 // from the same draw: the seeds' other choices stay as they were
 	}
 	if g.chance(0.25) {
 		seen := map[string]bool{}

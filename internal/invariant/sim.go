@@ -47,10 +47,12 @@ type Result struct {
 	// Superseded counts the JobSuperseded events: Supersede calls that
 	// replaced a pending (or backing-off) background job.
 	Superseded int
-	Starts     int // attempts started
-	Steps      int
-	Snapshots  int
-	Virtual    time.Duration // virtual time simulated
+	// Shed counts the jobs fair shedding dropped (JobRefused, reason shed).
+	Shed      int
+	Starts    int // attempts started
+	Steps     int
+	Snapshots int
+	Virtual   time.Duration // virtual time simulated
 	// FairChecks counts the snapshots whose weighted service was compared
 	// (fairness mode); AgingChecks the starts checked against the aging
 	// bound (aging mode); MaxDrift the largest weighted-cost gap seen and
@@ -152,7 +154,7 @@ type acct struct {
 	fgFlexible int // RunSync outcomes that come with at most one (cancelled, closed)
 }
 
-type evCount struct{ completed, failed, expired, dropped, denied, superseded int }
+type evCount struct{ completed, failed, expired, dropped, denied, superseded, shed int }
 
 type sim struct {
 	// loStarted: the last start of a "lo" attempt (the starvation

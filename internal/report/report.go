@@ -74,6 +74,9 @@ type Report struct {
 	// once, or expired while pending.
 	Refused int `json:"refused"`
 	Expired int `json:"expired"`
+	// Shed counts the jobs shed while pending for a key under its fair
+	// share (WithShedding); they are among Unrun, not among Expired.
+	Shed int `json:"shed,omitempty"`
 	// Unrun lists those jobs, in script order.
 	Unrun []Unrun `json:"unrun,omitempty"`
 }
@@ -88,6 +91,7 @@ type Unrun struct {
 	Arrival int    `json:"arrival"`
 	At      int    `json:"at"`
 	Refused bool   `json:"refused"`
+	Shed    bool   `json:"shed,omitempty"`
 }
 
 // Stats describes the jobs of one fairness key or one group.
@@ -162,7 +166,12 @@ func Build(sc scenario.Scenario, res scenario.Result) Report {
 	}
 	var runs []ran
 	var longest *ran
-	keyed, grouped := map[string]bool{}, map[string]bool{}
+	keyed, grouped, shed := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, e := range res.Timeline {
+		if e.Kind == "shed" {
+			shed[e.Job] = true
+		}
+	}
 	for i, j := range sc.Jobs {
 		name := j.Name()
 		keyed[j.Key] = true
@@ -175,6 +184,10 @@ func Build(sc scenario.Scenario, res scenario.Result) Report {
 		case !started && ended && j.Refused:
 			r.Refused++
 			r.Unrun = append(r.Unrun, Unrun{Job: name, Type: string(j.Type), Key: j.Key, Group: j.Group, Arrival: j.Arrival, At: end, Refused: true})
+			continue
+		case !started && ended && shed[name]:
+			r.Shed++
+			r.Unrun = append(r.Unrun, Unrun{Job: name, Type: string(j.Type), Key: j.Key, Group: j.Group, Arrival: j.Arrival, At: end, Shed: true})
 			continue
 		case !started && ended:
 			r.Expired++
@@ -454,7 +467,11 @@ func sortedKeys(m map[string]bool) []string {
 func (r Report) Text(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", r.Name, r.Title)
-	fmt.Fprintf(&b, "%d jobs, %d ran, %d refused, %d expired, makespan %ds\n", r.Jobs, len(r.Runs), r.Refused, r.Expired, r.Makespan)
+	fmt.Fprintf(&b, "%d jobs, %d ran, %d refused, %d expired", r.Jobs, len(r.Runs), r.Refused, r.Expired)
+	if r.Shed > 0 {
+		fmt.Fprintf(&b, ", %d shed", r.Shed)
+	}
+	fmt.Fprintf(&b, ", makespan %ds\n", r.Makespan)
 	b.WriteString("\nTimeline:\n")
 	for _, e := range r.Timeline {
 		fmt.Fprintf(&b, "  %s\n", e)

@@ -115,6 +115,10 @@ func (r Report) SVG(w io.Writer) error {
 			continue
 		}
 		tip := fmt.Sprintf("%s arrived at %d, waited %ds and expired at %d (key %s)", u.Job, u.Arrival, u.At-u.Arrival, u.At, key)
+		class := "expired"
+		if u.Shed {
+			class, tip = "shed", fmt.Sprintf("%s arrived at %d, waited %ds and was shed at %d for a key under its fair share (key %s)", u.Job, u.Arrival, u.At-u.Arrival, u.At, key)
+		}
 		ly := ay + laneGap*(lanes[i]+1)
 		fmt.Fprintf(body, "<g>\n<title>%s</title>\n", esc(tip))
 		fmt.Fprintf(body, `<line class="wait" x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s" stroke-width="2" stroke-opacity="0.8"/>`+"\n",
@@ -122,7 +126,7 @@ func (r Report) SVG(w io.Writer) error {
 		fmt.Fprintf(body, `<line class="arrival" x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s" stroke-width="1.5"/>`+"\n",
 			num(xOf(u.Arrival)), ly-3, num(xOf(u.Arrival)), ly+3, colours[key])
 		body.WriteString("</g>\n")
-		cross("expired", u.At, ly, "#333", tip)
+		cross(class, u.At, ly, "#333", tip)
 	}
 	used := 0
 	for _, l := range lanes {
@@ -275,6 +279,9 @@ func (r Report) subtitle() string {
 	}
 	if r.Expired > 0 {
 		parts = append(parts, fmt.Sprintf("%d expired", r.Expired))
+	}
+	if r.Shed > 0 {
+		parts = append(parts, fmt.Sprintf("%d shed", r.Shed))
 	}
 	parts = append(parts, r.fairness(), r.LongestWait.text(len(r.Runs) > 0, r.Aging))
 	return strings.Join(parts, " · ")

@@ -89,6 +89,8 @@ func Check(sc Scenario, res Result) []string {
 		out = append(out, startEstimate(res)...)
 	case "31-blocker-eta":
 		out = append(out, blockerETA(res)...)
+	case "29-fair-shedding":
+		out = append(out, fairShedding(sc, res)...)
 	case "16-tier-shares":
 		out = append(out, tierFloor(sc, res, Backfill, 2),
 			verdict(typeRunning(sc, res, Incident, 2) == 4 && typeRunning(sc, res, Copilot, 2) == 4,

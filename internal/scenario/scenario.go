@@ -126,7 +126,7 @@ type Scenario struct {
 // Event is one line of a timeline.
 type Event struct {
 	T     int    `json:"t"`               // seconds since the scenario started
-	Kind  string `json:"kind"`            // "arrive", "admit", "done", "refuse", "expire", "aged", "allocation" or "preempt"
+	Kind  string `json:"kind"`            // "arrive", "admit", "done", "refuse", "shed", "expire", "aged", "allocation" or "preempt"
 	Job   string `json:"job"`             // type(id)
 	Key   string `json:"key,omitempty"`   // fairness key, "" for background
 	Group string `json:"group,omitempty"` // the job's group, "" for none
@@ -178,6 +178,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("T=%3d  EXPIRE  %-22s key=%-8s still pending when its time to live ran out", e.T, e.Job, key)
 	case "refuse":
 		return fmt.Sprintf("T=%3d  REFUSE  %-22s key=%-8s %s, returned at once", e.T, e.Job, key, e.Reason)
+	case "shed":
+		return fmt.Sprintf("T=%3d  SHED    %-22s key=%-8s its newest pending job, dropped for a key under its fair share (%s)", e.T, e.Job, key, e.Reason)
 	case "load":
 		return e.loadLine()
 	case "aged":
@@ -484,6 +486,11 @@ func (r *runner) step(cond func(fairsched.Snapshot) bool) error {
 		case "job expired":
 			ev.Kind = "expire"
 			ev.Key, ev.Group = r.active[ref].Key, r.active[ref].Group // a decision record says "tenant"
+			r.res.End[name] = r.now
+			delete(r.active, ref)
+		case "job shed":
+			ev.Kind, ev.Reason = "shed", str(f["reason_code"])
+			ev.Key = r.active[ref].Key // a decision record says "tenant"
 			r.res.End[name] = r.now
 			delete(r.active, ref)
 		case "load reading":
