@@ -42,7 +42,7 @@ func (l *leader) runPolicy(ctx context.Context, args cmdArgs, settings map[strin
 	if err := json.Unmarshal(args.Policy, &p); err != nil {
 		return fmt.Errorf("%w: a policy command does not decode: %w", policy.ErrInvalidConfig, err)
 	}
-	if err := l.m.ApplyPolicy(p); err != nil {
+	if err := l.a.ApplyPolicy(ctx, p); err != nil {
 		return err
 	}
 	stored, err := l.n.b.Settings(ctx, l.n.cfg.Domain)
@@ -64,5 +64,7 @@ func (l *leader) applyStoredPolicy(data []byte) error {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return fmt.Errorf("%w: the stored policy does not decode: %w", policy.ErrInvalidConfig, err)
 	}
-	return l.m.ApplyPolicy(p)
+	ctx, cancel := l.n.askCtx()
+	defer cancel()
+	return l.a.ApplyPolicy(ctx, p)
 }
