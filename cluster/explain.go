@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
@@ -21,14 +20,8 @@ func (n *Node) Explain(ctx context.Context, t policy.JobType, id string) (core.E
 	if err != nil {
 		return core.Explanation{}, err
 	}
-	if in.turn != nil {
-		var e core.Explanation
-		err := in.turn(ctx, func(m *actor.Machine) error {
-			var err error
-			e, err = m.Explain(t, id)
-			return err
-		})
-		return e, err
+	if in.a != nil {
+		return in.a.Explain(ctx, t, id)
 	}
 	r, err := n.ask(ctx, cmdExplain, cmdArgs{Type: t, ID: id})
 	if err != nil {
@@ -58,8 +51,8 @@ func (n *Node) checkStart(ctx context.Context, rec *core.JobRecord) error {
 	if err != nil {
 		return err
 	}
-	if in.turn != nil {
-		return in.turn(ctx, func(m *actor.Machine) error { return m.CheckStart(probe(rec), within) })
+	if in.a != nil {
+		return in.a.CheckStart(ctx, probe(rec), within)
 	}
 	askCtx, cancel := context.WithTimeout(ctx, within/2)
 	defer cancel()
@@ -77,7 +70,7 @@ func (n *Node) checkStart(ctx context.Context, rec *core.JobRecord) error {
 // is the time it had left, from the leader's now (the command's transit
 // is not counted).
 func (l *leader) startCheck(ctx context.Context, args cmdArgs, r *cmdReply) error {
-	err := l.m.CheckStart(probe(&core.JobRecord{Type: args.Type, ID: args.ID, Key: args.Key, Group: args.Group}), args.Within)
+	err := l.a.CheckStart(ctx, probe(&core.JobRecord{Type: args.Type, ID: args.ID, Key: args.Key, Group: args.Group}), args.Within)
 	var late *policy.LateStartError
 	if errors.As(err, &late) {
 		r.Late = late

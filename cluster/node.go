@@ -165,7 +165,7 @@ func (c *Config) defaults() error {
 
 // Factory builds the leader's scheduler over the domain's store and
 // records, with the options every instance was given.
-type Factory func(st actor.JobStore, recs []core.JobRecord) (*actor.Machine, error)
+type Factory func(st actor.JobStore, recs []core.JobRecord) (*actor.Actor, error)
 
 // Node is this instance's part in a cluster: its loops and their channels.
 type Node struct {
@@ -226,12 +226,7 @@ type Info struct {
 	// Running maps "type/id" of each running job to its instance (leader
 	// only).
 	Running map[string]string
-	// snapshot takes the leader's machine's snapshot in its loop's turn
-	// (nil off the leader).
-	snapshot func(ctx context.Context, rows int) (core.Snapshot, error)
-	// turn runs a call on the leader's machine in its loop's turn (nil
-	// off the leader).
-	turn func(ctx context.Context, call func(*actor.Machine) error) error
+	a       *actor.Actor // the leader's scheduler
 }
 
 // InstanceInfo is one instance as the leader sees it.
@@ -396,8 +391,8 @@ func (n *Node) Snapshot(ctx context.Context, rows int) (core.Snapshot, error) {
 		return core.Snapshot{}, err
 	}
 	var s core.Snapshot
-	if in.snapshot != nil {
-		if s, err = in.snapshot(ctx, rows); err != nil && !errors.Is(err, actor.ErrClosed) {
+	if in.a != nil {
+		if s, err = in.a.Snapshot(ctx, rows); err != nil && !errors.Is(err, actor.ErrClosed) {
 			return core.Snapshot{}, err
 		}
 		for i := range s.Running {
@@ -618,7 +613,7 @@ func (s *leaseLoop) info() Info {
 		in.Leader, in.LeaderIncarnation = nameOf(s.leaderID), s.leaderID
 	}
 	if s.l != nil {
-		in.Epoch, in.snapshot, in.turn = s.epoch, s.l.snapshot, s.l.inTurn
+		in.Epoch, in.a = s.epoch, s.l.a
 		in.Instances, in.Running = s.l.info()
 		return in
 	}
