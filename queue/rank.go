@@ -2,7 +2,6 @@ package queue
 
 import (
 	"cmp"
-	"container/heap"
 	"slices"
 	"time"
 )
@@ -34,38 +33,11 @@ func (a Rank) before(b Rank) bool {
 // + deferred) + n log lanes). A million jobs in ten thousand lanes cost ten
 // thousand looks.
 func (q *Queue) Top(n int, rank func(*Job) Rank) []*Job {
-	var h topHeap
-	for _, k := range q.keys {
-		for _, l := range k.lanes {
-			c := topCand{cur: newLaneCursor(l)}
-			if c.job = c.cur.next(); c.job != nil {
-				c.rank = rank(c.job)
-				h = append(h, c)
-			}
-		}
-	}
-	for _, ph := range q.parked {
-		for _, j := range ph.ixheap {
-			h = append(h, topCand{job: j, rank: rank(j)})
-		}
-	}
-	for _, d := range q.deferred {
-		h = append(h, topCand{job: d.j, rank: rank(d.j)})
-	}
-	heap.Init(&h)
 	out := make([]*Job, 0, min(n, q.n))
-	for len(out) < n && len(h) > 0 {
-		c := &h[0]
-		out = append(out, c.job)
-		if c.cur != nil {
-			if c.job = c.cur.next(); c.job != nil {
-				c.rank = rank(c.job)
-				heap.Fix(&h, 0)
-				continue
-			}
-		}
-		heap.Pop(&h)
-	}
+	q.Walk(n, rank, func(j *Job) bool {
+		out = append(out, j)
+		return true
+	})
 	return out
 }
 
