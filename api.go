@@ -650,8 +650,14 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 // RunSync runs fn as a foreground job and returns its error once it has run.
 // fairnessKey identifies the client the work is done for (an IP, a user):
 // among jobs of one priority, the key that has consumed the least cost goes
-// first. The type, the id and the key are names: valid UTF-8 without NUL,
-// at most MaxNameLen bytes, else ErrInvalidJob and nothing is queued.
+// first. jobID names what the work is done on, not the request: for a
+// request, pass the object it serves (the repository a clone reads, the
+// report it renders), the same for every request on that object. Jobs of one
+// (type, id) share a learned cost estimate, and with a ConflictGroup they
+// exclude each other by id; a fresh id per request makes every job cost its
+// type's DefaultCost and never conflict. The type, the id and the key are
+// names: valid UTF-8 without NUL, at most MaxNameLen bytes, else
+// ErrInvalidJob and nothing is queued.
 //
 // fn runs in the calling goroutine once admitted, under a context derived
 // from ctx. If ctx ends while the job is pending, the job is dropped without
@@ -846,12 +852,14 @@ func WithRetry(p RetryPolicy) JobOption {
 // err.
 func Permanent(err error) error { return policy.Permanent(err) }
 
-// Store keeps what must survive a restart: the learned cost estimates and
-// when each periodic job last ran (StoreState). New loads it — a store it
-// cannot read makes New fail with ErrStore, and nothing is written to it —
-// and the scheduler saves to it on each eviction tick (WithIdleExpiry/4, at least a
-// millisecond) and when Close ends. Package boltstore has one on an
-// embedded database.
+// Store keeps what must survive a restart: the learned cost estimates, each
+// fairness key's accumulated cost and when each periodic job last ran
+// (StoreState); a Store that is also a JobStore keeps the durable jobs.
+// New loads it — a store it cannot read makes New fail with ErrStore, and
+// nothing is written to it — and the scheduler saves to it on each eviction
+// tick (WithIdleExpiry/4, at least a millisecond) and when Close ends.
+// Package boltstore has one on an embedded database, package pgstore one in
+// PostgreSQL.
 //
 // Methods, from actor.Store:
 //
