@@ -56,7 +56,8 @@ type Job = messages.DurableJob
 // the last attempt's error makes it a dead job.
 type Handler = messages.Handler
 
-// JobStore is a Store that also keeps durable jobs; boltstore's is one.
+// JobStore is a Store that also keeps durable jobs; boltstore's and
+// pgstore's are.
 //
 // Methods, from actor.JobStore:
 //
