@@ -307,10 +307,9 @@ type RefusalError = policy.RefusalError
 //	Cluster *ClusterSnapshot
 //
 //	// EventsLost counts the events dropped since the start because a
-//	// subscriber's channel was full, once per subscriber that missed one.
-//	// The core has no subscribers: its owner fills this in. In cluster
-//	// mode, this instance's subscribers' losses, and on the leader those
-//	// of its scheduler's publisher too.
+//	// subscriber's channel (Subscribe) was full, once per subscriber that
+//	// missed one. In cluster mode, this instance's subscribers' losses, and
+//	// on the leader those of its scheduler's publisher too.
 //	EventsLost uint64
 //
 //	// Workers are the registered workers and their slots, in registration
