@@ -553,7 +553,11 @@ type Scheduler struct {
 	maxPayload int    // WithMaxPayload
 }
 
-// New starts a scheduler.
+// New starts a scheduler configured by opts. It fails with ErrInvalidConfig
+// for a nil option, an invalid limit or options that do not combine
+// (WithCluster with WithStore), with WithPolicy's error for a policy that
+// does not apply, and with ErrStore for a store it cannot read (its state or
+// its durable jobs). Call Close when done.
 func New(opts ...Option) (*Scheduler, error) {
 	o := defaultOptions()
 	for i, opt := range opts {
