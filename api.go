@@ -362,7 +362,8 @@ type Snapshot = core.Snapshot
 //
 //	Slot int
 //
-//	// Instance, in cluster mode, is the instance the job was granted to.
+//	// Instance, in cluster mode, is the instance the job was granted to;
+//	// empty while the leader has admitted it but not yet placed it.
 //	Instance string
 type RunningJob = core.RunningJob
 

@@ -99,7 +99,8 @@ type RunningJob struct {
 	// RequiresWorker); Worker is empty otherwise.
 	Worker string `json:"worker,omitempty"`
 	Slot   int    `json:"slot,omitempty"`
-	// Instance, in cluster mode, is the instance the job was granted to.
+	// Instance, in cluster mode, is the instance the job was granted to;
+	// empty while the leader has admitted it but not yet placed it.
 	Instance string `json:"instance,omitempty"`
 }
 
