@@ -657,9 +657,10 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 // first. jobID names what the work is done on, not the request: for a
 // request, pass the object it serves (the repository a clone reads, the
 // report it renders), the same for every request on that object. Jobs of one
-// (type, id) share a learned cost estimate, and with a ConflictGroup they
-// exclude each other by id; a fresh id per request makes every job cost its
-// type's DefaultCost and never conflict. The type, the id and the key are
+// (type, id) share a learned cost estimate, and a ConflictGroup applies
+// per id; a fresh id per request leaves every job at its
+// type's DefaultCost estimate, learned from no earlier run, and in conflict
+// with none. The type, the id and the key are
 // names: valid UTF-8 without NUL, at most MaxNameLen bytes, else
 // ErrInvalidJob and nothing is queued.
 //
