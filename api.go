@@ -512,11 +512,15 @@ var (
 	// ErrTenantLimit: the job's fairness key has as many jobs pending as
 	// its limits allow (WithTenantLimits); nothing was queued.
 	ErrTenantLimit = policy.ErrTenantLimit
-	// ErrOverloaded: the queue holds WithMaxPending jobs; nothing was
-	// queued.
+	// ErrOverloaded: the scheduler refused the job for its load, and it
+	// does not run: the queue held WithMaxPending jobs, the load signal
+	// refuses while overloaded (WithLoadSignal), shedding took it out of
+	// the queue for a newcomer (WithShedding), or a RunSync would start
+	// after its deadline (ErrStartAfterDeadline).
 	ErrOverloaded = policy.ErrOverloaded
-	// ErrStore: the Store given to WithStore could not be read; New
-	// fails and the store is left as it was.
+	// ErrStore: a store failed. The Store given to WithStore could not be
+	// read (New fails and the store is left as it was), a store could not
+	// be opened, or a write of the state or of durable jobs failed.
 	ErrStore = actor.ErrStore
 	// ErrRecordRefused: a store refused a record for its content (a
 	// JobStore returns it, wrapped, for a batch it cannot commit because
