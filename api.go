@@ -307,10 +307,9 @@ type RefusalError = policy.RefusalError
 //	Cluster *ClusterSnapshot
 //
 //	// EventsLost counts the events dropped since the start because a
-//	// subscriber's channel was full, once per subscriber that missed one.
-//	// The core has no subscribers: its owner fills this in. In cluster
-//	// mode, this instance's subscribers' losses, and on the leader those
-//	// of its scheduler's publisher too.
+//	// subscriber's channel (Subscribe) was full, once per subscriber that
+//	// missed one. In cluster mode, this instance's subscribers' losses, and
+//	// on the leader those of its scheduler's publisher too.
 //	EventsLost uint64
 //
 //	// Workers are the registered workers and their slots, in registration
@@ -363,7 +362,8 @@ type Snapshot = core.Snapshot
 //
 //	Slot int
 //
-//	// Instance, in cluster mode, is the instance the job was granted to.
+//	// Instance, in cluster mode, is the instance the job was granted to;
+//	// empty while the leader has admitted it but not yet placed it.
 //	Instance string
 type RunningJob = core.RunningJob
 
@@ -512,11 +512,15 @@ var (
 	// ErrTenantLimit: the job's fairness key has as many jobs pending as
 	// its limits allow (WithTenantLimits); nothing was queued.
 	ErrTenantLimit = policy.ErrTenantLimit
-	// ErrOverloaded: the queue holds WithMaxPending jobs; nothing was
-	// queued.
+	// ErrOverloaded: the scheduler refused the job for its load, and it
+	// does not run: the queue held WithMaxPending jobs, the load signal
+	// refuses while overloaded (WithLoadSignal), shedding took it out of
+	// the queue for a newcomer (WithShedding), or a RunSync would start
+	// after its deadline (ErrStartAfterDeadline).
 	ErrOverloaded = policy.ErrOverloaded
-	// ErrStore: the Store given to WithStore could not be read; New
-	// fails and the store is left as it was.
+	// ErrStore: a store failed. The Store given to WithStore could not be
+	// read (New fails and the store is left as it was), a store could not
+	// be opened, or a write of the state or of durable jobs failed.
 	ErrStore = actor.ErrStore
 	// ErrRecordRefused: a store refused a record for its content (a
 	// JobStore returns it, wrapped, for a batch it cannot commit because
@@ -554,7 +558,11 @@ type Scheduler struct {
 	maxPayload int    // WithMaxPayload
 }
 
-// New starts a scheduler.
+// New starts a scheduler configured by opts. It fails with ErrInvalidConfig
+// for a nil option, an invalid limit or options that do not combine
+// (WithCluster with WithStore), with WithPolicy's error for a policy that
+// does not apply, and with ErrStore for a store it cannot read (its state or
+// its durable jobs). Call Close when done.
 func New(opts ...Option) (*Scheduler, error) {
 	o := defaultOptions()
 	for i, opt := range opts {
@@ -650,8 +658,15 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 // RunSync runs fn as a foreground job and returns its error once it has run.
 // fairnessKey identifies the client the work is done for (an IP, a user):
 // among jobs of one priority, the key that has consumed the least cost goes
-// first. The type, the id and the key are names: valid UTF-8 without NUL,
-// at most MaxNameLen bytes, else ErrInvalidJob and nothing is queued.
+// first. jobID names what the work is done on, not the request: for a
+// request, pass the object it serves (the repository a clone reads, the
+// report it renders), the same for every request on that object. Jobs of one
+// (type, id) share a learned cost estimate, and a ConflictGroup applies
+// per id; a fresh id per request leaves every job at its
+// type's DefaultCost estimate, learned from no earlier run, and in conflict
+// with none. The type, the id and the key are
+// names: valid UTF-8 without NUL, at most MaxNameLen bytes, else
+// ErrInvalidJob and nothing is queued.
 //
 // fn runs in the calling goroutine once admitted, under a context derived
 // from ctx. If ctx ends while the job is pending, the job is dropped without
@@ -846,12 +861,14 @@ func WithRetry(p RetryPolicy) JobOption {
 // err.
 func Permanent(err error) error { return policy.Permanent(err) }
 
-// Store keeps what must survive a restart: the learned cost estimates and
-// when each periodic job last ran (StoreState). New loads it — a store it
-// cannot read makes New fail with ErrStore, and nothing is written to it —
-// and the scheduler saves to it on each eviction tick (WithIdleExpiry/4, at least a
-// millisecond) and when Close ends. Package boltstore has one on an
-// embedded database.
+// Store keeps what must survive a restart: the learned cost estimates, each
+// fairness key's accumulated cost and when each periodic job last ran
+// (StoreState); a Store that is also a JobStore keeps the durable jobs.
+// New loads it — a store it cannot read makes New fail with ErrStore, and
+// nothing is written to it — and the scheduler saves to it on each eviction
+// tick (WithIdleExpiry/4, at least a millisecond) and when Close ends.
+// Package boltstore has one on an embedded database, package pgstore one in
+// PostgreSQL.
 //
 // Methods, from actor.Store:
 //

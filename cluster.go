@@ -36,8 +36,9 @@ import (
 //	// bytes, as Domain.
 //	Instance string
 //
-//	// Slots is how many durable jobs this instance runs at once (RunSync
-//	// and Submit functions run on their own instance and take none).
+//	// Slots is how many durable jobs this instance runs at once (default
+//	// 16; RunSync and Submit functions run on their own instance and take
+//	// none).
 //	Slots int
 //
 //	// LeaseTTL is how long a lease lasts unrenewed (default 10 s);
@@ -71,6 +72,8 @@ import (
 //	// work spread.
 //	LeaderFirst bool
 //
+//	// Logger receives the instance's logs (lease, heartbeats, lost
+//	// instances). WithCluster gives it the scheduler's logger when nil.
 //	Logger *zap.Logger
 type ClusterConfig = cluster.Config
 

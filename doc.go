@@ -59,9 +59,10 @@
 //     0 only order, and tiers are capped only by WithTier — shares of the
 //     global cap and an absolute MaxRunning (a max_inflight).
 //   - Explanations: Snapshot lists every pending job with every rule that
-//     holds it (Reasons: paused, backoff, deferred, conflict, type_limit,
-//     tenant_limit, group_limit, rate_limited, tier_limit, no_workers,
-//     worker_busy, global_limit), the narrowest as its headline Reason,
+//     holds it (Reasons: paused, backoff, deferred, scheduled, no_handler,
+//     conflict, type_limit, tenant_limit, group_limit, rate_limited,
+//     tier_limit, no_workers, worker_busy, global_limit), the narrowest as
+//     its headline Reason,
 //     and, with scoring, its score;
 //     decisions are logged as structured records, and Subscribe streams
 //     them as events.

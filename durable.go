@@ -56,7 +56,8 @@ type Job = messages.DurableJob
 // the last attempt's error makes it a dead job.
 type Handler = messages.Handler
 
-// JobStore is a Store that also keeps durable jobs; boltstore's is one.
+// JobStore is a Store that also keeps durable jobs; boltstore's and
+// pgstore's are.
 //
 // Methods, from actor.JobStore:
 //
@@ -172,8 +173,9 @@ var (
 	// pending or running (and neither its type coalesces nor Supersede
 	// was given).
 	ErrDuplicateJob = actor.ErrDuplicateJob
-	// ErrNoJobStore: Enqueue or RegisterHandler on a scheduler whose store does not keep
-	// jobs (WithStore with a JobStore, such as boltstore.Open's).
+	// ErrNoJobStore: Enqueue or RegisterHandler on a scheduler whose store
+	// does not keep jobs (durable jobs need WithStore with a JobStore, such
+	// as boltstore's or pgstore's, or WithCluster).
 	ErrNoJobStore = actor.ErrNoJobStore
 )
 

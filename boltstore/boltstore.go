@@ -71,7 +71,8 @@ var _ fairsched.JobStore = (*Store)(nil)
 
 // Open opens (or creates) the store at path. A file that is not a bbolt
 // database, one that fails bbolt's consistency check (a corrupted or
-// truncated file), or one another process holds, is an error wrapping
+// truncated file), or one another process holds (after a second waiting
+// for its lock), is an error wrapping
 // fairsched.ErrStore, and the file is left as it was: an existing file is
 // first opened read-only and checked page by page, and only a sound one is
 // opened for writing. No file makes Open panic.

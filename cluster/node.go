@@ -69,8 +69,9 @@ type Config struct {
 	// granted again. Valid UTF-8, no NUL, at most policy.MaxNameLen
 	// bytes, as Domain.
 	Instance string
-	// Slots is how many durable jobs this instance runs at once (RunSync
-	// and Submit functions run on their own instance and take none).
+	// Slots is how many durable jobs this instance runs at once (default
+	// 16; RunSync and Submit functions run on their own instance and take
+	// none).
 	Slots int
 	// LeaseTTL is how long a lease lasts unrenewed (default 10 s);
 	// Heartbeat how often instances beat and the leader renews (default
@@ -100,7 +101,10 @@ type Config struct {
 	// instance with the most free slots (ties: the leader's own), the
 	// work spread.
 	LeaderFirst bool
-	Logger      *zap.Logger
+
+	// Logger receives the instance's logs (lease, heartbeats, lost
+	// instances). WithCluster gives it the scheduler's logger when nil.
+	Logger *zap.Logger
 }
 
 // Errors of cluster mode.

@@ -62,10 +62,9 @@ type Snapshot struct {
 	// Cluster, in cluster mode, is the instance's view of its cluster.
 	Cluster *ClusterSnapshot `json:"cluster,omitempty"`
 	// EventsLost counts the events dropped since the start because a
-	// subscriber's channel was full, once per subscriber that missed one.
-	// The core has no subscribers: its owner fills this in. In cluster
-	// mode, this instance's subscribers' losses, and on the leader those
-	// of its scheduler's publisher too.
+	// subscriber's channel (Subscribe) was full, once per subscriber that
+	// missed one. In cluster mode, this instance's subscribers' losses, and
+	// on the leader those of its scheduler's publisher too.
 	EventsLost uint64 `json:"events_lost"`
 	// Workers are the registered workers and their slots, in registration
 	// order.
@@ -100,7 +99,8 @@ type RunningJob struct {
 	// RequiresWorker); Worker is empty otherwise.
 	Worker string `json:"worker,omitempty"`
 	Slot   int    `json:"slot,omitempty"`
-	// Instance, in cluster mode, is the instance the job was granted to.
+	// Instance, in cluster mode, is the instance the job was granted to;
+	// empty while the leader has admitted it but not yet placed it.
 	Instance string `json:"instance,omitempty"`
 }
 

@@ -6,8 +6,11 @@
 //
 // Open applies the schema's migrations, versioned and embedded (Migrations
 // gives their SQL for those who migrate by hand): a table of the state
-// document and a table of job records, one row per job under its sequence
-// number. A commit (ApplyJobs) is one transaction that writes only the
+// document, a table of job records (one row per job under its sequence
+// number), and the tables cluster mode uses — the leader's lease, the
+// instances, the commands between instances and the domain's settings;
+// fairsched_migrations records the versions applied, and every object the
+// schema makes is named fairsched_*. A commit (ApplyJobs) is one transaction that writes only the
 // rows that changed — the last write of each sequence in the batch, puts
 // as one multi-row upsert, deletes as one statement — and returns once
 // PostgreSQL has committed it (with synchronous_commit on, durably). A

@@ -162,8 +162,9 @@ var (
 	// (RefusalError with ReasonTenantLimit).
 	ErrTenantLimit = errors.New("fairsched: tenant limit")
 	// ErrOverloaded: the scheduler's queue is full (RefusalError with
-	// ReasonPoolOverloaded), or its load signal reads overloaded with
-	// OverloadRefuse (ReasonOverloaded).
+	// ReasonPoolOverloaded), its load signal reads overloaded with
+	// OverloadRefuse (ReasonOverloaded), shedding dropped the job
+	// (ReasonShed), or a LateStartError refused it.
 	ErrOverloaded = errors.New("fairsched: overloaded")
 	// ErrExpired: the job was still pending when its queue timeout ran out.
 	ErrExpired = errors.New("fairsched: job expired while pending")
