@@ -11,6 +11,7 @@ import (
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/cluster/memback"
+	"github.com/fairsched/fairsched/internal/pgtest"
 )
 
 // starvedStart is one handler's start: the job and the whole seconds since
@@ -82,4 +83,50 @@ func TestStarvationWindowInClusterMem(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestStarvationWindowInCluster is the same flood on PostgreSQL, in real
+// time (a unit of 300 ms): the first five starts, where the window's end
+// (5 units) falls inside the third interactive job (4 to 6 units), a
+// unit's margin either side.
+func TestStarvationWindowInCluster(t *testing.T) {
+	url := pgtest.URL(t)
+	const unit = 300 * time.Millisecond
+	lead := joinLeader(t, url, fast("d", "lead", 1), fairsched.WithMaxConcurrency(1),
+		fairsched.WithTier(2, fairsched.TierConfig{StarvationWindow: 5 * unit}))
+	s := lead.s
+	starts := make(chan string, 16)
+	types := map[fairsched.JobType]time.Duration{"interactive": 2 * unit, "batch": unit}
+	for typ, prio := range map[fairsched.JobType]fairsched.Priority{"interactive": 2, "batch": 1} {
+		dur := types[typ]
+		if err := s.RegisterType(typ, fairsched.JobTypeConfig{Priority: prio, DefaultCost: dur}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterHandler(typ, func(ctx context.Context, j fairsched.Job) error {
+			starts <- j.ID
+			select {
+			case <-time.After(dur):
+			case <-ctx.Done():
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	for i := 1; i <= 8; i++ {
+		if err := s.Enqueue(ctx, "interactive", fmt.Sprint("i", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Enqueue(ctx, "batch", "b1", nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 5 {
+		got = append(got, <-starts)
+	}
+	if diff := cmp.Diff([]string{"i1", "i2", "i3", "b1", "i4"}, got); diff != "" {
+		t.Errorf("starts (-want +got):\n%s", diff)
+	}
 }
