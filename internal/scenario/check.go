@@ -89,6 +89,8 @@ func Check(sc Scenario, res Result) []string {
 		out = append(out, startEstimate(res)...)
 	case "31-blocker-eta":
 		out = append(out, blockerETA(res)...)
+	case "32-workload-labels":
+		out = append(out, workloadLabels(res)...)
 	case "29-fair-shedding":
 		out = append(out, fairShedding(sc, res)...)
 	case "16-tier-shares":

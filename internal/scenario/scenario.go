@@ -58,6 +58,9 @@ type Job struct {
 	// bound); it is never queued.
 	Refused bool
 	Mode    Mode
+	// Labels are the job's labels (WithLabels), which the workload rules
+	// of the scenario's policy match.
+	Labels map[string]string
 }
 
 // OnDemand reports whether a caller waits for the job (RunSync).
@@ -392,6 +395,9 @@ func (r *runner) arrive(j Job) error {
 	var opts []fairsched.JobOption
 	if j.Group != "" {
 		opts = append(opts, fairsched.InGroup(j.Group))
+	}
+	if j.Labels != nil {
+		opts = append(opts, fairsched.WithLabels(j.Labels))
 	}
 	if j.Refused {
 		return r.refused(j, fn, opts)

@@ -41,7 +41,8 @@ func All() []Scenario { return append(Spec(), Features()...) }
 // limits, expiry, tenants' shares — in the order of their names: they share the numbering
 // of the scenario files, which is the order they are meant to be read in.
 func Features() []Scenario {
-	return []Scenario{AgingUnderStream(), WeightedGroups(), PausedGroup(), WeightChange(), UrgentBorrow(), WeightedKeys(), NoisyTenant(), TierShares(), RateLimited(), Expiry(), LoadFollowing(), PolicyTierChange(), TierRules(), TenantShares(), FairShedding(), StartEstimate(), Blocker()}
+	return []Scenario{AgingUnderStream(), WeightedGroups(), PausedGroup(), WeightChange(), UrgentBorrow(), WeightedKeys(), NoisyTenant(), TierShares(), RateLimited(), Expiry(), LoadFollowing(), PolicyTierChange(), TierRules(), TenantShares(), FairShedding(), StartEstimate(), Blocker(),
+		WorkloadLabels()}
 }
 
 // AgingUnderStream: two slots, a foreground stream that always has two
