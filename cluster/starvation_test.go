@@ -86,12 +86,12 @@ func TestStarvationWindowInClusterMem(t *testing.T) {
 }
 
 // TestStarvationWindowInCluster is the same flood on PostgreSQL, in real
-// time (a unit of 300 ms): the first five starts, where the window's end
+// time (a unit of 600 ms): the first five starts, where the window's end
 // (5 units) falls inside the third interactive job (4 to 6 units), a
 // unit's margin either side.
 func TestStarvationWindowInCluster(t *testing.T) {
 	url := pgtest.URL(t)
-	const unit = 300 * time.Millisecond
+	const unit = 600 * time.Millisecond // a unit of margin either side of the window's end
 	lead := joinLeader(t, url, fast("d", "lead", 1), fairsched.WithMaxConcurrency(1),
 		fairsched.WithTier(2, fairsched.TierConfig{StarvationWindow: 5 * unit}))
 	s := lead.s
