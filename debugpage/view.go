@@ -51,7 +51,7 @@ type view struct {
 	// Tenants of hierarchical fair share; TenantMore those not shown.
 	Tenants    []tenantRow
 	TenantMore int
-	Slots   []slotRow
+	Slots      []slotRow
 
 	Dead     []deadRow
 	DeadMore bool // the list stops at the page's rows: there may be more
