@@ -278,3 +278,52 @@ func TestSnapshotTenants(t *testing.T) {
 		}
 	})
 }
+
+// TestSnapshotTenantsCluster (virtual time, in-memory backend): in cluster
+// mode the leader's snapshot lists the tenants as in one process.
+func TestSnapshotTenantsCluster(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := memback.New()
+		defer b.Close()
+		ctx := context.Background()
+		cfg := fairsched.ClusterConfig{Domain: "tenants", Instance: "one", Slots: 1,
+			LeaseTTL: 2 * time.Second, Heartbeat: 200 * time.Millisecond, LostAfter: time.Second, Poll: 20 * time.Millisecond}
+		s, err := fairsched.New(fairsched.WithCluster(b, cfg), fairsched.WithMaxConcurrency(1), fairsched.WithKeyPath("/"),
+			fairsched.WithTenantWeight("acme", 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		if err := s.RegisterType(work, fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterHandler(work, func(ctx context.Context, j fairsched.Job) error {
+			<-release
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for i, key := range []string{"acme/ann", "acme/bob", "zeta/zed"} {
+			if err := s.Enqueue(ctx, work, fmt.Sprint("j", i), nil, fairsched.WithFairnessKey(key)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(3 * time.Second) // a leader is elected, j0 is granted
+		synctest.Wait()
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []fairsched.TenantSnapshot{
+			{Name: "acme", Weight: 3, Keys: 2, Pending: 1, Running: 1, Share: 0.75},
+			{Name: "zeta", Weight: 1, Keys: 1, Pending: 1, Share: 0.25},
+		}
+		if diff := cmp.Diff(want, snap.Tenants); diff != "" {
+			t.Errorf("Tenants in cluster mode (-want +got):\n%s", diff)
+		}
+		close(release)
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
