@@ -29,7 +29,7 @@ func (c *Core) tenantSnapshots(pending []*Job, rows int, all bool) ([]TenantSnap
 	if h == nil || len(h.tenants) == 0 {
 		return nil, 0
 	}
-	running := make(map[*hierTenant]int, len(h.tenants))
+	running := map[*hierTenant]int{} // at most one entry per running job
 	for _, j := range c.running {
 		if k := h.keys[j.Key]; k != nil {
 			running[k.t]++
