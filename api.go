@@ -329,6 +329,14 @@ type RefusalError = policy.RefusalError
 //	KeysTotal int
 //
 //	EstimatesTotal int
+//
+//	// Tenants are the tenants of hierarchical fair share with jobs pending
+//	// or running, by name; nil with one level. A bounded snapshot with
+//	// more tenants than rows lists those of its listed pending jobs and of
+//	// the running ones; TenantsTotal counts them all.
+//	Tenants []TenantSnapshot
+//
+//	TenantsTotal int
 type Snapshot = core.Snapshot
 
 // RunningJob is one running job in a Snapshot.

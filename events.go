@@ -272,8 +272,10 @@ type JobDropped = messages.JobDropped
 //	FairnessKey string
 type JobSuperseded = messages.JobSuperseded
 
-// JobRefused: a submission was refused before it was queued (a pending
-// bound, reason tenant_limit or pool_overloaded).
+// JobRefused: a submission was refused before it was queued — a pending
+// bound (reason tenant_limit or pool_overloaded), the load signal
+// (overloaded), deadline-aware admission (ReasonStartAfterDeadline) — or a
+// pending job was shed (ReasonShed).
 //
 // Fields, from messages.JobRefused:
 //

@@ -781,6 +781,7 @@ func (sm *sim) checkFairness(snap fairsched.Snapshot) {
 		sm.violate("weighted service: %s (weight %v) has %v, %s (weight %v) has %v: apart by %v, more than one job's weighted cost %v (tenants %v)",
 			hi, c.keyWeights[hi], a, lo, c.keyWeights[lo], b, a-b, bound, c.tenantWeights)
 	}
+	sm.checkShares(bound)
 }
 
 // finish checks the end state: everything returned, every accepted job
