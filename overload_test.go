@@ -220,18 +220,6 @@ func TestLoadSignalConfig(t *testing.T) {
 	}
 }
 
-// TestOverloadRefuseNotInCluster: OverloadRefuse with WithCluster is
-// refused at New.
-func TestOverloadRefuseNotInCluster(t *testing.T) {
-	b := memback.New()
-	defer b.Close()
-	_, err := fairsched.New(fairsched.WithCluster(b, fairsched.ClusterConfig{Domain: "d", Instance: "i"}),
-		fairsched.WithLoadSignal(fairsched.LoadConfig{Signal: fairsched.QueueLengthSignal(1), Action: fairsched.OverloadRefuse}))
-	if !errors.Is(err, fairsched.ErrInvalidConfig) {
-		t.Errorf("New = %v, want ErrInvalidConfig", err)
-	}
-}
-
 // switchSignal is a load signal the test turns on and off; it counts its
 // readings and says on read when it has been read overloaded.
 type switchSignal struct {
