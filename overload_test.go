@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster/memback"
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/google/go-cmp/cmp"
 )
