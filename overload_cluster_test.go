@@ -13,6 +13,8 @@ import (
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/cluster/memback"
+	"github.com/fairsched/fairsched/internal/pgtest"
+	"github.com/fairsched/fairsched/pgstore"
 )
 
 // TestOverloadRefuseInCluster: with OverloadRefuse in cluster mode the
@@ -94,5 +96,77 @@ func overloadOutcome(t *testing.T, err error) string {
 		return "refused"
 	default:
 		return err.Error()
+	}
+}
+
+// TestOverloadRefuseInClusterOnPostgres: the same on PostgreSQL, in real
+// time: each instance's Enqueues, tried until their outcome turns, are
+// accepted, refused once the signal reads overloaded, and accepted again
+// once it reads clear — on the leader and on the other instance alike.
+func TestOverloadRefuseInClusterOnPostgres(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	var over atomic.Bool
+	sig := fairsched.LoadFunc(func(fairsched.LoadState) (float64, error) {
+		if over.Load() {
+			return 1, nil
+		}
+		return 0, nil
+	})
+	var scheds []*fairsched.Scheduler
+	for _, name := range []string{"ovr-a", "ovr-b"} {
+		st, err := pgstore.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		s, err := fairsched.New(fairsched.WithCluster(st, fairsched.ClusterConfig{Domain: "overload-refuse", Instance: name, Slots: 2,
+			LeaseTTL: 3 * time.Second, Heartbeat: 200 * time.Millisecond}),
+			fairsched.WithLoadSignal(fairsched.LoadConfig{Signal: sig, Every: 20 * time.Millisecond, Action: fairsched.OverloadRefuse}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close(context.Background())
+		if err := s.RegisterType(work, workCfg); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterHandler(work, func(context.Context, fairsched.Job) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		scheds = append(scheds, s)
+	}
+	got := map[string][]string{}
+	n := 0
+	// until enqueues on every instance until each has had outcome want,
+	// noting each instance's outcomes as they change.
+	until := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for i, s := range scheds {
+			name := fmt.Sprint(i)
+			for {
+				n++
+				out := overloadOutcome(t, s.Enqueue(ctx, work, fmt.Sprintf("p%d", n), nil))
+				if h := got[name]; len(h) == 0 || h[len(h)-1] != out {
+					got[name] = append(h, out)
+				}
+				if out == want {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("instance %s never answered %s: %v", name, want, got[name])
+				}
+				time.Sleep(20 * time.Millisecond) // a poll of the outcome, not a synchronisation
+			}
+		}
+	}
+	until("ok")
+	over.Store(true)
+	until("refused")
+	over.Store(false)
+	until("ok")
+	want := []string{"ok", "refused", "ok"}
+	if diff := cmp.Diff(map[string][]string{"0": want, "1": want}, got); diff != "" {
+		t.Errorf("outcomes as they changed (-want +got):\n%s", diff)
 	}
 }
