@@ -53,15 +53,6 @@ func (n *Node) RefuseWhenOverloaded(on bool) {
 	}
 }
 
-// LastOverload returns the last verdict this instance read, and false
-// when it read none (or refusal is off).
-func (n *Node) LastOverload() (Overload, bool) {
-	if v := n.verdict.Load(); v != nil {
-		return *v, true
-	}
-	return Overload{}, false
-}
-
 // overloadRefusal is the refusal of a job made now: a RefusalError with
 // reason overloaded while the last verdict read says overloaded.
 func (n *Node) overloadRefusal(rec *core.JobRecord) error {
