@@ -603,9 +603,7 @@ func New(opts ...Option) (*Scheduler, error) {
 	if err := o.checkHierarchy(); err != nil {
 		return nil, err
 	}
-	if err := loadInCluster(&o); err != nil {
-		return nil, err
-	}
+	refuseInCluster := loadInCluster(&o)
 	if o.cluster != nil && o.store != nil {
 		return nil, fmt.Errorf("%w: WithCluster and WithStore: the cluster's database is the store", ErrInvalidConfig)
 	}
@@ -614,6 +612,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		if err != nil {
 			return nil, err
 		}
+		node.RefuseWhenOverloaded(refuseInCluster)
 		eng := &clusterEngine{node: node, clock: o.clock, limits: o.limits}
 		s := &Scheduler{eng: eng, maxPayload: o.maxPayload}
 		if _, err := s.withPolicyTypes(o.policy); err != nil {

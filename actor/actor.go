@@ -122,6 +122,9 @@ const (
 
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
+	// verdict is the load signal's last good reading's (LoadVerdict).
+	verdict atomic.Pointer[LoadVerdict]
+
 	core       *core.Core
 	attempts   messages.Attempts       // the attempts' contexts, made in blocks
 	refuses    atomic.Bool             // the core may refuse a submission: Submit waits for the verdict

@@ -182,6 +182,10 @@ type Node struct {
 	// registry holds the types registered here, published by the lease
 	// loop (their owner) for the checks of calls (Registry).
 	registry atomic.Pointer[policy.Registry]
+	// overloadRefuse: refusal on overload is on; verdict is the leader's
+	// last verdict read (overload.go).
+	overloadRefuse atomic.Bool
+	verdict        atomic.Pointer[Overload]
 
 	// To the lease loop.
 	types   chan typeReq
@@ -324,6 +328,9 @@ func (n *Node) UnregisterWorker(id string) error {
 
 // Enqueue inserts durable job rec; any instance with a handler runs it.
 func (n *Node) Enqueue(ctx context.Context, rec *core.JobRecord) error {
+	if err := n.overloadRefusal(rec); err != nil {
+		return err
+	}
 	return n.b.Insert(ctx, rec)
 }
 
@@ -354,6 +361,9 @@ func (n *Node) Submit(ctx context.Context, rec *core.JobRecord, fn func(context.
 
 func (n *Node) own(ctx context.Context, rec *core.JobRecord, fn func(context.Context) error, done chan error) error {
 	rec.Owner = n.id
+	if err := n.overloadRefusal(rec); err != nil {
+		return err
+	}
 	if err := n.b.Insert(ctx, rec); err != nil {
 		return err
 	}
@@ -480,6 +490,7 @@ type leaseLoop struct {
 	leaderID  string
 	lastRenew time.Time
 	failed    chan int64 // a leader whose write was fenced
+	pub       published  // the leader's last overload verdict written
 }
 
 // stopLeading stops the leader, if any, and — release — its lease.
@@ -573,9 +584,10 @@ func (s *leaseLoop) beat() {
 	}
 	if s.l != nil {
 		s.renew(ctx, now)
-		return
+	} else {
+		s.acquire(ctx, now)
 	}
-	s.acquire(ctx, now)
+	s.overloadBeat(ctx)
 }
 
 func (s *leaseLoop) renew(ctx context.Context, now time.Time) {

@@ -762,6 +762,9 @@ func (sm *sim) arrive(spec *jobSpec) {
 	if spec.supersede {
 		opts = append(opts, fairsched.Supersede())
 	}
+	if spec.lane != "" {
+		opts = append(opts, fairsched.WithLabels(map[string]string{"lane": spec.lane}))
+	}
 	sm.res.Jobs++
 	fn := sm.jobFn(j)
 	if !spec.fg {
