@@ -443,7 +443,6 @@ func (n *Node) run() {
 	defer close(n.stopped)
 	quit := make(chan struct{})
 	go n.relayEvents(quit)
-	defer func() { close(quit); <-n.sink.done }()
 	s := &leaseLoop{n: n, failed: make(chan int64, 1)}
 	tick := time.NewTicker(n.cfg.Heartbeat)
 	defer tick.Stop()
@@ -473,7 +472,9 @@ func (n *Node) run() {
 		case r := <-n.closing:
 			graceful := r.ctx.Err() == nil
 			s.stopLeading(graceful)
-			r.reply <- n.x.stop(r.ctx)
+			err := n.x.stop(r.ctx)
+			n.closeRelay(quit) // the subscribers' channels closed before Close returns, as in one process
+			r.reply <- err
 			return
 		}
 	}
