@@ -45,12 +45,23 @@ type Report struct {
 	// Groups holds one entry per group that has a job in the scenario,
 	// sorted by name; jobs without a group are in none.
 	Groups []Stats `json:"groups"`
+	// Tenants holds one entry per tenant when the scenario has tenants
+	// (TenantSep, its Scenario.TenantSep), sorted by name: the chart then
+	// colours, counts and sums the keys by tenant and draws each tenant's
+	// share of the service over the window [TenantFrom, TenantTo) in which
+	// every tenant had work waiting (scenario.TenantWindow), against its
+	// fair share (an equal part) ± scenario.TenantShareTolerance.
+	Tenants    []Stats `json:"tenants,omitempty"`
+	TenantSep  string  `json:"tenant_sep,omitempty"`
+	TenantFrom int     `json:"tenant_from,omitempty"`
+	TenantTo   int     `json:"tenant_to,omitempty"`
 	// Jain is Jain's fairness index, (Σx)² / (n·Σx²), of the service the
 	// competing parties received while all of them had work, each divided
 	// by its configured weight: 1 means every party got exactly its
 	// configured share, 1/n that one got everything (see weightedJain).
 	Jain float64 `json:"jain"`
-	// JainOver says what the parties were: "keys", "groups" or "tiers".
+	// JainOver says what the parties were: "keys", "tenants", "groups" or
+	// "tiers".
 	JainOver string `json:"jain_over"`
 	// JainParties is how many parties had work; JainFrom and JainTo the
 	// window in which all of them had work, over which Jain compares them.
@@ -224,6 +235,15 @@ func Build(sc scenario.Scenario, res scenario.Result) Report {
 
 	r.Keys = stats(sortedKeys(keyed), r.Runs, total, func(run Run) string { return run.Key }, KeyName)
 	r.Groups = stats(sortedKeys(grouped), r.Runs, total, func(run Run) string { return run.Group }, func(g string) string { return g })
+	if sc.TenantSep != "" {
+		tenants := map[string]bool{}
+		for key := range keyed {
+			tenants[sc.TenantOf(key)] = true
+		}
+		r.TenantSep = sc.TenantSep
+		r.Tenants = stats(sortedKeys(tenants), r.Runs, total, func(run Run) string { return sc.TenantOf(run.Key) }, KeyName)
+		r.TenantFrom, r.TenantTo, _ = scenario.TenantWindow(sc, res)
+	}
 
 	f := weightedJain(sc, r.Runs, r.Unrun)
 	r.Jain, r.JainOver, r.JainParties, r.JainFrom, r.JainTo = f.index, f.over, f.parties, f.from, f.to
@@ -302,7 +322,7 @@ func percentile(sorted []int, p int) int {
 // fairness is the fairness figure in a few words: Jain's index between the
 // parties, or that no two of them had work at once.
 func (r Report) fairness() string {
-	names := map[string][2]string{"keys": {"client", "clients"}, "groups": {"group", "groups"}, "tiers": {"priority tier", "priority tiers"}}
+	names := map[string][2]string{"keys": {"client", "clients"}, "tenants": {"tenant", "tenants"}, "groups": {"group", "groups"}, "tiers": {"priority tier", "priority tiers"}}
 	one, many := names[r.jainOver()][0], names[r.jainOver()][1]
 	switch {
 	case r.JainParties == 0:
@@ -324,10 +344,10 @@ func (r Report) jainOver() string {
 }
 
 // JainExplained says in one sentence what Report.Jain measures.
-const JainExplained = "fairness: Jain's index of the service each party (client, or weighted group, or priority tier with a reserved share) got while all had work, each divided by its configured weight or share; 1.00 means each got exactly its configured share, 1/n that one got everything"
+const JainExplained = "fairness: Jain's index of the service each party (client, or tenant, or weighted group, or priority tier with a reserved share) got while all had work, each divided by its configured weight or share; 1.00 means each got exactly its configured share, 1/n that one got everything"
 
 // fairnessIndex is weightedJain's answer: the index, what the parties
-// are ("keys", "groups" or "tiers"), how many had work, and the window
+// are ("keys", "tenants", "groups" or "tiers"), how many had work, and the window
 // [from, to) in which all had work (empty when they never did).
 type fairnessIndex struct {
 	index    float64
@@ -337,8 +357,9 @@ type fairnessIndex struct {
 }
 
 // weightedJain measures how close the scenario came to the shares it
-// configured. The parties are the groups when the scenario gives group
-// weights; else the priority tiers when it reserves shares for two or more
+// configured. The parties are the tenants when the scenario has them
+// (Scenario.TenantSep, each of weight 1); else the groups when it gives
+// group weights; else the priority tiers when it reserves shares for two or more
 // (WithTier MinShare: the tiers without one, and their jobs, do not
 // count); else the fairness keys (background work, key "", is not a
 // tenant). Fairness only means something while parties compete, so the
@@ -363,6 +384,8 @@ func weightedJain(sc scenario.Scenario, runs []Run, unrun []Unrun) fairnessIndex
 		}
 	}
 	switch {
+	case sc.TenantSep != "":
+		over, party, weight = "tenants", func(r Run) string { return sc.TenantOf(r.Key) }, func(string) float64 { return 1 }
 	case len(sc.GroupWeights) > 0 || sc.DefaultGroupWeight > 0:
 		over, party, weight = "groups", func(r Run) string { return r.Group }, func(name string) float64 {
 			if w, ok := sc.GroupWeights[name]; ok {
@@ -477,6 +500,7 @@ func (r Report) Text(w io.Writer) error {
 		fmt.Fprintf(&b, "  %s\n", e)
 	}
 	table(&b, "Per key", "key", r.Keys)
+	table(&b, "Per tenant", "tenant", r.Tenants)
 	table(&b, "Per group", "group", r.Groups)
 	fmt.Fprintf(&b, "\nFairness over %s while all had work, by configured weight (Jain's index, 1 = each got its share): %.3f\n", r.jainOver(), r.Jain)
 	b.WriteString(r.LongestWait.text(len(r.Runs) > 0, r.Aging))

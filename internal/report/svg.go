@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/fairsched/fairsched/internal/scenario"
 )
 
 // The layout of the image, in pixels. The Gantt chart and the service chart
@@ -77,7 +79,7 @@ func (r Report) SVG(w io.Writer) error {
 
 	// Legend, flowing into as many lines as it needs.
 	x := 20
-	for i, k := range r.Keys {
+	for i, k := range r.parties() {
 		label := fmt.Sprintf("%s (%.1f%%)", k.Name, 100*k.Share)
 		item := legendSwat + 6 + textWidth(label) + 18
 		if x+item > svgWidth-plotRight && i > 0 {
@@ -184,7 +186,7 @@ func (r Report) SVG(w io.Writer) error {
 	// Jobs waiting per key: arrived, not yet started (nor refused or
 	// expired), as a step line per key.
 	y = bottom + 70
-	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Jobs waiting per key</text>`+"\n", y)
+	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Jobs waiting per %s</text>`+"\n", y, r.unit())
 	top = y + 16
 	bottom = top + chartTall/2
 	waits := r.waiting()
@@ -215,13 +217,13 @@ func (r Report) SVG(w io.Writer) error {
 			colours[w.key], strings.Join(pts, " "), esc(fmt.Sprintf("%s: jobs waiting", w.key)))
 	}
 
-	// The cumulative service per key.
+	// The cumulative service per key (per tenant).
 	y = bottom + 70
-	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Cumulative service per key (job-seconds run)</text>`+"\n", y)
+	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Cumulative service per %s (job-seconds run)</text>`+"\n", y, r.unit())
 	top = y + 16
 	bottom = top + chartTall
 	most = 0
-	for _, k := range r.Keys {
+	for _, k := range r.parties() {
 		most = max(most, k.Served)
 	}
 	vstep := niceStep(most, valueTicks)
@@ -236,10 +238,10 @@ func (r Report) SVG(w io.Writer) error {
 	fmt.Fprintf(body, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#444"/>`+"\n", plotLeft, top, plotLeft, bottom)
 	timeAxis(body, xOf, domain, step, top, bottom)
 	times := breakpoints(r.Runs, domain)
-	for _, k := range r.Keys {
+	for _, k := range r.parties() {
 		var mine []Run
 		for _, run := range r.Runs {
-			if KeyName(run.Key) == k.Name {
+			if r.partyOf(run.Key) == k.Name {
 				mine = append(mine, run)
 			}
 		}
@@ -253,7 +255,63 @@ func (r Report) SVG(w io.Writer) error {
 		fmt.Fprintf(body, "<polyline class=\"service\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\">\n<title>%s</title>\n</polyline>\n",
 			colours[k.Name], strings.Join(points, " "), esc(fmt.Sprintf("%s: %d job-seconds", k.Name, k.Served)))
 	}
+	if len(r.Tenants) >= 2 && r.TenantTo > r.TenantFrom {
+		bottom = r.tenantShareChart(body, colours, xOf, domain, step, bottom+70)
+	}
 	return write(w, title, body, bottom+50)
+}
+
+// tenantShareChart draws, from y down, each tenant's share of the service
+// run since TenantFrom at each time a share changes slope until TenantTo,
+// over a band for its fair share (an equal part) ±
+// scenario.TenantShareTolerance. It returns the plot's bottom.
+func (r Report) tenantShareChart(body *strings.Builder, colours map[string]string, xOf func(int) float64, domain, step, y int) int {
+	from, to := r.TenantFrom, r.TenantTo
+	fair, tol := 1/float64(len(r.Tenants)), scenario.TenantShareTolerance
+	fmt.Fprintf(body, `<text x="20" y="%d" font-size="13" font-weight="bold" fill="#222">Share of the service per tenant while every tenant had work waiting (T=%d–%d)</text>`+"\n", y, from, to)
+	top := y + 16
+	bottom := top + chartTall
+	fmt.Fprintf(body, `<text x="%d" y="%d" font-size="%d" fill="#555">shaded: the bound, fair share %s%% ± %s points; each line: the service run since T=%d</text>`+"\n",
+		plotLeft+plotWidth-470, y, fontSize, num(100*fair), num(100*tol), from)
+	yOf := func(f float64) float64 { return float64(bottom) - f*chartTall }
+	for v := 0; v <= 100; v += 25 {
+		f := float64(v) / 100
+		fmt.Fprintf(body, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e0e0e0"/>`+"\n", plotLeft, num(yOf(f)), plotLeft+plotWidth, num(yOf(f)))
+		fmt.Fprintf(body, `<text x="%d" y="%s" font-size="%d" text-anchor="end" fill="#444">%d%%</text>`+"\n", plotLeft-6, num(yOf(f)+4), fontSize, v)
+	}
+	fmt.Fprintf(body, "<rect class=\"bound\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"#59a14f\" fill-opacity=\"0.18\">\n<title>%s</title>\n</rect>\n",
+		num(xOf(from)), num(yOf(min(fair+tol, 1))), num(xOf(to)-xOf(from)), num(yOf(max(fair-tol, 0))-yOf(min(fair+tol, 1))),
+		esc(fmt.Sprintf("bound: %s%% ± %s points while every tenant had work waiting", num(100*fair), num(100*tol))))
+	fmt.Fprintf(body, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#59a14f" stroke-dasharray="4 3"/>`+"\n", num(xOf(from)), num(yOf(fair)), num(xOf(to)), num(yOf(fair)))
+	fmt.Fprintf(body, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#444"/>`+"\n", plotLeft, top, plotLeft, bottom)
+	timeAxis(body, xOf, domain, step, top, bottom)
+	var times []int
+	for _, t := range breakpoints(r.Runs, to) {
+		if t > from && t <= to {
+			times = append(times, t)
+		}
+	}
+	for _, tenant := range r.Tenants {
+		var mine []Run
+		for _, run := range r.Runs {
+			if r.partyOf(run.Key) == tenant.Name {
+				mine = append(mine, run)
+			}
+		}
+		var points []string
+		last := 0.0
+		for _, t := range times {
+			all := served(r.Runs, t) - served(r.Runs, from)
+			if all == 0 {
+				continue
+			}
+			last = float64(served(mine, t)-served(mine, from)) / float64(all)
+			points = append(points, num(xOf(t))+","+num(yOf(last)))
+		}
+		fmt.Fprintf(body, "<polyline class=\"share\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\">\n<title>%s</title>\n</polyline>\n",
+			colours[tenant.Name], strings.Join(points, " "), esc(fmt.Sprintf("%s: %.1f%% of the service over T=%d–%d", tenant.Name, 100*last, from, to)))
+	}
+	return bottom
 }
 
 // write frames body as an SVG document of the given title and height and
@@ -287,12 +345,13 @@ func (r Report) subtitle() string {
 	return strings.Join(parts, " · ")
 }
 
-// colours maps each key's name in r.Keys to its colour: background work
-// grey, the others the palette in order.
+// colours maps each party's name (r.parties) to its colour, background
+// work grey, the others the palette in order; and each key's name to its
+// party's colour.
 func (r Report) colours() map[string]string {
 	out := map[string]string{}
 	i := 0
-	for _, k := range r.Keys {
+	for _, k := range r.parties() {
 		if k.Name == Background {
 			out[k.Name] = backgroundColour
 			continue
@@ -300,12 +359,45 @@ func (r Report) colours() map[string]string {
 		out[k.Name] = palette[i%len(palette)]
 		i++
 	}
-	for _, run := range r.Runs { // a run whose key the report does not list
+	for _, run := range r.Runs {
 		if _, ok := out[KeyName(run.Key)]; !ok {
+			out[KeyName(run.Key)] = out[r.partyOf(run.Key)]
+		}
+		if out[KeyName(run.Key)] == "" { // a run whose key the report does not list
 			out[KeyName(run.Key)] = "#333333"
 		}
 	}
+	for _, u := range r.Unrun {
+		if _, ok := out[KeyName(u.Key)]; !ok {
+			out[KeyName(u.Key)] = out[r.partyOf(u.Key)]
+		}
+	}
 	return out
+}
+
+// parties are what the chart's legend, colours and per-line charts stand
+// for: the tenants when the report has them, else the keys.
+func (r Report) parties() []Stats {
+	if len(r.Tenants) > 0 {
+		return r.Tenants
+	}
+	return r.Keys
+}
+
+// unit names a party: "tenant" or "key".
+func (r Report) unit() string {
+	if len(r.Tenants) > 0 {
+		return "tenant"
+	}
+	return "key"
+}
+
+// partyOf is the name of the party of key: its tenant's, or its own.
+func (r Report) partyOf(key string) string {
+	if len(r.Tenants) == 0 {
+		return KeyName(key)
+	}
+	return KeyName(scenario.Scenario{TenantSep: r.TenantSep}.TenantOf(key))
 }
 
 // ink is the text colour that reads on a bar of colour c (#rrggbb).
@@ -434,16 +526,16 @@ type waitLine struct {
 
 type waitPoint struct{ t, n int }
 
-// waiting returns, per key that ever had a job wait, the number of its
-// jobs waiting — arrived, not started, refused or expired — after each
-// time it changes, in r.Keys' order.
+// waiting returns, per party (key or tenant) that ever had a job wait, the
+// number of its jobs waiting — arrived, not started, refused or expired —
+// after each time it changes, in r.parties' order.
 func (r Report) waiting() []waitLine {
 	deltas := map[string]map[int]int{}
 	add := func(key string, from, to int) {
 		if to <= from {
 			return
 		}
-		k := KeyName(key)
+		k := r.partyOf(key)
 		if deltas[k] == nil {
 			deltas[k] = map[int]int{}
 		}
@@ -457,7 +549,7 @@ func (r Report) waiting() []waitLine {
 		add(u.Key, u.Arrival, u.At)
 	}
 	var out []waitLine
-	for _, k := range r.Keys {
+	for _, k := range r.parties() {
 		d := deltas[k.Name]
 		if d == nil {
 			continue

@@ -512,3 +512,62 @@ func TestSVGTitleWraps(t *testing.T) {
 		t.Errorf("wrap: %q", got)
 	}
 }
+
+// TestSVGTenants: with tenants, the legend, the colours and the per-line
+// charts are the tenants', and a chart draws each tenant's share of the
+// service since TenantFrom over a band for its bound (fair share ± 5
+// points); without tenants, no such chart.
+func TestSVGTenants(t *testing.T) {
+	run := func(job, key string, start int) Run {
+		return Run{Job: job, Key: key, Start: start, End: start + 1}
+	}
+	r := Report{Name: "t", Keys: []Stats{{Name: "a/x"}, {Name: "a/y"}, {Name: "b/z"}},
+		Tenants: []Stats{{Name: "a", Share: 0.625}, {Name: "b", Share: 0.375}}, TenantSep: "/", TenantFrom: 0, TenantTo: 4,
+		Runs: []Run{run("a1", "a/x", 0), run("b1", "b/z", 0), run("a2", "a/y", 1), run("b2", "b/z", 1),
+			run("a3", "a/x", 2), run("a4", "a/y", 2), run("b3", "b/z", 3), run("a5", "a/x", 3)}}
+	els := parse(t, render(t, r))
+	var legend, shares []string
+	var bound *element
+	fill := map[string]string{} // legend label or bar's job → colour
+	for i, e := range els {
+		switch e.attrs["class"] {
+		case "legend":
+			legend = append(legend, els[i+1].text)
+			fill[els[i+1].text] = e.attrs["fill"]
+		case "bar":
+			fill[strings.SplitN(els[i-1].text, ":", 2)[0]] = e.attrs["fill"]
+		case "share":
+			shares = append(shares, fmt.Sprintf("%d points; %s", len(strings.Fields(e.attrs["points"])), els[i+1].text))
+		case "bound":
+			bound = e
+		}
+	}
+	if diff := cmp.Diff([]string{"a (62.5%)", "b (37.5%)"}, legend); diff != "" {
+		t.Errorf("legend (-want +got):\n%s", diff)
+	}
+	for _, job := range []string{"a1", "a2", "a3", "a4", "a5"} {
+		if fill[job] != fill["a (62.5%)"] {
+			t.Errorf("%s's bar is %s, not its tenant's colour %s", job, fill[job], fill["a (62.5%)"])
+		}
+	}
+	if fill["b1"] != fill["b (37.5%)"] || fill["a1"] == fill["b1"] {
+		t.Errorf("b1's bar is %s, tenant b's colour %s, a1's %s", fill["b1"], fill["b (37.5%)"], fill["a1"])
+	}
+	// Since T=0, a's share is 1/2 at T=1, 2/4 at T=2, 4/6 at T=3, 5/8 at T=4.
+	want := []string{"4 points; a: 62.5% of the service over T=0–4", "4 points; b: 37.5% of the service over T=0–4"}
+	if diff := cmp.Diff(want, shares); diff != "" {
+		t.Errorf("share lines (-want +got):\n%s", diff)
+	}
+	if bound == nil {
+		t.Fatal("no band for the bound")
+	}
+	if h := attrFloat(t, bound, "height"); h != 0.1*chartTall {
+		t.Errorf("the bound's band is %gpx tall, want 10 points of %dpx", h, chartTall)
+	}
+	r.Tenants = nil
+	for _, e := range parse(t, render(t, r)) {
+		if c := e.attrs["class"]; c == "share" || c == "bound" {
+			t.Errorf("a report without tenants draws a %s", c)
+		}
+	}
+}

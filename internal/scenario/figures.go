@@ -32,54 +32,75 @@ func figureBar(f float64, width int) string {
 	return strings.Repeat("█", n) + strings.Repeat("·", width-n)
 }
 
-// tenantFigures charts each tenant's share of the job-seconds admitted
-// while every tenant had work waiting, beside what one level would give.
+// tenantFigures charts each tenant's share of the service over time, a
+// row per period of the window in which every tenant had work waiting,
+// against its fair share ± TenantShareTolerance; then the whole window's,
+// beside what one level (a share per key) would give.
 func tenantFigures(sc Scenario, res Result) []string {
-	tenant := func(key string) string { t, _, _ := strings.Cut(key, "/"); return t }
-	waiting, keys := map[string]int{}, map[string]map[string]bool{}
-	for _, j := range sc.Jobs {
-		t := tenant(j.Key)
-		waiting[t]++
-		if keys[t] == nil {
-			keys[t] = map[string]bool{}
-		}
-		keys[t][j.Key] = true
+	from, to, ok := TenantWindow(sc, res)
+	if !ok {
+		return []string{"the tenants never all had work waiting at once"}
 	}
-	served, total := map[string]int{}, 0
-	for _, e := range res.Timeline {
-		if e.Kind != "admit" {
-			continue
-		}
-		all := true
-		for _, n := range waiting {
-			all = all && n > 0
-		}
-		t := tenant(e.Key)
-		if all {
-			d := find(sc, e.Job).Duration
-			served[t] += d
-			total += d
-		}
-		waiting[t]--
+	fair, one, keys := fairShares(sc), oneLevelShares(sc), sc.TenantKeys()
+	tenants := slices.Sorted(maps.Keys(keys))
+	width := 0
+	for _, t := range tenants {
+		width = max(width, len(t))
 	}
-	out := []string{"share of the service while every tenant had work waiting (one level would split it by keys):"}
-	allKeys := 0
-	for _, ks := range keys {
-		allKeys += len(ks)
-	}
-	for _, t := range slices.Sorted(maps.Keys(keys)) {
-		share := 0.0
-		if total > 0 {
-			share = float64(served[t]) / float64(total)
+	shares := func(a, b int) (map[string]float64, bool) {
+		served, total := TenantService(sc, res, a, b), 0
+		for _, s := range served {
+			total += s
 		}
-		n := fmt.Sprintf("%d keys", len(keys[t]))
-		if len(keys[t]) == 1 {
-			n = "1 key"
+		out, within := map[string]float64{}, total > 0
+		for _, t := range tenants {
+			out[t] = float64(served[t]) / float64(max(total, 1))
+			within = within && out[t] >= fair[t]-TenantShareTolerance && out[t] <= fair[t]+TenantShareTolerance
 		}
-		out = append(out, fmt.Sprintf("  %-6s %-7s %s %3.0f%%   one level: %3.0f%%", t, n,
-			figureBar(share, 20), 100*share, 100*float64(len(keys[t]))/float64(allKeys)))
+		return out, within
 	}
-	return out
+	verdict := map[bool]string{true: "within", false: "OUTSIDE"}
+	var fairText []string
+	for _, t := range tenants {
+		fairText = append(fairText, fmt.Sprintf("%s (%s) %.0f %%", t, plural(keys[t], "key"), 100*fair[t]))
+	}
+	out := []string{fmt.Sprintf("each tenant's share of the service over time while every tenant had work waiting; bound: %s, ± %.0f %%:",
+		strings.Join(fairText, ", "), 100*TenantShareTolerance)}
+	period := figurePeriod(to - from)
+	for a := from; a < to; a += period {
+		b := min(a+period, to)
+		s, within := shares(a, b)
+		line := fmt.Sprintf("  T=%3d–%-3d ", a, b)
+		for _, t := range tenants {
+			line += fmt.Sprintf("  %-*s %s %3.0f %%", width, t, figureBar(s[t], 20), 100*s[t])
+		}
+		out = append(out, line+"   "+verdict[within])
+	}
+	s, within := shares(from, to)
+	line, oneText := fmt.Sprintf("  T=%3d–%-3d ", from, to), []string{}
+	for _, t := range tenants {
+		line += fmt.Sprintf("  %-*s %4.1f %%", width, t, 100*s[t])
+		oneText = append(oneText, fmt.Sprintf("%s %.0f %%", t, 100*one[t]))
+	}
+	return append(out, line+"   "+verdict[within]+" overall; one level would give "+strings.Join(oneText, ", "))
+}
+
+// figurePeriod splits a span of seconds into about five periods of a
+// round length.
+func figurePeriod(span int) int {
+	p := max((span+4)/5, 1)
+	if p > 5 {
+		p = (p + 4) / 5 * 5
+	}
+	return p
+}
+
+// plural is "1 key", "100 keys".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // shedFigures charts each client's jobs: run (█), shed (s), refused (x).

@@ -124,6 +124,10 @@ type Scenario struct {
 	// explained (Scheduler.Explain): an "explain" event, and its
 	// estimated start in Result.Estimated.
 	Explain bool
+	// TenantSep repeats the separator given to WithKeyPath among Options:
+	// the figures and the report group the keys by tenant (TenantOf); ""
+	// for a scenario without tenants.
+	TenantSep string
 }
 
 // Event is one line of a timeline.
