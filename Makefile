@@ -111,13 +111,19 @@ demo:
 
 ## bench: every benchmark BENCH_COUNT (≥ 6) times — this module's, then
 ## the peers' in bench/ (its own module) — then a benchstat table (ratios to
-## the in-run baselines are reported as extra metrics) and the table of the
-## hot path's goals (internal/benchgoals)
+## the in-run baselines are reported as extra metrics), benchstat's
+## comparison of fairness with two levels (tenants) against one, and the
+## table of the hot path's goals (internal/benchgoals). BENCH (a -bench
+## pattern) and BENCH_TIME (a -benchtime) narrow a run: `make bench
+## BENCH=Hierarchical BENCH_TIME=2000x` is the levels' comparison alone.
+BENCH ?= .
+BENCH_TIME ?= 1s
 bench:
-	@set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./... | tee bench.txt
-	@set -o pipefail; cd bench && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./... | tee -a ../bench.txt
+	@set -o pipefail; $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCH_TIME) -benchmem -count $(BENCH_COUNT) ./... | tee bench.txt
+	@set -o pipefail; cd bench && $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCH_TIME) -benchmem -count $(BENCH_COUNT) ./... | tee -a ../bench.txt
 	@command -v benchstat >/dev/null 2>&1 || $(GO) install golang.org/x/perf/cmd/benchstat@latest
 	@PATH="$$PATH:$$($(GO) env GOPATH)/bin" benchstat bench.txt | tee bench-table.txt
+	@PATH="$$PATH:$$($(GO) env GOPATH)/bin" benchstat -filter '.name:Hierarchical' -col /levels bench.txt | tee -a bench-table.txt
 	@$(GO) run ./internal/benchgoals bench.txt | tee bench-goals.txt
 
 ## bench-cluster: fairsched's cluster mode against River on one PostgreSQL

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -11,7 +12,10 @@ import (
 // BenchmarkHierarchical is BenchmarkCoreDecision's backlog at 10 000
 // tenants × 10 keys, two jobs pending per key (200 000), cap 64: one
 // operation is one decision (a job ends, one is submitted, one admitted),
-// with one level and with the keys' tenants read from their paths.
+// with one level (levels=1: no hierarchy, the path every scheduler
+// without tenants takes) and with the keys' tenants read from their paths
+// (levels=2). The two-level run reports x-vs-one-level: its ns/op over the
+// median of the one-level run's repetitions in the same `go test` run.
 func BenchmarkHierarchical(b *testing.B) {
 	const tenants, perTenant, perKey, capN = 10_000, 10, 2, 64
 	keys := make([]string, 0, tenants*perTenant)
@@ -20,14 +24,17 @@ func BenchmarkHierarchical(b *testing.B) {
 			keys = append(keys, fmt.Sprintf("t%05d/k%d", t, k))
 		}
 	}
+	name := func(levels int) string {
+		return fmt.Sprintf("levels=%d/tenants=%d/keys=%d", levels, tenants, tenants*perTenant)
+	}
 	for _, tc := range []struct {
-		name string
-		hier *Hierarchy
+		levels int
+		hier   *Hierarchy
 	}{
-		{"one-level", nil},
-		{"two-level", &Hierarchy{Sep: "/"}},
+		{1, nil},
+		{2, &Hierarchy{Sep: "/"}},
 	} {
-		b.Run(fmt.Sprintf("%s/tenants=%d/keys=%d", tc.name, tenants, tenants*perTenant), func(b *testing.B) {
+		b.Run(name(tc.levels), func(b *testing.B) {
 			l := policy.DefaultLimits()
 			l.MaxConcurrency = capN
 			c := New(l)
@@ -55,6 +62,7 @@ func BenchmarkHierarchical(b *testing.B) {
 				j.Type, j.ID, j.Key = "bench", fmt.Sprint(n), keys[i%len(keys)]
 				submit(j)
 			}
+			runtime.GC() // the prefill's garbage, and the last run's, must not be collected on the clock
 			b.ReportAllocs()
 			for b.Loop() {
 				now = now.Add(time.Microsecond)
@@ -70,6 +78,10 @@ func BenchmarkHierarchical(b *testing.B) {
 			}
 			if r := c.RunningCount(); r != capN {
 				b.Fatalf("not at steady state: %d running, want %d", r, capN)
+			}
+			ns := book.Record(b, "hier/"+name(tc.levels))
+			if base := book.Median("hier/" + name(1)); tc.levels > 1 && base > 0 {
+				b.ReportMetric(ns/base, "x-vs-one-level")
 			}
 		})
 	}

@@ -57,6 +57,8 @@ var goals = []goal{
 	{"aging + 200 groups vs off, 10 keys", core, "BenchmarkCoreFeatures/keys=10/aging+200groups", "x-vs-off", 1.5, true},
 	{"aging + 200 groups vs off, 10 000 keys", core, "BenchmarkCoreFeatures/keys=10000/aging+200groups", "x-vs-off", 1.5, true},
 	{"load signal (read each 1 000 ops) vs none, 100k pending", core, "BenchmarkCoreLoadSignal/keys=10000/load-signal", "x-vs-off", 1.1, true},
+	{"two levels (tenants over keys) vs one, 10 000 tenants × 10 keys, per decision", core, "BenchmarkHierarchical/levels=2/tenants=10000/keys=100000", "x-vs-one-level", 0, true},
+	{"… one level (no tenants), ns a decision", core, "BenchmarkHierarchical/levels=1/tenants=10000/keys=100000", "ns/op", 0, true},
 	{"bytes of heap per pending job", root, "BenchmarkPendingMemory", "B/pending", 256, true},
 	{"per request vs APF queue set, cap 4", peers, "BenchmarkRequest/fairsched/cap=4", "x-vs-apf", 1, true},
 	{"per request vs APF queue set, cap 64", peers, "BenchmarkRequest/fairsched/cap=64", "x-vs-apf", 1, true},
