@@ -17,7 +17,8 @@
 // (expect). -json prints the same as JSON; -svg draws a Gantt chart (a row
 // per slot, a colour per key, each job's arrival and wait above its run, a
 // cross for each job refused or expired), the jobs waiting and the
-// cumulative service per key. With
+// cumulative service per key (per tenant when the scenario has tenants,
+// with each tenant's share over time against its bound). With
 // -summary each scenario gets one verdict line, and -svgdir a chart each;
 // -builtin adds the library's feature scenarios (aging, groups, tenancy,
 // rate limits, expiry: internal/scenario.Features), written in Go; they

@@ -6,7 +6,9 @@
 // readable form) and as a standalone SVG image (SVG): the arrivals (and
 // the jobs refused or expired), a Gantt chart of the runs with each job's
 // arrival and wait above its bar, the jobs waiting per key and the
-// cumulative service of each key over time.
+// cumulative service of each key over time — per tenant instead when the
+// scenario has tenants, with each tenant's share of the service over time
+// against its bound.
 //
 // Everything a Report holds is derived deterministically from the scenario
 // and its result: no map iteration order reaches the output.

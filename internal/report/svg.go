@@ -51,7 +51,10 @@ const backgroundColour = "#a0a0a0"
 // with one row per slot and a bar per run coloured by key — above each
 // bar, in the bar's row, a tick at the job's arrival and a thin line for
 // its wait from arrival to start —, the jobs waiting per key over time,
-// and the cumulative service (job-seconds run) per key over time. The
+// and the cumulative service (job-seconds run) per key over time. When r
+// has tenants the legend, the colours and those two charts are the
+// tenants', and a last chart draws each tenant's share of the service
+// while every tenant had work waiting, over a band for its bound. The
 // output depends only on r.
 func (r Report) SVG(w io.Writer) error {
 	colours := r.colours()
