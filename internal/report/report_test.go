@@ -359,3 +359,41 @@ func TestJSON(t *testing.T) {
 		t.Errorf("JSON round trip (-built +decoded):\n%s", diff)
 	}
 }
+
+// TestBuildTenants: with tenants, the report sums the keys by tenant,
+// measures fairness between the tenants, and finds the window in which
+// every tenant had work waiting: a spreads over two keys, b uses one, and
+// each gets half.
+func TestBuildTenants(t *testing.T) {
+	job := func(id, key string) scenario.Job { return scenario.Job{Type: clone, ID: id, Key: key, Duration: 1} }
+	sc := scenario.Scenario{Name: "t-tenants", MaxConcurrency: 2, TenantSep: "/",
+		Jobs: []scenario.Job{job("1", "a/x"), job("2", "b/z"), job("3", "a/y"), job("4", "b/z")}}
+	res := scenario.Result{Start: map[string]int{}, End: map[string]int{}}
+	for i, j := range sc.Jobs {
+		res.Timeline = append(res.Timeline, scenario.Event{T: 0, Kind: "arrive", Job: j.Name(), Key: j.Key})
+		res.Start[j.Name()], res.End[j.Name()] = i/2, i/2+1
+	}
+	for _, j := range sc.Jobs {
+		res.Timeline = append(res.Timeline, scenario.Event{T: res.Start[j.Name()], Kind: "admit", Job: j.Name(), Key: j.Key})
+	}
+	r := Build(sc, res)
+	type got struct {
+		Tenants           []Stats
+		From, To, Parties int
+		Over              string
+		Jain              float64
+		KeyNames          []string
+	}
+	g := got{Tenants: r.Tenants, From: r.TenantFrom, To: r.TenantTo, Parties: r.JainParties, Over: r.JainOver, Jain: r.Jain}
+	for _, k := range r.Keys {
+		g.KeyNames = append(g.KeyNames, k.Name)
+	}
+	want := got{
+		Tenants: []Stats{{Name: "a", Jobs: 2, WaitP50: 0, WaitP95: 1, WaitMax: 1, Served: 2, Share: 0.5},
+			{Name: "b", Jobs: 2, WaitP50: 0, WaitP95: 1, WaitMax: 1, Served: 2, Share: 0.5}},
+		From: 0, To: 1, Parties: 2, Over: "tenants", Jain: 1, KeyNames: []string{"a/x", "a/y", "b/z"},
+	}
+	if diff := cmp.Diff(want, g); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+}
