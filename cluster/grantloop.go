@@ -147,6 +147,13 @@ func (g *grantLoop) place(w *wait) {
 	if g.gone(w) {
 		return
 	}
+	if prev := g.outstanding[w.seq]; prev != nil && prev.at != w.at {
+		// The job's previous attempt has not ended on its instance yet (the
+		// scheduler ended it early: its worker went): one attempt of a job
+		// runs at a time, so this one waits for that end (rowsRead, replace).
+		g.queued = append(g.queued, w)
+		return
+	}
 	c := g.view().choose(w.typ, w.owner, w.worker)
 	switch {
 	case c.ownerUnknown:
