@@ -95,6 +95,25 @@ func (g *grantLoop) end(w *wait, err error) {
 	g.l.ends(w.at, err)
 }
 
+// takeOps takes the starts and revokes the machine made in the turn and
+// carries them out; an attempt cancelled meanwhile is ended at once
+// (gone), which may let others start: taken too, until none is left.
+func (g *grantLoop) takeOps() {
+	if g.l.m == nil {
+		return
+	}
+	for {
+		g.l.ops = g.l.m.TakeOps(g.l.ops[:0])
+		if len(g.l.ops) == 0 {
+			return
+		}
+		for i, op := range g.l.ops {
+			g.take(op)
+			g.l.ops[i] = messages.RemoteOp{}
+		}
+	}
+}
+
 // take carries out op, the scheduler's: a start becomes a wait placed on an
 // instance, a revoke takes its attempt back.
 func (g *grantLoop) take(op messages.RemoteOp) {
@@ -343,11 +362,7 @@ func (g *grantLoop) readJobs(ctx context.Context) {
 		return
 	}
 	g.retry.ok()
-	if len(recs) > 0 {
-		if err := g.l.adopt(ctx, recs); err != nil {
-			g.l.n.log.Warn("adopting new jobs failed", zap.Error(err))
-		}
-	}
+	g.l.adopt(recs)
 }
 
 // readEnds answers the outstanding jobs whose ends were reported: those
