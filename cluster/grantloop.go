@@ -98,18 +98,33 @@ func (g *grantLoop) end(w *wait, err error) {
 // takeOps takes the starts and revokes the machine made in the turn and
 // carries them out; an attempt cancelled meanwhile is ended at once
 // (gone), which may let others start: taken too, until none is left.
-func (g *grantLoop) takeOps() {
+func (g *grantLoop) takeOps() (took bool) {
 	if g.l.m == nil {
-		return
+		return false
 	}
 	for {
 		g.l.ops = g.l.m.TakeOps(g.l.ops[:0])
 		if len(g.l.ops) == 0 {
-			return
+			return took
 		}
+		took = true
 		for i, op := range g.l.ops {
 			g.take(op)
 			g.l.ops[i] = messages.RemoteOp{}
+		}
+	}
+}
+
+// closeTurn takes the turn's ops and grants them; what the grants' write
+// and the instances' read changed in the machine meanwhile (ends of
+// cancelled waits, workers gone) is settled by one more TakeOps — its
+// timer armed, its new starts granted — until a pass takes nothing.
+func (g *grantLoop) closeTurn() {
+	g.takeOps()
+	for {
+		g.endTurn()
+		if !g.takeOps() {
+			return
 		}
 	}
 }

@@ -388,8 +388,7 @@ func (l *leader) run() {
 	beat := time.NewTicker(cfg.Heartbeat)
 	defer beat.Stop()
 	g.timed(g.readInstances)
-	g.takeOps() // the starts of the jobs the machine holds already
-	g.endTurn()
+	g.closeTurn() // the starts of the jobs the machine holds already
 	for {
 		select {
 		case <-g.loaded:
@@ -449,8 +448,7 @@ func (l *leader) run() {
 			g.stop()
 			return
 		}
-		g.takeOps()
-		g.endTurn()
+		g.closeTurn()
 	}
 }
 
