@@ -15,25 +15,32 @@ FUZZ_BRIEF ?= 2000x
 FUZZTIME ?= 2m
 BENCH_COUNT ?= 6
 
-.PHONY: test check check-more no-binaries demo bench bench-cluster bench-cluster-net bench-module bench-smoke fuzz fuzz-brief soak fmt vet lint race invariant-long memsim
+.PHONY: test check check-more no-binaries browser demo bench bench-cluster bench-cluster-net bench-module bench-smoke fuzz fuzz-brief soak fmt vet lint race invariant-long memsim
 
 ## test: vet, gofmt, the unit, scenario and example tests with a short
-## invariant run (go test -short), then a line per skipped test and why
+## invariant run (go test -short), then a line per skipped test and why.
+## go test's own vet pass is off: `go vet` ran every analyzer just before
 test: lint
 	@echo "test: go test -short ./..., a line per package as it ends"
-	@set -o pipefail; $(GO) test -short -json $(PKGS) | $(GO) run ./internal/testsum
+	@set -o pipefail; $(GO) test -short -vet=off -json $(PKGS) | $(GO) run ./internal/testsum
 
 ## check: what test does, then -race over everything (the full invariant
 ## run included), a long invariant run, a brief run of every fuzz target and
 ## the bench/ module's tests; check-more is all of it but test (CI runs
 ## test, then check-more, so that the tests do not run twice)
 check: test check-more
-check-more: no-binaries race invariant-long memsim fuzz-brief bench-smoke bench-module
+check-more: no-binaries browser race invariant-long memsim fuzz-brief bench-smoke bench-module
 
 ## no-binaries: git tracks no compiled file (ELF, Mach-O, PE, .a, .test);
 ## `make test` runs the same test among the root package's
 no-binaries:
 	$(GO) test -count=1 -run '^TestNoCompiledFilesTracked$$' .
+
+## browser: debugpage's browser test (Chromium driven by chromedp; it
+## skips, saying why, without a Chromium). Behind a build tag so that
+## make test does not compile chromedp, a large dependency.
+browser:
+	$(GO) test -count=1 -tags browser -run '^TestBrowser$$' ./debugpage/
 
 ## bench-smoke: every benchmark once (-benchtime 1x), so that none rots
 ## unnoticed between `make bench` runs

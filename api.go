@@ -329,6 +329,14 @@ type RefusalError = policy.RefusalError
 //	KeysTotal int
 //
 //	EstimatesTotal int
+//
+//	// Tenants are the tenants of hierarchical fair share with jobs pending
+//	// or running, by name; nil with one level. A bounded snapshot with
+//	// more tenants than rows lists those of its listed pending jobs and of
+//	// the running ones; TenantsTotal counts them all.
+//	Tenants []TenantSnapshot
+//
+//	TenantsTotal int
 type Snapshot = core.Snapshot
 
 // RunningJob is one running job in a Snapshot.
@@ -595,9 +603,7 @@ func New(opts ...Option) (*Scheduler, error) {
 	if err := o.checkHierarchy(); err != nil {
 		return nil, err
 	}
-	if err := loadInCluster(&o); err != nil {
-		return nil, err
-	}
+	refuseInCluster := loadInCluster(&o)
 	if o.cluster != nil && o.store != nil {
 		return nil, fmt.Errorf("%w: WithCluster and WithStore: the cluster's database is the store", ErrInvalidConfig)
 	}
@@ -606,6 +612,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		if err != nil {
 			return nil, err
 		}
+		node.RefuseWhenOverloaded(refuseInCluster)
 		eng := &clusterEngine{node: node, clock: o.clock, limits: o.limits}
 		s := &Scheduler{eng: eng, maxPayload: o.maxPayload}
 		if _, err := s.withPolicyTypes(o.policy); err != nil {

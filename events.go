@@ -272,8 +272,10 @@ type JobDropped = messages.JobDropped
 //	FairnessKey string
 type JobSuperseded = messages.JobSuperseded
 
-// JobRefused: a submission was refused before it was queued (a pending
-// bound, reason tenant_limit or pool_overloaded).
+// JobRefused: a submission was refused before it was queued — a pending
+// bound (reason tenant_limit or pool_overloaded), the load signal
+// (overloaded), deadline-aware admission (ReasonStartAfterDeadline) — or a
+// pending job was shed (ReasonShed).
 //
 // Fields, from messages.JobRefused:
 //
@@ -325,8 +327,9 @@ const (
 //
 // In cluster mode the events are the leader's, published through the
 // database only while some instance has subscribers: an instance's first
-// subscriber gets them from the leader's next read of the instances on —
-// at once on the leader's own instance, within a Heartbeat on another.
+// Subscribe returns once the leader has read the subscription — at once
+// on the leader's own instance, within a Heartbeat on another — so the
+// events of every job submitted after it are delivered.
 func (s *Scheduler) Subscribe(buffer int) (events <-chan Event, cancel func()) {
 	if s.check() != nil {
 		ch := make(chan Event)

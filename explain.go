@@ -18,6 +18,11 @@ var (
 	ErrStartAfterDeadline = policy.ErrStartAfterDeadline
 )
 
+// ReasonStartAfterDeadline: deadline-aware admission refused a RunSync
+// whose estimated start is after its context's deadline (the reason of its
+// JobRefused event and of the refused_total metric).
+const ReasonStartAfterDeadline = policy.ReasonStartAfterDeadline
+
 // Explanation says why a job waits: see Scheduler.Explain.
 //
 // Fields, from core.Explanation:

@@ -167,3 +167,34 @@ func reasonsOnly(ps []fairsched.PendingJob) []fairsched.PendingJob {
 	}
 	return out
 }
+
+// TestLateStartRefusalReported: a RunSync refused by deadline-aware
+// admission is reported like every other refusal, one JobRefused event
+// with reason start_after_deadline, at the time of the refusal.
+func TestLateStartRefusalReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const query fairsched.JobType = "query"
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{
+			query: {DefaultCost: time.Second, Priority: 8, DeadlineAdmission: true},
+		}, fairsched.WithMaxConcurrency(1))
+		events, stop := s.Subscribe(16)
+		t0 := time.Now()
+		busy := testkit.NewGate()
+		t.Cleanup(func() { busy.Release(nil) })
+		if err := s.Submit(query, "busy", busy.Run); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		if err := s.RunSync(ctx, query, "q1", "carol", func(context.Context) error { return nil }); !errors.Is(err, fairsched.ErrStartAfterDeadline) {
+			t.Fatalf("RunSync due in 500ms behind a 1s job = %v, want ErrStartAfterDeadline", err)
+		}
+		synctest.Wait()
+		stop()
+		want := []fairsched.Event{fairsched.JobRefused{Time: t0, Type: query, ID: "q1", FairnessKey: "carol", Reason: fairsched.ReasonStartAfterDeadline}}
+		if diff := cmp.Diff(want, keep(collectAll(events), fairsched.JobRefused{})); diff != "" {
+			t.Errorf("JobRefused events (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -56,3 +56,27 @@ func (o *options) checkHierarchy() error {
 	}
 	return core.CheckHierarchy(*o.hier)
 }
+
+// TenantSnapshot is one tenant in a Snapshot (WithKeyTenant, WithKeyPath):
+// its weight, its keys, pending and running jobs, and its fair share of
+// the service now.
+//
+// Fields, from core.TenantSnapshot:
+//
+//	Name string
+//
+//	Weight float64
+//
+//	// Keys counts its fairness keys with jobs pending or running.
+//	Keys int
+//
+//	Pending int
+//
+//	Running int
+//
+//	// Share is its fair share of the service now: its weight over the sum
+//	// of the weights of the tenants with jobs pending or running. While
+//	// it is backlogged it receives that share of the service, in learned
+//	// cost; an idle tenant's share goes to the others.
+//	Share float64
+type TenantSnapshot = core.TenantSnapshot

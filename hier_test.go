@@ -9,6 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/cluster/memback"
 	"github.com/fairsched/fairsched/fairschedtest"
@@ -206,4 +208,123 @@ func TestHierarchyRejected(t *testing.T) {
 			t.Errorf("%s: New = %v, %v; want ErrInvalidConfig naming %s", tc.name, s, err, tc.want)
 		}
 	}
+}
+
+// TestSnapshotTenants: a snapshot lists the tenants with work, by name —
+// weight, active keys, pending and running jobs, fair share among the
+// tenants with work — and a bounded one the tenants of its rows; with
+// every job done, or with one level, none.
+func TestSnapshotTenants(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := fairsched.New(fairsched.WithMaxConcurrency(2), fairsched.WithKeyPath("/"), fairsched.WithTenantWeight("a", 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterType(work, fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		gate := fairschedtest.NewBlocker()
+		for _, j := range []struct{ id, key string }{{"x1", "a/1"}, {"y1", "b/1"}, {"x2", "a/1"}, {"x3", "a/2"}, {"y2", "b/1"}, {"z1", "c"}, {"w1", "d"}} {
+			if err := s.Submit(work, j.id, gate.Run, fairsched.WithFairnessKey(j.key)); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait() // each queued (and x1, y1 admitted) before the next joins: the same costs every run
+		}
+		snap, err := s.Snapshot(context.Background(), fairsched.SnapshotAll())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []fairsched.TenantSnapshot{
+			{Name: "a", Weight: 3, Keys: 2, Pending: 2, Running: 1, Share: 0.5},
+			{Name: "b", Weight: 1, Keys: 1, Pending: 1, Running: 1, Share: 1.0 / 6},
+			{Name: "c", Weight: 1, Keys: 1, Pending: 1, Running: 0, Share: 1.0 / 6},
+			{Name: "d", Weight: 1, Keys: 1, Pending: 1, Running: 0, Share: 1.0 / 6},
+		}
+		if diff := cmp.Diff(want, snap.Tenants); diff != "" || snap.TenantsTotal != 4 {
+			t.Errorf("Tenants (-want +got):\n%s; TenantsTotal %d, want 4", diff, snap.TenantsTotal)
+		}
+		// One row: the tenants of the first pending job in rank order (x2:
+		// the keys that joined after x1's charge joined at its cost, and x2
+		// came first) and of the running jobs; c and d are left out.
+		snap, err = s.Snapshot(context.Background(), fairsched.SnapshotRows(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tn := range snap.Tenants {
+			names = append(names, tn.Name)
+		}
+		if len(snap.Pending) != 1 || snap.Pending[0].ID != "x2" {
+			t.Errorf("bounded pending %+v, want x2 alone", snap.Pending)
+		}
+		if diff := cmp.Diff([]string{"a", "b"}, names); diff != "" || snap.TenantsTotal != 4 {
+			t.Errorf("bounded Tenants (-want +got):\n%s; TenantsTotal %d, want 4", diff, snap.TenantsTotal)
+		}
+		for range 7 {
+			gate.Release(nil)
+		}
+		synctest.Wait()
+		if snap, err = s.Snapshot(context.Background()); err != nil || snap.Tenants != nil || snap.TenantsTotal != 0 {
+			t.Errorf("Snapshot with every job done: tenants %v (total %d), %v; want none", snap.Tenants, snap.TenantsTotal, err)
+		}
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		one := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{work: {Priority: 8, DefaultCost: time.Second}})
+		if err := one.Submit(work, "w", func(context.Context) error { return nil }, fairsched.WithFairnessKey("a/1")); err != nil {
+			t.Fatal(err)
+		}
+		if snap, err = one.Snapshot(context.Background()); err != nil || snap.Tenants != nil {
+			t.Errorf("Snapshot with one level: tenants %v, %v; want none", snap.Tenants, err)
+		}
+	})
+}
+
+// TestSnapshotTenantsCluster (virtual time, in-memory backend): in cluster
+// mode the leader's snapshot lists the tenants as in one process.
+func TestSnapshotTenantsCluster(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := memback.New()
+		defer b.Close()
+		ctx := context.Background()
+		cfg := fairsched.ClusterConfig{Domain: "tenants", Instance: "one", Slots: 1,
+			LeaseTTL: 2 * time.Second, Heartbeat: 200 * time.Millisecond, LostAfter: time.Second, Poll: 20 * time.Millisecond}
+		s, err := fairsched.New(fairsched.WithCluster(b, cfg), fairsched.WithMaxConcurrency(1), fairsched.WithKeyPath("/"),
+			fairsched.WithTenantWeight("acme", 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		if err := s.RegisterType(work, fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RegisterHandler(work, func(ctx context.Context, j fairsched.Job) error {
+			<-release
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for i, key := range []string{"acme/ann", "acme/bob", "zeta/zed"} {
+			if err := s.Enqueue(ctx, work, fmt.Sprint("j", i), nil, fairsched.WithFairnessKey(key)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(3 * time.Second) // a leader is elected, j0 is granted
+		synctest.Wait()
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []fairsched.TenantSnapshot{
+			{Name: "acme", Weight: 3, Keys: 2, Pending: 1, Running: 1, Share: 0.75},
+			{Name: "zeta", Weight: 1, Keys: 1, Pending: 1, Share: 0.25},
+		}
+		if diff := cmp.Diff(want, snap.Tenants); diff != "" {
+			t.Errorf("Tenants in cluster mode (-want +got):\n%s", diff)
+		}
+		close(release)
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

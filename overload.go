@@ -1,7 +1,6 @@
 package fairsched
 
 import (
-	"fmt"
 	"os"
 	"time"
 
@@ -117,7 +116,10 @@ const ReasonOverloaded = policy.ReasonOverloaded
 // In cluster mode the leader decides for every instance, with its own
 // signal: CPUSignal is then the leader's process, while QueueLengthSignal
 // and WorkerUtilisationSignal see the whole domain's queue and slots.
-// OverloadRefuse does not combine with WithCluster (ErrInvalidConfig).
+// With OverloadRefuse the leader publishes its verdict at each heartbeat
+// and every instance refuses from the last verdict it read: a verdict is
+// at most Every plus two heartbeats old; without a live leader, or before
+// its first reading, instances accept.
 func WithLoadSignal(cfg LoadConfig) Option {
 	return optionFunc(func(o *options) {
 		l := cfg.WithDefaults()
@@ -147,14 +149,20 @@ func CPUSignal() LoadSignal {
 	return LoadFunc(func(LoadState) (float64, error) { return cpu.Load() })
 }
 
-// loadInCluster refuses OverloadRefuse in cluster mode: the leader takes a
-// job in only after the call that made it has returned, so a refusal
-// there would reach no caller. OverloadDefer holds the job instead.
-func loadInCluster(o *options) error {
-	if l := o.limits.Load; o.cluster != nil && l != nil && l.Action == OverloadRefuse {
-		return fmt.Errorf("%w: WithLoadSignal: OverloadRefuse with WithCluster: the leader adopts a job after its call returned, so no caller would hear of the refusal (use OverloadDefer)", ErrInvalidConfig)
+// loadInCluster readies OverloadRefuse for cluster mode and reports
+// whether it is on: the leader takes a job in only after the call that
+// made it has returned, so its scheduler must not refuse it — it only
+// observes the signal, and publishes its verdict; every instance refuses
+// the calls made on it from the last verdict it read (cluster.Node).
+func loadInCluster(o *options) bool {
+	l := o.limits.Load
+	if o.cluster == nil || l == nil || l.Action != OverloadRefuse {
+		return false
 	}
-	return nil
+	observe := *l
+	observe.Action = OverloadObserve
+	o.limits.Load = &observe
+	return true
 }
 
 // MaxLoadSignal reads several signals and takes the highest: the service

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster/memback"
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -217,18 +216,6 @@ func TestLoadSignalConfig(t *testing.T) {
 		if _, err := fairsched.New(opts...); !errors.Is(err, fairsched.ErrInvalidConfig) {
 			t.Errorf("%s: New = %v, want ErrInvalidConfig", name, err)
 		}
-	}
-}
-
-// TestOverloadRefuseNotInCluster: OverloadRefuse with WithCluster is
-// refused at New.
-func TestOverloadRefuseNotInCluster(t *testing.T) {
-	b := memback.New()
-	defer b.Close()
-	_, err := fairsched.New(fairsched.WithCluster(b, fairsched.ClusterConfig{Domain: "d", Instance: "i"}),
-		fairsched.WithLoadSignal(fairsched.LoadConfig{Signal: fairsched.QueueLengthSignal(1), Action: fairsched.OverloadRefuse}))
-	if !errors.Is(err, fairsched.ErrInvalidConfig) {
-		t.Errorf("New = %v, want ErrInvalidConfig", err)
 	}
 }
 

@@ -122,6 +122,9 @@ const (
 
 // Actor is the owner goroutine and its inbox.
 type Actor struct {
+	// verdict is the load signal's last good reading's (LoadVerdict).
+	verdict atomic.Pointer[LoadVerdict]
+
 	core       *core.Core
 	attempts   messages.Attempts       // the attempts' contexts, made in blocks
 	refuses    atomic.Bool             // the core may refuse a submission: Submit waits for the verdict
@@ -490,7 +493,9 @@ func (a *Actor) handle(r messages.Request) {
 		a.explain(m)
 	case messages.StartCheck:
 		m.Job.SetStartBy(a.now().Add(m.Within))
-		m.Reply <- a.core.CheckStart(a.now(), m.Job)
+		err := a.core.CheckStart(a.now(), m.Job)
+		a.logRefusal(m.Job, err)
+		m.Reply <- err
 	case messages.Subscribe:
 		a.subs = append(a.subs, m.Events)
 		m.Reply <- struct{}{}
@@ -548,10 +553,7 @@ func (a *Actor) submit(j *messages.Job, verdict chan error) {
 		a.supersede(now, j)
 	}
 	if err := a.core.Submit(now, &j.Job); err != nil {
-		var re *policy.RefusalError
-		if errors.As(err, &re) {
-			a.logRefusal(j, re)
-		}
+		a.logRefusal(&j.Job, err)
 		refuse(err)
 		return
 	}
@@ -586,11 +588,28 @@ type jobRef struct {
 	id string
 }
 
-// logRefusal logs a refused submission's decision record.
-func (a *Actor) logRefusal(j *messages.Job, re *policy.RefusalError) {
-	a.logDecisions(zap.Int("limit", re.Limit))
+// logRefusal logs the decision record of a submission the core refused
+// with err and reports it (JobRefused): a pending bound's refusal or
+// deadline-aware admission's. Other errors (an unknown type) are the
+// caller's alone.
+func (a *Actor) logRefusal(j *core.Job, err error) {
+	var (
+		re   *policy.RefusalError
+		late *policy.LateStartError
+	)
+	var reason policy.Reason
+	switch {
+	case errors.As(err, &re):
+		a.logDecisions(zap.Int("limit", re.Limit))
+		reason = re.Reason
+	case errors.As(err, &late):
+		a.logDecisions(zap.Time("estimate", late.Estimate), zap.Time("deadline", late.Deadline))
+		reason = policy.ReasonStartAfterDeadline
+	default:
+		return
+	}
 	if len(a.subs) > 0 {
-		a.emit(messages.JobRefused{Time: a.now(), Type: j.Type, ID: j.ID, FairnessKey: j.Key, Reason: re.Reason})
+		a.emit(messages.JobRefused{Time: a.now(), Type: j.Type, ID: j.ID, FairnessKey: j.Key, Reason: reason})
 	}
 }
 

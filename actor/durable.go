@@ -556,10 +556,7 @@ func (a *Actor) queueDurable(now time.Time, j *messages.Job) error {
 		j.NotBefore = time.Time{} // it runs already
 	}
 	if err := a.core.Submit(now, &j.Job); err != nil {
-		var re *policy.RefusalError
-		if errors.As(err, &re) {
-			a.logRefusal(j, re)
-		}
+		a.logRefusal(&j.Job, err)
 		d.write([]records.Op{records.Delete(j.Record.Seq)})
 		delete(d.jobs, durableRef(j))
 		return err

@@ -25,16 +25,24 @@ func (s *opsStore) Load() (core.State, error)                 { return core.Stat
 func (s *opsStore) Save(core.State) error                     { return nil }
 func (s *opsStore) LoadJobs(func(core.JobRecord) error) error { return nil }
 func (s *opsStore) ApplyJobs(ops []actor.JobOp) error {
+	s.commits <- opsText(ops, func(r *core.JobRecord) string {
+		return fmt.Sprintf("put %d attempt %d", r.Seq, r.Attempt)
+	})
+	return nil
+}
+
+// opsText tells a commit's operations as text: each put as put says (the
+// fields its test watches), each delete as "delete <seq>".
+func opsText(ops []actor.JobOp, put func(*core.JobRecord) string) []string {
 	var out []string
 	for _, op := range ops {
 		if op.Put != nil {
-			out = append(out, fmt.Sprintf("put %d attempt %d", op.Put.Seq, op.Put.Attempt))
+			out = append(out, put(op.Put))
 		} else {
 			out = append(out, fmt.Sprintf("delete %d", op.Delete))
 		}
 	}
-	s.commits <- out
-	return nil
+	return out
 }
 
 // startOps starts an owner over an opsStore with type work registered;

@@ -73,6 +73,9 @@ func (a *Actor) readLoad() {
 	a.load.failing = !ok
 	_, wasOver, wasLimit := a.core.LoadNow()
 	a.core.Load(now, value, ok)
+	if _, over, _ := a.core.LoadNow(); ok {
+		a.verdict.Store(&LoadVerdict{Overloaded: over, At: now})
+	}
 	if _, over, limit := a.core.LoadNow(); ok && (over != wasOver || limit != wasLimit) {
 		a.log.Debug("load reading", zap.Float64("value", value), zap.Bool("overloaded", over),
 			zap.Int("limit", limit), zap.Int("previous_limit", wasLimit))
@@ -91,4 +94,21 @@ func (a *Actor) callSignal(s policy.LoadState) (v float64, err error) {
 		}
 	}()
 	return a.load.signal.Load(s)
+}
+
+// LoadVerdict is what the load signal's last good reading says: whether
+// it is overloaded, and when it was taken (the scheduler's clock).
+type LoadVerdict struct {
+	Overloaded bool
+	At         time.Time
+}
+
+// LoadVerdict returns the last good reading's verdict, and false before
+// the first (or without a load signal). Any goroutine may call it: a
+// cluster's leader publishes it for the other instances.
+func (a *Actor) LoadVerdict() (LoadVerdict, bool) {
+	if v := a.verdict.Load(); v != nil {
+		return *v, true
+	}
+	return LoadVerdict{}, false
 }

@@ -29,15 +29,9 @@ func (s *heldStore) Load() (core.State, error)                 { return core.Sta
 func (s *heldStore) Save(core.State) error                     { return nil }
 func (s *heldStore) LoadJobs(func(core.JobRecord) error) error { return nil }
 func (s *heldStore) ApplyJobs(ops []actor.JobOp) error {
-	var out []string
-	for _, op := range ops {
-		if op.Put != nil {
-			out = append(out, fmt.Sprintf("put %d interruptions %d", op.Put.Seq, op.Put.Interruptions))
-		} else {
-			out = append(out, fmt.Sprintf("delete %d", op.Delete))
-		}
-	}
-	s.commits <- out
+	s.commits <- opsText(ops, func(r *core.JobRecord) string {
+		return fmt.Sprintf("put %d interruptions %d", r.Seq, r.Interruptions)
+	})
 	<-s.release
 	return nil
 }

@@ -111,6 +111,7 @@ type Backend interface {
 
 	IncrementalReads // GrantsSince, EndsSince
 	BulkInserter     // InsertMany
+	OverloadVerdicts // SetOverload, Overload
 }
 
 // Feed is what a leader reads of the pending jobs beyond Domain's

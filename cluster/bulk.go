@@ -19,5 +19,12 @@ type BulkInserter interface {
 // EnqueueMany inserts durable jobs recs in one commit; any instance with
 // a handler runs them. See BulkInserter.InsertMany for the errors.
 func (n *Node) EnqueueMany(ctx context.Context, recs []*core.JobRecord) ([]error, error) {
+	if len(recs) > 0 && n.overloadRefusal(recs[0]) != nil {
+		errs := make([]error, len(recs))
+		for i, rec := range recs {
+			errs[i] = n.overloadRefusal(rec)
+		}
+		return errs, nil
+	}
 	return n.b.InsertMany(ctx, recs)
 }

@@ -223,6 +223,7 @@ func TestSupersedeAcrossInstances(t *testing.T) {
 	b := join(t, url, fast("d", "b", 2), fairsched.WithMaxConcurrency(1))
 	runs := make(chan string, 4)
 	release := make(chan struct{}, 4)
+	t.Cleanup(func() { close(release) }) // before the members close: a handler still held returns
 	for _, m := range []*member{a, b} {
 		if err := m.s.RegisterType("index", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
 			t.Fatal(err)
@@ -239,8 +240,13 @@ func TestSupersedeAcrossInstances(t *testing.T) {
 	if err := a.s.Enqueue(ctx, "index", "git", []byte("v1")); err != nil { // takes the one slot
 		t.Fatal(err)
 	}
-	if got := <-runs; got != "git v1" {
-		t.Fatalf("ran %q", got)
+	select {
+	case got := <-runs:
+		if got != "git v1" {
+			t.Fatalf("ran %q", got)
+		}
+	case <-time.After(60 * time.Second): // a liveness bound: fail, not hang
+		t.Fatal("the first job has not run after 60 s")
 	}
 	if err := a.s.Enqueue(ctx, "index", "linux", []byte("v1")); err != nil { // waits for the slot
 		t.Fatal(err)
@@ -253,8 +259,13 @@ func TestSupersedeAcrossInstances(t *testing.T) {
 		t.Errorf("supersede of a running job: %v, want ErrDuplicateJob", err)
 	}
 	release <- struct{}{}
-	if got := <-runs; got != "linux v2" {
-		t.Errorf("ran %q, want the superseding linux v2", got)
+	select {
+	case got := <-runs:
+		if got != "linux v2" {
+			t.Errorf("ran %q, want the superseding linux v2", got)
+		}
+	case <-time.After(60 * time.Second): // a liveness bound, not a timed assertion: fail, not hang
+		t.Fatal("the superseding job has not run after 60 s")
 	}
 	release <- struct{}{}
 	waitFor(t, func() bool { n, _ := a.st.CountJobs(ctx); return n == 0 })

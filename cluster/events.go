@@ -29,6 +29,15 @@ import (
 // those of the moments before the leader reads an instance's first
 // subscription (at most a Heartbeat), and those published while an
 // instance is not listening are lost, as a full subscriber's are.
+//
+// A subscription is in force once the leader has read it: the first
+// Subscribe of an instance returns once the leader acknowledges it (a
+// payload naming the instances whose subscriptions it has read, at most a
+// Heartbeat and a ReportEvery later), so that its subscribers see every
+// event of the jobs submitted after it returns. An instance that closes
+// reads the domain's events until those published before its Close have
+// reached it (a marker it publishes comes back: notifications arrive in
+// commit order).
 
 // maxPayload bounds one notification's payload (PostgreSQL's limit is
 // 8000 bytes).
@@ -45,7 +54,15 @@ type wireEvent struct {
 type wireBatch struct {
 	Domain string      `json:"d"`
 	Events []wireEvent `json:"e"`
+	// Acks names the instances whose subscriptions the leader had read
+	// when it published the batch; Sync is a closing instance's marker.
+	Acks []string `json:"a,omitempty"`
+	Sync string   `json:"s,omitempty"`
 }
+
+// ackWait bounds how long a first Subscribe waits for the leader's
+// acknowledgement: a leader lost meanwhile is replaced within a lease.
+func (c Config) ackWait() time.Duration { return c.LeaseTTL + c.Heartbeat }
 
 // The kinds of events on the wire, by name and by type.
 var (
@@ -127,14 +144,15 @@ func encodeEvent(e messages.Event) (wireEvent, error) {
 	return w, err
 }
 
-// decodeEvents returns the events of payload if it is domain's.
-func decodeEvents(domain string, payload []byte) ([]messages.Event, error) {
+// decodeEvents returns the events of payload, with its acknowledgements
+// and marker, if it is domain's.
+func decodeEvents(domain string, payload []byte) ([]messages.Event, wireBatch, error) {
 	var b wireBatch
 	if err := json.Unmarshal(payload, &b); err != nil {
-		return nil, err
+		return nil, wireBatch{}, err
 	}
 	if b.Domain != domain {
-		return nil, nil
+		return nil, wireBatch{}, nil
 	}
 	out := make([]messages.Event, 0, len(b.Events))
 	for _, w := range b.Events {
@@ -144,11 +162,11 @@ func decodeEvents(domain string, payload []byte) ([]messages.Event, error) {
 		}
 		e, err := decode(w.Event)
 		if err != nil {
-			return nil, err
+			return nil, wireBatch{}, err
 		}
 		out = append(out, withError(e, wireError(w.Err)))
 	}
-	return out, nil
+	return out, b, nil
 }
 
 // wireError is an error from its message: matching (errors.Is) the
@@ -184,9 +202,11 @@ func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 	var unpublished [][]byte // oldest first
 	size := 0
 	failing := false // since the last publish that went through
+	var acks acker
 	flush := func() {
-		if len(batch) > 0 {
-			payload, err := json.Marshal(wireBatch{Domain: cfg.Domain, Events: batch})
+		ack := acks.due(l)
+		if len(batch) > 0 || ack != nil {
+			payload, err := json.Marshal(wireBatch{Domain: cfg.Domain, Events: batch, Acks: ack})
 			batch, size = batch[:0], 0
 			if err != nil {
 				l.n.log.Warn("events do not encode; they are lost", zap.Error(err))
@@ -265,6 +285,33 @@ func (l *leader) publish(evs <-chan messages.Event, done chan<- struct{}) {
 	}
 }
 
+// acker is the publisher's record of the subscriptions it acknowledged.
+type acker struct {
+	read *[]string // the subscribed instances of the loop's read acknowledged last
+	own  bool      // whether this instance had subscribers then
+}
+
+// due returns the instances to acknowledge now — nil if none, or none new:
+// after each read of the instances that finds some subscribed (so a
+// subscription that came and went and came again is acknowledged at the
+// next read), and when this instance's own subscribers come.
+func (a *acker) due(l *leader) []string {
+	read, own := l.subscribers.Load(), l.n.sink.Subscribed()
+	fresh := (read != a.read && read != nil && len(*read) > 0) || (own && !a.own)
+	a.read, a.own = read, own
+	if !fresh {
+		return nil
+	}
+	var ids []string
+	if read != nil {
+		ids = slices.Clone(*read)
+	}
+	if own && !slices.Contains(ids, l.n.id) {
+		ids = append(ids, l.n.id)
+	}
+	return ids
+}
+
 // escapedLen is the length of s as a JSON string's contents: a
 // payload's size counts the escapes, or a batch of texts full of them
 // would pass the bound and be refused.
@@ -290,6 +337,7 @@ func escapedLen(s string) int {
 type relay struct {
 	subscribe   chan subscription
 	unsubscribe chan subscription
+	drain       chan string   // a closing instance's marker: read until it comes back
 	subscribed  atomic.Bool   // it has subscribers (the owner writes it)
 	lost        atomic.Uint64 // events dropped for full channels (the owner writes it)
 	done        chan struct{} // closed once the owner has closed every channel
@@ -301,20 +349,30 @@ type subscription struct {
 }
 
 func newRelay() *relay {
-	return &relay{subscribe: make(chan subscription), unsubscribe: make(chan subscription), done: make(chan struct{})}
+	return &relay{subscribe: make(chan subscription), unsubscribe: make(chan subscription), drain: make(chan string),
+		done: make(chan struct{})}
 }
 
 // Subscribed reports whether the instance has subscribers now: the events
 // published while it has none are not even decoded.
 func (r *relay) Subscribed() bool { return r.subscribed.Load() }
 
-// add registers a channel of the given buffer and returns it; once the
-// relay has stopped, the channel comes back closed.
-func (r *relay) add(buffer int) (chan messages.Event, bool) {
+// add registers a channel of the given buffer and returns it once the
+// leader has acknowledged the instance's subscription, or after wait (the
+// channel takes events from the start); once the relay has stopped, the
+// channel comes back closed. changed is called once it is registered.
+func (r *relay) add(buffer int, wait time.Duration, changed func()) (chan messages.Event, bool) {
 	s := subscription{make(chan messages.Event, max(buffer, 0)), make(chan struct{}, 1)}
 	select {
 	case r.subscribe <- s:
-		<-s.reply
+		changed()
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-s.reply:
+		case <-t.C:
+		case <-r.done:
+		}
 		return s.ch, true
 	case <-r.done:
 		close(s.ch)
@@ -337,15 +395,17 @@ func (r *relay) remove(ch chan messages.Event) {
 // domain's events and returns it with the function that cancels it, as a
 // scheduler's Subscribe does: once Subscribe returns, every event this
 // instance reads is offered to the channel, and lost for it (counted) when
-// the channel is full. The channel is closed by cancel, which returns
-// once it is, and when the node closes; after that Subscribe returns a
-// closed channel.
+// the channel is full; the leader has read the instance's subscription,
+// so the events of the jobs submitted from then on are published. The
+// first subscription of an instance waits for that (about a Heartbeat on
+// a follower; at most a lease and a Heartbeat, when no leader answers).
+// The channel is closed by cancel, which returns once it is, and when the
+// node closes; after that Subscribe returns a closed channel.
 func (n *Node) Subscribe(buffer int) (<-chan messages.Event, func()) {
-	ch, ok := n.sink.add(buffer)
+	ch, ok := n.sink.add(buffer, n.cfg.ackWait(), n.SubscriptionsChanged)
 	if !ok {
 		return ch, func() {}
 	}
-	n.SubscriptionsChanged()
 	return ch, func() { n.sink.remove(ch); n.SubscriptionsChanged() }
 }
 
@@ -355,18 +415,20 @@ func (n *Node) EventsLost() uint64 { return n.sink.lost.Load() }
 
 // relayEvents owns the relay's subscribers: it listens for the domain's
 // events and hands them to them, listening again a beat after the
-// listener is lost, until quit closes; then it closes every subscriber's
-// channel and done.
+// listener is lost, until quit closes — or, once a closing instance's
+// marker came on drain, until the marker comes back (within a beat); then
+// it closes every subscriber's channel and done.
 func (n *Node) relayEvents(quit <-chan struct{}) {
 	r := n.sink
-	var subs messages.Subscribers
+	o := relayOwner{n: n}
 	defer func() {
-		subs.Close()
+		o.subs.Close()
 		r.subscribed.Store(false)
 		close(r.done)
 	}()
 	ch, stop := n.b.Events(context.Background())
-	var again <-chan time.Time // listening again after a beat
+	var again <-chan time.Time   // listening again after a beat
+	var drainBy <-chan time.Time // the marker waited for no longer
 	for {
 		if ch == nil && again == nil {
 			stop()
@@ -378,20 +440,26 @@ func (n *Node) relayEvents(quit <-chan struct{}) {
 				ch = nil
 				continue
 			}
-			if len(subs) > 0 { // decoding costs more than publishing: not for nobody
-				r.lost.Add(n.deliver(subs, p))
+			if o.take(p) {
+				stop()
+				return
 			}
 		case <-again:
 			again = nil
 			ch, stop = n.b.Events(context.Background())
 		case s := <-r.subscribe:
-			subs = append(subs, s.ch)
-			r.subscribed.Store(true)
-			s.reply <- struct{}{}
+			o.add(s)
 		case s := <-r.unsubscribe:
-			subs = subs.Remove(s.ch)
-			r.subscribed.Store(len(subs) > 0)
-			s.reply <- struct{}{}
+			o.remove(s)
+		case o.marker = <-r.drain:
+			if len(o.subs) == 0 || ch == nil { // nobody to hand the last events to, or deaf
+				stop()
+				return
+			}
+			quit, drainBy = nil, time.After(n.cfg.Heartbeat)
+		case <-drainBy:
+			stop()
+			return
 		case <-quit:
 			if again == nil {
 				stop()
@@ -401,16 +469,75 @@ func (n *Node) relayEvents(quit <-chan struct{}) {
 	}
 }
 
-// deliver hands the events of payload p to subs and returns how many
-// deliveries were lost.
-func (n *Node) deliver(subs messages.Subscribers, p []byte) (lost uint64) {
-	evs, err := decodeEvents(n.cfg.Domain, p)
+// relayOwner is the state relayEvents owns: the subscribers, and those
+// waiting for the leader to acknowledge the instance's subscription.
+type relayOwner struct {
+	n        *Node
+	subs     messages.Subscribers
+	acked    bool            // the leader acknowledged the subscription since subs were last empty
+	awaiting []chan struct{} // the replies of the subscriptions waiting for that
+	marker   string          // the closing instance's marker, awaited
+}
+
+func (o *relayOwner) add(s subscription) {
+	o.subs = append(o.subs, s.ch)
+	o.n.sink.subscribed.Store(true)
+	if o.acked {
+		s.reply <- struct{}{}
+		return
+	}
+	o.awaiting = append(o.awaiting, s.reply)
+}
+
+func (o *relayOwner) remove(s subscription) {
+	o.subs = o.subs.Remove(s.ch)
+	if len(o.subs) == 0 {
+		o.acked = false // the leader reads the next subscription anew
+	}
+	o.n.sink.subscribed.Store(len(o.subs) > 0)
+	s.reply <- struct{}{}
+}
+
+// take hands the events of payload p to the subscribers, answers those
+// waiting for an acknowledgement it carries, and reports whether it is the
+// marker awaited.
+func (o *relayOwner) take(p []byte) (marker bool) {
+	if len(o.subs) == 0 && len(o.awaiting) == 0 {
+		return false // decoding costs more than publishing: not for nobody
+	}
+	evs, b, err := decodeEvents(o.n.cfg.Domain, p)
 	if err != nil {
-		n.log.Warn("events do not decode", zap.Error(err))
-		return 0
+		o.n.log.Warn("events do not decode", zap.Error(err))
+		return false
 	}
 	for _, e := range evs {
-		lost += subs.Deliver(e)
+		o.n.sink.lost.Add(o.subs.Deliver(e))
 	}
-	return lost
+	if len(o.subs) > 0 && slices.Contains(b.Acks, o.n.id) {
+		o.acked = true
+		for _, reply := range o.awaiting {
+			reply <- struct{}{}
+		}
+		o.awaiting = nil
+	}
+	return o.marker != "" && b.Sync == o.marker
+}
+
+// closeRelay stops relayEvents once the events published before now have
+// reached this instance's subscribers: it publishes a marker and the
+// relay reads on until the marker comes back (within a beat).
+func (n *Node) closeRelay(quit chan<- struct{}) {
+	defer func() { close(quit); <-n.sink.done }()
+	select {
+	case n.sink.drain <- n.id:
+	case <-n.sink.done:
+		return
+	}
+	payload, err := json.Marshal(wireBatch{Domain: n.cfg.Domain, Sync: n.id})
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+	defer cancel()
+	_ = n.b.Publish(ctx, payload) // not published: the relay stops a beat later
 }

@@ -142,10 +142,16 @@ func TestDeadlineAdmissionInCluster(t *testing.T) {
 				}
 			}
 		}()
+		var events []<-chan fairsched.Event
+		for _, s := range nodes {
+			c, stop := s.Subscribe(256)
+			defer stop()
+			events = append(events, c)
+		}
 		if err := nodes[0].Enqueue(ctx, "query", "busy", nil); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(3 * time.Second) // a leader is elected, "busy" is granted
+		time.Sleep(3 * time.Second) // a leader is elected, "busy" is granted, the subscriptions are known
 		synctest.Wait()
 		for i, s := range nodes {
 			due, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -157,6 +163,19 @@ func TestDeadlineAdmissionInCluster(t *testing.T) {
 			}
 			if late.Estimate.Sub(late.Deadline) < 20*time.Second || late.Ahead != 0 {
 				t.Errorf("n%d: refused with estimate %v after the deadline, %d ahead; want about 30s after, 0 ahead", i, late.Estimate.Sub(late.Deadline), late.Ahead)
+			}
+		}
+		time.Sleep(time.Second) // the leader's events are relayed
+		synctest.Wait()
+		for i, c := range events {
+			var got []string
+			for len(c) > 0 {
+				if r, ok := (<-c).(fairsched.JobRefused); ok {
+					got = append(got, r.ID+" "+string(r.Reason))
+				}
+			}
+			if diff := cmp.Diff([]string{"q0 start_after_deadline", "q1 start_after_deadline"}, got); diff != "" {
+				t.Errorf("n%d: JobRefused events (-want +got):\n%s", i, diff)
 			}
 		}
 		done := make(chan error, 1)

@@ -27,10 +27,10 @@ func RoundTripEvents(t *testing.T, domain string, evs []messages.Event) []messag
 	if err != nil {
 		t.Fatal(err)
 	}
-	if other, err := decodeEvents(domain+"-other", payload); err != nil || len(other) != 0 {
+	if other, _, err := decodeEvents(domain+"-other", payload); err != nil || len(other) != 0 {
 		t.Fatalf("another domain's instance read %v, %v", other, err)
 	}
-	out, err := decodeEvents(domain, payload)
+	out, _, err := decodeEvents(domain, payload)
 	if err != nil {
 		t.Fatal(err)
 	}

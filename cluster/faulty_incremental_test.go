@@ -27,3 +27,17 @@ func (f *faulty) InsertMany(ctx context.Context, recs []*core.JobRecord) ([]erro
 	}
 	return f.b.InsertMany(ctx, recs)
 }
+
+func (f *faulty) SetOverload(ctx context.Context, domain string, epoch int64, v cluster.Overload) error {
+	if f.cut.Load() {
+		return errCut
+	}
+	return f.b.SetOverload(ctx, domain, epoch, v)
+}
+
+func (f *faulty) Overload(ctx context.Context, domain string) (cluster.Overload, bool, error) {
+	if f.cut.Load() {
+		return cluster.Overload{}, false, errCut
+	}
+	return f.b.Overload(ctx, domain)
+}

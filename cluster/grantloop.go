@@ -526,6 +526,7 @@ func (g *grantLoop) instanceLost(ctx context.Context, id string) bool {
 func (g *grantLoop) instancesAre(ctx context.Context, ins []Instance) {
 	next := map[string]*instance{}
 	subscribed := false
+	var subscribers []string
 	handled := map[string]bool{}
 	for _, in := range ins {
 		c := &instance{Instance: in, types: map[string]bool{}}
@@ -535,6 +536,9 @@ func (g *grantLoop) instancesAre(ctx context.Context, ins []Instance) {
 		}
 		next[in.ID] = c
 		subscribed = subscribed || in.Subscribed
+		if in.Subscribed {
+			subscribers = append(subscribers, in.ID)
+		}
 	}
 	for _, w := range g.outstanding {
 		if in := next[w.instance]; in != nil && w.counts() && w.attempt != -1 {
@@ -543,6 +547,7 @@ func (g *grantLoop) instancesAre(ctx context.Context, ins []Instance) {
 	}
 	g.instances = next
 	g.l.subscribed.Store(subscribed)
+	g.l.subscribers.Store(&subscribers) // after subscribed: what the publisher acknowledges, it publishes
 	g.l.learnTypes(ctx, handled)
 	g.l.syncWorkers(next, g.workerHome, g.registered)
 	// The finished RunSync and Submit jobs of instances gone — lost, or

@@ -59,6 +59,9 @@ type leader struct {
 	// subscribed: some instance's last heartbeat said it has subscribers
 	// to the domain's events (the loop writes it, the publisher reads it).
 	subscribed atomic.Bool
+	// subscribers: the instances subscribed as the loop's last read of
+	// them says, a new slice at each read (the publisher acknowledges them).
+	subscribers atomic.Pointer[[]string]
 	// loaded is closed once every pending job of the domain is in the
 	// scheduler; loaderDone once the backlog's loader has returned (loaded
 	// or not), and stopLoad ends its reads.

@@ -182,6 +182,10 @@ type Node struct {
 	// registry holds the types registered here, published by the lease
 	// loop (their owner) for the checks of calls (Registry).
 	registry atomic.Pointer[policy.Registry]
+	// overloadRefuse: refusal on overload is on; verdict is the leader's
+	// last verdict read (overload.go).
+	overloadRefuse atomic.Bool
+	verdict        atomic.Pointer[Overload]
 
 	// To the lease loop.
 	types   chan typeReq
@@ -329,6 +333,9 @@ func (n *Node) UnregisterWorker(id string) error {
 
 // Enqueue inserts durable job rec; any instance with a handler runs it.
 func (n *Node) Enqueue(ctx context.Context, rec *core.JobRecord) error {
+	if err := n.overloadRefusal(rec); err != nil {
+		return err
+	}
 	return n.b.Insert(ctx, rec)
 }
 
@@ -359,6 +366,9 @@ func (n *Node) Submit(ctx context.Context, rec *core.JobRecord, fn func(context.
 
 func (n *Node) own(ctx context.Context, rec *core.JobRecord, fn func(context.Context) error, done chan error) error {
 	rec.Owner = n.id
+	if err := n.overloadRefusal(rec); err != nil {
+		return err
+	}
 	if err := n.b.Insert(ctx, rec); err != nil {
 		return err
 	}
@@ -438,7 +448,6 @@ func (n *Node) run() {
 	defer close(n.stopped)
 	quit := make(chan struct{})
 	go n.relayEvents(quit)
-	defer func() { close(quit); <-n.sink.done }()
 	s := &leaseLoop{n: n, failed: make(chan int64, 1)}
 	tick := time.NewTicker(n.cfg.Heartbeat)
 	defer tick.Stop()
@@ -468,7 +477,9 @@ func (n *Node) run() {
 		case r := <-n.closing:
 			graceful := r.ctx.Err() == nil
 			s.stopLeading(graceful)
-			r.reply <- n.x.stop(r.ctx)
+			err := n.x.stop(r.ctx)
+			n.closeRelay(quit) // the subscribers' channels closed before Close returns, as in one process
+			r.reply <- err
 			return
 		}
 	}
@@ -485,6 +496,7 @@ type leaseLoop struct {
 	leaderID  string
 	lastRenew time.Time
 	failed    chan int64 // a leader whose write was fenced
+	pub       published  // the leader's last overload verdict written
 }
 
 // stopLeading stops the leader, if any, and — release — its lease.
@@ -578,9 +590,10 @@ func (s *leaseLoop) beat() {
 	}
 	if s.l != nil {
 		s.renew(ctx, now)
-		return
+	} else {
+		s.acquire(ctx, now)
 	}
-	s.acquire(ctx, now)
+	s.overloadBeat(ctx)
 }
 
 func (s *leaseLoop) renew(ctx context.Context, now time.Time) {

@@ -42,7 +42,10 @@ func TestStarvationWindowInClusterMem(t *testing.T) {
 		starts := make(chan starvedStart, 16)
 		begin := time.Now()
 		types := map[fairsched.JobType]time.Duration{"interactive": 2 * time.Second, "batch": time.Second}
-		for typ, prio := range map[fairsched.JobType]fairsched.Priority{"interactive": 2, "batch": 1} {
+		// In a fixed order, both known to the leader before the first job:
+		// a type it learns later has its jobs adopted later.
+		for _, typ := range []fairsched.JobType{"interactive", "batch"} {
+			prio := map[fairsched.JobType]fairsched.Priority{"interactive": 2, "batch": 1}[typ]
 			dur := types[typ]
 			if err := s.RegisterType(typ, fairsched.JobTypeConfig{Priority: prio, DefaultCost: dur}); err != nil {
 				t.Fatal(err)
@@ -55,6 +58,7 @@ func TestStarvationWindowInClusterMem(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		synctest.Wait()
 		ctx := context.Background()
 		for i := 1; i <= 8; i++ {
 			if err := s.Enqueue(ctx, "interactive", fmt.Sprint("i", i), nil); err != nil {

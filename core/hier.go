@@ -103,6 +103,9 @@ type hier struct {
 	weights  map[string]float64
 	keys     map[string]*hierKey    // active keys
 	tenants  map[string]*hierTenant // tenants with an active key
+	// weightSum is Σ W_t over the tenants with an active key, in
+	// millionths: what a tenant's fair share of the whole divides by.
+	weightSum int64
 }
 
 type hierKey struct {
@@ -119,6 +122,7 @@ type hierTenant struct {
 	// staggered as a tenant's round of its keys would serve them.
 	cursor time.Duration
 	keys   int     // active keys
+	jobs   int     // pending + running jobs of its keys
 	sum    int64   // S_t in millionths: integers, so no drift as keys come and go
 	weight float64 // W_t
 }
@@ -176,6 +180,7 @@ func (h *hier) tenant(key string) (t string) {
 func (h *hier) join(key string, w float64, cost, hint time.Duration) time.Duration {
 	if k := h.keys[key]; k != nil {
 		k.jobs++
+		k.t.jobs++
 		return cost
 	}
 	name := h.tenant(key)
@@ -186,11 +191,13 @@ func (h *hier) join(key string, w float64, cost, hint time.Duration) time.Durati
 			t.weight = tw
 		}
 		h.tenants[name] = t
+		h.weightSum += micro(t.weight)
 	} else { // siblings are active: join behind the last one
 		cost = max(cost, t.cursor)
 	}
 	t.cursor = policy.AddSat(cost, policy.Weighted(hint, t.weight))
 	t.keys++
+	t.jobs++
 	t.sum += micro(w)
 	h.keys[key] = &hierKey{t: t, jobs: 1, weight: w}
 	return cost
@@ -203,6 +210,7 @@ func (h *hier) leave(key string) {
 	if k == nil {
 		return
 	}
+	k.t.jobs--
 	if k.jobs--; k.jobs > 0 {
 		return
 	}
@@ -212,6 +220,7 @@ func (h *hier) leave(key string) {
 	t.sum -= micro(k.weight)
 	if t.keys == 0 {
 		delete(h.tenants, t.name)
+		h.weightSum -= micro(t.weight)
 	}
 }
 

@@ -96,6 +96,9 @@ type refScheduler struct {
 	// level. cursor: where each tenant's next key joins, at the least.
 	hier   *Hierarchy
 	cursor map[string]time.Duration
+	// laneTiers: the workload rules' tiers by lane label
+	// (reference_workload_test.go); nil: no rules.
+	laneTiers map[string]policy.Priority
 }
 
 type refJob struct {
@@ -206,8 +209,13 @@ func (r *refScheduler) submit(now time.Time, typ policy.JobType, id, key string)
 }
 
 func (r *refScheduler) submitIn(now time.Time, typ policy.JobType, id, key, group string) *refJob {
+	return r.submitAt(now, typ, id, key, group, r.types[typ].Priority)
+}
+
+// submitAt submits a job that competes at tier prio.
+func (r *refScheduler) submitAt(now time.Time, typ policy.JobType, id, key, group string, prio policy.Priority) *refJob {
 	r.seq++
-	j := &refJob{seq: r.seq, typ: typ, id: id, key: key, group: group, prio: r.types[typ].Priority, submitted: now}
+	j := &refJob{seq: r.seq, typ: typ, id: id, key: key, group: group, prio: prio, submitted: now}
 	if r.jobs[key] == 0 {
 		if m, ok := r.activeMin(); ok {
 			r.lastMin = m
@@ -989,6 +997,12 @@ func (run *refRun) event(op int) bool {
 		if run.inherit && r.IntN(3) == 0 {
 			j.Floor, j.Floored = policy.Priority(r.IntN(9)), true
 		}
+		prio := run.ref.types[td.name].Priority
+		if run.ref.laneTiers != nil {
+			if lane := run.labelled(j); !j.Floored {
+				prio = run.ref.tierOf(td.name, lane)
+			}
+		}
 		if run.weighted && r.IntN(3) == 0 {
 			j.SetTokens(time.Duration(1+r.IntN(20)) * time.Millisecond * run.timeScale)
 		}
@@ -1019,7 +1033,7 @@ func (run *refRun) event(op int) bool {
 			run.stats.refused++
 			return true
 		}
-		rj := run.ref.submitIn(run.now, td.name, id, key, group)
+		rj := run.ref.submitAt(run.now, td.name, id, key, group, prio)
 		rj.floor, rj.floored, rj.tokens, rj.onDemand = j.Floor, j.Floored, j.Tokens(), j.OnDemand
 		rj.shedCost = shedCost
 		if ttl := cmp.Or(j.TTL(), run.ref.types[td.name].QueueTimeout); ttl > 0 {
@@ -1220,6 +1234,18 @@ func TestReferenceMatchesCore(t *testing.T) {
 	})
 	// Hierarchical fair share: tenants over the keys, with key weights
 	// changed at run time, and with every feature.
+	// Workload rules put labelled jobs in tiers other than their types':
+	// alone, with tier shares and caps, with preemption and starvation
+	// windows, and beside inherited priorities (which override them).
+	t.Run("workload-tiers", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, labelled: true})
+	})
+	t.Run("workload-tiers-shares", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, labelled: true, tiered: true, inherit: true})
+	})
+	t.Run("workload-tiers-rules", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, labelled: true, tierRules: true, tiered: true, inherit: true, bounded: true, weighted: true, expiring: true})
+	})
 	t.Run("hierarchy", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, hier: true, weighted: true})
 	})
@@ -1286,6 +1312,9 @@ type refOptions struct {
 	// hierOwn: every key its own tenant in the core, against the
 	// reference's one level.
 	hier, hierOwn bool
+	// labelled: jobs carry a lane label, and workload rules put two lanes
+	// in tiers of their own (reference_workload_test.go).
+	labelled bool
 }
 
 func refKeyWeights(w map[string]float64) map[string]float64 {
@@ -1437,6 +1466,11 @@ var refScale = flag.Uint64("ref.scale", 1, "multiply the seeds of TestReferenceM
 
 func runReferenceWith(t *testing.T, o refOptions) {
 	seeds, ops, long, aging := o.seeds**refScale, o.ops, o.long, o.aging
+	if testing.Short() && seeds >= 40 {
+		// make test's quick pass: a quarter of the seeds (enough for each
+		// subtest's coverage checks); make check's -race run takes them all.
+		seeds /= 4
+	}
 	stats := &refStats{reasons: map[policy.Reason]int{}}
 	for seed := range seeds {
 		l := policy.DefaultLimits()
@@ -1575,6 +1609,10 @@ func runReferenceWith(t *testing.T, o refOptions) {
 				t.Fatal(err)
 			}
 			run.ref.hier = &h
+		}
+		if o.labelled {
+			run.ref.laneTiers = refLaneTiers(seed)
+			run.c.SetWorkloads(refWorkloads(t, run.ref.laneTiers))
 		}
 		if o.hierOwn {
 			if err := run.c.SetHierarchy(Hierarchy{TenantOf: func(string) string { return "" }}); err != nil {

@@ -79,6 +79,12 @@ type Snapshot struct {
 	PendingTotal   int `json:"pending_total"`
 	KeysTotal      int `json:"keys_total"`
 	EstimatesTotal int `json:"estimates_total"`
+	// Tenants are the tenants of hierarchical fair share with jobs pending
+	// or running, by name; nil with one level. A bounded snapshot with
+	// more tenants than rows lists those of its listed pending jobs and of
+	// the running ones; TenantsTotal counts them all.
+	Tenants      []TenantSnapshot `json:"tenants,omitempty"`
+	TenantsTotal int              `json:"tenants_total,omitempty"`
 }
 
 // RunningJob is one running job in a Snapshot.
@@ -249,6 +255,7 @@ func (c *Core) SnapshotRows(now time.Time, rows int) Snapshot {
 	} else {
 		s.CostEstimates = c.recentEstimates(rows)
 	}
+	s.Tenants, s.TenantsTotal = c.tenantSnapshots(pending, rows, all)
 	starts := c.startsOf(now, EstimateBound) // whatever the rows: a row's estimate is the same in every snapshot
 	h := &holders{c: c}
 	for _, j := range pending {

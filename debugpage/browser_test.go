@@ -1,3 +1,9 @@
+//go:build browser
+
+// The browser test drives Chromium through chromedp, a large dependency:
+// it is built only with -tags browser (make check's browser target), so
+// that make test does not compile it.
+
 package debugpage_test
 
 import (
@@ -19,23 +25,12 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/fairsched/fairsched/debugpage"
-	"github.com/fairsched/fairsched/internal/pgtest"
 )
 
 var (
 	update = flag.Bool("update", false, "write the desktop screenshot of the browser test to testdata/debugpage.png")
 	shots  = flag.String("shots", "", "also write the browser test's screenshots to `dir`/debugpage-desktop.png and debugpage-phone.png")
 )
-
-// TestMain checks that no test leaves a goroutine behind: the schedulers
-// are closed, the servers closed and the browsers' contexts cancelled (the
-// allocator's cancel waits for Chromium and its children to exit). chromedp
-// ends its own goroutines before those cancels return, so nothing of it is
-// ignored. The throwaway PostgreSQL of the cluster test, if it started
-// one, is stopped first.
-func TestMain(m *testing.M) {
-	os.Exit(pgtest.Run(m)) // tests, the throwaway PostgreSQL stopped, then a leak check
-}
 
 // browsers are the names the browser test looks for on PATH.
 var browsers = []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"}

@@ -2,7 +2,9 @@
 // wait: its running jobs, its pending jobs in priority and fair-share order
 // (the order dispatch considers them; it skips those a rule holds), each
 // with the narrowest rule that holds it and every other one, its groups,
-// tiers, fairness keys and worker slots.
+// tiers, tenants (with hierarchical fair share: each one's weight, fair
+// share, keys with work, running and pending jobs), fairness keys and
+// worker slots.
 // Mount it like net/http/pprof:
 //
 //	http.Handle("/debug/fairsched/", http.StripPrefix("/debug/fairsched", debugpage.Handler(s)))

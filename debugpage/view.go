@@ -48,7 +48,10 @@ type view struct {
 	Types   []typeRow
 	Keys    []keyRow
 	KeyMore int
-	Slots   []slotRow
+	// Tenants of hierarchical fair share; TenantMore those not shown.
+	Tenants    []tenantRow
+	TenantMore int
+	Slots      []slotRow
 
 	Dead     []deadRow
 	DeadMore bool // the list stops at the page's rows: there may be more
@@ -151,6 +154,13 @@ type typeRow struct {
 	Running, Pending    int
 	Cap, Conflict, Cost string
 	Worker              bool
+}
+
+// tenantRow is one tenant: Share its fair share of the service now, in
+// percent.
+type tenantRow struct {
+	Name, Weight, Share    string
+	Keys, Running, Pending int
 }
 
 type keyRow struct {
@@ -361,6 +371,8 @@ func newView(s fairsched.Snapshot, c config) view {
 			Weight: strconv.FormatFloat(w, 'g', -1, 64), Running: runningByKey[k], Pending: pendingByKey[k]})
 	}
 
+	v.addTenants(s, rows)
+
 	if c := s.Cluster; c != nil {
 		v.Cluster = &clusterView{Domain: c.Domain, Instance: c.Instance, Incarnation: suffix(c.Incarnation), Leader: c.Leader,
 			Epoch: c.Epoch, Leading: c.Leading}
@@ -495,4 +507,14 @@ func suffix(incarnation string) string {
 		return incarnation[i+1:]
 	}
 	return ""
+}
+
+// addTenants lists the snapshot's tenants, by name, up to the page's rows.
+func (v *view) addTenants(s fairsched.Snapshot, rows func(int) int) {
+	n := rows(len(s.Tenants))
+	v.TenantMore = max(s.TenantsTotal, len(s.Tenants)) - n
+	for _, t := range s.Tenants[:n] {
+		v.Tenants = append(v.Tenants, tenantRow{Name: t.Name, Weight: strconv.FormatFloat(t.Weight, 'g', -1, 64),
+			Share: strconv.FormatFloat(100*t.Share, 'f', 1, 64) + "%", Keys: t.Keys, Running: t.Running, Pending: t.Pending})
+	}
 }

@@ -764,10 +764,12 @@ type JobSuperseded struct {
 	FairnessKey string         `json:"fairness_key"`
 }
 
-// JobRefused reports a submission refused before it was queued (a pending
-// bound): Reason is tenant_limit or pool_overloaded; or a pending job shed
-// for a newcomer of a key under its fair share (WithShedding): Reason is
-// shed.
+// JobRefused reports a submission refused before it was queued: by a
+// pending bound (Reason tenant_limit or pool_overloaded), by the load
+// signal (overloaded), or by deadline-aware admission because its
+// estimated start is after its caller's deadline (start_after_deadline);
+// or a pending job shed for a newcomer of a key under its fair share
+// (WithShedding): Reason is shed.
 type JobRefused struct {
 	Time        time.Time      `json:"time"`
 	Type        policy.JobType `json:"type"`

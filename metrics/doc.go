@@ -62,7 +62,7 @@
 //	admitted_total                     counter    type                       JobAdmitted: admissions (each attempt of a retried job)
 //	completed_total                    counter    type                       JobCompleted: runs that returned nil
 //	failed_total                       counter    type                       JobFailed: runs that returned an error or panicked, retried or not
-//	refused_total                      counter    type, reason               JobRefused: submissions a pending bound refused, never queued; pending jobs shed (reason shed)
+//	refused_total                      counter    type, reason               JobRefused: submissions refused, never queued (a pending bound, the load signal, reason start_after_deadline); pending jobs shed (reason shed)
 //	shed_total                         counter    type                       JobRefused, reason shed: pending jobs shed for a key under its fair share (WithShedding)
 //	expired_total                      counter    type                       JobExpired: jobs whose time to live ran out while pending
 //	denied_total                       counter    type                       JobDenied: jobs the admission policy denied

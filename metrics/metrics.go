@@ -118,7 +118,7 @@ var (
 	specFailed = spec{"failed_total", counter, []string{"type"},
 		"Job runs whose function returned an error or panicked (each failed attempt counts), by type."}
 	specRefused = spec{"refused_total", counter, []string{"type", "reason"},
-		"Submissions refused by a pending bound before being queued, by type and reason."}
+		"Submissions refused before being queued (a pending bound, the load signal, deadline-aware admission) and pending jobs shed, by type and reason."}
 	specShed = spec{"shed_total", counter, []string{"type"},
 		"Pending jobs shed for a newcomer of a key under its fair share (WithShedding), by type."}
 	specExpired = spec{"expired_total", counter, []string{"type"},

@@ -318,6 +318,32 @@ fairsched_completed_total{type="clone"} 1
 	})
 }
 
+// TestLateStartRefused: a RunSync refused by deadline-aware admission
+// counts as refused, with its reason.
+func TestLateStartRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const query fairsched.JobType = "query"
+		s := testkit.New(t, map[fairsched.JobType]fairsched.JobTypeConfig{
+			query: {DefaultCost: time.Second, Priority: 8, DeadlineAdmission: true},
+		}, fairsched.WithMaxConcurrency(1))
+		c := collectorOf(t, s)
+		busy := testkit.NewGate()
+		submit(t, s, query, "busy", busy.Run)
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		if err := s.RunSync(ctx, query, "late", "carol", ok); !errors.Is(err, fairsched.ErrStartAfterDeadline) {
+			t.Fatalf("RunSync due in 500ms behind a 1s job: %v; want ErrStartAfterDeadline", err)
+		}
+		synctest.Wait()
+		compare(t, c, `
+fairsched_refused_total{reason="start_after_deadline",type="query"} 1
+`, "fairsched_refused_total", "fairsched_shed_total")
+		busy.Release(nil)
+		synctest.Wait()
+	})
+}
+
 // TestDropped: a job dropped by a Close whose context ends first counts.
 func TestDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -331,8 +331,9 @@ func (s clusterBackend) Forget(ctx context.Context, seqs []uint64) error {
 	return nil
 }
 
-// Wake listens for the commits r reads (cluster.Backend); nil when it
-// cannot (the caller polls).
+// Wake listens for the commits r reads (cluster.Backend), until the
+// function it returns is called (any number of times); nil when it cannot
+// (the caller polls).
 func (s clusterBackend) Wake(ctx context.Context, r cluster.Reader, instance string) (<-chan struct{}, func()) {
 	channel, wanted := notifyChannel, func(string) bool { return true }
 	switch r {

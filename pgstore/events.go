@@ -20,10 +20,10 @@ func (s clusterBackend) Publish(ctx context.Context, payload []byte) error {
 }
 
 // Events returns the payloads published from now on, until the function
-// it returns is called; nil when it cannot listen.
+// it returns is called (any number of times); nil when it cannot listen.
 func (s clusterBackend) Events(ctx context.Context) (<-chan []byte, func()) {
 	c := make(chan []byte, 64)
-	cancel, done, err := s.listen(ctx, eventsChannel, func(lctx context.Context, p string) {
+	l, err := s.listen(ctx, eventsChannel, func(lctx context.Context, p string) {
 		select {
 		case c <- []byte(p):
 		case <-lctx.Done():
@@ -32,5 +32,5 @@ func (s clusterBackend) Events(ctx context.Context) (<-chan []byte, func()) {
 	if err != nil {
 		return nil, func() {}
 	}
-	return c, func() { cancel(); <-done }
+	return c, func() { _ = l.stop() } // idempotent
 }

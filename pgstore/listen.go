@@ -42,9 +42,24 @@ const (
 
 // listener delivers a wake-up after commits of job rows.
 type listener struct {
-	C      <-chan struct{} // a wake-up; several commits may share one
-	cancel context.CancelFunc
-	done   chan error
+	C <-chan struct{} // a wake-up; several commits may share one
+	*listening
+}
+
+// listening is a connection's LISTEN, held by its goroutine until stop.
+type listening struct {
+	cancel  context.CancelFunc
+	stopped chan struct{} // closed once the goroutine has returned
+	err     error         // why it had stopped (nil when cancelled); read once stopped is closed
+}
+
+// stop ends the listening and returns why it had stopped, if it had. It
+// may be called any number of times, from any goroutine: each call
+// returns the same answer once the goroutine has returned.
+func (l *listening) stop() error {
+	l.cancel()
+	<-l.stopped // WaitForNotification returns at once on cancellation
+	return l.err
 }
 
 // Listen holds a connection listening for commits of job rows until Stop.
@@ -61,7 +76,7 @@ func (s *Store) listenFor(ctx context.Context, channel string, wanted func(paylo
 	c := make(chan struct{}, 1)
 	l := &listener{C: c}
 	var err error
-	l.cancel, l.done, err = s.listen(ctx, channel, func(_ context.Context, payload string) {
+	l.listening, err = s.listen(ctx, channel, func(_ context.Context, payload string) {
 		if !wanted(payload) {
 			return
 		}
@@ -78,20 +93,20 @@ func (s *Store) listenFor(ctx context.Context, channel string, wanted func(paylo
 
 // listen holds a connection listening on channel, calling note with each
 // notification's payload (and the listener's context, for a note that
-// waits), and closed once it stops: cancel stops it, done then says why
-// it had stopped (nil when cancelled).
-func (s *Store) listen(ctx context.Context, channel string, note func(context.Context, string), closed func()) (context.CancelFunc, chan error, error) {
+// waits), and closed once it stops (the connection lost, or stop called).
+func (s *Store) listen(ctx context.Context, channel string, note func(context.Context, string), closed func()) (*listening, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: pgstore: listening: %w", fairsched.ErrStore, err)
+		return nil, fmt.Errorf("%w: pgstore: listening: %w", fairsched.ErrStore, err)
 	}
 	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
 		conn.Release()
-		return nil, nil, fmt.Errorf("%w: pgstore: listening: %w", fairsched.ErrStore, err)
+		return nil, fmt.Errorf("%w: pgstore: listening: %w", fairsched.ErrStore, err)
 	}
 	lctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	l := &listening{cancel: cancel, stopped: make(chan struct{})}
 	go func() {
+		defer close(l.stopped)
 		defer conn.Release()
 		for {
 			n, err := conn.Conn().WaitForNotification(lctx)
@@ -102,22 +117,20 @@ func (s *Store) listen(ctx context.Context, channel string, note func(context.Co
 					// hand it back to the pool in that state.
 					_ = conn.Conn().Close(context.Background())
 				}
-				done <- err
+				l.err = err
 				closed()
 				return
 			}
 			note(lctx, n.Payload)
 		}
 	}()
-	return cancel, done, nil
+	return l, nil
 }
 
 // Stop ends the listener and returns why it had stopped, if it had (the
-// connection was lost: the caller polls or listens again).
-func (l *listener) Stop() error {
-	l.cancel()
-	return <-l.done // WaitForNotification returns at once on cancellation
-}
+// connection was lost: the caller polls or listens again). Calling it
+// again returns the same.
+func (l *listener) Stop() error { return l.stop() }
 
 // maxPayload bounds a notification's payload below PostgreSQL's 8 000
 // bytes; past it a grant's notification names nobody (wakes everyone).

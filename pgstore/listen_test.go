@@ -110,3 +110,38 @@ func TestGrantsWakeTheirInstances(t *testing.T) {
 		}
 	}
 }
+
+// TestStopsAreIdempotent: the functions that stop Events and Wake return
+// at once when called again (a caller's cleanup may stop what its loop
+// stopped already), and the channels they stopped are closed.
+func TestStopsAreIdempotent(t *testing.T) {
+	url := pgtest.URL(t)
+	st := open(t, url)
+	defer st.Close()
+	ctx := context.Background()
+	b := st.ClusterBackend()
+	evs, stopEvents := b.Events(ctx)
+	wake, stopWake := b.Wake(ctx, cluster.LeaderReads, "a")
+	if evs == nil || wake == nil {
+		t.Fatal("cannot listen")
+	}
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		for range 2 {
+			stopEvents()
+			stopWake()
+		}
+	}()
+	select {
+	case <-returned:
+	case <-time.After(30 * time.Second): // a bound, not a measure: a hang fails here
+		t.Fatal("a stop called twice has not returned after 30 s")
+	}
+	if _, ok := <-evs; ok {
+		t.Error("the events' channel is open after stop")
+	}
+	if _, ok := <-wake; ok {
+		t.Error("the wake-up channel is open after stop")
+	}
+}

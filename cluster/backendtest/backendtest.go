@@ -75,6 +75,7 @@ func Run(t *testing.T, open func(t *testing.T) cluster.Backend, opts ...Option) 
 		{"RevokeJobMarksTheGrantUntilItsEnd", revokeJobMarksTheGrant},
 		{"HeartbeatsDescribeInstances", heartbeatsDescribeInstances},
 		{"StateSavedAndLoaded", stateSavedAndLoaded},
+		{"OverloadVerdictOfTheLiveEpoch", overloadVerdicts},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, open(t)) })
 	}

@@ -47,6 +47,9 @@ type lease struct {
 	holder  string
 	epoch   int64
 	expires time.Time
+	// overload is the verdict the epoch overloadEpoch wrote (SetOverload).
+	overload      cluster.Overload
+	overloadEpoch int64
 }
 
 type inst struct {

@@ -85,6 +85,7 @@ func replayMain(args []string, stdout, stderr io.Writer) int {
 	}
 	before, after := replay.Measure(replay.Recorded(recs)), replay.Measure(runs)
 	printTenants(stdout, *file, len(recs), before, after)
+	printChart(stdout, bounds, after)
 	checks, failed := checkBounds(stdout, bounds, after)
 	switch {
 	case failed > 0:

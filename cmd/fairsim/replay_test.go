@@ -34,14 +34,21 @@ func TestReplayGolden(t *testing.T) {
 func TestReplayBoundFails(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"-replay", smallTrace, "-max-concurrency", "1", "-min-share", "bolt=30%", "-max-p95", "acme=5s",
-		"-max-share", "ghost=0.5"}, &stdout, &stderr)
+		"-max-share", "ghost=0.5", "-max-share", "acme=70%"}, &stdout, &stderr)
 	lines := strings.Split(stdout.String(), "\n")
 	got := lines[5:]
 	want := []string{
+		"share of the contended service, 0 to 100% (| a bound)",
+		"  acme   ████████████████████████████|████········  83.1%",
+		"  bolt   ███████·····|····························  16.9%",
+		"p95 wait, 0 to 6.4s (| a bound)",
+		"  acme   ████████████████████████████···|·········  4.5s",
+		"  bolt   ████████████████████████████████████████·  6.4s",
 		"ok   p95 wait of acme 4.5s ≤ 5s",
+		"FAIL share of acme 83.1% > 70.0%: 13.1 points over",
 		"FAIL max-share ghost: no such tenant in the trace",
 		"FAIL share of bolt 16.9% < 30.0%: 13.1 points short",
-		"2 of 3 checks failed",
+		"3 of 4 checks failed",
 		"",
 	}
 	if code != 1 || stderr.Len() > 0 {

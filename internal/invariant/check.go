@@ -114,7 +114,7 @@ func (sm *sim) begin(ctx context.Context, j *jobRun, p *perRun) *attempt {
 	sm.lastProgress = now
 	sm.res.Starts++
 	sm.executing = append(sm.executing, a)
-	sm.byTier[a.typ.cfg.Priority]++
+	sm.byTier[sm.tier(a)]++
 	sm.byType[a.typ.name]++
 	sm.byGroup[a.group]++
 	sm.byKey[a.key]++
@@ -134,8 +134,8 @@ func (sm *sim) begin(ctx context.Context, j *jobRun, p *perRun) *attempt {
 	if c.maxConc > 0 && len(sm.executing) > c.maxConc {
 		sm.violate("%s starts: %d jobs execute, global cap %d", a.name(), len(sm.executing), c.maxConc)
 	}
-	if n, cp := sm.byTier[a.typ.cfg.Priority], c.tierCap(a.typ.cfg.Priority); n > cp {
-		sm.violate("%s starts: %d jobs of tier %d execute, tier cap %d", a.name(), n, a.typ.cfg.Priority, cp)
+	if p := sm.tier(a); sm.byTier[p] > c.tierCap(p) {
+		sm.violate("%s starts: %d jobs of tier %d execute, tier cap %d", a.name(), sm.byTier[p], p, c.tierCap(p))
 	}
 	if m := a.typ.cfg.MaxConcurrency; m > 0 && sm.byType[a.typ.name] > m {
 		sm.violate("%s starts: %d jobs of type %s execute, MaxConcurrency %d", a.name(), sm.byType[a.typ.name], a.typ.name, m)
@@ -297,7 +297,7 @@ func (sm *sim) end(a *attempt, out outcome, err error) {
 	now := sm.clock()
 	i := slices.Index(sm.executing, a)
 	sm.executing = slices.Delete(sm.executing, i, i+1)
-	sm.byTier[a.typ.cfg.Priority]--
+	sm.byTier[sm.tier(a)]--
 	sm.byType[a.typ.name]--
 	sm.byGroup[a.group]--
 	sm.byKey[a.key]--
@@ -781,6 +781,7 @@ func (sm *sim) checkFairness(snap fairsched.Snapshot) {
 		sm.violate("weighted service: %s (weight %v) has %v, %s (weight %v) has %v: apart by %v, more than one job's weighted cost %v (tenants %v)",
 			hi, c.keyWeights[hi], a, lo, c.keyWeights[lo], b, a-b, bound, c.tenantWeights)
 	}
+	sm.checkShares(bound)
 }
 
 // finish checks the end state: everything returned, every accepted job

@@ -111,6 +111,7 @@ type jobSpec struct {
 	// supersede: a Submit with Supersede(), on a shared id, so that it
 	// replaces a pending (or backing-off) job of its (type, id).
 	supersede bool
+	lane      string // its "lane" label (workloads.go), "" none
 }
 
 type opKind uint8
@@ -184,6 +185,9 @@ type config struct {
 	preempt *fairsched.PreemptBudget
 	// tenantWeights: fairness mode's tenants (hier.go); nil: one level.
 	tenantWeights map[string]float64
+	// lanes: the workload rules' tiers by lane label (workloads.go); nil:
+	// no rules.
+	lanes map[string]fairsched.Priority
 }
 
 func (c *config) options() []fairsched.Option {
@@ -234,6 +238,7 @@ func (c *config) options() []fairsched.Option {
 		o = append(o, fairsched.WithKeyWeight(k, c.keyWeights[k]))
 	}
 	o = append(o, c.hierOptions()...)
+	o = append(o, c.workloadPolicy()...)
 	if c.policy {
 		d := c.deferDelay
 		o = append(o, fairsched.WithAdmissionPolicy(func(info fairsched.JobInfo) fairsched.Decision {
@@ -289,6 +294,9 @@ func (c *config) String() string {
 	if c.orderOnly {
 		fmt.Fprintf(&b, "\n  priorities only order")
 	}
+	if c.lanes != nil {
+		fmt.Fprintf(&b, "\n  workload tiers by lane=%v", c.lanes)
+	}
 	if len(c.tiers) > 0 {
 		fmt.Fprintf(&b, "\n  tiers=%v", c.tiers)
 	}
@@ -331,6 +339,7 @@ type gen struct {
 	// sup draws the Supersede calls apart from r, so adding them left every
 	// seed's other calls as they were.
 	sup     *rand.Rand
+	lanes   *rand.Rand // draws the jobs' lanes, nil without rules
 	cfg     *config
 	jobs    int // jobs generated so far
 	workers int // worker ids handed out
@@ -349,6 +358,7 @@ func newGen(seed uint64, mode Mode, soak bool) *gen {
 		g.cfg = g.agingConfig()
 	default:
 		g.cfg = g.chaosConfig()
+		g.lanes = drawLanes(seed, g.cfg)
 	}
 	return g
 }
@@ -699,6 +709,7 @@ func (g *gen) chaosChunk(start time.Duration, n int) ([]*jobSpec, []opSpec, time
 		}
 		j.attempts = g.attempts(c.maxAttempts(j), int(c.dmax/tick))
 		g.maybeSupersede(c, j)
+		g.lane(j)
 		jobs = append(jobs, j)
 	}
 	end := start + horizon + c.dmax
@@ -795,6 +806,7 @@ func (g *gen) closeOps(at time.Duration) ([]*jobSpec, opSpec) {
 				j.key = g.pick(g.cfg.keys)
 			}
 			j.attempts = g.attempts(g.cfg.maxAttempts(j), int(g.cfg.dmax/tick))
+			g.lane(j)
 			late = append(late, j)
 		}
 	}

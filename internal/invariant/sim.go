@@ -228,8 +228,11 @@ type sim struct {
 	// preemptions are the times of the JobPreempted events so far.
 	preemptions []time.Time
 
-	events  map[string]*evCount
-	evDone  bool
+	events map[string]*evCount
+	evDone bool
+	// shares is fairness mode's own reckoning of the keys' shares
+	// (hier.go).
+	shares  shareLedger
 	evTypes map[fairsched.JobType]bool // types whose signatures are reconciled
 }
 
@@ -404,6 +407,7 @@ func (sm *sim) settle() {
 				sm.eventsIn, sm.evDone = nil, true
 				break
 			}
+			sm.shares.note(e)
 			sm.count(e)
 			continue
 		default:
@@ -757,6 +761,9 @@ func (sm *sim) arrive(spec *jobSpec) {
 	}
 	if spec.supersede {
 		opts = append(opts, fairsched.Supersede())
+	}
+	if spec.lane != "" {
+		opts = append(opts, fairsched.WithLabels(map[string]string{"lane": spec.lane}))
 	}
 	sm.res.Jobs++
 	fn := sm.jobFn(j)

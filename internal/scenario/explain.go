@@ -129,12 +129,8 @@ func Blocker() Scenario {
 	return sc
 }
 
-// Figures returns the measurements scenario sc states, for the demo to
-// print beside its verdict: the start estimate's accuracy.
-func Figures(sc Scenario, res Result) []string {
-	if sc.Name != "30-start-estimate" {
-		return nil
-	}
+// estimateFigures states the start estimate's accuracy.
+func estimateFigures(res Result) []string {
 	median, p90, n := EstimateErrors(res)
 	return []string{fmt.Sprintf("start estimate over %d jobs that waited (median wait %ds): median error %gs, p90 error %gs",
 		n, medianWait(res), median, p90)}
