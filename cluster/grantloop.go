@@ -181,6 +181,13 @@ func (g *grantLoop) place(w *wait) {
 	if g.gone(w) {
 		return
 	}
+	if prev := g.outstanding[w.seq]; prev != nil && prev.at != w.at {
+		// The job's previous attempt has not ended on its instance yet (the
+		// scheduler ended it early: its worker went): one attempt of a job
+		// runs at a time, so this one waits for that end (rowsRead, replace).
+		g.queued = append(g.queued, w)
+		return
+	}
 	c := g.view().choose(w.typ, w.owner, w.worker)
 	switch {
 	case c.ownerUnknown:
@@ -479,6 +486,7 @@ func (g *grantLoop) readInstances(ctx context.Context) {
 	}
 	ins, err := g.l.n.b.Instances(ctx, g.cfg.Domain)
 	if err != nil {
+		g.l.n.log.Warn("reading the instances failed", zap.Error(err))
 		return
 	}
 	g.instancesAre(ctx, ins)

@@ -402,3 +402,38 @@ func TestTurnRegrantsInTheTurnThatReadsTheEnd(t *testing.T) {
 		t.Errorf("after the last end: %d outstanding, %d queued; want none", len(g.outstanding), len(g.queued))
 	}
 }
+
+// TestTurnNextAttemptWaitsForThePrevious: the scheduler may end an attempt
+// before its instance does (its worker went: the job is free to run again
+// at once). The next attempt of that job is not granted while the previous
+// one still runs on its instance — its grant would find the row running —
+// but as soon as that attempt's end is read.
+func TestTurnNextAttemptWaitsForThePrevious(t *testing.T) {
+	b := &turnBackend{}
+	g, ends := newTestLoop(b, map[string]int{"a": 2})
+	first := testWait(context.Background(), 1)
+	g.place(first)
+	g.endTurn()
+	job := first.at.Job
+	job.Attempt = 2
+	second := newWait(messages.NewRemoteAttempt(context.Background(), nil, job, messages.SlotRef{}, false), "")
+	g.place(second)
+	g.endTurn()
+	if diff := cmp.Diff([]turnWrite{{Grants: []string{"1 on a #1"}}}, b.writes); diff != "" {
+		t.Errorf("writes while the first attempt runs (-want +got):\n%s", diff)
+	}
+	b.rows = []Row{{Seq: 1, Ended: true, End: End{Seq: 1, Instance: "a", Attempt: 1, Kind: EndError, Error: "worker lost"}}}
+	g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
+	g.replace()
+	g.endTurn()
+	want := []turnWrite{{Grants: []string{"1 on a #1"}}, {Grants: []string{"1 on a #2"}}}
+	if diff := cmp.Diff(want, b.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[uint64]string{1: "other: worker lost"}, ends.answered(first)); diff != "" {
+		t.Errorf("the first attempt's answer (-want +got):\n%s", diff)
+	}
+	if w := g.outstanding[1]; w != second || w.instance != "a" || w.attempt != 2 {
+		t.Errorf("outstanding: %+v, want the second attempt on a", w)
+	}
+}
