@@ -168,7 +168,7 @@ func startCluster(o *options) (*cluster.Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = o.logger
 	}
-	n, err := cluster.Start(o.cluster, cfg, func(st actor.JobStore, recs []core.JobRecord) (*actor.Actor, error) {
+	n, err := cluster.Start(o.cluster, cfg, func(st actor.JobStore, recs []core.JobRecord) (*actor.Machine, error) {
 		c := o.newCore()
 		state, err := actor.SafeLoad(st)
 		if err != nil {
@@ -176,7 +176,7 @@ func startCluster(o *options) (*cluster.Node, error) {
 		}
 		c.RestoreEstimates(o.clock.Now(), state.Estimates)
 		c.RestoreKeyCosts(o.clock.Now(), state.KeyCosts)
-		return actor.Start(c, actor.Config{Clock: o.clock, Logger: o.logger, Tick: o.limits.KeyTTL / 4, Rand: o.rand,
+		return actor.NewMachine(c, actor.Config{Clock: o.clock, Logger: o.logger, Tick: o.limits.KeyTTL / 4, Rand: o.rand,
 			Store: st, State: state, Jobs: recs, Retention: o.retention, GrantRecordsAttempt: true}), nil
 	})
 	if err != nil {

@@ -1,16 +1,16 @@
 // Package actor holds the scheduler's machine — the core, the durable
 // records' rules (core/records), and the attempts, answers, events and
-// record batches they cause — and its owners: the owner goroutine of one
-// process (Start), which turns its callers' messages into the machine's
-// calls, starts the jobs the core admits and reports their ends back; and
-// Machine, through which a loop of another owner (meant for cluster
-// mode's leader) calls the same machine in its own turn, with no
-// goroutine of the machine's own. All decisions are the core's.
+// record batches they cause — and its two thin owners: the owner goroutine
+// of one process (Start), which turns its callers' messages into the
+// machine's calls, starts the jobs the core admits and reports their ends
+// back; and Machine, through which another loop (cluster mode's leader)
+// calls the same machine in its own turn, with no goroutine of the
+// machine's own. All decisions are the core's.
 //
 // The machine lives here rather than in a package of core's because what
 // it does besides deciding — an attempt's context, a caller's answer, a
 // record batch for the store writer, an event for the subscribers — is
-// this package's; Machine is the small exported face another owner needs.
+// this package's; Machine is the small exported face cluster mode needs.
 //
 // Programs use the root package, github.com/fairsched/fairsched: its
 // Scheduler drives the owner goroutine, and its names for this package's

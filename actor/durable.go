@@ -870,11 +870,28 @@ func (a *Actor) startCommitted(j *messages.Job, err error, waitOnly bool) {
 			records.Unstarted(j.Record)
 		}
 		j.Fn = func(context.Context) error { return fmt.Errorf("%w: %w", errStartUnwritten, err) }
-	} else if remote && j.Run().Err() == nil { // else it ends with its context's cause, on a runner
+	} else if remote && j.Run().Err() == nil {
 		a.startRemote(j, view)
 		return
 	}
-	a.startBackground(j)
+	if remote {
+		// It ends without starting (cancelled, or its worker gone, while
+		// its start waited; or its start not written), here and now: the
+		// owner of a machine hears no runner's end.
+		a.endUnstarted(j)
+		return
+	}
+	a.startBackground(j) // it ends with its context's cause, on a runner
+}
+
+// endUnstarted ends remote job j's attempt, which never started, in the
+// owner's turn: as a runner would, its function (which returns why it did
+// not start, calling no handler) gives the end.
+func (a *Actor) endUnstarted(j *messages.Job) {
+	ctx := j.Run()
+	err := j.Fn(ctx)
+	ctx.End()
+	a.finish(messages.Done{Job: j, Err: err})
 }
 
 // interruptedAgain queues durable job j again after an attempt that was

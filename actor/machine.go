@@ -358,3 +358,7 @@ func (m *Machine) CheckStart(j *core.Job, within time.Duration) error {
 	m.do(messages.StartCheck{Job: j, Within: within, Reply: reply})
 	return await(m, reply)
 }
+
+// LoadVerdict is the load signal's last verdict (Actor.LoadVerdict); safe
+// from any goroutine, as the cluster's heartbeat publishes it.
+func (m *Machine) LoadVerdict() (LoadVerdict, bool) { return m.a.LoadVerdict() }

@@ -16,6 +16,7 @@ import (
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
+	"github.com/fairsched/fairsched/workers"
 )
 
 // newRemoteMachine is startRemote's machine with no owner goroutine: type
@@ -193,5 +194,78 @@ func TestMachineStop(t *testing.T) {
 		}
 		for range evs { // closed by Stop: the range ends
 		}
+	})
+}
+
+// TestMachineEndsAStartCancelledWhileItWaited: with GrantRecordsAttempt an
+// attempt whose job has a write under way starts once that write commits.
+// A job cancelled meanwhile never starts, and ends in the machine's own
+// turn: a machine has no owner goroutine to hear a runner's end, so an
+// end left to a runner would leave the job running for ever.
+func TestMachineEndsAStartCancelledWhileItWaited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &heldStore{commits: make(chan []string), release: make(chan struct{})}
+		m := actor.NewMachine(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(),
+			Tick: time.Minute, Store: st, GrantRecordsAttempt: true})
+		if err := m.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.RegisterRemote([]policy.JobType{work}); err != nil {
+			t.Fatal(err)
+		}
+		m.Adopt([]core.JobRecord{{Seq: 1, Type: work, ID: "1", State: core.RecordPending, EnqueuedAt: time.Unix(0, 0)}})
+		var got []string
+		take := func() {
+			for _, op := range m.TakeOps(nil) {
+				got = append(got, opText(op))
+			}
+		}
+		// settle answers the writer until nothing moves: each commit is
+		// released and its answer handed back to the machine.
+		settle := func() {
+			for {
+				synctest.Wait()
+				select {
+				case c := <-st.commits:
+					got = append(got, fmt.Sprint("commit ", c))
+					st.release <- struct{}{}
+				case r := <-m.CommittedC():
+					m.Committed(r)
+				default:
+					return
+				}
+			}
+		}
+		var first *messages.RemoteAttempt
+		for _, op := range m.TakeOps(nil) {
+			got = append(got, opText(op))
+			first = op.Attempt
+		}
+		if first == nil {
+			t.Fatal("job 1 did not start")
+		}
+		m.EndRemote(first, fmt.Errorf("%w: its instance went silent", workers.ErrWorkerLost))
+		take()
+		c := <-st.commits // the interruption's write, held: the next attempt waits for it
+		got = append(got, fmt.Sprint("commit ", c))
+		if _, err := m.Cancel(messages.Cancel{Type: work, ID: "1"}); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, "cancel 1")
+		st.release <- struct{}{}
+		settle()
+		take()
+		snap, err := m.Snapshot(10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("running %d, pending %d", len(snap.Running), len(snap.Pending)))
+		want := []string{"start 1#1", "commit [put 1 interruptions 1]", "cancel 1", "commit [delete 1]", "running 0, pending 0"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("(-want +got)\n%s", diff)
+		}
+		stopped := m.Stop(nil)
+		settle()
+		<-stopped
 	})
 }

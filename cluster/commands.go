@@ -180,11 +180,11 @@ func (l *leader) applySettings(settings map[string][]byte) {
 		_ = json.Unmarshal(v, &w)
 		switch {
 		case strings.HasPrefix(name, settingKeyWeight):
-			err = l.a.SetKeyWeight(strings.TrimPrefix(name, settingKeyWeight), w)
+			err = l.m.SetKeyWeight(strings.TrimPrefix(name, settingKeyWeight), w)
 		case strings.HasPrefix(name, settingGroup):
-			err = l.a.Group(messages.SetGroupWeight, strings.TrimPrefix(name, settingGroup), int(w))
+			err = l.m.Group(messages.SetGroupWeight, strings.TrimPrefix(name, settingGroup), int(w))
 		case strings.HasPrefix(name, settingPaused):
-			err = l.a.Group(messages.PauseGroup, strings.TrimPrefix(name, settingPaused), 0)
+			err = l.m.Group(messages.PauseGroup, strings.TrimPrefix(name, settingPaused), 0)
 		}
 		if err != nil {
 			l.n.log.Warn("a setting no longer applies", zap.String("setting", name), zap.Error(err))
@@ -246,22 +246,22 @@ func (l *leader) answerRefused(ctx context.Context, c Command, refusal error) er
 
 // run runs one command on the leader's scheduler.
 func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *cmdReply, reset *string, settings map[string][]byte, weight []byte) error {
-	a := l.a
+	m := l.m
 	switch kind {
 	case cmdPolicy:
 		return l.runPolicy(ctx, args, settings)
 	case cmdExplain:
-		e, err := a.Explain(ctx, args.Type, args.ID)
+		e, err := m.Explain(args.Type, args.ID)
 		r.Explanation = &e
 		return err
 	case cmdStartCheck:
-		return l.startCheck(ctx, args, r)
+		return l.startCheck(args, r)
 	case cmdCancel:
-		res, err := a.Cancel(ctx, messages.Cancel{Type: args.Type, ID: args.ID})
+		res, err := m.Cancel(messages.Cancel{Type: args.Type, ID: args.ID})
 		r.Pending, r.Running = res.Pending, res.Running
 		return err
 	case cmdKeyWeight:
-		if err := a.SetKeyWeight(args.Key, args.Weight); err != nil {
+		if err := m.SetKeyWeight(args.Key, args.Weight); err != nil {
 			return err
 		}
 		settings[settingKeyWeight+args.Key] = weight
@@ -269,22 +269,22 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 			settings[settingKeyWeight+args.Key] = nil // the default: nothing to keep
 		}
 	case cmdGroupWeight:
-		if err := a.Group(messages.SetGroupWeight, args.Group, int(args.Weight)); err != nil {
+		if err := m.Group(messages.SetGroupWeight, args.Group, int(args.Weight)); err != nil {
 			return err
 		}
 		settings[settingGroup+args.Group] = weight
 	case cmdResetGroups:
-		if err := a.Group(messages.ResetGroupWeights, "", 0); err != nil {
+		if err := m.Group(messages.ResetGroupWeights, "", 0); err != nil {
 			return err
 		}
 		*reset = settingGroup
 	case cmdPause:
-		if err := a.Group(messages.PauseGroup, args.Group, 0); err != nil {
+		if err := m.Group(messages.PauseGroup, args.Group, 0); err != nil {
 			return err
 		}
 		settings[settingPaused+args.Group] = []byte("1")
 	case cmdResume:
-		if err := a.Group(messages.ResumeGroup, args.Group, 0); err != nil {
+		if err := m.Group(messages.ResumeGroup, args.Group, 0); err != nil {
 			return err
 		}
 		settings[settingPaused+args.Group] = nil
@@ -293,20 +293,20 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 		if kind == cmdDeadDelete {
 			op = messages.DeleteDead
 		}
-		res, err := a.Dead(ctx, messages.DeadOp{Op: op, Type: args.Type, ID: args.ID, Limit: args.Limit})
+		res, err := m.Dead(messages.DeadOp{Op: op, Type: args.Type, ID: args.ID, Limit: args.Limit})
 		r.Jobs, r.N = res.Jobs, res.N
 		return err
 	case cmdDeadRequeue:
 		// Requeued as new jobs numbered by the database (the leader's own
 		// numbers could meet another instance's), then deleted as dead.
-		res, err := a.Dead(ctx, messages.DeadOp{Op: messages.ListDead, Type: args.Type, ID: args.ID})
+		res, err := m.Dead(messages.DeadOp{Op: messages.ListDead, Type: args.Type, ID: args.ID})
 		if err != nil {
 			return err
 		}
 		// A job listed dead may not be written dead yet: its row would
 		// still hold the (type, id) of an unfinished job, and the insert
 		// below would take it for another.
-		if _, err := a.Dead(ctx, messages.DeadOp{Op: messages.SyncDead}); err != nil {
+		if _, err := m.Dead(messages.DeadOp{Op: messages.SyncDead}); err != nil {
 			return err
 		}
 		for _, rec := range res.Jobs {
@@ -319,7 +319,7 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 				}
 				return err
 			}
-			if _, err := a.Dead(ctx, messages.DeadOp{Op: messages.DeleteDead, Type: rec.Type, ID: rec.ID}); err != nil {
+			if _, err := m.Dead(messages.DeadOp{Op: messages.DeleteDead, Type: rec.Type, ID: rec.ID}); err != nil {
 				return err
 			}
 			r.N++
@@ -328,7 +328,7 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 		if args.Record == nil {
 			return fmt.Errorf("%w: a supersede without its record", policy.ErrInvalidConfig)
 		}
-		res, err := a.ReplacePending(ctx, args.Type, args.ID)
+		res, err := m.ReplacePending(args.Type, args.ID)
 		if err != nil {
 			return err
 		}

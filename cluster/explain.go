@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
@@ -20,8 +21,13 @@ func (n *Node) Explain(ctx context.Context, t policy.JobType, id string) (core.E
 	if err != nil {
 		return core.Explanation{}, err
 	}
-	if in.a != nil {
-		return in.a.Explain(ctx, t, id)
+	if in.inTurn != nil {
+		var e core.Explanation
+		var eerr error
+		if err := in.inTurn(ctx, func(m *actor.Machine) { e, eerr = m.Explain(t, id) }); err != nil {
+			return core.Explanation{}, err
+		}
+		return e, eerr
 	}
 	r, err := n.ask(ctx, cmdExplain, cmdArgs{Type: t, ID: id})
 	if err != nil {
@@ -51,8 +57,12 @@ func (n *Node) checkStart(ctx context.Context, rec *core.JobRecord) error {
 	if err != nil {
 		return err
 	}
-	if in.a != nil {
-		return in.a.CheckStart(ctx, probe(rec), within)
+	if in.inTurn != nil {
+		var cerr error
+		if err := in.inTurn(ctx, func(m *actor.Machine) { cerr = m.CheckStart(probe(rec), within) }); err != nil {
+			return err
+		}
+		return cerr
 	}
 	askCtx, cancel := context.WithTimeout(ctx, within/2)
 	defer cancel()
@@ -69,8 +79,8 @@ func (n *Node) checkStart(ctx context.Context, rec *core.JobRecord) error {
 // startCheck answers a start check on the leader: the caller's deadline
 // is the time it had left, from the leader's now (the command's transit
 // is not counted).
-func (l *leader) startCheck(ctx context.Context, args cmdArgs, r *cmdReply) error {
-	err := l.a.CheckStart(ctx, probe(&core.JobRecord{Type: args.Type, ID: args.ID, Key: args.Key, Group: args.Group}), args.Within)
+func (l *leader) startCheck(args cmdArgs, r *cmdReply) error {
+	err := l.m.CheckStart(probe(&core.JobRecord{Type: args.Type, ID: args.ID, Key: args.Key, Group: args.Group}), args.Within)
 	var late *policy.LateStartError
 	if errors.As(err, &late) {
 		r.Late = late

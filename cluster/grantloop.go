@@ -95,6 +95,40 @@ func (g *grantLoop) end(w *wait, err error) {
 	g.l.ends(w.at, err)
 }
 
+// takeOps takes the starts and revokes the machine made in the turn and
+// carries them out; an attempt cancelled meanwhile is ended at once
+// (gone), which may let others start: taken too, until none is left.
+func (g *grantLoop) takeOps() (took bool) {
+	if g.l.m == nil {
+		return false
+	}
+	for {
+		g.l.ops = g.l.m.TakeOps(g.l.ops[:0])
+		if len(g.l.ops) == 0 {
+			return took
+		}
+		took = true
+		for i, op := range g.l.ops {
+			g.take(op)
+			g.l.ops[i] = messages.RemoteOp{}
+		}
+	}
+}
+
+// closeTurn takes the turn's ops and grants them; what the grants' write
+// and the instances' read changed in the machine meanwhile (ends of
+// cancelled waits, workers gone) is settled by one more TakeOps — its
+// timer armed, its new starts granted — until a pass takes nothing.
+func (g *grantLoop) closeTurn() {
+	g.takeOps()
+	for {
+		g.endTurn()
+		if !g.takeOps() {
+			return
+		}
+	}
+}
+
 // take carries out op, the scheduler's: a start becomes a wait placed on an
 // instance, a revoke takes its attempt back.
 func (g *grantLoop) take(op messages.RemoteOp) {
@@ -350,11 +384,7 @@ func (g *grantLoop) readJobs(ctx context.Context) {
 		return
 	}
 	g.retry.ok()
-	if len(recs) > 0 {
-		if err := g.l.adopt(ctx, recs); err != nil {
-			g.l.n.log.Warn("adopting new jobs failed", zap.Error(err))
-		}
-	}
+	g.l.adopt(recs)
 }
 
 // readEnds answers the outstanding jobs whose ends were reported: those
@@ -456,6 +486,7 @@ func (g *grantLoop) readInstances(ctx context.Context) {
 	}
 	ins, err := g.l.n.b.Instances(ctx, g.cfg.Domain)
 	if err != nil {
+		g.l.n.log.Warn("reading the instances failed", zap.Error(err))
 		return
 	}
 	g.instancesAre(ctx, ins)

@@ -17,28 +17,32 @@ import (
 	"github.com/fairsched/fairsched/workers"
 )
 
-// The leader: an ordinary scheduler (actor and core) over the domain's
-// jobs, which starts every durable job remotely (actor.RegisterRemote):
-// the leader loop is its starter. The loop owns the grants: where each
-// goes, the batches it writes, the ends it reads back — each sent to the
-// scheduler as its attempt's completion —, the instances it knows. No
-// goroutine waits for a granted job.
+// The leader: the loop (leader.run) owns the scheduler's machine
+// (actor.Machine: the core and the durable records' rules) and calls it in
+// its turn — no goroutine of the scheduler's own. Every durable job starts
+// remotely (Machine.RegisterRemote). A turn reads what changed, applies
+// it to the machine (new jobs, ends, commands, instances), takes the
+// starts and revokes it made (Machine.TakeOps), places them and writes
+// them, fenced. No goroutine waits for a granted job.
 
 type leader struct {
 	n     *Node
 	epoch int64
-	a     *actor.Actor
+	m     *actor.Machine // the loop's, once it runs
 	feed  Feed
 
-	// ops are the scheduler's starts and revokes (RemoteOp), in order. The
-	// scheduler never blocks on it (its outbox keeps what does not fit);
-	// the loop may block on the scheduler (EndRemote, Adopt), which never
-	// waits for the loop.
-	ops chan messages.RemoteOp
+	// ops are the machine's starts and revokes of the turn, in order
+	// (Machine.TakeOps); the loop's.
+	ops []messages.RemoteOp
+	// adoptC hands the loop the backlog's records, a chunk at a time; the
+	// loader waits for each to be adopted.
+	adoptC chan adoptChunkReq
+	// turnC asks the loop to run a function on its machine (inTurn).
+	turnC chan turnReq
 	// conflicts: the conflict group of each type whose jobs run alone on
 	// their id (the loop's).
 	conflicts map[policy.JobType]string
-	// ends reports an attempt's end to the scheduler (a.EndRemote).
+	// ends reports an attempt's end to the machine (Machine.EndRemote).
 	ends    func(*messages.RemoteAttempt, error)
 	types   chan typeReg
 	infoC   chan chan leaderInfo
@@ -140,13 +144,13 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	if err != nil {
 		return nil, err
 	}
-	a, err := n.factory(st, recs)
+	m, err := n.factory(st, recs)
 	if err != nil {
 		feed.Close()
 		return nil, err
 	}
-	l := &leader{n: n, epoch: epoch, a: a, feed: feed, ops: make(chan messages.RemoteOp, 256), conflicts: map[policy.JobType]string{}, ends: a.EndRemote,
-		types: make(chan typeReg),
+	l := &leader{n: n, epoch: epoch, m: m, feed: feed, adoptC: make(chan adoptChunkReq), turnC: make(chan turnReq),
+		conflicts: map[policy.JobType]string{}, ends: m.EndRemote, types: make(chan typeReg),
 		infoC: make(chan chan leaderInfo), stopC: make(chan struct{}), done: make(chan struct{}), failed: failed,
 		known: map[policy.JobType]bool{}, pubDone: make(chan struct{}), localEnds: make(chan End, 1024),
 		loaded: make(chan struct{}), loaderDone: make(chan struct{}), stopLoad: func() {}, reread: make(chan struct{}, 1)}
@@ -158,7 +162,7 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 		return nil, err
 	}
 	// Its events are the domain's: published for every instance.
-	evs, _ := a.Subscribe(1 << 14) // closed when a stops
+	evs := m.Subscribe(1 << 14) // closed when the machine stops
 	go l.publish(evs, l.pubDone)
 	settings, err := n.b.Settings(ctx, n.cfg.Domain)
 	if err != nil {
@@ -168,8 +172,8 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	// over those written before (types.go) — then every type's remote
 	// start at once: the jobs a previous leader granted are all counted
 	// before any other starts. The loop starts after, so that its first
-	// read registers the instances' workers for types the scheduler knows
-	// (the starts wait for it in ops).
+	// read registers the instances' workers for types the machine knows
+	// (the starts wait for it in the machine's outbox).
 	regs := domainTypes(settings, n.log)
 	for _, r := range types {
 		regs[r.t] = r.cfg
@@ -177,7 +181,7 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	var all []policy.JobType
 	for _, t := range sortedKeys(regs) {
 		r := typeReg{t, regs[t]}
-		if err := l.a.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
+		if err := l.m.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
 			l.n.log.Error("registering a type in the leader failed", zap.String("type", string(r.t)), zap.Error(err))
 			continue
 		}
@@ -187,7 +191,7 @@ func startLeader(n *Node, epoch int64, types []typeReg, failed chan<- int64) (*l
 	}
 	// The domain's weights and pauses apply before the first decision.
 	l.applySettings(settings)
-	if err := l.a.RegisterRemote(all, l.ops); err != nil {
+	if err := l.m.RegisterRemote(all); err != nil {
 		return abort(err)
 	}
 	go l.run()
@@ -210,7 +214,7 @@ func (l *leader) loadBacklog(ctx context.Context, first int) {
 	for more := true; more; {
 		recs, m, err := l.feed.Backlog(ctx)
 		if err == nil && len(recs) > 0 {
-			err = l.adopt(ctx, recs) // the owner never waits on this goroutine
+			err = l.handOverBacklog(ctx, recs) // the loop never waits on this goroutine
 			n += len(recs)
 		}
 		if err != nil {
@@ -237,17 +241,78 @@ func (l *leader) loadBacklog(ctx context.Context, first int) {
 // while the backlog loaded.
 const adoptChunk = 256
 
-// adopt hands recs to the scheduler adoptChunk at a time, each message
-// answered before the next is sent: the owner decides between them.
-func (l *leader) adopt(ctx context.Context, recs []core.JobRecord) error {
+// adoptChunkReq is a chunk of the backlog for the loop to adopt; done
+// is closed once it is.
+type adoptChunkReq struct {
+	recs []core.JobRecord
+	done chan struct{}
+}
+
+// handOverBacklog hands recs to the loop adoptChunk at a time, each
+// adopted before the next is sent: the loop's turns decide between them.
+func (l *leader) handOverBacklog(ctx context.Context, recs []core.JobRecord) error {
 	for len(recs) > 0 {
 		n := min(len(recs), adoptChunk)
-		if _, err := l.a.Adopt(ctx, recs[:n]); err != nil {
-			return err
+		req := adoptChunkReq{recs: recs[:n], done: make(chan struct{})}
+		select {
+		case l.adoptC <- req:
+		case <-l.done:
+			return actor.ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
 		}
+		<-req.done // the loop answers every chunk it takes
 		recs = recs[n:]
 	}
 	return nil
+}
+
+// adopt gives the machine recs, adoptChunk at a time: it decides after
+// each chunk. The loop's.
+func (l *leader) adopt(recs []core.JobRecord) {
+	for len(recs) > 0 {
+		n := min(len(recs), adoptChunk)
+		l.m.Adopt(recs[:n])
+		recs = recs[n:]
+	}
+}
+
+// turnReq asks the loop to run f on its machine in its turn; done is
+// closed once f has returned.
+type turnReq struct {
+	f    func(*actor.Machine)
+	done chan struct{}
+}
+
+// inTurn runs f on the leader's machine in its loop's turn and returns
+// once f has: actor.ErrClosed when the loop has ended, ctx's error when
+// ctx ends first (f may still run; it must only write what it owns).
+func (l *leader) inTurn(ctx context.Context, f func(*actor.Machine)) error {
+	req := turnReq{f: f, done: make(chan struct{})}
+	select {
+	case l.turnC <- req:
+	case <-l.done:
+		return actor.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-req.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// snapshot returns the leader's machine's snapshot, taken in its loop's
+// turn.
+func (l *leader) snapshot(ctx context.Context, rows int) (core.Snapshot, error) {
+	var s core.Snapshot
+	var serr error
+	if err := l.inTurn(ctx, func(m *actor.Machine) { s, serr = m.Snapshot(rows) }); err != nil {
+		return core.Snapshot{}, err
+	}
+	return s, serr
 }
 
 // conflictOf is the conflict group of type cfg's jobs if each runs alone
@@ -286,27 +351,30 @@ func (l *leader) info() ([]InstanceInfo, map[string]string) {
 	}
 }
 
-// stop ends leading: the scheduler is aborted (its writes would be
-// fenced anyway), the jobs granted run on, and the next leader waits for
-// their ends.
+// stop ends leading: the machine is stopped in the loop's last turn
+// (its writes would be fenced anyway), the jobs granted run on, and the
+// next leader waits for their ends.
 func (l *leader) stop() {
-	// The scheduler first: aborted, it writes nothing of the attempts it
-	// interrupts (they stay pending), whereas a handler answered by a
-	// stopped loop would fail its attempt — and the lease may not have
-	// expired yet, so that write might not be fenced.
 	l.stopLoad()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_ = l.a.Close(ctx)
-	// Then wait for its final save (within a beat), so that a graceful
-	// handover's save lands before the lease is released, not after.
-	ctx, cancel = context.WithTimeout(context.Background(), l.n.cfg.Heartbeat)
-	_ = l.a.Close(ctx)
-	cancel()
 	close(l.stopC)
 	<-l.done
 	<-l.loaderDone
-	<-l.pubDone // a's last events published
+	<-l.pubDone // the machine's last events published
+}
+
+// stopMachine is the loop's last step: the machine stops as an expired
+// Close stops a scheduler — it writes nothing of the attempts it ends
+// (they stay pending, and the lease may not have expired yet, so that
+// write might not be fenced) — and its final save lands (within a beat)
+// before the lease is released, not after.
+func (l *leader) stopMachine() {
+	t := time.NewTimer(l.n.cfg.Heartbeat)
+	defer t.Stop()
+	saved := l.m.Stop(t.C)
+	select {
+	case <-saved:
+	case <-t.C:
+	}
 }
 
 func (l *leader) run() {
@@ -323,23 +391,27 @@ func (l *leader) run() {
 	beat := time.NewTicker(cfg.Heartbeat)
 	defer beat.Stop()
 	g.timed(g.readInstances)
+	g.closeTurn() // the starts of the jobs the machine holds already
 	for {
 		select {
 		case <-g.loaded:
 			g.loaded = nil // every pending job is in: the commands waiting run
 			g.read(true, false)
 			g.replace()
-		case op := <-l.ops:
-			g.take(op)
-		drain:
-			for {
-				select {
-				case op := <-l.ops:
-					g.take(op)
-				default:
-					break drain
-				}
-			}
+		case req := <-l.adoptC:
+			l.adopt(req.recs)
+			close(req.done)
+		case req := <-l.turnC:
+			req.f(l.m)
+			close(req.done)
+		case <-l.m.WakeC():
+			l.m.Wake()
+		case <-l.m.TickC():
+			l.m.Tick()
+		case <-l.m.LoadC():
+			l.m.ReadLoad()
+		case r := <-l.m.CommittedC():
+			l.m.Committed(r)
 		case e := <-l.localEnds:
 			g.localEnded(e)
 			g.replace() // slots are free: the jobs waiting for one go in this turn
@@ -375,10 +447,11 @@ func (l *leader) run() {
 			g.timed(g.readInstances)
 			g.replace()
 		case <-l.stopC:
+			l.stopMachine()
 			g.stop()
 			return
 		}
-		g.endTurn()
+		g.closeTurn()
 	}
 }
 
@@ -419,7 +492,7 @@ func (l *leader) syncWorkers(instances map[string]*instance, home, registered ma
 	}
 	for wid, sig := range registered {
 		if w, ok := wanted[wid]; !ok || w.sig != sig || home[wid] != w.instance {
-			_ = l.a.Worker(wid, nil, true)
+			_ = l.m.Worker(wid, nil, true)
 			delete(registered, wid)
 			delete(home, wid)
 		}
@@ -429,7 +502,7 @@ func (l *leader) syncWorkers(instances map[string]*instance, home, registered ma
 		if _, ok := registered[wid]; ok {
 			continue
 		}
-		if err := l.a.Worker(wid, w.slots, false); err != nil {
+		if err := l.m.Worker(wid, w.slots, false); err != nil {
 			l.n.log.Error("registering a worker in the leader failed", zap.String("worker", wid), zap.Error(err))
 			continue
 		}

@@ -169,7 +169,7 @@ func (c *Config) defaults() error {
 
 // Factory builds the leader's scheduler over the domain's store and
 // records, with the options every instance was given.
-type Factory func(st actor.JobStore, recs []core.JobRecord) (*actor.Actor, error)
+type Factory func(st actor.JobStore, recs []core.JobRecord) (*actor.Machine, error)
 
 // Node is this instance's part in a cluster: its loops and their channels.
 type Node struct {
@@ -234,7 +234,12 @@ type Info struct {
 	// Running maps "type/id" of each running job to its instance (leader
 	// only).
 	Running map[string]string
-	a       *actor.Actor // the leader's scheduler
+	// snapshot takes the leader's machine's snapshot in its loop's turn
+	// (nil off the leader).
+	snapshot func(ctx context.Context, rows int) (core.Snapshot, error)
+	// inTurn runs a function on the leader's machine in its loop's turn
+	// (leader.inTurn); nil on another instance.
+	inTurn func(ctx context.Context, f func(*actor.Machine)) error
 }
 
 // InstanceInfo is one instance as the leader sees it.
@@ -405,8 +410,8 @@ func (n *Node) Snapshot(ctx context.Context, rows int) (core.Snapshot, error) {
 		return core.Snapshot{}, err
 	}
 	var s core.Snapshot
-	if in.a != nil {
-		if s, err = in.a.Snapshot(ctx, rows); err != nil && !errors.Is(err, actor.ErrClosed) {
+	if in.snapshot != nil {
+		if s, err = in.snapshot(ctx, rows); err != nil && !errors.Is(err, actor.ErrClosed) {
 			return core.Snapshot{}, err
 		}
 		for i := range s.Running {
@@ -630,7 +635,7 @@ func (s *leaseLoop) info() Info {
 		in.Leader, in.LeaderIncarnation = nameOf(s.leaderID), s.leaderID
 	}
 	if s.l != nil {
-		in.Epoch, in.a = s.epoch, s.l.a
+		in.Epoch, in.snapshot, in.inTurn = s.epoch, s.l.snapshot, s.l.inTurn
 		in.Instances, in.Running = s.l.info()
 		return in
 	}

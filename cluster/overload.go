@@ -89,7 +89,7 @@ func (s *leaseLoop) overloadBeat(ctx context.Context) {
 // publishOverload writes the leader's verdict when it differs from the
 // last this epoch wrote.
 func (s *leaseLoop) publishOverload(ctx context.Context) {
-	lv, ok := s.l.a.LoadVerdict()
+	lv, ok := s.l.m.LoadVerdict()
 	if !ok {
 		return
 	}

@@ -46,7 +46,7 @@ func (l *leader) runPolicy(ctx context.Context, args cmdArgs, settings map[strin
 		return fmt.Errorf("%w: a policy command does not decode: %w", policy.ErrInvalidConfig, err)
 	}
 	p.Types = nil // registered by the instances, with the leader's remote handler
-	if err := l.a.ApplyPolicy(ctx, p); err != nil {
+	if err := l.m.ApplyPolicy(p); err != nil {
 		return err
 	}
 	stored, err := l.n.b.Settings(ctx, l.n.cfg.Domain)
@@ -69,9 +69,7 @@ func (l *leader) applyStoredPolicy(data []byte) error {
 		return fmt.Errorf("%w: the stored policy does not decode: %w", policy.ErrInvalidConfig, err)
 	}
 	p.Types = nil // the leader registered the domain's types first
-	ctx, cancel := l.n.askCtx()
-	defer cancel()
-	return l.a.ApplyPolicy(ctx, p)
+	return l.m.ApplyPolicy(p)
 }
 
 // PolicyTypes returns the job types of the domain's stored policy (none

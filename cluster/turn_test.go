@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -332,6 +334,72 @@ func TestExecGrantsRead(t *testing.T) {
 	}
 	if len(e.early) != 0 || len(e.running) != 2 || len(e.ends) != 0 {
 		t.Errorf("after: %d early, %d running, %d ends; want 0, 2, 0", len(e.early), len(e.running), len(e.ends))
+	}
+}
+
+// nopJobStore keeps nothing and commits at once: the machine's records
+// are not what the turn tests look at.
+type nopJobStore struct{}
+
+func (nopJobStore) Load() (core.State, error)                 { return core.State{}, nil }
+func (nopJobStore) Save(core.State) error                     { return nil }
+func (nopJobStore) LoadJobs(func(core.JobRecord) error) error { return nil }
+func (nopJobStore) ApplyJobs([]actor.JobOp) error             { return nil }
+
+// newMachineLoop is newTestLoop whose leader owns a real machine, as
+// leading does: type "t" runs at most capN at once, remotely, and the
+// jobs seqs 1…n wait, oldest first.
+func newMachineLoop(t *testing.T, b Backend, instances map[string]int, capN, n int) *grantLoop {
+	t.Helper()
+	g, _ := newTestLoop(b, instances)
+	limits := policy.DefaultLimits()
+	limits.PriorityMode = policy.PriorityOrderOnly
+	m := actor.NewMachine(core.New(limits), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
+		Store: nopJobStore{}, GrantRecordsAttempt: true})
+	t.Cleanup(func() { <-m.Stop(nil) })
+	if err := m.Register("t", policy.JobTypeConfig{Priority: 10, DefaultCost: time.Second, MaxConcurrency: capN}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.RegisterRemote([]policy.JobType{"t"}); err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]core.JobRecord, n)
+	for i := range recs {
+		recs[i] = core.JobRecord{Seq: uint64(i + 1), Type: "t", ID: fmt.Sprint(i + 1), State: core.RecordPending,
+			EnqueuedAt: time.Unix(int64(i), 0)}
+	}
+	m.Adopt(recs)
+	g.l.m, g.l.ends = m, m.EndRemote
+	return g
+}
+
+// TestTurnRegrantsInTheTurnThatReadsTheEnd: the leader's loop calls its
+// machine in its turn, so the turn that reads a job's end also takes the
+// start that end admits and writes it with the success's delete — one
+// write a turn, no start left for a later one.
+func TestTurnRegrantsInTheTurnThatReadsTheEnd(t *testing.T) {
+	b := &turnBackend{}
+	g := newMachineLoop(t, b, map[string]int{"a": 10}, 1, 3)
+	g.takeOps()
+	g.endTurn()
+	for seq := uint64(1); seq <= 3; seq++ {
+		b.rows = []Row{{Seq: seq, Ended: true, End: End{Seq: seq, Instance: "a", Attempt: 1, Kind: EndOK}}}
+		g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
+		g.takeOps()
+		g.tidy = true // the last success's delete goes without a grant
+		g.endTurn()
+	}
+	want := []turnWrite{
+		{Grants: []string{"1 on a #1"}},
+		{Succeeded: []uint64{1}, Grants: []string{"2 on a #1"}},
+		{Succeeded: []uint64{2}, Grants: []string{"3 on a #1"}},
+		{Succeeded: []uint64{3}},
+	}
+	if diff := cmp.Diff(want, b.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if len(g.outstanding) != 0 || len(g.queued) != 0 {
+		t.Errorf("after the last end: %d outstanding, %d queued; want none", len(g.outstanding), len(g.queued))
 	}
 }
 

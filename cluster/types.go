@@ -84,11 +84,11 @@ func (l *leader) learnTypes(ctx context.Context, handled map[string]bool) {
 
 // register adds type r to the leader's scheduler with the remote handler.
 func (l *leader) register(r typeReg) {
-	if err := l.a.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
+	if err := l.m.Register(r.t, r.cfg); err != nil && !errors.Is(err, policy.ErrDuplicateType) {
 		l.n.log.Error("registering a type in the leader failed", zap.String("type", string(r.t)), zap.Error(err))
 		return
 	}
 	l.known[r.t] = true
 	l.conflicts[r.t] = conflictOf(r.cfg)
-	_ = l.a.RegisterRemote([]policy.JobType{r.t}, l.ops)
+	_ = l.m.RegisterRemote([]policy.JobType{r.t})
 }
