@@ -57,12 +57,7 @@ func TestTenantSharesOneLevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var failed []string
-	for _, line := range scenario.Check(sc, res) {
-		if strings.HasPrefix(line, "FAIL") {
-			failed = append(failed, line)
-		}
-	}
+	failed := failedChecks(sc, res)
 	want := []string{
 		"FAIL while both had work waiting (T=0–50), each tenant got 50 % ± 5 % of the service: acme 99.0 %, solo 1.0 % (one level: acme 99 %)",
 		"FAIL while both waited, acme (100 keys) and solo (1 key) were served alike, within one round of slots (worst gap 196 jobs at T=49)",

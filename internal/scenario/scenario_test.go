@@ -63,12 +63,7 @@ func TestCheckCatchesOverlap(t *testing.T) {
 		End:      map[string]int{"sync-clone(repo1)": 3, "repack(repo1)": 5, "sync-clone(repo2)": 3, "repack(repo2)": 7},
 		Timeline: []scenario.Event{{T: 0}, {T: 1}, {T: 3}, {T: 5}, {T: 7}},
 	}
-	var fails []string
-	for _, line := range scenario.Check(sc, res) {
-		if strings.HasPrefix(line, "FAIL") {
-			fails = append(fails, line)
-		}
-	}
+	fails := failedChecks(sc, res)
 	want := []string{
 		"FAIL T=1: sync-clone(repo1) and repack(repo1) overlap on git/repo1",
 		"FAIL repack(repo1) started at T=1, after sync-clone(repo1) ended at T=3 (same repo, same conflict group)",
@@ -76,4 +71,15 @@ func TestCheckCatchesOverlap(t *testing.T) {
 	if diff := cmp.Diff(want, fails); diff != "" {
 		t.Errorf("failures (-want +got):\n%s", diff)
 	}
+}
+
+// failedChecks returns the checks of sc over res that failed.
+func failedChecks(sc scenario.Scenario, res scenario.Result) []string {
+	var failed []string
+	for _, line := range scenario.Check(sc, res) {
+		if strings.HasPrefix(line, "FAIL") {
+			failed = append(failed, line)
+		}
+	}
+	return failed
 }
