@@ -45,6 +45,7 @@ func ExampleWithTenantLimits() {
 	job := fairschedtest.NewBlocker() // each run waits for the Release
 	defer job.Release(nil)
 	_ = s.Submit("sync", "a", job.Run, fairsched.WithFairnessKey("noisy")) // runs
+	fairschedtest.Until(context.Background(), s, fairschedtest.Running(1))
 	_ = s.Submit("sync", "b", job.Run, fairsched.WithFairnessKey("noisy")) // waits
 	err := s.Submit("sync", "c", job.Run, fairsched.WithFairnessKey("noisy"))
 	var refusal *fairsched.RefusalError
@@ -81,6 +82,7 @@ func ExampleWithQueueTimeout() {
 	job := fairschedtest.NewBlocker() // each run waits for the Release
 	defer job.Release(nil)
 	_ = s.Submit("report", "nightly", job.Run) // holds the one slot
+	fairschedtest.Until(context.Background(), s, fairschedtest.Running(1))
 	result := make(chan error)
 	go func() {
 		result <- s.RunSync(context.Background(), "report", "adhoc", "user", func(context.Context) error { return nil },
