@@ -284,3 +284,57 @@ func TestPreemptedDurableJobKeepsItsAttempt(t *testing.T) {
 		}
 	})
 }
+
+// TestPreemptionHeldByOwnGroup: with groups, a job its group's allocation
+// holds does not preempt. Two groups share two slots (one each); g1's
+// critical job arrives while g1's slot runs g1's own batch job, and waits
+// for that slot (10 s). Preempting g2's batch job would free a global slot
+// g1 may not take (the critical job would still wait, the batch job's work
+// lost); a rule that allowed it preempts b2 at 2 s and this test fails.
+func TestPreemptionHeldByOwnGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := tierScheduler(t, 2, map[fairsched.JobType]fairsched.JobTypeConfig{
+			"critical": {DefaultCost: 3 * time.Second, Priority: 3},
+			"batch":    {DefaultCost: 10 * time.Second, Priority: 1, Preemptible: true},
+		}, fairsched.WithTier(3, fairsched.TierConfig{Preempt: &fairsched.PreemptBudget{Max: 5, Window: 100 * time.Second}}),
+			fairsched.WithGroupWeight("g1", 1), fairsched.WithGroupWeight("g2", 1))
+		start := time.Now()
+		runs := make(chan run, 8)
+		submit := func(at int, typ fairsched.JobType, id, group string, dur int) {
+			time.Sleep(start.Add(time.Duration(at) * time.Second).Sub(time.Now()))
+			err := s.Submit(typ, id, func(ctx context.Context) error {
+				began := time.Now()
+				var err error
+				select {
+				case <-time.After(time.Duration(dur) * time.Second):
+				case <-ctx.Done():
+					err = context.Cause(ctx)
+				}
+				runs <- run{string(typ) + "/" + id, int(began.Sub(start) / time.Second), int(time.Since(start) / time.Second), errors.Is(err, fairsched.ErrPreempted)}
+				return err
+			}, fairsched.InGroup(group))
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		submit(0, "batch", "b1", "g1", 10)
+		submit(0, "batch", "b2", "g2", 10)
+		submit(2, "critical", "c1", "g1", 3)
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		close(runs)
+		got := map[string]run{}
+		for r := range runs {
+			got[r.Job+fmt.Sprint("@", r.Start)] = r
+		}
+		want := map[string]run{
+			"batch/b1@0":     {"batch/b1", 0, 10, false},
+			"batch/b2@0":     {"batch/b2", 0, 10, false},
+			"critical/c1@10": {"critical/c1", 10, 13, false},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("timeline (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -550,6 +550,9 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		buf = append(buf, j)
 	}
 	if c.rules != nil && len(c.rules.preemptors) > 0 {
+		// A slot lent in this Dispatch is not one a group may take next
+		// time: a preemption is judged within the allocations.
+		c.lending = false
 		c.preempt(now)
 	}
 	return buf

@@ -312,7 +312,7 @@ func (run *refRun) checkGroups(op int) {
 		case "event":
 			// The operation's group, or one a denial emptied, drains to 0.
 			why = AllocRebalance
-			if ch.New == 0 && run.ref.demand(ch.Group) == 0 && (ch.Group == a.group || run.deniedGroups[ch.Group]) {
+			if ch.New == 0 && (run.ref.demand(ch.Group) == 0 && (ch.Group == a.group || run.deniedGroups[ch.Group]) || run.requeuedGroups[ch.Group]) {
 				why = AllocGroupDrained
 			}
 		default:
@@ -337,6 +337,7 @@ func (run *refRun) checkGroups(op int) {
 	}
 	run.allocOp = allocOp{kind: "bulk"}
 	clear(run.deniedGroups)
+	clear(run.requeuedGroups)
 }
 
 // checkGroupStats requires the grouped runs to exercise what they check:

@@ -265,6 +265,10 @@ func (run *refRun) requeuePreempted(rj *refJob, done Completion) {
 		return
 	}
 	run.logf("requeue #%d", rj.seq)
+	if run.requeuedGroups == nil {
+		run.requeuedGroups = map[string]bool{}
+	}
+	run.requeuedGroups[rj.group] = true
 	run.c.Requeue(run.now, run.jobs[rj.seq])
 	run.ref.requeue(run.now, rj)
 }

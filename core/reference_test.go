@@ -519,6 +519,7 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 		}
 	}
 	if r.rules != nil {
+		r.lending = false // a preemption is judged within the allocations
 		r.preempt(now)
 	}
 	return out
@@ -777,18 +778,21 @@ type refRun struct {
 	// deniedGroups are the groups a denial in this operation's dispatch
 	// may have drained.
 	deniedGroups map[string]bool
-	inherit      bool           // a third of the jobs carry a priority floor
-	hasWorkers   bool           // worker types; workers join and leave
-	workers      int            // workers registered so far, for their IDs
-	scoring      bool           // a third of the jobs are on-demand
-	timeScale    time.Duration  // multiplies the time steps
-	bounded      bool           // the queue and each key's pending jobs are bounded
-	weighted     bool           // keys have weights, a third of the jobs tokens
-	expiring     bool           // jobs expire while pending
-	rated        bool           // rate limits: a third of the jobs state whole-second tokens
-	reported     map[string]int // each group's slots as the allocation changes told
-	header       string         // the run's settings, for failures
-	allocOp      allocOp        // the operation whose allocation changes are due
+	// requeuedGroups are the groups of victims this operation ended and
+	// requeued: the end drains such a group for an instant.
+	requeuedGroups map[string]bool
+	inherit        bool           // a third of the jobs carry a priority floor
+	hasWorkers     bool           // worker types; workers join and leave
+	workers        int            // workers registered so far, for their IDs
+	scoring        bool           // a third of the jobs are on-demand
+	timeScale      time.Duration  // multiplies the time steps
+	bounded        bool           // the queue and each key's pending jobs are bounded
+	weighted       bool           // keys have weights, a third of the jobs tokens
+	expiring       bool           // jobs expire while pending
+	rated          bool           // rate limits: a third of the jobs state whole-second tokens
+	reported       map[string]int // each group's slots as the allocation changes told
+	header         string         // the run's settings, for failures
+	allocOp        allocOp        // the operation whose allocation changes are due
 
 	// What the run exercised, summed over all seeds.
 	stats *refStats
@@ -1232,6 +1236,11 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("tier-rules-shares", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, tierRules: true, tiered: true, bounded: true, weighted: true, expiring: true})
 	})
+	// With groups: a preemption is judged within the groups' allocations
+	// (a slot lent for one Dispatch is not counted on).
+	t.Run("tier-rules-groups", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, tierRules: true, grouped: true, groups: randomGroups})
+	})
 	// Hierarchical fair share: tenants over the keys, with key weights
 	// changed at run time, and with every feature.
 	// Workload rules put labelled jobs in tiers other than their types':
@@ -1245,6 +1254,9 @@ func TestReferenceMatchesCore(t *testing.T) {
 	})
 	t.Run("workload-tiers-rules", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, labelled: true, tierRules: true, tiered: true, inherit: true, bounded: true, weighted: true, expiring: true})
+	})
+	t.Run("workload-tiers-rules-groups", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, labelled: true, tierRules: true, grouped: true, groups: randomGroups})
 	})
 	t.Run("hierarchy", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, hier: true, weighted: true})

@@ -234,7 +234,7 @@ func (q *Queue) bestOpen(bound *lane) *lane {
 			continue
 		}
 		kept = append(kept, g)
-		if c := q.bestHeld(g, bound); c != nil {
+		if c := q.bestHeld(g, bound, nil); c != nil {
 			best, bound = c, c
 		}
 	}
@@ -245,10 +245,10 @@ func (q *Queue) bestOpen(bound *lane) *lane {
 
 // bestHeld returns g's best held lane among types and tiers that are not
 // full if it beats bound (any, when bound is nil), or nil.
-func (q *Queue) bestHeld(g *Group, bound *lane) *lane {
+func (q *Queue) bestHeld(g *Group, bound *lane, only *level) *lane {
 	var best *lane
 	for _, s := range g.held {
-		if len(s.lanes) == 0 || s.tq.blocked || s.tq.level.blocked {
+		if len(s.lanes) == 0 || s.tq.blocked || s.tq.level.blocked || only != nil && s.tq.level != only {
 			continue
 		}
 		top := (*lane)(s.lanes[0])

@@ -9,16 +9,32 @@ import "github.com/fairsched/fairsched/policy"
 // window): O(1) besides fixing a lane whose key cost moved.
 func (q *Queue) BestOf(p policy.Priority) *Job {
 	lv := q.byPrio[p]
-	if lv == nil || len(lv.types) == 0 {
+	if lv == nil {
 		return nil
 	}
-	tq := lv.types[0]
-	l := tq.topLane()
-	for !l.fresh() { // stale cost: move it down, look again
-		tq.bands[l.band].fix(l.idx)
-		tq.settle()
-		tq = lv.types[0]
+	var l *lane
+	if len(lv.types) > 0 {
+		tq := lv.types[0]
 		l = tq.topLane()
+		for !l.fresh() { // stale cost: move it down, look again
+			tq.bands[l.band].fix(l.idx)
+			tq.settle()
+			tq = lv.types[0]
+			l = tq.topLane()
+		}
+	}
+	// A lane its group held may run again once the group is open (has
+	// room), as in Best.
+	for _, g := range q.open {
+		if g.paused || g.nheld == 0 || !q.hasRoom(g) {
+			continue
+		}
+		if c := q.bestHeld(g, l, lv); c != nil {
+			l = c
+		}
+	}
+	if l == nil {
+		return nil
 	}
 	return l.front()
 }
