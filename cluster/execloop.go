@@ -37,6 +37,7 @@ type execLoop struct {
 	endedNow, endedBefore map[uint64]endedHere
 	cursor                ReadCursor // the grants read (GrantsSince)
 	lastFull              time.Time  // the last read of every grant (Granted)
+	fullFrom              time.Time  // when that read began
 	closing               *closeReq
 	killed, fenced        bool
 	// The fence: safe until the last good beat's start + LostAfter − 2
@@ -135,6 +136,13 @@ func (e *execLoop) closure(c *closure) {
 func (e *execLoop) handedOver(h handoff) {
 	if e.closing != nil || e.fenced {
 		return // as a read of the grants would not start them
+	}
+	if h.sent.Before(e.fullFrom) {
+		// A read of every grant began after it was sent, so after its
+		// grants committed: that read started them, or found them ended.
+		// An attempt that ran here then may be forgotten by now (two
+		// periods): handed over again, it would run twice.
+		return
 	}
 	for _, g := range h.grants {
 		if a := e.running[g.Seq]; a != nil && a.attempt == g.Attempt {
@@ -315,6 +323,7 @@ func (e *execLoop) checkGrants() {
 	full := time.Since(e.lastFull) >= e.cfg.Heartbeat
 	var grants []Grant
 	var err error
+	began := time.Now()
 	if full {
 		grants, err = e.x.n.b.Granted(ctx, e.x.n.id)
 	} else {
@@ -327,7 +336,7 @@ func (e *execLoop) checkGrants() {
 	}
 	e.retry.ok()
 	if full {
-		e.lastFull = time.Now()
+		e.lastFull, e.fullFrom = time.Now(), began
 		clear(e.early)
 	}
 	e.grantsRead(grants, full)

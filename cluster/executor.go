@@ -44,6 +44,7 @@ type handoff struct {
 	grants     []Grant
 	ends       chan<- End
 	leaderDone <-chan struct{}
+	sent       time.Time // when the leader handed it over: after its grants committed
 }
 
 // endedHere is an attempt that ended on this executor: handed, when its
@@ -123,6 +124,7 @@ func (x *executor) self() ([]string, map[string][][]string) {
 // this instance (handoff). The executor never waits on the leader, so the
 // leader may wait here.
 func (x *executor) handOver(h handoff) {
+	h.sent = time.Now()
 	select {
 	case x.local <- h:
 	case <-x.done:

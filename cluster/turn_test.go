@@ -437,3 +437,29 @@ func TestTurnNextAttemptWaitsForThePrevious(t *testing.T) {
 		t.Errorf("outstanding: %+v, want the second attempt on a", w)
 	}
 }
+
+// TestExecStaleHandoffIsNotRun: a handoff that waited behind a read of
+// every grant begun after it was sent is dropped — that read started its
+// grants, or found them ended here (an end this executor may have
+// forgotten since: handed over again, the attempt would run twice) —
+// while a handoff sent after the last full read starts its grants.
+func TestExecStaleHandoffIsNotRun(t *testing.T) {
+	x := &executor{n: &Node{cfg: Config{Heartbeat: time.Minute, LostAfter: time.Hour}, id: "me", b: &reportBackend{}, log: zap.NewNop()},
+		ended: make(chan ended, 1)}
+	e := newExecLoop(x)
+	defer e.fence.Stop()
+	e.handlers["t"] = func(context.Context, messages.DurableJob) error { return nil }
+	g := Grant{Seq: 7, Attempt: 2, Record: &core.JobRecord{Seq: 7, Type: "t", ID: "7"}}
+	sent := time.Now()
+	e.fullFrom = sent.Add(time.Millisecond)
+	e.handedOver(handoff{grants: []Grant{g}, sent: sent})
+	var got []string
+	got = append(got, fmt.Sprintf("stale: %d running", len(e.running)))
+	e.handedOver(handoff{grants: []Grant{g}, sent: e.fullFrom.Add(time.Millisecond)})
+	got = append(got, fmt.Sprintf("fresh: %d running", len(e.running)))
+	d := <-x.ended
+	got = append(got, fmt.Sprintf("ended %d #%d", d.seq, d.attempt))
+	if diff := cmp.Diff([]string{"stale: 0 running", "fresh: 1 running", "ended 7 #2"}, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
