@@ -53,11 +53,16 @@ func (a *Actor) stopRunners() {
 // single-case receives (far cheaper than the full select), one of each
 // kind in turn so neither starves the other. The dispatches they ask for
 // are made once, at the end (flush). It reports whether it took any.
+//
+// A read of the state (a snapshot, an explanation) ends the batch: every
+// message of a batch is stamped with the time read at its first use, and
+// the reader may act on what it saw — move a mock clock, end a job — before
+// its next message; that message must not carry the batch's older time.
 func (a *Actor) drain() bool {
 	took := false
 	a.batching = true
 	for range maxBatch {
-		n := 0
+		n, read := 0, false
 		select {
 		case d := <-a.done:
 			a.finish(d)
@@ -67,6 +72,7 @@ func (a *Actor) drain() bool {
 		select {
 		case r := <-a.requests:
 			a.receive(r)
+			read = isRead(r)
 			n++
 		default:
 		}
@@ -74,10 +80,23 @@ func (a *Actor) drain() bool {
 			break
 		}
 		took = true
+		if read {
+			break
+		}
 	}
 	a.batching = false
 	a.flush()
 	return took
+}
+
+// isRead reports whether r only reads the state: its caller may act on
+// the answer before it sends again (drain).
+func isRead(r messages.Request) bool {
+	switch r.(type) {
+	case messages.SnapshotRequest, messages.ExplainRequest:
+		return true
+	}
+	return false
 }
 
 // flush makes the dispatch the batch so far has asked for, if any.
