@@ -15,14 +15,15 @@ FUZZ_BRIEF ?= 2000x
 FUZZTIME ?= 2m
 BENCH_COUNT ?= 6
 
-.PHONY: test check check-more no-binaries browser demo bench bench-cluster bench-cluster-net bench-module bench-smoke fuzz fuzz-brief soak fmt vet lint race invariant-long memsim
+.PHONY: test fmt-check check check-more no-binaries browser demo bench bench-cluster bench-cluster-net bench-module bench-smoke fuzz fuzz-brief soak fmt vet lint race invariant-long memsim
 
-## test: vet, gofmt, the unit, scenario and example tests with a short
-## invariant run (go test -short), then a line per skipped test and why.
-## go test's own vet pass is off: `go vet` ran every analyzer just before
-test: lint
-	@echo "test: go test -short ./..., a line per package as it ends"
-	@set -o pipefail; $(GO) test -short -vet=off -json $(PKGS) | $(GO) run ./internal/testsum
+## test: gofmt, then the unit, scenario and example tests with a short
+## invariant run (go test -short) and every vet analyzer (-vet=all, what
+## `go vet` runs: go test vets each package as it compiles it, so the
+## build is done once), then a line per skipped test and why
+test: fmt-check
+	@echo "test: go test -short -vet=all ./..., a line per package as it ends"
+	@set -o pipefail; $(GO) test -short -vet=all -json $(PKGS) | $(GO) run ./internal/testsum
 
 ## check: what test does, then -race over everything (the full invariant
 ## run included), a long invariant run, a brief run of every fuzz target and
@@ -52,7 +53,9 @@ bench-smoke:
 bench-module:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./... && { out=$$($(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./... 2>&1) || { echo "$$out" | grep -v '^Benchmark'; exit 1; }; }
 
-lint: vet
+lint: vet fmt-check
+
+fmt-check:
 	@out=$$(gofmt -l . | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:

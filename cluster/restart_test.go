@@ -86,6 +86,9 @@ func TestRestartedLeaderWaitsOutItsLease(t *testing.T) {
 // read the old grants as its own and ran them again under their old
 // attempt numbers, never declared lost.)
 func TestRestartedFollowerRunsNewGrantsOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two processes and a lease waited out (5–10 s); make check runs it")
+	}
 	r := newRestart(t)
 	lead := r.spawn("pod-0")
 	leadInc := lead.incarnation(t)

@@ -94,6 +94,9 @@ func TestStarvationWindowInClusterMem(t *testing.T) {
 // (5 units) falls inside the third interactive job (4 to 6 units), a
 // unit's margin either side.
 func TestStarvationWindowInCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time, a unit of 600 ms; TestStarvationWindowInClusterMem is its virtual-time twin; make check runs it")
+	}
 	url := pgtest.URL(t)
 	const unit = 600 * time.Millisecond // a unit of margin either side of the window's end
 	lead := joinLeader(t, url, fast("d", "lead", 1), fairsched.WithMaxConcurrency(1),

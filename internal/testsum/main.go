@@ -1,6 +1,6 @@
 // Command testsum reads `go test -json` on its standard input and prints
 // what `go test` prints without -v — a line per package, the output of
-// failed tests — plus one line per skipped test with its reason, which
+// failed tests, the compiler's and vet's complaints — plus one line per skipped test with its reason, which
 // plain `go test` hides: a test that cannot run here (no Chromium, no
 // PostgreSQL) says so in `make test`'s output. It exits 1 if anything
 // failed. While nothing has been printed for 15 s it prints a progress
@@ -134,6 +134,10 @@ func (s *summary) line(b []byte) {
 		s.packageEvent(e)
 	}
 	switch e.Action {
+	case "build-output": // a compile or vet error, as go build prints it
+		fmt.Fprint(s.out, e.Output)
+	case "build-fail":
+		s.failed = true
 	case "output":
 		if e.Test == "" && (strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "FAIL") ||
 			strings.HasPrefix(e.Output, "?") || strings.HasPrefix(e.Output, "panic")) {

@@ -33,6 +33,26 @@ func TestSkipsAndFailuresAreShown(t *testing.T) {
 	}
 }
 
+// TestVetComplaintsAreShown: what go vet (go test -vet) or the compiler
+// says of a package is printed as it comes, and fails the run.
+func TestVetComplaintsAreShown(t *testing.T) {
+	in := `{"ImportPath":"p [p.test]","Action":"build-output","Output":"# p\n"}
+{"ImportPath":"p [p.test]","Action":"build-output","Output":"p/a.go:5:2: unreachable code\n"}
+{"ImportPath":"p [p.test]","Action":"build-fail"}
+{"Action":"start","Package":"p"}
+{"Action":"output","Package":"p","Output":"FAIL\tp [build failed]\n"}
+{"Action":"fail","Package":"p","FailedBuild":"p [p.test]"}
+`
+	var out strings.Builder
+	if code := run(strings.NewReader(in), &out); code != 1 {
+		t.Errorf("exit %d; want 1", code)
+	}
+	want := "# p\np/a.go:5:2: unreachable code\nFAIL\tp [build failed]\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
 // TestProgressFillsTheSilence: after 15 s without a line printed, and
 // every 15 s of silence after that, a progress line says how long the run
 // has taken and which packages are done and running; a package line
