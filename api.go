@@ -73,7 +73,8 @@ const (
 //	MaxConcurrency int
 //
 //	// ConflictGroup: jobs whose types share a non-empty group never run at
-//	// the same time on the same job id. A name (CheckName).
+//	// the same time on the same job id. A name (valid UTF-8 without NUL, at
+//	// most MaxNameLen bytes).
 //	ConflictGroup ConflictGroup
 //
 //	// ConflictMode says whether the type's jobs run alone on their
@@ -217,9 +218,11 @@ type TierConfig = policy.TierConfig
 //	MaxPending int
 type TenantLimits = policy.TenantLimits
 
-// RefusalError is returned by RunSync and Submit for a job the scheduler
-// refused to queue: its Reason names the rule, and errors.Is matches the
-// rule's sentinel (ErrTenantLimit, ErrOverloaded).
+// RefusalError is the error of a job the scheduler refused to queue
+// (RunSync, Submit, Enqueue and their Many forms), or shed from the queue
+// for a newcomer (reason shed, WithShedding): its Reason names the rule,
+// and errors.Is matches the rule's sentinel (ErrTenantLimit,
+// ErrOverloaded).
 //
 // Fields, from policy.RefusalError:
 //
@@ -399,10 +402,11 @@ type RunningJob = core.RunningJob
 //	Submitted time.Time
 //
 //	// Reasons lists every rule that holds the job now, narrowest first:
-//	// the job's own state (paused, backoff, deferred), its (conflict
-//	// group, id), its type, its fairness key, its group, its tier, the
-//	// workers, the global cap (see Core.reasons for the full order). Empty
-//	// when nothing holds it: it starts at the next dispatch.
+//	// the job's own state (paused, backoff, scheduled, deferred; a durable
+//	// job without a handler, no_handler, alone), its (conflict group, id),
+//	// its type, its fairness key, its group, its tier, the workers, the
+//	// load signal, the global cap (the policy package's doc lists them in
+//	// order). Empty when nothing holds it: it starts at the next dispatch.
 //	Reasons []policy.Reason
 //
 //	// Reason is the headline: Reasons[0], the narrowest rule — the one to
@@ -757,7 +761,9 @@ func checkJob(j *messages.Job, opts []JobOption) (*messages.Job, error) {
 	return j, nil
 }
 
-// JobOption configures one job of RunSync or Submit.
+// JobOption configures one job of RunSync, Submit, SubmitPeriodic or
+// Enqueue (and their Many and JSON forms); each option's doc says where it
+// applies.
 type JobOption interface{ applyJob(*messages.Job) }
 
 type jobOptionFunc func(*messages.Job)
@@ -768,9 +774,9 @@ func (f jobOptionFunc) applyJob(j *messages.Job) { f(j) }
 // instead of the learned estimate of its (type, id), for callers that know
 // what a job costs (a request's size, a batch's length). The learned
 // estimate keeps learning from the job's wall time all the same. It is also
-// what the job takes from each rate limit that applies (WithRateLimit; spec
-// 4: one unit for the fair queue and the quota): cost in seconds, rounded
-// up to a whole token — 4s takes 4 tokens, 2.5s takes 3, 1ns takes 1 — at
+// what the job takes from each rate limit that applies (WithRateLimit: one
+// unit for the fair queue and the quota): cost in seconds, rounded up to a
+// whole token — 4s takes 4 tokens, 2.5s takes 3, 1ns takes 1 — at
 // most the bucket's burst. A job without it takes 1. 0 means the estimate
 // (and 1 token); a negative cost is ErrInvalidJob. Given, it overrides the
 // tokens of a workload rule the job's labels match (WithLabels).
@@ -928,8 +934,8 @@ func WithRandSeed(seed uint64) Option {
 // starts (once started, it waits for the result); the run itself waits as
 // long as the request that allows the longest wait (its own d, or its
 // type's QueueTimeout, none if both are 0). JobExpired.Waited and
-// the error report the whole wait, pauses included. A RunSync context
-// deadline works as before, beside it (it does not stop during a pause).
+// the error report the whole wait, pauses included. A RunSync's context
+// deadline holds beside it (and does not stop during a pause).
 // The scheduler arms one timer, for the earliest deadline. Given, it
 // overrides the queue timeout of a workload rule the job's labels match
 // (WithLabels), which overrides its type's.
@@ -1176,7 +1182,8 @@ func (o *options) fail(err error) {
 //   - periodic jobs (SubmitPeriodic) and their saved last runs;
 //   - eviction of idle keys and estimates (WithIdleExpiry) and the store's
 //     periodic saves (WithStore);
-//   - the adaptive limit's measurement windows (WithAdaptiveLimit).
+//   - the load signal's readings (WithLoadSignal's Every), which the
+//     adaptive limit may follow (WithAdaptiveLimit).
 //
 // Tests pass a *clock.Mock and move it with Add (package fairschedtest does
 // the set-up), or run in a testing/synctest bubble, where the wall clock is
@@ -1195,7 +1202,8 @@ func WithClock(c clock.Clock) Option {
 // tier, queue_depth, inflight, decision, reason_code, retry_delay_sec,
 // attempt) at info level, admissions and completions at debug level,
 // background job failures at error level. A job that starts to wait on
-// tenant_limit, rate_limited, no_workers or worker_busy is recorded once
+// tenant_limit, rate_limited, no_workers, worker_busy or overloaded is
+// recorded once
 // (decision defer) when it starts to wait. Default: zap.NewNop().
 func WithLogger(l *zap.Logger) Option {
 	return optionFunc(func(o *options) {
@@ -1552,7 +1560,7 @@ func WithTier(p Priority, cfg TierConfig) Option {
 }
 
 // WithPriorityMode sets what a job type's Priority means. The default,
-// PriorityValueIsCap, is the default: the value orders tiers and caps them
+// PriorityValueIsCap: the value orders tiers and caps them
 // (Priority(10) runs at most 10 jobs at once), so a priority is at least 1.
 // PriorityOrderOnly: priorities from 0 up only order
 // dispatch (and scoring), and a tier has a cap only where WithTier gives it

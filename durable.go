@@ -152,7 +152,7 @@ type JobStore = actor.JobStore
 //
 //	// Granted, in cluster mode, is the instance a previous leader granted
 //	// the job to and that still runs it, as the store read it: the new
-//	// leader counts it as running until it ends (core.Resume). Never
+//	// leader counts it as running until it ends. Never
 //	// written: the store keeps grants in columns of their own.
 //	Granted string
 type JobRecord = core.JobRecord

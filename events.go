@@ -3,11 +3,11 @@ package fairsched
 import "github.com/fairsched/fairsched/messages"
 
 // Event is something the scheduler did, delivered to subscribers (see
-// Subscribe). It is a closed sum: its variants are the types of this file
-// (JobQueued, JobJoined, JobCancelled, JobAdmitted, JobCompleted, JobFailed, JobAged,
-// GroupAllocationChanged, JobDenied, JobExpired, JobDropped,
-// JobSuperseded, JobRefused, JobPreempted) and PolicyApplied, and no other
-// type can implement it, so a type switch over them is exhaustive.
+// Subscribe). It is a closed sum: its variants are JobQueued, JobJoined,
+// JobCancelled, JobAdmitted, JobCompleted, JobFailed, JobAged,
+// GroupAllocationChanged, JobDenied, JobExpired, JobDropped, JobSuperseded,
+// JobRefused, JobPreempted and PolicyApplied, and no other type can
+// implement it, so a type switch over them is exhaustive.
 // Every variant has a Time, read from the scheduler's clock when the event
 // happened, and serialises to JSON with snake_case field names; durations
 // are nanoseconds, as in a Snapshot.

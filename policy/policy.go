@@ -81,7 +81,8 @@ type JobTypeConfig struct {
 	// cap (the tier and global caps still apply). Must not be negative.
 	MaxConcurrency int `json:"max_concurrency"`
 	// ConflictGroup: jobs whose types share a non-empty group never run at
-	// the same time on the same job id. A name (CheckName).
+	// the same time on the same job id. A name (valid UTF-8 without NUL, at
+	// most MaxNameLen bytes).
 	ConflictGroup ConflictGroup `json:"conflict_group,omitempty"`
 	// ConflictMode says whether the type's jobs run alone on their
 	// (ConflictGroup, id) — ConflictExclusive, the zero value — or together
