@@ -18,8 +18,9 @@ import (
 // Fields, from cluster.Config:
 //
 //	// Domain names the cluster: instances of one domain share its jobs
-//	// and one leader. Domain and Instance are names: valid UTF-8 without
-//	// NUL, at most 1 024 bytes (policy.MaxNameLen), else ErrInvalidConfig.
+//	// and one leader. Domain and Instance are required names: valid UTF-8
+//	// without NUL, at most 1 024 bytes (policy.MaxNameLen), else
+//	// ErrInvalidConfig.
 //	Domain string
 //
 //	// Instance names this instance: unique among the instances running

@@ -53,8 +53,9 @@ import (
 // Config is one instance's part in a cluster.
 type Config struct {
 	// Domain names the cluster: instances of one domain share its jobs
-	// and one leader. Domain and Instance are names: valid UTF-8 without
-	// NUL, at most 1 024 bytes (policy.MaxNameLen), else ErrInvalidConfig.
+	// and one leader. Domain and Instance are required names: valid UTF-8
+	// without NUL, at most 1 024 bytes (policy.MaxNameLen), else
+	// ErrInvalidConfig.
 	Domain string
 	// Instance names this instance: unique among the instances running
 	// at once, and best stable across restarts (a Kubernetes pod's name,
