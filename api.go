@@ -982,8 +982,9 @@ func InheritPriority(ctx context.Context) JobOption {
 
 // SetKeyWeight changes a fairness key's weight at run time, from its next
 // admission on (see WithKeyWeight); weight 0 restores the default of 1. It
-// fails with ErrInvalidConfig, changing nothing, for a negative or infinite
-// weight.
+// fails with ErrInvalidConfig, changing nothing, for a weight outside
+// [MinKeyWeight, MaxKeyWeight] (a negative, infinite or NaN one included)
+// or a key that is not a valid name.
 func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
 	if err := s.check(); err != nil {
 		return err
@@ -1616,7 +1617,7 @@ func (o *options) tenants() *policy.TenantsConfig {
 // of its jobs charges the job's cost divided by the weight, so keys that
 // all have work waiting receive service, in cost, in proportion to their
 // weights — a key of weight 2 twice that of a key of weight 1. A weight
-// must be positive and finite (ErrInvalidConfig from New).
+// must lie within [MinKeyWeight, MaxKeyWeight] (ErrInvalidConfig from New).
 func WithKeyWeight(key string, weight float64) Option {
 	return optionFunc(func(o *options) {
 		if o.limits.KeyWeights == nil {
