@@ -97,9 +97,10 @@ const (
 //	// WithRetry); the zero value retries nothing.
 //	Retry RetryPolicy
 //
-//	// Coalesce: requests for a (type, id) that is pending share its run
-//	// (see fairsched's package doc); its runs execute in a scheduler
-//	// goroutine, RunSync callers waiting for the result.
+//	// Coalesce: requests for a (type, id) that is pending share one run of
+//	// the first request's function, which executes in a scheduler
+//	// goroutine; every RunSync caller gets its result (a caller that leaves
+//	// is answered at once), and a run that has started is never joined.
 //	Coalesce bool
 //
 //	// RequiresWorker: jobs of the type run only on a free worker slot that
