@@ -318,8 +318,9 @@ func WithRetention(d time.Duration) Option {
 }
 
 // DeadJob is a durable job that failed for good: its retries used up, a
-// Permanent error, a panic, its queue timeout, or the admission policy's
-// denial. It stays in the store until requeued or deleted.
+// Permanent error, a panic, its queue timeout, the admission policy's
+// denial, or shedding (ShedDurable). It stays in the store until requeued
+// or deleted.
 type DeadJob struct {
 	Job
 	// LastError is the text of the error it failed with, as stored:
