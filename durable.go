@@ -329,8 +329,8 @@ type DeadJob struct {
 	FailedAt  time.Time
 }
 
-// DeadJobs lists the dead jobs, oldest first; at most limit of them (0:
-// all). A dead job whose record the store refuses — even with its error
+// DeadJobs lists the dead jobs in the order they were enqueued (by
+// sequence number, not by when they died); at most limit of them (0: all). A dead job whose record the store refuses — even with its error
 // text cleaned — has its record deleted instead, so that it cannot run
 // again, and leaves this list once that delete is committed.
 func (s *Scheduler) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {
