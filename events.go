@@ -328,8 +328,11 @@ const (
 // In cluster mode the events are the leader's, published through the
 // database only while some instance has subscribers: an instance's first
 // Subscribe returns once the leader has read the subscription — at once
-// on the leader's own instance, within a Heartbeat on another — so the
-// events of every job submitted after it are delivered.
+// on the leader's own instance, about a Heartbeat on another — so the
+// events of every job submitted after it are delivered. When no leader
+// reads it within a LeaseTTL and a Heartbeat (none is elected), Subscribe
+// returns all the same, and the events before a leader reads it are not
+// published.
 func (s *Scheduler) Subscribe(buffer int) (events <-chan Event, cancel func()) {
 	if s.check() != nil {
 		ch := make(chan Event)
