@@ -1054,6 +1054,10 @@ func (s *Scheduler) group(op messages.GroupOpKind, group string, weight int) err
 // rises up to date per snapshot, so beyond that many it may lag (see
 // Snapshot.AgingRises). A request whose ctx has ended
 // before the owner reaches it is skipped.
+//
+// In cluster mode the leader's instance answers with the whole domain's
+// jobs; another instance's snapshot holds only its Cluster part (which
+// names the leader) and its EventsLost.
 func (s *Scheduler) Snapshot(ctx context.Context, opts ...SnapshotOption) (Snapshot, error) {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "Snapshot"); err != nil {
 		return Snapshot{}, err
