@@ -685,6 +685,12 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 // running or being charged and RunSync returns ctx.Err(). If ctx ends while
 // it runs, fn's context is cancelled and RunSync returns what fn returns. A
 // panic in fn is returned as a *PanicError.
+//
+// In cluster mode fn runs on this instance, in a goroutine of its own, once
+// the leader grants the job here. When ctx ends RunSync returns ctx.Err()
+// at once: fn's context is cancelled if it runs, and a job still pending
+// stays in the leader's queue until it is admitted (and charged), then
+// ends without running fn.
 func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey string,
 	fn func(context.Context) error, opts ...JobOption) error {
 	if err := s.checkCtx(ctx, ErrInvalidJob, "RunSync"); err != nil {
