@@ -1141,6 +1141,14 @@ func SnapshotAll() SnapshotOption { return snapshotRows(0) }
 // does not say whose job: closing another scheduler from inside a job with
 // a context not derived from the job's may therefore return ErrCloseInJob
 // while that scheduler's last jobs still run.)
+//
+// In cluster mode Close leaves the cluster: a leader hands its lease over
+// at once, and this instance lets the functions and handlers running here
+// return (within ctx), reports their ends, then answers every RunSync
+// still waiting with ErrClosed — one whose function has returned but whose
+// end the leader has not applied yet included — and returns nil. Its
+// pending RunSync and Submit jobs do not run; durable jobs stay in the
+// database for the other instances.
 func (s *Scheduler) Close(ctx context.Context) error {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "Close"); err != nil {
 		return err
