@@ -824,7 +824,9 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 // with its own function and a fresh aging clock (it arrives now). Without a
 // pending job it is a plain Submit. A running job is never replaced (if its
 // attempt fails and retries, the retry is pending again: a later Supersede
-// replaces it).
+// replaces it). On Enqueue it replaces the payload and options of the
+// pending durable job of the (type, id) (see Enqueue); on RunSync it does
+// nothing.
 func Supersede() JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.More().Supersede = true })
 }
