@@ -258,13 +258,15 @@ func (s *Scheduler) durableJob(t JobType, id string, payload []byte, opts []JobO
 }
 
 // RunAt makes a durable job due at t: until then it waits in the queue
-// (reason scheduled), in one heap with one timer, across restarts.
+// (reason scheduled), in one heap with one timer, across restarts. It
+// applies to Enqueue only: on Submit or RunSync it does nothing.
 func RunAt(t time.Time) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.More().RunAt = t })
 }
 
 // Delay makes a durable job due d after Enqueue (RunAt of the clock's
-// time then plus d).
+// time then plus d); a negative d is ErrInvalidJob. It applies to Enqueue
+// only: on Submit or RunSync it does nothing.
 func Delay(d time.Duration) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.More().Delay = d })
 }
