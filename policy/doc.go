@@ -42,8 +42,9 @@
 // (pool_overloaded), the load signal reads overloaded with OverloadRefuse
 // (overloaded). The tenant's rules come first: a noisy tenant is told it is
 // the noisy one, even when the whole scheduler is saturated. With shedding,
-// a newcomer that the full queue would refuse takes the place of the newest
-// job of the key furthest over its fair share, which is refused (shed); and
+// a newcomer that the full queue would refuse, whose key claims less than
+// the key furthest over its fair share, takes the place of that key's
+// newest job, which is refused (shed); and
 // deadline-aware admission refuses a RunSync that would start after its
 // deadline (start_after_deadline).
 //
