@@ -73,7 +73,8 @@ const (
 //	MaxConcurrency int
 //
 //	// ConflictGroup: jobs whose types share a non-empty group never run at
-//	// the same time on the same job id. A name (CheckName).
+//	// the same time on the same job id. A name (valid UTF-8 without NUL, at
+//	// most MaxNameLen bytes).
 //	ConflictGroup ConflictGroup
 //
 //	// ConflictMode says whether the type's jobs run alone on their
@@ -96,9 +97,10 @@ const (
 //	// WithRetry); the zero value retries nothing.
 //	Retry RetryPolicy
 //
-//	// Coalesce: requests for a (type, id) that is pending share its run
-//	// (see fairsched's package doc); its runs execute in a scheduler
-//	// goroutine, RunSync callers waiting for the result.
+//	// Coalesce: requests for a (type, id) that is pending share one run of
+//	// the first request's function, which executes in a scheduler
+//	// goroutine; every RunSync caller gets its result (a caller that leaves
+//	// is answered at once), and a run that has started is never joined.
 //	Coalesce bool
 //
 //	// RequiresWorker: jobs of the type run only on a free worker slot that
@@ -217,9 +219,11 @@ type TierConfig = policy.TierConfig
 //	MaxPending int
 type TenantLimits = policy.TenantLimits
 
-// RefusalError is returned by RunSync and Submit for a job the scheduler
-// refused to queue: its Reason names the rule, and errors.Is matches the
-// rule's sentinel (ErrTenantLimit, ErrOverloaded).
+// RefusalError is the error of a job the scheduler refused to queue
+// (RunSync, Submit, Enqueue and their Many forms), or shed from the queue
+// for a newcomer (reason shed, WithShedding): its Reason names the rule,
+// and errors.Is matches the rule's sentinel (ErrTenantLimit,
+// ErrOverloaded).
 //
 // Fields, from policy.RefusalError:
 //
@@ -399,10 +403,11 @@ type RunningJob = core.RunningJob
 //	Submitted time.Time
 //
 //	// Reasons lists every rule that holds the job now, narrowest first:
-//	// the job's own state (paused, backoff, deferred), its (conflict
-//	// group, id), its type, its fairness key, its group, its tier, the
-//	// workers, the global cap (see Core.reasons for the full order). Empty
-//	// when nothing holds it: it starts at the next dispatch.
+//	// the job's own state (paused, backoff, scheduled, deferred; a durable
+//	// job without a handler, no_handler, alone), its (conflict group, id),
+//	// its type, its fairness key, its group, its tier, the workers, the
+//	// load signal, the global cap (the policy package's doc lists them in
+//	// order). Empty when nothing holds it: it starts at the next dispatch.
 //	Reasons []policy.Reason
 //
 //	// Reason is the headline: Reasons[0], the narrowest rule — the one to
@@ -680,6 +685,12 @@ func (s *Scheduler) RegisterType(t JobType, cfg JobTypeConfig) error {
 // running or being charged and RunSync returns ctx.Err(). If ctx ends while
 // it runs, fn's context is cancelled and RunSync returns what fn returns. A
 // panic in fn is returned as a *PanicError.
+//
+// In cluster mode fn runs on this instance, in a goroutine of its own, once
+// the leader grants the job here. When ctx ends RunSync returns ctx.Err()
+// at once: fn's context is cancelled if it runs, and a job still pending
+// stays in the leader's queue until it is admitted (and charged), then
+// ends without running fn.
 func (s *Scheduler) RunSync(ctx context.Context, t JobType, jobID, fairnessKey string,
 	fn func(context.Context) error, opts ...JobOption) error {
 	if err := s.checkCtx(ctx, ErrInvalidJob, "RunSync"); err != nil {
@@ -757,7 +768,9 @@ func checkJob(j *messages.Job, opts []JobOption) (*messages.Job, error) {
 	return j, nil
 }
 
-// JobOption configures one job of RunSync or Submit.
+// JobOption configures one job of RunSync, Submit, SubmitPeriodic or
+// Enqueue (and their Many and JSON forms); each option's doc says where it
+// applies.
 type JobOption interface{ applyJob(*messages.Job) }
 
 type jobOptionFunc func(*messages.Job)
@@ -768,9 +781,9 @@ func (f jobOptionFunc) applyJob(j *messages.Job) { f(j) }
 // instead of the learned estimate of its (type, id), for callers that know
 // what a job costs (a request's size, a batch's length). The learned
 // estimate keeps learning from the job's wall time all the same. It is also
-// what the job takes from each rate limit that applies (WithRateLimit; spec
-// 4: one unit for the fair queue and the quota): cost in seconds, rounded
-// up to a whole token — 4s takes 4 tokens, 2.5s takes 3, 1ns takes 1 — at
+// what the job takes from each rate limit that applies (WithRateLimit: one
+// unit for the fair queue and the quota): cost in seconds, rounded up to a
+// whole token — 4s takes 4 tokens, 2.5s takes 3, 1ns takes 1 — at
 // most the bucket's burst. A job without it takes 1. 0 means the estimate
 // (and 1 token); a negative cost is ErrInvalidJob. Given, it overrides the
 // tokens of a workload rule the job's labels match (WithLabels).
@@ -811,7 +824,9 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 // with its own function and a fresh aging clock (it arrives now). Without a
 // pending job it is a plain Submit. A running job is never replaced (if its
 // attempt fails and retries, the retry is pending again: a later Supersede
-// replaces it).
+// replaces it). On Enqueue it replaces the payload and options of the
+// pending durable job of the (type, id) (see Enqueue); on RunSync it does
+// nothing.
 func Supersede() JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.More().Supersede = true })
 }
@@ -928,8 +943,8 @@ func WithRandSeed(seed uint64) Option {
 // starts (once started, it waits for the result); the run itself waits as
 // long as the request that allows the longest wait (its own d, or its
 // type's QueueTimeout, none if both are 0). JobExpired.Waited and
-// the error report the whole wait, pauses included. A RunSync context
-// deadline works as before, beside it (it does not stop during a pause).
+// the error report the whole wait, pauses included. A RunSync's context
+// deadline holds beside it (and does not stop during a pause).
 // The scheduler arms one timer, for the earliest deadline. Given, it
 // overrides the queue timeout of a workload rule the job's labels match
 // (WithLabels), which overrides its type's.
@@ -976,8 +991,9 @@ func InheritPriority(ctx context.Context) JobOption {
 
 // SetKeyWeight changes a fairness key's weight at run time, from its next
 // admission on (see WithKeyWeight); weight 0 restores the default of 1. It
-// fails with ErrInvalidConfig, changing nothing, for a negative or infinite
-// weight.
+// fails with ErrInvalidConfig, changing nothing, for a weight outside
+// [MinKeyWeight, MaxKeyWeight] (a negative, infinite or NaN one included)
+// or a key that is not a valid name.
 func (s *Scheduler) SetKeyWeight(key string, weight float64) error {
 	if err := s.check(); err != nil {
 		return err
@@ -1046,6 +1062,10 @@ func (s *Scheduler) group(op messages.GroupOpKind, group string, weight int) err
 // rises up to date per snapshot, so beyond that many it may lag (see
 // Snapshot.AgingRises). A request whose ctx has ended
 // before the owner reaches it is skipped.
+//
+// In cluster mode the leader's instance answers with the whole domain's
+// jobs; another instance's snapshot holds only its Cluster part (which
+// names the leader) and its EventsLost.
 func (s *Scheduler) Snapshot(ctx context.Context, opts ...SnapshotOption) (Snapshot, error) {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "Snapshot"); err != nil {
 		return Snapshot{}, err
@@ -1123,6 +1143,15 @@ func SnapshotAll() SnapshotOption { return snapshotRows(0) }
 // does not say whose job: closing another scheduler from inside a job with
 // a context not derived from the job's may therefore return ErrCloseInJob
 // while that scheduler's last jobs still run.)
+//
+// In cluster mode Close leaves the cluster: a leader hands its lease over
+// at once, and this instance lets the functions and handlers running here
+// return (once ctx ends their contexts are cancelled), reports their ends,
+// then answers every RunSync still waiting with ErrClosed — one whose
+// function has returned but whose end the leader has not applied yet
+// included — and returns nil, ctx ended or not. Its
+// pending RunSync and Submit jobs do not run; durable jobs stay in the
+// database for the other instances.
 func (s *Scheduler) Close(ctx context.Context) error {
 	if err := s.checkCtx(ctx, ErrInvalidConfig, "Close"); err != nil {
 		return err
@@ -1176,7 +1205,8 @@ func (o *options) fail(err error) {
 //   - periodic jobs (SubmitPeriodic) and their saved last runs;
 //   - eviction of idle keys and estimates (WithIdleExpiry) and the store's
 //     periodic saves (WithStore);
-//   - the adaptive limit's measurement windows (WithAdaptiveLimit).
+//   - the load signal's readings (WithLoadSignal's Every), which the
+//     adaptive limit may follow (WithAdaptiveLimit).
 //
 // Tests pass a *clock.Mock and move it with Add (package fairschedtest does
 // the set-up), or run in a testing/synctest bubble, where the wall clock is
@@ -1195,7 +1225,8 @@ func WithClock(c clock.Clock) Option {
 // tier, queue_depth, inflight, decision, reason_code, retry_delay_sec,
 // attempt) at info level, admissions and completions at debug level,
 // background job failures at error level. A job that starts to wait on
-// tenant_limit, rate_limited, no_workers or worker_busy is recorded once
+// tenant_limit, rate_limited, no_workers, worker_busy or overloaded is
+// recorded once
 // (decision defer) when it starts to wait. Default: zap.NewNop().
 func WithLogger(l *zap.Logger) Option {
 	return optionFunc(func(o *options) {
@@ -1552,7 +1583,7 @@ func WithTier(p Priority, cfg TierConfig) Option {
 }
 
 // WithPriorityMode sets what a job type's Priority means. The default,
-// PriorityValueIsCap, is the default: the value orders tiers and caps them
+// PriorityValueIsCap: the value orders tiers and caps them
 // (Priority(10) runs at most 10 jobs at once), so a priority is at least 1.
 // PriorityOrderOnly: priorities from 0 up only order
 // dispatch (and scoring), and a tier has a cap only where WithTier gives it
@@ -1608,7 +1639,7 @@ func (o *options) tenants() *policy.TenantsConfig {
 // of its jobs charges the job's cost divided by the weight, so keys that
 // all have work waiting receive service, in cost, in proportion to their
 // weights — a key of weight 2 twice that of a key of weight 1. A weight
-// must be positive and finite (ErrInvalidConfig from New).
+// must lie within [MinKeyWeight, MaxKeyWeight] (ErrInvalidConfig from New).
 func WithKeyWeight(key string, weight float64) Option {
 	return optionFunc(func(o *options) {
 		if o.limits.KeyWeights == nil {

@@ -18,8 +18,9 @@ import (
 // Fields, from cluster.Config:
 //
 //	// Domain names the cluster: instances of one domain share its jobs
-//	// and one leader. Domain and Instance are names: valid UTF-8 without
-//	// NUL, at most 1 024 bytes (policy.MaxNameLen), else ErrInvalidConfig.
+//	// and one leader. Domain and Instance are required names: valid UTF-8
+//	// without NUL, at most 1 024 bytes (policy.MaxNameLen), else
+//	// ErrInvalidConfig.
 //	Domain string
 //
 //	// Instance names this instance: unique among the instances running
@@ -67,9 +68,9 @@ import (
 //	// what bounds a global cap's throughput (its size over that way's
 //	// time). For short jobs, where that way is most of a job's time; the
 //	// leader's instance then runs most of the work beside its
-//	// scheduling. The leader's own setting applies. Default: the
-//	// instance with the most free slots (ties: the leader's own), the
-//	// work spread.
+//	// scheduling. The leader's own setting applies. Default: among the
+//	// instances as specialised, the one with the most free slots (ties:
+//	// the leader's own, then by name), the work spread.
 //	LeaderFirst bool
 //
 //	// Logger receives the instance's logs (lease, heartbeats, lost

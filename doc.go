@@ -59,13 +59,13 @@
 //     0 only order, and tiers are capped only by WithTier — shares of the
 //     global cap and an absolute MaxRunning (a max_inflight).
 //   - Explanations: Snapshot lists every pending job with every rule that
-//     holds it (Reasons: paused, backoff, deferred, scheduled, no_handler,
+//     holds it (Reasons: paused, backoff, scheduled, deferred, no_handler,
 //     conflict, type_limit, tenant_limit, group_limit, rate_limited,
-//     tier_limit, no_workers, worker_busy, global_limit), the narrowest as
-//     its headline Reason,
-//     and, with scoring, its score;
-//     decisions are logged as structured records, and Subscribe streams
-//     them as events.
+//     tier_limit, no_workers, worker_busy, overloaded, global_limit), the
+//     narrowest as its headline Reason, and, with scoring, its score;
+//     Explain tells what holds one job and when it should start; decisions
+//     are logged as structured records, and Subscribe streams them as
+//     events.
 //
 // # Dispatch
 //

@@ -15,8 +15,9 @@ import (
 
 // notInDocs is what a public doc never names: a source file (a reader of
 // go doc has no such file before them, and it moves), an issue, a spec or
-// a change by number (history, which git log keeps).
-var notInDocs = regexp.MustCompile(`\b[\w./-]+\.go\b|\b[Ii]ssues? #?\d+|\b[Ss]pecs? \d|\b[Cc]hanges? \d+|#\d{2,}\b`)
+// a change by number (history, which git log keeps) — a line break
+// between the word and the number included.
+var notInDocs = regexp.MustCompile(`\b[\w./-]+\.go\b|\b[Ii]ssues?\s+#?\d+|\b[Ss]pec(?:s|'s)?\s+[A-Z]?\d|\b[Cc]hanges?\s+\d+|#\d{2,}\b`)
 
 // TestPublicDocs: the package doc and every exported identifier's doc
 // (fields included) of every package outside internal/ name no file,

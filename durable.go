@@ -152,7 +152,7 @@ type JobStore = actor.JobStore
 //
 //	// Granted, in cluster mode, is the instance a previous leader granted
 //	// the job to and that still runs it, as the store read it: the new
-//	// leader counts it as running until it ends (core.Resume). Never
+//	// leader counts it as running until it ends. Never
 //	// written: the store keeps grants in columns of their own.
 //	Granted string
 type JobRecord = core.JobRecord
@@ -258,13 +258,15 @@ func (s *Scheduler) durableJob(t JobType, id string, payload []byte, opts []JobO
 }
 
 // RunAt makes a durable job due at t: until then it waits in the queue
-// (reason scheduled), in one heap with one timer, across restarts.
+// (reason scheduled), in one heap with one timer, across restarts. It
+// applies to Enqueue only: on Submit or RunSync it does nothing.
 func RunAt(t time.Time) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.More().RunAt = t })
 }
 
 // Delay makes a durable job due d after Enqueue (RunAt of the clock's
-// time then plus d).
+// time then plus d); a negative d is ErrInvalidJob. It applies to Enqueue
+// only: on Submit or RunSync it does nothing.
 func Delay(d time.Duration) JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.More().Delay = d })
 }
@@ -318,8 +320,9 @@ func WithRetention(d time.Duration) Option {
 }
 
 // DeadJob is a durable job that failed for good: its retries used up, a
-// Permanent error, a panic, its queue timeout, or the admission policy's
-// denial. It stays in the store until requeued or deleted.
+// Permanent error, a panic, its queue timeout, the admission policy's
+// denial, or shedding (ShedDurable). It stays in the store until requeued
+// or deleted.
 type DeadJob struct {
 	Job
 	// LastError is the text of the error it failed with, as stored:
@@ -328,8 +331,8 @@ type DeadJob struct {
 	FailedAt  time.Time
 }
 
-// DeadJobs lists the dead jobs, oldest first; at most limit of them (0:
-// all). A dead job whose record the store refuses — even with its error
+// DeadJobs lists the dead jobs in the order they were enqueued (by
+// sequence number, not by when they died); at most limit of them (0: all). A dead job whose record the store refuses — even with its error
 // text cleaned — has its record deleted instead, so that it cannot run
 // again, and leaves this list once that delete is committed.
 func (s *Scheduler) DeadJobs(ctx context.Context, limit int) ([]DeadJob, error) {

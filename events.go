@@ -3,11 +3,11 @@ package fairsched
 import "github.com/fairsched/fairsched/messages"
 
 // Event is something the scheduler did, delivered to subscribers (see
-// Subscribe). It is a closed sum: its variants are the types of this file
-// (JobQueued, JobJoined, JobCancelled, JobAdmitted, JobCompleted, JobFailed, JobAged,
-// GroupAllocationChanged, JobDenied, JobExpired, JobDropped,
-// JobSuperseded, JobRefused, JobPreempted) and PolicyApplied, and no other
-// type can implement it, so a type switch over them is exhaustive.
+// Subscribe). It is a closed sum: its variants are JobQueued, JobJoined,
+// JobCancelled, JobAdmitted, JobCompleted, JobFailed, JobAged,
+// GroupAllocationChanged, JobDenied, JobExpired, JobDropped, JobSuperseded,
+// JobRefused, JobPreempted and PolicyApplied, and no other type can
+// implement it, so a type switch over them is exhaustive.
 // Every variant has a Time, read from the scheduler's clock when the event
 // happened, and serialises to JSON with snake_case field names; durations
 // are nanoseconds, as in a Snapshot.
@@ -328,8 +328,11 @@ const (
 // In cluster mode the events are the leader's, published through the
 // database only while some instance has subscribers: an instance's first
 // Subscribe returns once the leader has read the subscription — at once
-// on the leader's own instance, within a Heartbeat on another — so the
-// events of every job submitted after it are delivered.
+// on the leader's own instance, about a Heartbeat on another — so the
+// events of every job submitted after it are delivered. When no leader
+// reads it within a LeaseTTL and a Heartbeat (none is elected), Subscribe
+// returns all the same, and the events before a leader reads it are not
+// published.
 func (s *Scheduler) Subscribe(buffer int) (events <-chan Event, cancel func()) {
 	if s.check() != nil {
 		ch := make(chan Event)

@@ -40,7 +40,8 @@ type LoadSignal = policy.LoadSignal
 //	WorkerSlots, WorkersBusy int
 type LoadState = policy.LoadState
 
-// LoadFunc adapts a function to LoadSignal.
+// LoadFunc adapts a func(LoadState) (float64, error) to LoadSignal: its
+// Load calls the function.
 type LoadFunc = policy.LoadFunc
 
 // LoadConfig is the load signal's settings (WithLoadSignal).

@@ -19,7 +19,8 @@ import (
 // Fields, from policy.Policy:
 //
 //	// Version names this policy in the event and the metric that record
-//	// it once applied (a name: CheckName, at most MaxLabelLen bytes).
+//	// it once applied (a name: valid UTF-8 without NUL, at most
+//	// MaxLabelLen bytes).
 //	Version string
 //
 //	// MaxConcurrency caps running jobs over all tiers; 0 leaves the cap

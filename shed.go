@@ -11,9 +11,9 @@ const ReasonShed = policy.ReasonShed
 type ShedOption func(*policy.ShedConfig)
 
 // ShedDurable lets WithShedding shed durable jobs: a shed durable job leaves
-// the queue and its record ends dead with the shed error (listed and
-// pruned with the dead jobs). Without it only
-// in-memory jobs are shed, and a durable one is never dropped for another.
+// the queue and its record ends dead with the shed error (DeadJobs lists
+// it; RequeueDead and DeleteDead act on it). Without it only in-memory
+// jobs are shed, and a durable one is never dropped for another.
 func ShedDurable() ShedOption {
 	return func(c *policy.ShedConfig) { c.Durable = true }
 }

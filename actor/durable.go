@@ -68,7 +68,8 @@ type JobOp struct {
 var (
 	// ErrDuplicateJob: an unfinished durable job of the (type, id) exists.
 	ErrDuplicateJob = errors.New("fairsched: duplicate durable job")
-	// ErrNoJobStore: Enqueue without a store that keeps jobs.
+	// ErrNoJobStore: Enqueue, RegisterHandler or a dead-job call without a
+	// store that keeps jobs.
 	ErrNoJobStore = errors.New("fairsched: no store for durable jobs (WithStore with a JobStore, such as boltstore's)")
 	// EndWritten is what a durable job's handler returns when the job
 	// succeeded and the handler's own write already deleted its record:

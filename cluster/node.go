@@ -13,8 +13,11 @@
 //     expire before the next one could succeed;
 //   - the leader (while leading) feeds the jobs other instances insert
 //     into its scheduler, places each admitted job on an instance (the
-//     owner of a RunSync or Submit; else the instance with a handler and
-//     the most free slots, or the leader's own first with LeaderFirst),
+//     owner of a RunSync or Submit; a job on a worker slot on the
+//     worker's instance; else, among the instances with a handler and a
+//     free slot, the most specialised — handlers for the fewest types —
+//     then the one with the most free slots, or the leader's own first
+//     with LeaderFirst),
 //     writes the grants in batches fenced by its epoch — each with the
 //     deletes of the successes answered since —, and reads the ends back,
 //     declaring silent instances lost;
@@ -53,8 +56,9 @@ import (
 // Config is one instance's part in a cluster.
 type Config struct {
 	// Domain names the cluster: instances of one domain share its jobs
-	// and one leader. Domain and Instance are names: valid UTF-8 without
-	// NUL, at most 1 024 bytes (policy.MaxNameLen), else ErrInvalidConfig.
+	// and one leader. Domain and Instance are required names: valid UTF-8
+	// without NUL, at most 1 024 bytes (policy.MaxNameLen), else
+	// ErrInvalidConfig.
 	Domain string
 	// Instance names this instance: unique among the instances running
 	// at once, and best stable across restarts (a Kubernetes pod's name,
@@ -97,9 +101,9 @@ type Config struct {
 	// what bounds a global cap's throughput (its size over that way's
 	// time). For short jobs, where that way is most of a job's time; the
 	// leader's instance then runs most of the work beside its
-	// scheduling. The leader's own setting applies. Default: the
-	// instance with the most free slots (ties: the leader's own), the
-	// work spread.
+	// scheduling. The leader's own setting applies. Default: among the
+	// instances as specialised, the one with the most free slots (ties:
+	// the leader's own, then by name), the work spread.
 	LeaderFirst bool
 
 	// Logger receives the instance's logs (lease, heartbeats, lost

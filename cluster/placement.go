@@ -38,8 +38,8 @@ func (v placeView) choose(typ policy.JobType, owner, worker string) choice {
 		}
 		return choice{instance: home}
 	}
-	// The most specialised instance with a free slot (spec 3's rule for
-	// worker slots): the one with the fewest types, so that those taking
+	// The most specialised instance with a free slot (the rule of worker
+	// slots): the one with the fewest types, so that those taking
 	// more stay free for types only they take; then the most free slots
 	// (or the leader's own first: LeaderFirst), then the name (better).
 	var best *instance

@@ -59,7 +59,7 @@ type JobRecord struct {
 	OnDemand bool `json:"on_demand,omitempty"`
 	// Granted, in cluster mode, is the instance a previous leader granted
 	// the job to and that still runs it, as the store read it: the new
-	// leader counts it as running until it ends (core.Resume). Never
+	// leader counts it as running until it ends. Never
 	// written: the store keeps grants in columns of their own.
 	Granted string `json:"-"`
 }

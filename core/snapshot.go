@@ -160,10 +160,11 @@ type PendingJob struct {
 	InheritedPriority *policy.Priority `json:"inherited_priority,omitempty"`
 	Submitted         time.Time        `json:"submitted"`
 	// Reasons lists every rule that holds the job now, narrowest first:
-	// the job's own state (paused, backoff, deferred), its (conflict
-	// group, id), its type, its fairness key, its group, its tier, the
-	// workers, the global cap (see Core.reasons for the full order). Empty
-	// when nothing holds it: it starts at the next dispatch.
+	// the job's own state (paused, backoff, scheduled, deferred; a durable
+	// job without a handler, no_handler, alone), its (conflict group, id),
+	// its type, its fairness key, its group, its tier, the workers, the
+	// load signal, the global cap (the policy package's doc lists them in
+	// order). Empty when nothing holds it: it starts at the next dispatch.
 	Reasons []policy.Reason `json:"reasons,omitempty"`
 	// Reason is the headline: Reasons[0], the narrowest rule — the one to
 	// look at first, since lifting a broader one (a bigger global cap)

@@ -24,10 +24,11 @@
 // # Accumulated cost (virtual time)
 //
 // Each fairness key has an accumulated cost V(k). Admitting a job adds its
-// current estimate to V(k) at once (not at completion), so a key that has
-// just been given an expensive job yields to the others immediately. The
-// dispatcher prefers the key with the smallest V: V plays the role of the
-// virtual finish time of weighted fair queuing with equal weights.
+// current estimate, divided by the key's weight (1 unless WithKeyWeight sets
+// one), to V(k) at once (not at completion), so a key that has just been
+// given an expensive job yields to the others immediately. The dispatcher
+// prefers the key with the smallest V: V plays the role of the virtual
+// finish time of weighted fair queuing.
 //
 // A key is active while it has pending or running jobs. When a key becomes
 // active, new or back from being idle, it starts at

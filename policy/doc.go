@@ -14,6 +14,7 @@
 //
 //	the job's group G is not paused                 else paused        (PauseGroup)
 //	its retry backoff has run out                    else backoff       (RetryPolicy)
+//	a durable job's due time has come                else scheduled     (RunAt, Delay)
 //	the admission policy's deferral has run out      else deferred      (WithAdmissionPolicy)
 //	(group g, i) free for t's ConflictMode (below)   else conflict      (never when g = "")
 //	running(type t)    < t.MaxConcurrency            else type_limit    (no cap when 0)
@@ -25,18 +26,27 @@
 //	running(tier p)    < cap(p)                      else tier_limit    (see Tier caps below)
 //	running + 1 + Σ_{q≠p} owed(q) ≤ MaxConcurrency   else tier_limit    (reservations of tiers with WithTier)
 //	a free worker slot takes t                       else no_workers or worker_busy (RequiresWorker)
+//	the load signal's last reading is not overloaded else overloaded    (WithLoadSignal, OverloadDefer)
 //	running            < MaxConcurrency (global)     else global_limit  (no cap when unset)
 //
-// (The reservations' row counts only while the global cap has room.)
+// (The reservations' row counts only while the global cap has room.) A
+// durable job whose type has no handler yet is not in the queue at all: a
+// snapshot lists it with the one reason no_handler until RegisterHandler.
 // Among the jobs that may start, the next is the one with the highest
 // effective priority, then the lowest accumulated cost of its fairness key,
 // then the earliest arrival.
 //
-// Two rules refuse a submission instead, before it is queued (a
-// RefusalError): its key already has k.MaxPending jobs pending
-// (tenant_limit), or the queue holds Limits.MaxPending (pool_overloaded).
-// The tenant's rules come first: a noisy tenant is told it is the noisy one,
-// even when the whole scheduler is saturated.
+// Other rules refuse a submission instead, before it is queued (a
+// RefusalError), in this order: its key already has k.MaxPending jobs
+// pending (tenant_limit), the queue holds Limits.MaxPending
+// (pool_overloaded), the load signal reads overloaded with OverloadRefuse
+// (overloaded). The tenant's rules come first: a noisy tenant is told it is
+// the noisy one, even when the whole scheduler is saturated. With shedding,
+// a newcomer that the full queue would refuse, whose key claims less than
+// the key furthest over its fair share, takes the place of that key's
+// newest job, which is refused (shed); and
+// deadline-aware admission refuses a RunSync that would start after its
+// deadline (start_after_deadline).
 //
 // # Tier caps and priority modes
 //
@@ -64,7 +74,7 @@
 // tier hold slots its groups cannot use while the groups that have them
 // hold only other tiers' jobs, which the reservation keeps out — every
 // slot idle, for good. So under any
-// pressure each tier keeps its reservation (the spec's P2 floor), a busy
+// pressure each tier keeps its reservation (its floor), a busy
 // tier grows into what idle lenders leave, up to its burst, and borrowed
 // slots come back as their jobs finish: nothing is preempted. Whether a
 // tier may start depends on every tier's running and waiting counts, so
@@ -260,7 +270,7 @@
 //	qᵢ = min(hᵢ, wᵢ·λ)            gets uᵢ and C − Σ uᵢ slots stay idle)
 //
 // and qᵢ is group i's exact share beyond its minimum. It is the fixed point
-// of the spec's steps, share by weight, clip to demand and limit,
+// of the obvious steps, share by weight, clip to demand and limit,
 // redistribute the excess, repeated until no slot is left or every group is
 // full. A group is saturated (qᵢ = hᵢ) when hᵢ ≤ wᵢ·λ. λ is found in
 // passes: at the current level λ = R′/W′, R′ being what the saturated
@@ -293,15 +303,15 @@
 // rounded up in one round can be rounded up again in the next and end more
 // than a slot above its share (a test shows one at 5 for an exact 3.5).
 //
-// The spec's example: C = 16, A with w 3, l 12, d 50,000; B with w 1, l 6,
+// An example: C = 16, A with w 3, l 12, d 50,000; B with w 1, l 6,
 // m 2, d 200. μ_B = 2, R = 14, h_A = 12, h_B = 4; at λ = 14/4 neither
 // saturates (12 > 10.5, 4 > 3.5), so q_A = 10.5, q_B = 3.5. The floors give
 // 10 and 3 and leave one slot; the remainders tie at ½, and B, holding 5
-// slots to A's 10, takes it: A 10, B 6, as the spec says. Names alone would
+// slots to A's 10, takes it: A 10, B 6. Names alone would
 // decide by spelling ("A" < "B" gives A 11, B 5; "s3://b2-backup" <
-// "s3://prod" gives the spec's answer); counting the minimum inside the
+// "s3://prod" gives A 10, B 6 by luck); counting the minimum inside the
 // weighted share (C by weight, then raise B to 2) would give A 12, B 4,
-// while the spec adds the minimum on top. With B at 3 jobs: u_B = 3,
+// while the minimum is added on top. With B at 3 jobs: u_B = 3,
 // h_B = 1 ≤ 3.5 saturates B at 3; then λ = 13/3 and h_A = 12 ≤ 13
 // saturates A at its limit 12; 1 slot stays idle.
 //

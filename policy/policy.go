@@ -81,7 +81,8 @@ type JobTypeConfig struct {
 	// cap (the tier and global caps still apply). Must not be negative.
 	MaxConcurrency int `json:"max_concurrency"`
 	// ConflictGroup: jobs whose types share a non-empty group never run at
-	// the same time on the same job id. A name (CheckName).
+	// the same time on the same job id. A name (valid UTF-8 without NUL, at
+	// most MaxNameLen bytes).
 	ConflictGroup ConflictGroup `json:"conflict_group,omitempty"`
 	// ConflictMode says whether the type's jobs run alone on their
 	// (ConflictGroup, id) — ConflictExclusive, the zero value — or together
@@ -99,9 +100,10 @@ type JobTypeConfig struct {
 	// Retry retries the type's failed jobs (unless a job sets its own with
 	// WithRetry); the zero value retries nothing.
 	Retry RetryPolicy `json:"retry,omitzero"`
-	// Coalesce: requests for a (type, id) that is pending share its run
-	// (see fairsched's package doc); its runs execute in a scheduler
-	// goroutine, RunSync callers waiting for the result.
+	// Coalesce: requests for a (type, id) that is pending share one run of
+	// the first request's function, which executes in a scheduler
+	// goroutine; every RunSync caller gets its result (a caller that leaves
+	// is answered at once), and a run that has started is never joined.
 	Coalesce bool `json:"coalesce,omitempty"`
 	// RequiresWorker: jobs of the type run only on a free worker slot that
 	// supports the type (Scheduler.RegisterWorker), one job per slot; they

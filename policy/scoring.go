@@ -14,7 +14,7 @@ import (
 //	on-demand = OnDemandBonus + OnDemandAgeWeight·age (RunSync work only)
 //
 // with age in whole seconds since the job arrived. The zero value of a
-// field takes the spec's default; a negative value is invalid.
+// field takes the default below; a negative value is invalid.
 type ScoreConfig struct {
 	PriorityWeight    float64 `json:"priority_weight"`      // per priority unit; default 1024
 	AgeWeight         float64 `json:"age_weight"`           // per second waited; default 16
@@ -23,7 +23,7 @@ type ScoreConfig struct {
 	OnDemandAgeWeight float64 `json:"on_demand_age_weight"` // per second, on top of AgeWeight, for RunSync work; default 32
 }
 
-// The spec's coefficients: powers of two, so a priority unit is worth
+// The default coefficients: powers of two, so a priority unit is worth
 // 1024/16 = 64 seconds of waiting.
 const (
 	DefaultPriorityWeight    = 1024

@@ -57,8 +57,8 @@ func QueueLength(bound int) LoadSignal {
 
 // WorkerUtilisation is a load signal of the slots in use: busy worker slots
 // over registered ones when workers are registered, else running jobs over
-// the global cap (0 while unlimited). Spec'd overload is at 0.9 and above,
-// LoadConfig's default threshold.
+// the global cap (0 while unlimited). Overload is at 0.9 and above by
+// default (LoadConfig's default threshold).
 func WorkerUtilisation() LoadSignal {
 	return LoadFunc(func(s LoadState) (float64, error) {
 		switch {
@@ -214,8 +214,8 @@ func (l Limits) validateLoad() error {
 var errNaN = errors.New("the reading is not a number")
 
 // MaxOf is a load signal of several: the highest of their readings, so
-// that the service is overloaded when any of them is (spec'd as "at 90 %
-// of the slots busy or 90 % of the CPU"). A signal that fails is left out
+// that the service is overloaded when any of them is (with the default
+// threshold: at 90 % of the slots busy or 90 % of the CPU). A signal that fails is left out
 // of the reading; MaxOf fails only when all of them do (none at all
 // included), with their errors. A panic of one is the whole reading's.
 func MaxOf(signals ...LoadSignal) LoadSignal {

@@ -18,7 +18,8 @@ import (
 // and the rate limits must stay as they are.
 type Policy struct {
 	// Version names this policy in the event and the metric that record
-	// it once applied (a name: CheckName, at most MaxLabelLen bytes).
+	// it once applied (a name: valid UTF-8 without NUL, at most
+	// MaxLabelLen bytes).
 	Version string
 	// MaxConcurrency caps running jobs over all tiers; 0 leaves the cap
 	// as it is.

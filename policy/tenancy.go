@@ -110,8 +110,9 @@ func (c *TenantsConfig) Validate() error {
 	return nil
 }
 
-// RefusalError is the error of a submission the scheduler refused: the job
-// was never queued. Reason says which rule refused it; errors.Is matches it
+// RefusalError is the error of a submission the scheduler refused, which
+// was never queued, or of a pending job shed for a newcomer (ReasonShed).
+// Reason says which rule refused it; errors.Is matches it
 // with the rule's sentinel (ErrTenantLimit, ErrOverloaded).
 type RefusalError struct {
 	Reason Reason
