@@ -826,7 +826,9 @@ func (s *Scheduler) SubmitPeriodic(t JobType, jobID string, every time.Duration,
 // attempt fails and retries, the retry is pending again: a later Supersede
 // replaces it). On Enqueue it replaces the payload and options of the
 // pending durable job of the (type, id) (see Enqueue); on RunSync it does
-// nothing.
+// nothing. For a type with JobTypeConfig.Coalesce a Submit is a request
+// for the pending run of its (type, id), Supersede or not: it joins that
+// run, which keeps its first function.
 func Supersede() JobOption {
 	return jobOptionFunc(func(j *messages.Job) { j.More().Supersede = true })
 }

@@ -48,6 +48,42 @@ func TestRetriesStopWhenTheCallerLeaves(t *testing.T) {
 	})
 }
 
+// TestSupersedeJoinsACoalescedRun: for a type with Coalesce, a Submit
+// with Supersede is one more request for the pending run of its (type,
+// id): it joins it, the run keeps its first function, and the RunSync
+// caller waiting for it gets that run's result.
+func TestSupersedeJoinsACoalescedRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := startScheduler(t, map[fairsched.JobType]fairsched.JobTypeConfig{
+			"render": {DefaultCost: time.Second, Priority: 4, MaxConcurrency: 1, Coalesce: true}})
+		busy := testkit.NewGate()
+		if err := s.Submit("render", "busy", busy.Run); err != nil {
+			t.Fatal(err)
+		}
+		var ran []string
+		waited := make(chan error, 1)
+		go func() {
+			waited <- s.RunSync(context.Background(), "render", "dash", "", func(context.Context) error {
+				ran = append(ran, "v1")
+				return nil
+			})
+		}()
+		synctest.Wait() // the caller waits for the pending run
+		if err := s.Submit("render", "dash", func(context.Context) error { ran = append(ran, "v2"); return nil },
+			fairsched.Supersede()); err != nil {
+			t.Fatal(err)
+		}
+		busy.Release(nil)
+		if err := <-waited; err != nil {
+			t.Errorf("RunSync = %v; want the run's nil", err)
+		}
+		synctest.Wait()
+		if diff := cmp.Diff([]string{"v1"}, ran); diff != "" {
+			t.Errorf("runs (-want +got):\n%s", diff)
+		}
+	})
+}
+
 // TestTTLInBackoffReportsTheFailure: a RunSync whose time to live runs out
 // while it waits for its retry gets its last attempt's error, not
 // ErrExpired, which means the job never ran.
