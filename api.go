@@ -1149,9 +1149,9 @@ func SnapshotAll() SnapshotOption { return snapshotRows(0) }
 // In cluster mode Close leaves the cluster: a leader hands its lease over
 // at once, and this instance lets the functions and handlers running here
 // return (once ctx ends their contexts are cancelled), reports their ends,
-// then answers every RunSync still waiting with ErrClosed — one whose
-// function has returned but whose end the leader has not applied yet
-// included — and returns nil, ctx ended or not. Its
+// then answers every RunSync still waiting — nil when its function ran
+// here and returned nil (its end not yet applied by the leader), else
+// ErrClosed — and returns nil, ctx ended or not. Its
 // pending RunSync and Submit jobs do not run; durable jobs stay in the
 // database for the other instances.
 func (s *Scheduler) Close(ctx context.Context) error {

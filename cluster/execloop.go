@@ -213,6 +213,7 @@ func (e *execLoop) take(d ended) {
 	end := endOf(e.x.n.id, d)
 	if c := e.closures[d.seq]; c != nil {
 		c.running, c.lastErr = false, d.err
+		c.succeeded = c.succeeded || d.err == nil
 		if c.done != nil && c.ctx.Err() != nil && d.err != nil {
 			end.Kind = EndPermanent // its caller left: no retry
 		}
@@ -483,7 +484,12 @@ func (e *execLoop) closed() bool {
 		e.flush()
 	}
 	for _, c := range e.closures {
-		if c.done != nil {
+		if c.done == nil {
+			continue
+		}
+		if c.succeeded {
+			c.done <- nil // its function ran here and returned nil
+		} else {
 			c.done <- actor.ErrClosed
 		}
 	}

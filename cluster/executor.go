@@ -82,6 +82,9 @@ type closure struct {
 	done    chan error // the RunSync caller's; nil for Submit
 	lastErr error      // of its last attempt here
 	running bool
+	// succeeded: an attempt here returned nil. Its end may not be read
+	// back as final before a Close; the caller is answered nil then.
+	succeeded bool
 }
 
 // attempt is one grant running here.

@@ -43,6 +43,15 @@ type hcLink struct {
 	landed    atomic.Int32
 	fenced    atomic.Int32
 	revoked   atomic.Int32 // RevokeJob written
+	// finalsHeld: Finals reads no job as final (the leader is behind).
+	finalsHeld atomic.Bool
+}
+
+func (l *hcLink) Finals(ctx context.Context, seqs []uint64) ([]cluster.Final, error) {
+	if l.finalsHeld.Load() {
+		return nil, nil
+	}
+	return l.Backend.Finals(ctx, seqs)
 }
 
 func (l *hcLink) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64, why cluster.RevokeCause) error {
@@ -603,5 +612,33 @@ func TestHardLeaderStopsWhileACancelledJobStops(t *testing.T) {
 			closed <- c.nodes["lead"].Close(ctx)
 		}()
 		c.until("the leader's instance closed", func() bool { return len(closed) == 1 })
+	})
+}
+
+// TestCloseAnswersARunSyncThatRan: a graceful Close that comes after a
+// RunSync's function returned nil, while its end is not yet read back as
+// final, answers the caller nil — its function ran and succeeded — not
+// ErrClosed, which would tell it the function may not have run.
+func TestCloseAnswersARunSyncThatRan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newHC(t)
+		c.join("a", true, false)
+		c.leads("a")
+		c.links["a"].finalsHeld.Store(true)
+		s := c.nodes["a"]
+		ran := make(chan struct{})
+		answered := make(chan error, 1)
+		go func() {
+			answered <- s.RunSync(context.Background(), hcType, "x", "", func(context.Context) error { close(ran); return nil })
+		}()
+		<-ran
+		synctest.Wait() // its end is taken
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		delete(c.nodes, "a")
+		if err := <-answered; err != nil {
+			t.Errorf("RunSync = %v; want nil (its function ran and returned nil)", err)
+		}
 	})
 }
