@@ -282,9 +282,9 @@ func (c *Core) preempt(now time.Time) {
 
 // preemptCandidate returns the next job of tier p when it waits only for a
 // slot that a lower tier's running job could free, else nil. A job its
-// key, group or conflict holds back is held or parked on the way, as
-// Dispatch would, and the next one looked at; one that waits on a rate
-// limit ends the search (a preemption would not start it).
+// key, group, conflict or rate limit holds back is held, parked or waits
+// for its tokens on the way, as Dispatch would hold it once the slot is
+// free, and the next one is looked at: the job the freed slot would go to.
 func (c *Core) preemptCandidate(now time.Time, p policy.Priority) *Job {
 	for {
 		qj := c.queue.BestOf(p)
@@ -293,8 +293,6 @@ func (c *Core) preemptCandidate(now time.Time, p policy.Priority) *Job {
 		}
 		j := jobOf(qj)
 		switch {
-		case c.buckets != nil && c.emptyBucket(now, j) != nil:
-			return nil
 		case c.holdsBack(now, j):
 			continue
 		case c.usage.Blocker(j.slot, j.ID) != policy.ReasonGlobalLimit:
@@ -318,11 +316,18 @@ func (c *Core) victimFor(p policy.Priority) *Job {
 		if best != nil && (q > best.Priority() || q == best.Priority() && r.admitted < best.admitted) {
 			continue
 		}
-		if c.usage.FreedFor(p, q) {
+		if c.usage.FreedFor(p, q, c.countsWaiting(r)) {
 			best = r
 		}
 	}
 	return best
+}
+
+// countsWaiting reports whether running job j, waiting again, would count
+// among its tier's waiting jobs: not while its group is allocated no slot
+// (countWaiting).
+func (c *Core) countsWaiting(j *Job) bool {
+	return c.limits.Groups == nil || j.grp().alloc > 0
 }
 
 // preemptEnded counts the end of victim j, whose preemption is over.
