@@ -16,10 +16,10 @@ import (
 //
 // Preemption. At the end of Dispatch, for each tier that preempts
 // (highest first) with no preemption of its own still in flight: its next
-// job not held back by its key, group or a conflict (those are held or
-// parked as Dispatch would) must wait only because of the slots — the
-// global cap or another tier's reservation — and not on its tier's cap or
-// a rate limit. Then the running background job of the lowest tier below
+// job not held back by its key, group, a conflict or a rate limit (those
+// are held, parked or wait for their tokens as Dispatch would) must wait
+// only because of the slots — the global cap or another tier's
+// reservation — and not on its tier's cap. Then the running background job of the lowest tier below
 // it whose type is Preemptible, the most recently admitted first (least
 // work lost), and whose slot would let the waiting job start
 // (policy.Usage.FreedFor), is chosen, if the tier's budget has room. A budget spent sets a wake-up for when it has
