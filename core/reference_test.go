@@ -1707,6 +1707,9 @@ func runReferenceWith(t *testing.T, o refOptions) {
 				}
 				continue
 			}
+			if op > ops+100000 { // every finish a victim's: preemption churns
+				run.fail(op, "jobs never drain: %d running, %d pending", len(run.ref.running), len(run.ref.pending))
+			}
 			rj := run.ref.running[run.rng.IntN(len(run.ref.running))]
 			run.logf("drain finish #%d", rj.seq)
 			run.allocOp = allocOp{kind: "event", group: rj.group}
