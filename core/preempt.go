@@ -19,11 +19,14 @@ import (
 // job not held back by its key, group, a conflict or a rate limit (those
 // are held, parked or wait for their tokens as Dispatch would) must wait
 // only because of the slots — the global cap or another tier's
-// reservation — and not on its tier's cap. Then the running background job of the lowest tier below
-// it whose type is Preemptible, the most recently admitted first (least
-// work lost), and whose slot would let the waiting job start
-// (policy.Usage.FreedFor), is chosen, if the tier's budget has room. A budget spent sets a wake-up for when it has
-// room again (NextWake): the core's one timer. A tier has at most one
+// reservation — and not on its tier's cap. Then the running background
+// job of the lowest tier below it whose type is Preemptible, of an
+// effective priority below the waiting job's (else, waiting again, it
+// could take the slot back and be preempted again), the most recently
+// admitted first (least work lost), and whose slot would let the waiting
+// job start (policy.Usage.FreedFor), is chosen, if the tier's budget has
+// room. A budget spent sets a wake-up for when it has room again
+// (NextWake): the core's one timer. A tier has at most one
 // preemption in flight, so a victim slow to return is not followed by
 // another for the same waiting job.
 //
@@ -261,7 +264,7 @@ func (c *Core) preempt(now time.Time) {
 		if j == nil {
 			continue
 		}
-		v := c.victimFor(pr.p)
+		v := c.victimFor(pr.p, j)
 		if v == nil {
 			continue
 		}
@@ -302,15 +305,22 @@ func (c *Core) preemptCandidate(now time.Time, p policy.Priority) *Job {
 	}
 }
 
-// victimFor returns the running job to preempt for a job of tier p: of
-// the lowest tier below p, a Preemptible background job not already being
-// preempted, the most recently admitted, whose slot tier p could take.
-// O(running jobs); it runs only when a preempting tier's job waits.
-func (c *Core) victimFor(p policy.Priority) *Job {
+// victimFor returns the running job to preempt for cand, a job of tier p:
+// of the lowest tier below p, a Preemptible background job not already
+// being preempted, the most recently admitted, whose slot tier p could
+// take. A job whose effective priority (inherited or aged) is not below
+// cand's is passed over: waiting again, it could take the slot back
+// first, and be preempted again, for ever. O(running jobs); it runs only
+// when a preempting tier's job waits.
+func (c *Core) victimFor(p policy.Priority, cand *Job) *Job {
 	var best *Job
+	candEff := c.queue.Effective(&cand.Job, cand.Priority())
 	for _, r := range c.running {
 		q := r.Priority()
 		if q >= p || !r.slot.Config.Preemptible || r.OnDemand || r.isRun || r.preemptBy != nil {
+			continue
+		}
+		if c.queue.Effective(&r.Job, q) >= candEff {
 			continue
 		}
 		if best != nil && (q > best.Priority() || q == best.Priority() && r.admitted < best.admitted) {

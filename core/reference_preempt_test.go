@@ -25,8 +25,10 @@ import (
 //	first, with no victim of its own still running: take p's first job in
 //	dispatch order that waits on nothing but the slots (the global cap or
 //	a tier limit) — a job passed over that waits only on its tokens besides
-//	has had its turn: its scope waits for them, as in dispatch; among the running jobs below p of preemptible types not
-//	chosen already, those whose absence (the job waiting again) would let
+//	has had its turn: its scope waits for them, as in dispatch; among the
+//	running jobs below p of preemptible types not chosen already, of an
+//	effective priority below the job's (else, waiting again, it could take
+//	the slot back), those whose absence (the job waiting again) would let
 //	it start; of them the lowest tier, then the latest admitted; chosen if
 //	fewer than Max preemptions of p fall within the last Window.
 type refRules struct {
@@ -134,7 +136,7 @@ func (r *refScheduler) preempt(now time.Time) {
 		}
 		var victim *refJob
 		for _, v := range r.running {
-			if v.prio >= p || !r.types[v.typ].Preemptible || v.onDemand || r.isVictim(v) || !r.freedBy(now, cand, v) {
+			if v.prio >= p || !r.types[v.typ].Preemptible || v.onDemand || r.isVictim(v) || r.effective(v, now) >= r.effective(cand, now) || !r.freedBy(now, cand, v) {
 				continue
 			}
 			if victim == nil || v.prio <= victim.prio {
