@@ -34,8 +34,20 @@ func (tl *timeline) at(sec int) {
 // context ends first (it then returns the cause).
 func (tl *timeline) submit(sec int, typ fairsched.JobType, id string, dur int, opts ...fairsched.JobOption) {
 	tl.at(sec)
-	err := tl.s.Submit(typ, id, func(ctx context.Context) error {
+	if err := tl.s.Submit(typ, id, tl.job(typ, id, dur, nil), opts...); err != nil {
+		tl.t.Fatal(err)
+	}
+}
+
+// job returns the function of a job that calls then (if not nil) with its
+// context and runs dur seconds unless its context ends first (it then
+// returns the cause), recording its attempt.
+func (tl *timeline) job(typ fairsched.JobType, id string, dur int, then func(context.Context)) func(context.Context) error {
+	return func(ctx context.Context) error {
 		began := time.Now()
+		if then != nil {
+			then(ctx)
+		}
 		var err error
 		select {
 		case <-time.After(time.Duration(dur) * time.Second):
@@ -44,9 +56,6 @@ func (tl *timeline) submit(sec int, typ fairsched.JobType, id string, dur int, o
 		}
 		tl.runs <- run{string(typ) + "/" + id, int(began.Sub(tl.start) / time.Second), int(time.Since(tl.start) / time.Second), errors.Is(err, fairsched.ErrPreempted)}
 		return err
-	}, opts...)
-	if err != nil {
-		tl.t.Fatal(err)
 	}
 }
 
@@ -171,6 +180,40 @@ func TestPreemptionFreesALentReservation(t *testing.T) {
 			"batch/b1@1":    {"batch/b1", 1, 4, true},
 			"critical/c1@4": {"critical/c1", 4, 7, false},
 			"batch/b1@12":   {"batch/b1", 12, 22, false},
+		}
+		if diff := cmp.Diff(want, tl.close()); diff != "" {
+			t.Errorf("timeline (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestPreemptionSparesAnInheritedPriority: a preemptible batch job that
+// inherited priority 5 from the urgent job that spawned it is not
+// preempted by critical work of tier 3: waiting again it would go first
+// and take the slot back, and c1 would wait all the same. One slot: b1
+// runs its 10 s, then c1. (Were b1 a victim, it would be preempted at 2 s,
+// its first second of work lost, and start again at once.)
+func TestPreemptionSparesAnInheritedPriority(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := tierScheduler(t, 1, map[fairsched.JobType]fairsched.JobTypeConfig{
+			"urgent":   {DefaultCost: time.Second, Priority: 5},
+			"critical": {DefaultCost: 3 * time.Second, Priority: 3},
+			"batch":    {DefaultCost: 10 * time.Second, Priority: 1, Preemptible: true},
+		}, fairsched.WithTier(3, fairsched.TierConfig{Preempt: &fairsched.PreemptBudget{Max: 3, Window: 100 * time.Second}}))
+		tl := newTimeline(t, s)
+		spawn := func(ctx context.Context) {
+			if err := s.Submit("batch", "b1", tl.job("batch", "b1", 10, nil), fairsched.InheritPriority(ctx)); err != nil {
+				t.Error(err)
+			}
+		}
+		if err := s.Submit("urgent", "u", tl.job("urgent", "u", 1, spawn)); err != nil {
+			t.Fatal(err)
+		}
+		tl.submit(2, "critical", "c1", 1)
+		want := map[string]run{
+			"urgent/u@0":     {"urgent/u", 0, 1, false},
+			"batch/b1@1":     {"batch/b1", 1, 11, false},
+			"critical/c1@11": {"critical/c1", 11, 12, false},
 		}
 		if diff := cmp.Diff(want, tl.close()); diff != "" {
 			t.Errorf("timeline (-want +got):\n%s", diff)
