@@ -16,14 +16,17 @@ import (
 //
 // Preemption. At the end of Dispatch, for each tier that preempts
 // (highest first) with no preemption of its own still in flight: its next
-// job not held back by its key, group or a conflict (those are held or
-// parked as Dispatch would) must wait only because of the slots — the
-// global cap or another tier's reservation — and not on its tier's cap or
-// a rate limit. Then the running background job of the lowest tier below
-// it whose type is Preemptible, the most recently admitted first (least
-// work lost), and whose slot would let the waiting job start
-// (policy.Usage.FreedFor), is chosen, if the tier's budget has room. A budget spent sets a wake-up for when it has
-// room again (NextWake): the core's one timer. A tier has at most one
+// job not held back by its key, group, a conflict or a rate limit (those
+// are held, parked or wait for their tokens as Dispatch would) must wait
+// only because of the slots — the global cap or another tier's
+// reservation — and not on its tier's cap. Then the running background
+// job of the lowest tier below it whose type is Preemptible, of an
+// effective priority below the waiting job's (else, waiting again, it
+// could take the slot back and be preempted again), the most recently
+// admitted first (least work lost), and whose slot would let the waiting
+// job start (policy.Usage.FreedFor), is chosen, if the tier's budget has
+// room. A budget spent sets a wake-up for when it has room again
+// (NextWake): the core's one timer. A tier has at most one
 // preemption in flight, so a victim slow to return is not followed by
 // another for the same waiting job.
 //
@@ -261,7 +264,7 @@ func (c *Core) preempt(now time.Time) {
 		if j == nil {
 			continue
 		}
-		v := c.victimFor(pr.p)
+		v := c.victimFor(pr.p, j)
 		if v == nil {
 			continue
 		}
@@ -282,9 +285,9 @@ func (c *Core) preempt(now time.Time) {
 
 // preemptCandidate returns the next job of tier p when it waits only for a
 // slot that a lower tier's running job could free, else nil. A job its
-// key, group or conflict holds back is held or parked on the way, as
-// Dispatch would, and the next one looked at; one that waits on a rate
-// limit ends the search (a preemption would not start it).
+// key, group, conflict or rate limit holds back is held, parked or waits
+// for its tokens on the way, as Dispatch would hold it once the slot is
+// free, and the next one is looked at: the job the freed slot would go to.
 func (c *Core) preemptCandidate(now time.Time, p policy.Priority) *Job {
 	for {
 		qj := c.queue.BestOf(p)
@@ -293,8 +296,6 @@ func (c *Core) preemptCandidate(now time.Time, p policy.Priority) *Job {
 		}
 		j := jobOf(qj)
 		switch {
-		case c.buckets != nil && c.emptyBucket(now, j) != nil:
-			return nil
 		case c.holdsBack(now, j):
 			continue
 		case c.usage.Blocker(j.slot, j.ID) != policy.ReasonGlobalLimit:
@@ -304,25 +305,39 @@ func (c *Core) preemptCandidate(now time.Time, p policy.Priority) *Job {
 	}
 }
 
-// victimFor returns the running job to preempt for a job of tier p: of
-// the lowest tier below p, a Preemptible background job not already being
-// preempted, the most recently admitted, whose slot tier p could take.
-// O(running jobs); it runs only when a preempting tier's job waits.
-func (c *Core) victimFor(p policy.Priority) *Job {
+// victimFor returns the running job to preempt for cand, a job of tier p:
+// of the lowest tier below p, a Preemptible background job not already
+// being preempted, the most recently admitted, whose slot tier p could
+// take. A job whose effective priority (inherited or aged) is not below
+// cand's is passed over: waiting again, it could take the slot back
+// first, and be preempted again, for ever. O(running jobs); it runs only
+// when a preempting tier's job waits.
+func (c *Core) victimFor(p policy.Priority, cand *Job) *Job {
 	var best *Job
+	candEff := c.queue.Effective(&cand.Job, cand.Priority())
 	for _, r := range c.running {
 		q := r.Priority()
 		if q >= p || !r.slot.Config.Preemptible || r.OnDemand || r.isRun || r.preemptBy != nil {
 			continue
 		}
+		if c.queue.Effective(&r.Job, q) >= candEff {
+			continue
+		}
 		if best != nil && (q > best.Priority() || q == best.Priority() && r.admitted < best.admitted) {
 			continue
 		}
-		if c.usage.FreedFor(p, q) {
+		if c.usage.FreedFor(p, q, c.countsWaiting(r)) {
 			best = r
 		}
 	}
 	return best
+}
+
+// countsWaiting reports whether running job j, waiting again, would count
+// among its tier's waiting jobs: not while its group is allocated no slot
+// (countWaiting).
+func (c *Core) countsWaiting(j *Job) bool {
+	return c.limits.Groups == nil || j.grp().alloc > 0
 }
 
 // preemptEnded counts the end of victim j, whose preemption is over.

@@ -17,13 +17,18 @@ import (
 //	lower tier q has pending jobs and has gone w without an admission
 //	(since its last admission, or since it last started to have pending
 //	jobs, whichever is later; the earliest such q, the lowest on a tie),
-//	admit instead q's first job in dispatch order that may start.
+//	admit instead q's first job in dispatch order that may start (a job
+//	of q passed over that waits only on its tokens has had its turn: its
+//	scope waits for them, as in dispatch).
 //
 //	preemption, after each dispatch, for each preempting tier p, highest
 //	first, with no victim of its own still running: take p's first job in
 //	dispatch order that waits on nothing but the slots (the global cap or
-//	a tier limit); among the running jobs below p of preemptible types not
-//	chosen already, those whose absence (the job waiting again) would let
+//	a tier limit) — a job passed over that waits only on its tokens besides
+//	has had its turn: its scope waits for them, as in dispatch; among the
+//	running jobs below p of preemptible types not chosen already, of an
+//	effective priority below the job's (else, waiting again, it could take
+//	the slot back), those whose absence (the job waiting again) would let
 //	it start; of them the lowest tier, then the latest admitted; chosen if
 //	fewer than Max preemptions of p fall within the last Window.
 type refRules struct {
@@ -37,7 +42,10 @@ type refRules struct {
 	// last went from no pending job to one.
 	lastAdmit, workSince map[policy.Priority]time.Time
 	chosen               []*refJob // victims of the last dispatch
-	starvedAdmits        int
+	// starvedAdmits counts the admissions a window gave: a job it picked
+	// that the admission policy then defers or denies is not one.
+	starvedAdmits int
+	picked        *refJob
 }
 
 func newRefRules(tiers map[policy.Priority]policy.TierConfig) *refRules {
@@ -67,6 +75,7 @@ func (r *refScheduler) arrives(now time.Time, j *refJob) {
 
 // starvedFirst returns the job to admit instead of next, or next.
 func (r *refScheduler) starvedFirst(now time.Time, next *refJob, alloc map[string]int) *refJob {
+	r.rules.picked = nil
 	w, ok := r.rules.windows[next.prio]
 	if !ok {
 		return next
@@ -93,12 +102,26 @@ func (r *refScheduler) starvedFirst(now time.Time, next *refJob, alloc map[strin
 		return next
 	}
 	for _, j := range r.sorted(now) {
-		if j.prio == *starved && len(r.blockers(j, now, alloc)) == 0 {
-			r.rules.starvedAdmits++
+		if j.prio != *starved {
+			continue
+		}
+		reasons := r.blockers(j, now, alloc)
+		if len(reasons) == 0 {
+			r.rules.picked = j
 			return j
+		}
+		if len(reasons) == 1 && reasons[0] == policy.ReasonRateLimited {
+			r.blockBucket(j, now) // its turn came, as in dispatch
 		}
 	}
 	return next
+}
+
+// admitting counts j's admission if a starvation window picked it.
+func (r *refScheduler) admitting(j *refJob) {
+	if r.rules != nil && r.rules.picked == j {
+		r.rules.starvedAdmits++
+	}
 }
 
 // preempt chooses the victims of the preempting tiers (r.rules.chosen).
@@ -113,7 +136,7 @@ func (r *refScheduler) preempt(now time.Time) {
 		}
 		var victim *refJob
 		for _, v := range r.running {
-			if v.prio >= p || !r.types[v.typ].Preemptible || v.onDemand || r.isVictim(v) || !r.freedBy(now, cand, v) {
+			if v.prio >= p || !r.types[v.typ].Preemptible || v.onDemand || r.isVictim(v) || r.effective(v, now) >= r.effective(cand, now) || !r.freedBy(now, cand, v) {
 				continue
 			}
 			if victim == nil || v.prio <= victim.prio {
@@ -146,10 +169,14 @@ func (r *refScheduler) slotsOnly(now time.Time, p policy.Priority) *refJob {
 		if j.prio != p {
 			continue
 		}
-		if !slices.ContainsFunc(r.blockers(j, now, alloc), func(x policy.Reason) bool {
-			return x != policy.ReasonGlobalLimit && x != policy.ReasonTierLimit
-		}) {
+		others := slices.DeleteFunc(r.blockers(j, now, alloc), func(x policy.Reason) bool {
+			return x == policy.ReasonGlobalLimit || x == policy.ReasonTierLimit
+		})
+		switch {
+		case len(others) == 0:
 			return j
+		case len(others) == 1 && others[0] == policy.ReasonRateLimited:
+			r.blockBucket(j, now) // its turn came, as in dispatch: its scope waits
 		}
 	}
 	return nil
@@ -268,7 +295,9 @@ func (run *refRun) requeuePreempted(rj *refJob, done Completion) {
 	if run.requeuedGroups == nil {
 		run.requeuedGroups = map[string]bool{}
 	}
-	run.requeuedGroups[rj.group] = true
+	// Its end drained the group for an instant only if nothing else of
+	// the group runs or waits.
+	run.requeuedGroups[rj.group] = run.requeuedGroups[rj.group] || run.ref.demand(rj.group) == 0
 	run.c.Requeue(run.now, run.jobs[rj.seq])
 	run.ref.requeue(run.now, rj)
 }

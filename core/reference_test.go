@@ -472,10 +472,14 @@ func (r *refScheduler) dispatch(now time.Time) []*refJob {
 		}
 		if r.rules != nil {
 			next = r.starvedFirst(now, next, alloc)
+			if len(r.blockers(next, now, alloc)) > 0 {
+				continue // a starved tier's job had its turn, and its scope now waits: next's too
+			}
 		}
 		if r.admission != nil && !r.ask(now, next) {
 			continue
 		}
+		r.admitting(next)
 		if r.groups != nil && r.groupRunning(next.group) >= alloc[next.group] {
 			if r.lending {
 				r.lent++
@@ -779,7 +783,7 @@ type refRun struct {
 	// may have drained.
 	deniedGroups map[string]bool
 	// requeuedGroups are the groups of victims this operation ended and
-	// requeued: the end drains such a group for an instant.
+	// requeued whose end drained them for an instant.
 	requeuedGroups map[string]bool
 	inherit        bool           // a third of the jobs carry a priority floor
 	hasWorkers     bool           // worker types; workers join and leave
@@ -1258,6 +1262,15 @@ func TestReferenceMatchesCore(t *testing.T) {
 	t.Run("workload-tiers-rules-groups", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, labelled: true, tierRules: true, grouped: true, groups: randomGroups})
 	})
+	// The tier rules and the workload rules beside every other feature:
+	// preemptions judged under pauses, urgency, rate limits, policies and
+	// TTLs, and lanes held for their groups as allocations move.
+	t.Run("tier-rules-everything", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, tierRules: true, expiring: true, adaptive: true, rated: true, policy: true, tiered: true, bounded: true, weighted: true, grouped: true, groups: randomGroups, aging: groupAging, inherit: true})
+	})
+	t.Run("workload-tiers-rules-groups-everything", func(t *testing.T) {
+		runReferenceWith(t, refOptions{seeds: 120, ops: 300, keys: []string{"", "a", "b", "c"}, labelled: true, tierRules: true, grouped: true, groups: randomGroups, tiered: true, inherit: true, bounded: true, weighted: true, expiring: true})
+	})
 	t.Run("hierarchy", func(t *testing.T) {
 		runReferenceWith(t, refOptions{seeds: 150, ops: 300, keys: []string{"", "a", "b", "c"}, hier: true, weighted: true})
 	})
@@ -1693,6 +1706,9 @@ func runReferenceWith(t *testing.T, o refOptions) {
 					t.Fatalf("seed %d: jobs never drain: %d pending:\n  %s", seed, len(run.ref.pending), strings.Join(held, "\n  "))
 				}
 				continue
+			}
+			if op > ops+100000 { // every finish a victim's: preemption churns
+				run.fail(op, "jobs never drain: %d running, %d pending", len(run.ref.running), len(run.ref.pending))
 			}
 			rj := run.ref.running[run.rng.IntN(len(run.ref.running))]
 			run.logf("drain finish #%d", rj.seq)

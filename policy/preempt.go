@@ -69,8 +69,11 @@ func cappedTiers(tiers map[Priority]TierConfig) map[Priority]TierConfig {
 // FreedFor reports whether one fewer running job of tier q — which would
 // then wait again — would let tier p start one more job, everything else
 // unchanged: tier p below its cap, and the slot freed not owed to another
-// tier's reservation (q's own included, if q fell below it).
-func (u *Usage) FreedFor(p, q Priority) bool {
+// tier's reservation (q's own included, if q fell below it). waits says
+// whether the job, waiting again, would count among q's waiting jobs (see
+// Waiting): if not, and q waits for nothing else, a q that lends its idle
+// reservation is owed none.
+func (u *Usage) FreedFor(p, q Priority, waits bool) bool {
 	if u.TierFull(p) || u.TierRunning(q) == 0 {
 		return false
 	}
@@ -86,7 +89,7 @@ func (u *Usage) FreedFor(p, q Priority) bool {
 			others += e.owed()
 			continue
 		}
-		if t := e.share; t != nil { // q with one job fewer and one more waiting
+		if t := e.share; t != nil && (waits || t.waiting > 0 || !t.lendIdle) { // q with one job fewer
 			others += max(0, t.reserved-(*e.running-1))
 		}
 	}

@@ -53,13 +53,14 @@ func TestTierRulesValidate(t *testing.T) {
 
 // TestFreedFor: whether one job fewer of tier q lets tier p start one —
 // not when p runs its cap, nor when the slot freed is owed to q's own
-// reservation or another tier's.
+// reservation or another tier's, unless q lends its idle reservation and
+// the job would not count as waiting.
 func TestFreedFor(t *testing.T) {
 	u := NewUsage(4)
 	u.SetTiers(map[Priority]TierConfig{
-		3: {BurstShare: 0.5},                  // at most 2
-		1: {MinShare: 0.25, BurstShare: 1},    // 1 reserved
-		2: {MinShare: 0.25, BurstShare: 0.75}, // 1 reserved
+		3: {BurstShare: 0.5},                                  // at most 2
+		1: {MinShare: 0.25, BurstShare: 1},                    // 1 reserved
+		2: {MinShare: 0.25, BurstShare: 0.75, LendIdle: true}, // 1 reserved, lent while idle
 	})
 	s3, s2, s1 := u.Slot("p3", JobTypeConfig{Priority: 3}), u.Slot("p2", JobTypeConfig{Priority: 2}), u.Slot("p1", JobTypeConfig{Priority: 1})
 	u.Start(s1, "a")
@@ -68,13 +69,17 @@ func TestFreedFor(t *testing.T) {
 	u.Start(s3, "d") // full: 1 + 1 + 2 of 4
 	u.Waiting(3, 1)
 	got := map[string]bool{
-		"3 over 1 (above its reservation)": u.FreedFor(3, 1),
-		"3 over 2 (at its reservation)":    u.FreedFor(3, 2),
+		"3 over 1 (above its reservation)":        u.FreedFor(3, 1, true),
+		"3 over 2 (at its reservation)":           u.FreedFor(3, 2, true),
+		"3 over 2 (lent: the job would not wait)": u.FreedFor(3, 2, false),
 	}
+	u.Waiting(2, 1)
+	got["3 over 2 (lent, but tier 2 waits)"] = u.FreedFor(3, 2, false)
 	u.Start(s3, "e") // tier 3 at its burst
 	u.Finish(s1, "b")
-	got["3 at its cap"] = u.FreedFor(3, 1)
-	want := map[string]bool{"3 over 1 (above its reservation)": true, "3 over 2 (at its reservation)": false, "3 at its cap": false}
+	got["3 at its cap"] = u.FreedFor(3, 1, true)
+	want := map[string]bool{"3 over 1 (above its reservation)": true, "3 over 2 (at its reservation)": false,
+		"3 over 2 (lent: the job would not wait)": true, "3 over 2 (lent, but tier 2 waits)": false, "3 at its cap": false}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("FreedFor (-want +got):\n%s", diff)
 	}

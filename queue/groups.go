@@ -244,11 +244,15 @@ func (q *Queue) bestOpen(bound *lane) *lane {
 }
 
 // bestHeld returns g's best held lane among types and tiers that are not
-// full if it beats bound (any, when bound is nil), or nil.
+// full if it beats bound (any, when bound is nil), or nil. With only, it
+// looks at that tier's lanes alone, blocked or not (as BestOf does).
 func (q *Queue) bestHeld(g *Group, bound *lane, only *level) *lane {
 	var best *lane
 	for _, s := range g.held {
-		if len(s.lanes) == 0 || s.tq.blocked || s.tq.level.blocked || only != nil && s.tq.level != only {
+		if len(s.lanes) == 0 || s.tq.blocked {
+			continue
+		}
+		if only != nil && s.tq.level != only || only == nil && s.tq.level.blocked {
 			continue
 		}
 		top := (*lane)(s.lanes[0])
