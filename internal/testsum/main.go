@@ -132,6 +132,9 @@ func (s *summary) line(b []byte) {
 	key := e.Package + "/" + e.Test
 	if e.Test == "" {
 		s.packageEvent(e)
+		if e.Action == "fail" {
+			s.unfinished(e.Package)
+		}
 	}
 	switch e.Action {
 	case "build-output": // a compile or vet error, as go build prints it
@@ -158,6 +161,25 @@ func (s *summary) line(b []byte) {
 		delete(s.output, key)
 	case "pass":
 		delete(s.output, key)
+	}
+}
+
+// unfinished prints the output of pkg's tests that never ended — a test
+// binary that timed out or panicked, its goroutine dump included — after
+// the package's FAIL line.
+func (s *summary) unfinished(pkg string) {
+	var keys []string
+	for k := range s.output {
+		if strings.HasPrefix(k, pkg+"/") && k != pkg+"/" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, l := range s.output[k] {
+			fmt.Fprint(s.out, l)
+		}
+		delete(s.output, k)
 	}
 }
 

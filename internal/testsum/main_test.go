@@ -53,6 +53,26 @@ func TestVetComplaintsAreShown(t *testing.T) {
 	}
 }
 
+// TestUnfinishedTestsAreShown: a test binary that times out or panics
+// ends its package with a fail while its running test never ends: that
+// test's output (the panic, the goroutine dump) is printed.
+func TestUnfinishedTestsAreShown(t *testing.T) {
+	in := `{"Action":"run","Package":"p","Test":"TestHang"}
+{"Action":"output","Package":"p","Test":"TestHang","Output":"panic: test timed out after 10m0s\n"}
+{"Action":"output","Package":"p","Test":"TestHang","Output":"goroutine 7 [select]:\n"}
+{"Action":"output","Package":"p","Output":"FAIL\tp\t600.1s\n"}
+{"Action":"fail","Package":"p"}
+`
+	var out strings.Builder
+	if code := run(strings.NewReader(in), &out); code != 1 {
+		t.Errorf("exit %d; want 1", code)
+	}
+	want := "FAIL\tp\t600.1s\npanic: test timed out after 10m0s\ngoroutine 7 [select]:\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
 // TestProgressFillsTheSilence: after 15 s without a line printed, and
 // every 15 s of silence after that, a progress line says how long the run
 // has taken and which packages are done and running; a package line
