@@ -12,6 +12,7 @@ import (
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -491,24 +492,24 @@ type SlotSnapshot = core.SlotSnapshot
 // PanicError is the error of a job whose function panicked. It carries the
 // panic value and the stack; errors.As finds it in RunSync's error.
 //
-// Fields, from actor.PanicError:
+// Fields, from machine.PanicError:
 //
 //	Value any // what the function panicked with
 //
 //	Stack []byte // the goroutine's stack at the panic
-type PanicError = actor.PanicError
+type PanicError = machine.PanicError
 
 // Errors. Match them with errors.Is: returned errors wrap them with details.
 var (
 	// ErrUnknownJobType: the job type was never registered.
 	ErrUnknownJobType = policy.ErrUnknownJobType
 	// ErrClosed: Close was called.
-	ErrClosed = actor.ErrClosed
+	ErrClosed = machine.ErrClosed
 	// ErrCloseInJob: Close was called from inside a job, which it would
 	// wait for. With the job's own context (or one derived from it) Close
 	// returns it at once and closes nothing; with another context the
 	// scheduler is closed and drains on its own once the job returns.
-	ErrCloseInJob = actor.ErrCloseInJob
+	ErrCloseInJob = machine.ErrCloseInJob
 	// ErrInvalidConfig: an option or a JobTypeConfig is out of range, or a
 	// name in it (a job type, conflict group, group, fairness key, worker
 	// id, cluster domain or instance) breaks the rule for names; the error
@@ -534,17 +535,17 @@ var (
 	// ErrStore: a store failed. The Store given to WithStore could not be
 	// read (New fails and the store is left as it was), a store could not
 	// be opened, or a write of the state or of durable jobs failed.
-	ErrStore = actor.ErrStore
+	ErrStore = machine.ErrStore
 	// ErrRecordRefused: a store refused a record for its content (a
 	// JobStore returns it, wrapped, for a batch it cannot commit because
 	// of one record's data); it also matches ErrStore. Only the refused
 	// record's call fails: the rest of its batch is committed.
-	ErrRecordRefused = actor.ErrRecordRefused
+	ErrRecordRefused = machine.ErrRecordRefused
 	// ErrOutcomeUnknown: the store's reply to a commit was lost, so the
 	// write may or may not have happened; it also matches ErrStore.
 	// Retrying an Enqueue with the same (type, id) is safe:
 	// ErrDuplicateJob then means the first one was stored.
-	ErrOutcomeUnknown = actor.ErrOutcomeUnknown
+	ErrOutcomeUnknown = machine.ErrOutcomeUnknown
 	// ErrExpired: the job was still pending when its queue timeout
 	// (WithQueueTimeout, JobTypeConfig.QueueTimeout) ran out; it never ran.
 	ErrExpired = policy.ErrExpired
@@ -630,12 +631,12 @@ func New(opts ...Option) (*Scheduler, error) {
 	var state core.State
 	var jobs []core.JobRecord
 	if o.store != nil {
-		st, err := actor.SafeLoad(o.store) // a panic too is an ErrStore
+		st, err := machine.SafeLoad(o.store) // a panic too is an ErrStore
 		if err != nil {
 			return nil, err
 		}
 		if js, ok := o.store.(JobStore); ok {
-			if jobs, err = actor.SafeLoadJobs(js); err != nil {
+			if jobs, err = machine.SafeLoadJobs(js); err != nil {
 				return nil, err
 			}
 		}
@@ -643,7 +644,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		c.RestoreEstimates(o.clock.Now(), st.Estimates)
 		c.RestoreKeyCosts(o.clock.Now(), st.KeyCosts)
 	}
-	a := actor.Start(c, actor.Config{
+	a := actor.Start(c, machine.Config{
 		Clock:     o.clock,
 		Logger:    o.logger,
 		Tick:      o.limits.KeyTTL / 4,
@@ -894,12 +895,12 @@ func Permanent(err error) error { return policy.Permanent(err) }
 // Package boltstore has one on an embedded database, package pgstore one in
 // PostgreSQL.
 //
-// Methods, from actor.Store:
+// Methods, from machine.Store:
 //
 //	Load() (core.State, error)
 //
 //	Save(core.State) error
-type Store = actor.Store
+type Store = machine.Store
 
 // StoreState is what a Store keeps.
 //

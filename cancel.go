@@ -3,14 +3,14 @@ package fairsched
 import (
 	"context"
 
-	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 )
 
 // ErrCancelled is the cause of a running job's context that Cancel
 // cancelled (context.Cause), and what the RunSync waiters of a coalesced
 // run that Cancel removed get.
-var ErrCancelled = actor.ErrCancelled
+var ErrCancelled = machine.ErrCancelled
 
 // Cancelled says what Cancel did.
 type Cancelled struct {

@@ -3,9 +3,9 @@ package fairsched
 import (
 	"fmt"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 )
 
 // Cluster mode: several instances of a service share one scheduler over
@@ -169,15 +169,15 @@ func startCluster(o *options) (*cluster.Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = o.logger
 	}
-	n, err := cluster.Start(o.cluster, cfg, func(st actor.JobStore, recs []core.JobRecord) (*actor.Machine, error) {
+	n, err := cluster.Start(o.cluster, cfg, func(st machine.JobStore, recs []core.JobRecord) (*machine.Machine, error) {
 		c := o.newCore()
-		state, err := actor.SafeLoad(st)
+		state, err := machine.SafeLoad(st)
 		if err != nil {
 			return nil, err
 		}
 		c.RestoreEstimates(o.clock.Now(), state.Estimates)
 		c.RestoreKeyCosts(o.clock.Now(), state.KeyCosts)
-		return actor.NewMachine(c, actor.Config{Clock: o.clock, Logger: o.logger, Tick: o.limits.KeyTTL / 4, Rand: o.rand,
+		return machine.New(c, machine.Config{Clock: o.clock, Logger: o.logger, Tick: o.limits.KeyTTL / 4, Rand: o.rand,
 			Store: st, State: state, Jobs: recs, Retention: o.retention, GrantRecordsAttempt: true}), nil
 	})
 	if err != nil {

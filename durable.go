@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -59,7 +59,7 @@ type Handler = messages.Handler
 // JobStore is a Store that also keeps durable jobs; boltstore's and
 // pgstore's are.
 //
-// Methods, from actor.JobStore:
+// Methods, from machine.JobStore:
 //
 //	Store
 //
@@ -74,7 +74,7 @@ type Handler = messages.Handler
 //	// happened (its ops are written again: a put or delete written twice
 //	// must leave what one leaves).
 //	ApplyJobs(ops []JobOp) error
-type JobStore = actor.JobStore
+type JobStore = machine.JobStore
 
 // JobRecord is a durable job as a JobStore keeps it.
 //
@@ -160,28 +160,28 @@ type JobRecord = core.JobRecord
 // JobOp is one write of a JobStore commit: a record to put, or a sequence
 // to delete.
 //
-// Fields, from actor.JobOp:
+// Fields, from machine.JobOp:
 //
 //	Put *core.JobRecord
 //
 //	Delete uint64
-type JobOp = actor.JobOp
+type JobOp = machine.JobOp
 
 // Errors of durable jobs.
 var (
 	// ErrDuplicateJob: Enqueue of a (type, id) whose durable job is still
 	// pending or running (and neither its type coalesces nor Supersede
 	// was given).
-	ErrDuplicateJob = actor.ErrDuplicateJob
+	ErrDuplicateJob = machine.ErrDuplicateJob
 	// ErrNoJobStore: Enqueue or RegisterHandler on a scheduler whose store
 	// does not keep jobs (durable jobs need WithStore with a JobStore, such
 	// as boltstore's or pgstore's, or WithCluster).
-	ErrNoJobStore = actor.ErrNoJobStore
+	ErrNoJobStore = machine.ErrNoJobStore
 )
 
 // DefaultMaxPayload bounds a durable job's payload unless WithMaxPayload
 // changes it: 1 MiB.
-const DefaultMaxPayload = actor.DefaultMaxPayload
+const DefaultMaxPayload = machine.DefaultMaxPayload
 
 // RegisterHandler runs the durable jobs of type t with h, from now on:
 // the jobs of t that wait for a handler (restored from the store, or

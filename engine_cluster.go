@@ -12,9 +12,9 @@ import (
 	"github.com/benbjohnson/clock"
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -41,7 +41,7 @@ var _ engine = (*clusterEngine)(nil)
 // record is job j's record, for the cluster's database.
 func (e *clusterEngine) record(j *messages.Job) *core.JobRecord {
 	j.More() // NewRecord reads Extra's durable fields
-	return actor.NewRecord(j, e.clock.Now())
+	return machine.NewRecord(j, e.clock.Now())
 }
 
 func (e *clusterEngine) check(t JobType, id string, hasFn bool) error {

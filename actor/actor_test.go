@@ -15,6 +15,7 @@ import (
 
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -27,7 +28,7 @@ func start(t *testing.T, max int) *actor.Actor {
 	t.Helper()
 	limits := policy.DefaultLimits()
 	limits.MaxConcurrency = max
-	a := actor.Start(core.New(limits), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute})
+	a := actor.Start(core.New(limits), machine.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute})
 	if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
 		t.Fatal(err)
 	}
@@ -207,30 +208,30 @@ func TestCheck(t *testing.T) {
 	if err := a.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Check(work, "x", true); !errors.Is(err, actor.ErrClosed) {
+	if err := a.Check(work, "x", true); !errors.Is(err, machine.ErrClosed) {
 		t.Errorf("Check after Close = %v; want ErrClosed", err)
 	}
-	if _, err := a.Snapshot(context.Background(), 0); !errors.Is(err, actor.ErrClosed) {
+	if _, err := a.Snapshot(context.Background(), 0); !errors.Is(err, machine.ErrClosed) {
 		t.Errorf("Snapshot after Close = %v; want ErrClosed", err)
 	}
 	noop := func(context.Context) error { return nil }
-	if err := a.Submit(context.Background(), messages.NewJob(work, "late", "", noop)); !errors.Is(err, actor.ErrClosed) {
+	if err := a.Submit(context.Background(), messages.NewJob(work, "late", "", noop)); !errors.Is(err, machine.ErrClosed) {
 		t.Errorf("Submit after Close = %v; want ErrClosed", err)
 	}
-	if err := a.Register("new", policy.JobTypeConfig{DefaultCost: 1, Priority: 1}); !errors.Is(err, actor.ErrClosed) {
+	if err := a.Register("new", policy.JobTypeConfig{DefaultCost: 1, Priority: 1}); !errors.Is(err, machine.ErrClosed) {
 		t.Errorf("Register after Close = %v; want ErrClosed", err)
 	}
 }
 
 func TestPanicErrorUnwrap(t *testing.T) {
 	inner := errors.New("inner")
-	if !errors.Is(&actor.PanicError{Value: inner}, inner) {
+	if !errors.Is(&machine.PanicError{Value: inner}, inner) {
 		t.Error("PanicError does not unwrap to an error panic value")
 	}
-	if (&actor.PanicError{Value: 42}).Unwrap() != nil {
+	if (&machine.PanicError{Value: 42}).Unwrap() != nil {
 		t.Error("PanicError unwraps a non-error value")
 	}
-	if got := (&actor.PanicError{Value: "x"}).Error(); got != "fairsched: job panicked: x" {
+	if got := (&machine.PanicError{Value: "x"}).Error(); got != "fairsched: job panicked: x" {
 		t.Errorf("Error() = %q", got)
 	}
 }
@@ -246,7 +247,7 @@ func TestRegressTinyKeyTTL(t *testing.T) {
 			t.Fatalf("KeyTTL %d ns rejected: %v", int64(ttl), err)
 		}
 		// A real clock: its ticker panics on a period that is not positive.
-		a := actor.Start(core.New(limits), actor.Config{Clock: clock.New(), Logger: zap.NewNop(), Tick: limits.KeyTTL / 4})
+		a := actor.Start(core.New(limits), machine.Config{Clock: clock.New(), Logger: zap.NewNop(), Tick: limits.KeyTTL / 4})
 		if err := a.Close(context.Background()); err != nil {
 			t.Fatalf("KeyTTL %d ns: Close: %v", int64(ttl), err)
 		}

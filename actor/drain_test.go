@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -18,7 +19,7 @@ import (
 // that end must not be stamped with the time before the move (the demo's
 // polling settler saw jobs that ran a second measured as running none).
 func TestDrainEndsItsBatchAtARead(t *testing.T) {
-	a := newActor(core.New(policy.DefaultLimits()), Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute})
+	a := newActor(core.New(policy.DefaultLimits()), machine.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute})
 	replies := []chan core.Snapshot{make(chan core.Snapshot, 1), make(chan core.Snapshot, 1)}
 	for _, r := range replies {
 		a.inflight.Add(1)
@@ -30,7 +31,7 @@ func TestDrainEndsItsBatchAtARead(t *testing.T) {
 	if got := [2]int{len(replies[0]), len(replies[1])}; got != [2]int{1, 0} {
 		t.Fatalf("answered %v after one batch; want only the first read", got)
 	}
-	a.endTurn()
+	a.m.EndTurn()
 	if !a.drain() || len(replies[1]) != 1 {
 		t.Fatal("the second read was not answered by the next batch")
 	}

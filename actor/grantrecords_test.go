@@ -13,6 +13,7 @@ import (
 
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -24,7 +25,7 @@ type opsStore struct{ commits chan []string }
 func (s *opsStore) Load() (core.State, error)                 { return core.State{}, nil }
 func (s *opsStore) Save(core.State) error                     { return nil }
 func (s *opsStore) LoadJobs(func(core.JobRecord) error) error { return nil }
-func (s *opsStore) ApplyJobs(ops []actor.JobOp) error {
+func (s *opsStore) ApplyJobs(ops []machine.JobOp) error {
 	s.commits <- opsText(ops, func(r *core.JobRecord) string {
 		return fmt.Sprintf("put %d attempt %d", r.Seq, r.Attempt)
 	})
@@ -33,7 +34,7 @@ func (s *opsStore) ApplyJobs(ops []actor.JobOp) error {
 
 // opsText tells a commit's operations as text: each put as put says (the
 // fields its test watches), each delete as "delete <seq>".
-func opsText(ops []actor.JobOp, put func(*core.JobRecord) string) []string {
+func opsText(ops []machine.JobOp, put func(*core.JobRecord) string) []string {
 	var out []string
 	for _, op := range ops {
 		if op.Put != nil {
@@ -50,7 +51,7 @@ func opsText(ops []actor.JobOp, put func(*core.JobRecord) string) []string {
 func startOps(t *testing.T, grantRecords bool) (*actor.Actor, *opsStore) {
 	t.Helper()
 	st := &opsStore{commits: make(chan []string, 64)}
-	a := actor.Start(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
+	a := actor.Start(core.New(policy.DefaultLimits()), machine.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
 		Store: st, GrantRecordsAttempt: grantRecords})
 	t.Cleanup(func() { a.Close(context.Background()) })
 	if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
@@ -150,7 +151,7 @@ func TestEndWrittenWritesNothingMore(t *testing.T) {
 	a, st := startOps(t, true)
 	if err := a.RegisterHandlers(map[policy.JobType]messages.Handler{work: func(_ context.Context, j messages.DurableJob) error {
 		if j.Seq == 1 {
-			return actor.EndWritten
+			return machine.EndWritten
 		}
 		return nil
 	}}); err != nil {
@@ -199,7 +200,7 @@ func TestEndWrittenOfARunSync(t *testing.T) {
 	a, st := startOps(t, true)
 	if err := a.RegisterHandlers(map[policy.JobType]messages.Handler{work: func(_ context.Context, j messages.DurableJob) error {
 		if j.Owner != "" {
-			return actor.EndWritten
+			return machine.EndWritten
 		}
 		return nil
 	}}); err != nil {

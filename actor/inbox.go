@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -17,7 +18,7 @@ func (a *Actor) send(ctx context.Context, r messages.Request) error {
 	a.inflight.Add(1)
 	if a.exiting.Load() {
 		a.inflight.Add(-1)
-		return ErrClosed
+		return machine.ErrClosed
 	}
 	select {
 	case a.requests <- r:
@@ -39,25 +40,25 @@ func (a *Actor) Check(t policy.JobType, id string, hasFn bool) error {
 	if err := policy.ValidateJob(t, id, hasFn); err != nil {
 		return err
 	}
-	if _, ok := (*a.types.Load())[t]; !ok {
+	if _, ok := a.m.Types()[t]; !ok {
 		return fmt.Errorf("%w: %q", policy.ErrUnknownJobType, t)
 	}
 	if a.closed.Load() {
-		return ErrClosed
+		return machine.ErrClosed
 	}
 	return nil
 }
 
 // TypeConfig returns t's configuration from the published registry.
 func (a *Actor) TypeConfig(t policy.JobType) (policy.JobTypeConfig, bool) {
-	cfg, ok := (*a.types.Load())[t]
+	cfg, ok := a.m.Types()[t]
 	return cfg, ok
 }
 
 // Submit hands a job to the owner. Once it returns nil the job is the
 // owner's: a foreground job's Admit channel will receive exactly one value.
 func (a *Actor) Submit(ctx context.Context, j *messages.Job) error {
-	if !a.refuses.Load() || j.Foreground() {
+	if !a.m.Refuses() || j.Foreground() {
 		return a.send(ctx, messages.Submit{Job: j})
 	}
 	// The limits may refuse it: the caller waits for the verdict.
@@ -79,8 +80,8 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	x.Ctx = ctx
 	x.Admit = make(chan struct{}, 1)
 	j.OnDemand = true // a caller waits: on-demand work for scoring
-	a.startBy(ctx, j)
-	if owner, parent := messages.Inside(ctx); owner == a {
+	a.m.StartBy(ctx, j)
+	if owner, parent := messages.Inside(ctx); owner == a.m {
 		j.Parent = parent // nested in a running job of this scheduler
 	}
 	if err := a.Submit(ctx, j); err != nil {
@@ -129,7 +130,7 @@ func (a *Actor) await(ctx context.Context, j *messages.Job) error {
 // ask sends request m and returns the owner's answer on reply.
 func (a *Actor) ask(m messages.Request, reply chan error) error {
 	if a.closed.Load() {
-		return ErrClosed
+		return machine.ErrClosed
 	}
 	if err := a.send(context.Background(), m); err != nil {
 		return err
@@ -216,15 +217,15 @@ func (a *Actor) unsubscribe(ch chan messages.Event) {
 // goroutine runs one), it also returns ErrCloseInJob once the running jobs
 // are no more than such calls: it may be waiting for its own job.
 func (a *Actor) Close(ctx context.Context) error {
-	if owner, _ := messages.Inside(ctx); owner == a {
-		return ErrCloseInJob
+	if owner, _ := messages.Inside(ctx); owner == a.m {
+		return machine.ErrCloseInJob
 	}
 	m := messages.Close{}
 	if insideJob() {
 		m.InJob = make(chan error, 1)
 	}
 	a.closed.Store(true)
-	if err := a.send(ctx, m); err == ErrClosed {
+	if err := a.send(ctx, m); err == machine.ErrClosed {
 		<-a.stopped // the owner is in its last step
 		return a.saved(ctx, a.droppedErr(nil))
 	}
@@ -235,7 +236,7 @@ func (a *Actor) Close(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
-	if a.send(context.Background(), messages.Abort{}) == ErrClosed {
+	if a.send(context.Background(), messages.Abort{}) == machine.ErrClosed {
 		<-a.stopped
 		return a.saved(ctx, a.droppedErr(nil)) // it finished while we were deciding
 	}
@@ -252,7 +253,7 @@ func (a *Actor) Close(ctx context.Context) error {
 // finishes on its own).
 func (a *Actor) saved(ctx context.Context, err error) error {
 	select {
-	case <-a.written:
+	case <-a.m.Written():
 		return err
 	case <-ctx.Done():
 		if err == nil {
@@ -268,10 +269,10 @@ func (a *Actor) saved(ctx context.Context, err error) error {
 // has stopped: its counter is settled.)
 func (a *Actor) droppedErr(cause error) error {
 	switch {
-	case a.dropped == 0 || !a.dropsReported.CompareAndSwap(false, true): // once, to the first Close
+	case a.m.Dropped() == 0 || !a.dropsReported.CompareAndSwap(false, true): // once, to the first Close
 		return cause
 	case cause == nil:
-		return fmt.Errorf("fairsched: close: %d job(s) dropped unrun — they raced Close, or waited for a worker type no slot takes: %w", a.dropped, ErrClosed)
+		return fmt.Errorf("fairsched: close: %d job(s) dropped unrun — they raced Close, or waited for a worker type no slot takes: %w", a.m.Dropped(), machine.ErrClosed)
 	}
-	return fmt.Errorf("fairsched: close: %d job(s) dropped unrun: %w", a.dropped, cause)
+	return fmt.Errorf("fairsched: close: %d job(s) dropped unrun: %w", a.m.Dropped(), cause)
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -22,11 +22,11 @@ import (
 // newRemoteMachine is startRemote's machine with no owner goroutine: type
 // work (at most capN at once) starts remotely, n jobs of it adopted (ids
 // 1…n, the k-th RunAt after[k] past the clock's start if given).
-func newRemoteMachine(t *testing.T, clk clock.Clock, capN, n int, after map[int]time.Duration) *actor.Machine {
+func newRemoteMachine(t *testing.T, clk clock.Clock, capN, n int, after map[int]time.Duration) *machine.Machine {
 	t.Helper()
 	limits := policy.DefaultLimits()
 	limits.PriorityMode = policy.PriorityOrderOnly
-	m := actor.NewMachine(core.New(limits), actor.Config{Clock: clk, Logger: zap.NewNop(), Tick: time.Minute,
+	m := machine.New(core.New(limits), machine.Config{Clock: clk, Logger: zap.NewNop(), Tick: time.Minute,
 		Store: nopStore{}, GrantRecordsAttempt: true})
 	cfg := policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10, MaxConcurrency: capN}
 	if err := m.Register(work, cfg); err != nil {
@@ -68,7 +68,7 @@ func machineScript(t *testing.T, take func() []messages.RemoteOp, end func(*mess
 			log = append(log, opText(op))
 			switch {
 			case op.Revoke:
-				end(op.Attempt, actor.ErrCancelled)
+				end(op.Attempt, machine.ErrCancelled)
 				ended = append(ended, op.Attempt.Job.ID)
 			case op.Attempt.Job.ID == "3" && !cancelled:
 				cancelled = true
@@ -186,10 +186,10 @@ func TestMachineStop(t *testing.T) {
 		if got := m.TakeOps(nil); len(got) != 0 {
 			t.Errorf("ops after Stop: %v", got)
 		}
-		if err := m.Register("other", policy.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); !errors.Is(err, actor.ErrClosed) {
+		if err := m.Register("other", policy.JobTypeConfig{DefaultCost: time.Second, Priority: 1}); !errors.Is(err, machine.ErrClosed) {
 			t.Errorf("Register after Stop: %v, want ErrClosed", err)
 		}
-		if _, err := m.Snapshot(0); !errors.Is(err, actor.ErrClosed) {
+		if _, err := m.Snapshot(0); !errors.Is(err, machine.ErrClosed) {
 			t.Errorf("Snapshot after Stop: %v, want ErrClosed", err)
 		}
 		for range evs { // closed by Stop: the range ends
@@ -205,7 +205,7 @@ func TestMachineStop(t *testing.T) {
 func TestMachineEndsAStartCancelledWhileItWaited(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &heldStore{commits: make(chan []string), release: make(chan struct{})}
-		m := actor.NewMachine(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(),
+		m := machine.New(core.New(policy.DefaultLimits()), machine.Config{Clock: clock.NewMock(), Logger: zap.NewNop(),
 			Tick: time.Minute, Store: st, GrantRecordsAttempt: true})
 		if err := m.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 10}); err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -53,7 +54,7 @@ func (s *refusingStore) LoadJobs(fn func(core.JobRecord) error) error {
 	return nil
 }
 
-func (s *refusingStore) ApplyJobs(ops []actor.JobOp) error {
+func (s *refusingStore) ApplyJobs(ops []machine.JobOp) error {
 	s.calls.Add(1)
 	select {
 	case step := <-s.next:
@@ -63,10 +64,10 @@ func (s *refusingStore) ApplyJobs(ops []actor.JobOp) error {
 	}
 }
 
-func (s *refusingStore) commit(ops []actor.JobOp) error {
+func (s *refusingStore) commit(ops []machine.JobOp) error {
 	for _, op := range ops {
 		if op.Put != nil && s.refuse(*op.Put) {
-			return fmt.Errorf("%w: record %d", actor.ErrRecordRefused, op.Put.Seq)
+			return fmt.Errorf("%w: record %d", machine.ErrRecordRefused, op.Put.Seq)
 		}
 	}
 	for _, op := range ops {
@@ -94,7 +95,7 @@ func startRefusing(t *testing.T, st *refusingStore) *actor.Actor {
 	limits.MaxConcurrency = 1000
 	var recs []core.JobRecord
 	_ = st.LoadJobs(func(r core.JobRecord) error { recs = append(recs, r); return nil })
-	a := actor.Start(core.New(limits), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
+	a := actor.Start(core.New(limits), machine.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
 		Store: st, Jobs: recs})
 	// Priority 100: its tier's cap lets a hundred jobs run at once.
 	if err := a.Register(work, policy.JobTypeConfig{DefaultCost: time.Second, Priority: 100, MaxConcurrency: 1000}); err != nil {
@@ -108,13 +109,13 @@ func outcome(err error) string {
 	switch {
 	case err == nil:
 		return "ok"
-	case errors.Is(err, actor.ErrStore) && errors.Is(err, actor.ErrRecordRefused):
+	case errors.Is(err, machine.ErrStore) && errors.Is(err, machine.ErrRecordRefused):
 		return "refused"
-	case errors.Is(err, actor.ErrStore) && errors.Is(err, actor.ErrOutcomeUnknown):
+	case errors.Is(err, machine.ErrStore) && errors.Is(err, machine.ErrOutcomeUnknown):
 		return "unknown"
-	case errors.Is(err, actor.ErrStore):
+	case errors.Is(err, machine.ErrStore):
 		return "store"
-	case errors.Is(err, actor.ErrDuplicateJob):
+	case errors.Is(err, machine.ErrDuplicateJob):
 		return "duplicate"
 	}
 	return err.Error()
@@ -361,7 +362,7 @@ func TestOutcomeUnknownIsResolved(t *testing.T) {
 						return err
 					}
 				}
-				return fmt.Errorf("%w: connection closed", actor.ErrOutcomeUnknown)
+				return fmt.Errorf("%w: connection closed", machine.ErrOutcomeUnknown)
 			}
 			st.next <- lost
 			st.next <- lost // the first write again too

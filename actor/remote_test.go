@@ -15,6 +15,7 @@ import (
 
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -26,7 +27,7 @@ type nopStore struct{}
 func (nopStore) Load() (core.State, error)                 { return core.State{}, nil }
 func (nopStore) Save(core.State) error                     { return nil }
 func (nopStore) LoadJobs(func(core.JobRecord) error) error { return nil }
-func (nopStore) ApplyJobs([]actor.JobOp) error             { return nil }
+func (nopStore) ApplyJobs([]machine.JobOp) error           { return nil }
 
 // startRemote starts an owner whose type work (at most capN at once)
 // starts remotely through a channel of room 1, and adopts n jobs of it
@@ -42,7 +43,7 @@ func startRemoteType(t *testing.T, cfg policy.JobTypeConfig, n int) (*actor.Acto
 	t.Helper()
 	limits := policy.DefaultLimits()
 	limits.PriorityMode = policy.PriorityOrderOnly // the type's cap is the only one
-	a := actor.Start(core.New(limits), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
+	a := actor.Start(core.New(limits), machine.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
 		Store: nopStore{}, GrantRecordsAttempt: true})
 	if err := a.Register(work, cfg); err != nil {
 		t.Fatal(err)
@@ -183,8 +184,8 @@ func TestRemoteAbortEndsTheAttempts(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_ = a.Close(ctx)                                                                          // gives up at once
-		if err := a.Close(context.Background()); err != nil && !errors.Is(err, actor.ErrClosed) { // waits for the owner's end
+		_ = a.Close(ctx)                                                                            // gives up at once
+		if err := a.Close(context.Background()); err != nil && !errors.Is(err, machine.ErrClosed) { // waits for the owner's end
 			t.Fatal(err)
 		}
 		for _, op := range started {

@@ -60,12 +60,12 @@ func (a *Actor) stopRunners() {
 // its next message; that message must not carry the batch's older time.
 func (a *Actor) drain() bool {
 	took := false
-	a.batching = true
+	a.m.BeginBatch()
 	for range maxBatch {
 		n, read := 0, false
 		select {
 		case d := <-a.done:
-			a.finish(d)
+			a.m.Finish(d)
 			n++
 		default:
 		}
@@ -84,8 +84,7 @@ func (a *Actor) drain() bool {
 			break
 		}
 	}
-	a.batching = false
-	a.flush()
+	a.m.EndBatch()
 	return took
 }
 
@@ -97,15 +96,4 @@ func isRead(r messages.Request) bool {
 		return true
 	}
 	return false
-}
-
-// flush makes the dispatch the batch so far has asked for, if any.
-func (a *Actor) flush() {
-	if !a.dirty {
-		return
-	}
-	batching := a.batching
-	a.batching, a.dirty = false, false
-	a.dispatch(a.now())
-	a.batching = batching
 }

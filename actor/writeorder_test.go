@@ -13,6 +13,7 @@ import (
 
 	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -28,7 +29,7 @@ type heldStore struct {
 func (s *heldStore) Load() (core.State, error)                 { return core.State{}, nil }
 func (s *heldStore) Save(core.State) error                     { return nil }
 func (s *heldStore) LoadJobs(func(core.JobRecord) error) error { return nil }
-func (s *heldStore) ApplyJobs(ops []actor.JobOp) error {
+func (s *heldStore) ApplyJobs(ops []machine.JobOp) error {
 	s.commits <- opsText(ops, func(r *core.JobRecord) string {
 		return fmt.Sprintf("put %d interruptions %d", r.Seq, r.Interruptions)
 	})
@@ -45,7 +46,7 @@ func (s *heldStore) ApplyJobs(ops []actor.JobOp) error {
 func TestNoStartBeforeItsWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &heldStore{commits: make(chan []string), release: make(chan struct{})}
-		a := actor.Start(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
+		a := actor.Start(core.New(policy.DefaultLimits()), machine.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
 			Store: st, GrantRecordsAttempt: true})
 		defer func() {
 			go func() { // the final writes, if any
@@ -65,7 +66,7 @@ func TestNoStartBeforeItsWrites(t *testing.T) {
 			if j.Attempt == 1 {
 				return fmt.Errorf("%w: its instance went silent", workers.ErrWorkerLost)
 			}
-			return actor.EndWritten
+			return machine.EndWritten
 		}}); err != nil {
 			t.Fatal(err)
 		}

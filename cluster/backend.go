@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 )
 
 // Backend is the database a cluster stands on: pgstore.Store's
@@ -13,12 +13,12 @@ import (
 // Every write the leader makes is fenced by its epoch: a deposed leader's
 // write changes nothing and returns an error. A write the
 // database refuses for the data it carries — not for the state of a
-// connection — returns an error matching actor.ErrRecordRefused, so that
+// connection — returns an error matching machine.ErrRecordRefused, so that
 // the loop splits its batch instead of sending it again.
 type Backend interface {
 	// Insert writes a new pending job, its sequence from the database
 	// (rec.Seq is set), and returns once committed; a second unfinished
-	// job of one (type, id) is actor.ErrDuplicateJob.
+	// job of one (type, id) is machine.ErrDuplicateJob.
 	Insert(ctx context.Context, rec *core.JobRecord) error
 
 	// Acquire takes domain's lease for holder when it is free or
@@ -47,7 +47,7 @@ type Backend interface {
 	// the other pending ones as it likes —; and the feed, which returns
 	// the rest of the snapshot's pending records (Backlog), then the jobs
 	// inserted after it (Next).
-	Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, Feed, error)
+	Domain(ctx context.Context, domain string, epoch int64) (machine.JobStore, []core.JobRecord, Feed, error)
 	// Grant is the leader's write of one turn, fenced, in one
 	// transaction: first the rows of the successes of succeeded — the ends
 	// the leader's own executor handed back in process, and those the

@@ -13,9 +13,9 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/pgstore"
 )
@@ -31,7 +31,7 @@ type gated struct {
 	nexts     chan struct{}
 }
 
-func (g *gated) Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, cluster.Feed, error) {
+func (g *gated) Domain(ctx context.Context, domain string, epoch int64) (machine.JobStore, []core.JobRecord, cluster.Feed, error) {
 	st, recs, feed, err := g.Backend.Domain(ctx, domain, epoch)
 	if err != nil {
 		return nil, nil, nil, err

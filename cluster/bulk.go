@@ -10,7 +10,7 @@ import (
 type BulkInserter interface {
 	// InsertMany writes recs as new pending jobs in one commit, each
 	// numbered by the database (rec.Seq is set), and returns each one's
-	// error: nil, or actor.ErrDuplicateJob for a (type, id) pending or
+	// error: nil, or machine.ErrDuplicateJob for a (type, id) pending or
 	// running already (or repeated in recs). An invalid record, or a
 	// failed commit, writes none and is err.
 	InsertMany(ctx context.Context, recs []*core.JobRecord) (errs []error, err error)

@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -91,7 +91,7 @@ func (n *Node) ask(ctx context.Context, kind string, args cmdArgs) (cmdReply, er
 		if ok {
 			var r cmdReply
 			if err := json.Unmarshal(raw, &r); err != nil {
-				return cmdReply{}, fmt.Errorf("%w: a command's reply does not decode: %w", actor.ErrStore, err)
+				return cmdReply{}, fmt.Errorf("%w: a command's reply does not decode: %w", machine.ErrStore, err)
 			}
 			if r.Err != "" {
 				return r, remote(r.Err)
@@ -112,7 +112,7 @@ func (n *Node) ask(ctx context.Context, kind string, args cmdArgs) (cmdReply, er
 // remote is the error text a leader answered, matching the sentinel it
 // names.
 func remote(text string) error {
-	for _, s := range append(sentinels, policy.ErrInvalidConfig, policy.ErrUnknownJobType, actor.ErrNoJobStore, actor.ErrDuplicateJob, policy.ErrUnknownJob) {
+	for _, s := range append(sentinels, policy.ErrInvalidConfig, policy.ErrUnknownJobType, machine.ErrNoJobStore, machine.ErrDuplicateJob, policy.ErrUnknownJob) {
 		if strings.Contains(text, s.Error()) {
 			return &remoteError{text: text, err: s}
 		}
@@ -153,7 +153,7 @@ func (n *Node) Group(op messages.GroupOpKind, group string, weight int) error {
 
 // Supersede asks the leader to replace the pending durable job of rec's
 // (type, id) with rec (Enqueue with Supersede, when the insert found one):
-// actor.ErrDuplicateJob if it runs.
+// machine.ErrDuplicateJob if it runs.
 func (n *Node) Supersede(ctx context.Context, rec *core.JobRecord) error {
 	_, err := n.ask(ctx, cmdSupersede, cmdArgs{Type: rec.Type, ID: rec.ID, Record: rec})
 	return err
@@ -230,7 +230,7 @@ func (l *leader) runCommands(ctx context.Context, cmds []Command) {
 func (l *leader) answerRefused(ctx context.Context, c Command, refusal error) error {
 	l.n.log.Error("the store refused a command's answer; it is answered with the refusal", zap.Int64("command", c.ID),
 		zap.String("kind", policy.CleanText(c.Kind)), zap.String("refusal", policy.CleanTextN(refusal.Error(), maxRefusalText)))
-	reply, _ := json.Marshal(cmdReply{Err: fmt.Sprintf("%v: the command's answer could not be written (%s)", actor.ErrRecordRefused,
+	reply, _ := json.Marshal(cmdReply{Err: fmt.Sprintf("%v: the command's answer could not be written (%s)", machine.ErrRecordRefused,
 		policy.CleanTextN(refusal.Error(), maxRefusalText))})
 	err := l.n.b.Answer(ctx, l.n.cfg.Domain, l.epoch, c.ID, reply, "", nil)
 	if isRefused(err) {
@@ -314,7 +314,7 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 			fresh.Seq, fresh.State, fresh.Attempt, fresh.EndedAttempt, fresh.Interruptions, fresh.LastError = 0, core.RecordPending, 0, 0, 0, ""
 			fresh.EnqueuedAt, fresh.RunAt, fresh.FinishedAt = time.Now(), time.Time{}, time.Time{}
 			if err := l.n.b.Insert(ctx, &fresh); err != nil {
-				if errors.Is(err, actor.ErrDuplicateJob) {
+				if errors.Is(err, machine.ErrDuplicateJob) {
 					continue // an unfinished job of the (type, id) exists
 				}
 				return err
@@ -333,7 +333,7 @@ func (l *leader) runCommand(ctx context.Context, kind string, args cmdArgs, r *c
 			return err
 		}
 		if res.N == 0 {
-			return fmt.Errorf("%w: %s/%s is running", actor.ErrDuplicateJob, args.Type, args.ID)
+			return fmt.Errorf("%w: %s/%s is running", machine.ErrDuplicateJob, args.Type, args.ID)
 		}
 		rec := *args.Record
 		return l.n.b.Insert(ctx, &rec) // numbered by the database, adopted from the feed

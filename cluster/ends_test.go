@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/internal/pgtest"
 )
 
@@ -35,7 +35,7 @@ func (w *writeLog) Grant(ctx context.Context, domain string, epoch int64, succee
 	return gone, took, err
 }
 
-func (w *writeLog) Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, cluster.Feed, error) {
+func (w *writeLog) Domain(ctx context.Context, domain string, epoch int64) (machine.JobStore, []core.JobRecord, cluster.Feed, error) {
 	st, recs, feed, err := w.Backend.Domain(ctx, domain, epoch)
 	if err != nil {
 		return nil, nil, nil, err
@@ -53,11 +53,11 @@ func (w *writeLog) deletes() (turn, scheduler []uint64) {
 }
 
 type loggedStore struct {
-	actor.JobStore
+	machine.JobStore
 	w *writeLog
 }
 
-func (s *loggedStore) ApplyJobs(ops []actor.JobOp) error {
+func (s *loggedStore) ApplyJobs(ops []machine.JobOp) error {
 	err := s.JobStore.ApplyJobs(ops)
 	s.w.mu.Lock()
 	for _, op := range ops {

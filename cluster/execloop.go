@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -121,7 +121,7 @@ func (e *execLoop) registered(id string) bool {
 func (e *execLoop) closure(c *closure) {
 	if e.closing != nil {
 		if c.done != nil {
-			c.done <- actor.ErrClosed
+			c.done <- machine.ErrClosed
 		}
 		return
 	}
@@ -460,7 +460,7 @@ func (e *execLoop) closeReq(r closeReq) {
 	e.closing = &r
 	if r.ctx.Err() != nil {
 		e.killed = true
-		e.cancelRunning(actor.ErrClosed)
+		e.cancelRunning(machine.ErrClosed)
 		return
 	}
 	prev := e.stopCancelAll
@@ -490,7 +490,7 @@ func (e *execLoop) closed() bool {
 		if c.succeeded {
 			c.done <- nil // its function ran here and returned nil
 		} else {
-			c.done <- actor.ErrClosed
+			c.done <- machine.ErrClosed
 		}
 	}
 	e.closing.reply <- nil
@@ -503,5 +503,5 @@ func revokedCause(g Grant) error {
 	if g.Preempted {
 		return policy.ErrPreempted
 	}
-	return actor.ErrCancelled
+	return machine.ErrCancelled
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -141,7 +141,7 @@ func (x *executor) workerOp(r workerReg) error {
 	case x.workers <- r:
 		return <-r.reply
 	case <-x.done:
-		return actor.ErrClosed
+		return machine.ErrClosed
 	}
 }
 
@@ -249,7 +249,7 @@ func (x *executor) run() {
 		case <-e.fence.C:
 			e.fenceUp()
 		case <-x.cancelAll:
-			e.cancelRunning(actor.ErrClosed)
+			e.cancelRunning(machine.ErrClosed)
 		case r := <-x.stopC:
 			e.closeReq(r)
 		}
@@ -313,8 +313,8 @@ func carries(text string, err error) bool {
 
 // sentinels are the errors a RunSync's caller may test for that the
 // leader decides: they cross the database as text and are matched back.
-var sentinels = []error{ErrFunctionGone, workers.ErrWorkerLost, policy.ErrExpired, policy.ErrDenied, actor.ErrCancelled, actor.ErrClosed,
-	actor.ErrRecordRefused}
+var sentinels = []error{ErrFunctionGone, workers.ErrWorkerLost, policy.ErrExpired, policy.ErrDenied, machine.ErrCancelled, machine.ErrClosed,
+	machine.ErrRecordRefused}
 
 // remoteError is how a job of this instance ended as the leader wrote it:
 // its text, matching (errors.Is, errors.As) the error it stands for.
@@ -330,7 +330,7 @@ func (e *remoteError) Unwrap() error { return e.err }
 func call(ctx context.Context, fn func(context.Context) error) (panicked bool, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			panicked, err = true, &actor.PanicError{Value: v, Stack: debug.Stack()}
+			panicked, err = true, &machine.PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
 	return false, fn(ctx)

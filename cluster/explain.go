@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/queue"
 )
@@ -24,7 +24,7 @@ func (n *Node) Explain(ctx context.Context, t policy.JobType, id string) (core.E
 	if in.inTurn != nil {
 		var e core.Explanation
 		var eerr error
-		if err := in.inTurn(ctx, func(m *actor.Machine) { e, eerr = m.Explain(t, id) }); err != nil {
+		if err := in.inTurn(ctx, func(m *machine.Machine) { e, eerr = m.Explain(t, id) }); err != nil {
 			return core.Explanation{}, err
 		}
 		return e, eerr
@@ -59,7 +59,7 @@ func (n *Node) checkStart(ctx context.Context, rec *core.JobRecord) error {
 	}
 	if in.inTurn != nil {
 		var cerr error
-		if err := in.inTurn(ctx, func(m *actor.Machine) { cerr = m.CheckStart(probe(rec), within) }); err != nil {
+		if err := in.inTurn(ctx, func(m *machine.Machine) { cerr = m.CheckStart(probe(rec), within) }); err != nil {
 			return err
 		}
 		return cerr

@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 )
 
 // faulty is a Backend whose instance can be cut off from the database (a
@@ -90,7 +90,7 @@ func (f *faulty) Revoke(ctx context.Context, domain string, epoch int64, instanc
 	return f.b.Revoke(ctx, domain, epoch, instance)
 }
 
-func (f *faulty) Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, cluster.Feed, error) {
+func (f *faulty) Domain(ctx context.Context, domain string, epoch int64) (machine.JobStore, []core.JobRecord, cluster.Feed, error) {
 	if f.cut.Load() {
 		return nil, nil, nil, errCut
 	}
@@ -150,7 +150,7 @@ func (f *faulty) Wake(ctx context.Context, r cluster.Reader, instance string) (<
 }
 
 type faultyStore struct {
-	actor.JobStore
+	machine.JobStore
 	f *faulty
 }
 
@@ -161,7 +161,7 @@ func (s *faultyStore) Save(st core.State) error {
 	return s.JobStore.Save(st)
 }
 
-func (s *faultyStore) ApplyJobs(ops []actor.JobOp) error {
+func (s *faultyStore) ApplyJobs(ops []machine.JobOp) error {
 	if s.f.cut.Load() {
 		return errCut
 	}

@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -90,7 +90,7 @@ func (g *grantLoop) answer(w *wait, err error) {
 // it back — a cancellation, however the instance ended it.
 func (g *grantLoop) end(w *wait, err error) {
 	if w.revoked {
-		err = actor.ErrCancelled
+		err = machine.ErrCancelled
 	}
 	g.l.ends(w.at, err)
 }
@@ -144,14 +144,14 @@ func (g *grantLoop) take(op messages.RemoteOp) {
 // deletes first (grant, Backend.Grant): a slot it frees is taken in the
 // database only by a write that also ends the success holding it, so the
 // running rows never exceed a cap, and the scheduler writes nothing more
-// of the job (actor.EndWritten) — not a transaction of its own a batch of
+// of the job (machine.EndWritten) — not a transaction of its own a batch of
 // successes.
 func (g *grantLoop) ended(w *wait, e End) {
 	if e.Kind != EndOK {
 		g.answer(w, endError(e))
 		return
 	}
-	g.answer(w, actor.EndWritten)
+	g.answer(w, machine.EndWritten)
 	g.finished = append(g.finished, e)
 }
 
@@ -163,7 +163,7 @@ func (g *grantLoop) gone(w *wait) bool {
 	if w.at.Ctx.Err() == nil {
 		return false
 	}
-	g.end(w, actor.ErrCancelled)
+	g.end(w, machine.ErrCancelled)
 	return true
 }
 
@@ -279,13 +279,13 @@ func (g *grantLoop) revoke(at *messages.RemoteAttempt) {
 	w := g.outstanding[seq]
 	if w != nil && w.at == at && !w.written {
 		g.batch = slices.DeleteFunc(g.batch, func(b *wait) bool { return b == w })
-		g.answer(w, actor.ErrCancelled)
+		g.answer(w, machine.ErrCancelled)
 		return
 	}
 	if i := slices.IndexFunc(g.queued, func(q *wait) bool { return q.at == at }); i >= 0 {
 		w := g.queued[i]
 		g.queued = slices.Delete(g.queued, i, i+1)
-		g.end(w, actor.ErrCancelled)
+		g.end(w, machine.ErrCancelled)
 		return
 	}
 	if w == nil || w.at != at {

@@ -14,10 +14,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/cluster/memback"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 )
 
 // The leader's hard cases, each on the in-memory backend in virtual time
@@ -120,7 +120,7 @@ func (l *hcLink) ForgetOrphans(ctx context.Context, domain string, epoch int64, 
 	return n, err
 }
 
-func (l *hcLink) Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, cluster.Feed, error) {
+func (l *hcLink) Domain(ctx context.Context, domain string, epoch int64) (machine.JobStore, []core.JobRecord, cluster.Feed, error) {
 	js, recs, feed, err := l.Backend.Domain(ctx, domain, epoch)
 	if err != nil {
 		return nil, nil, nil, err
@@ -130,11 +130,11 @@ func (l *hcLink) Domain(ctx context.Context, domain string, epoch int64) (actor.
 
 // hcStore is the leader's JobStore through an hcLink.
 type hcStore struct {
-	actor.JobStore
+	machine.JobStore
 	l *hcLink
 }
 
-func (s *hcStore) ApplyJobs(ops []actor.JobOp) error {
+func (s *hcStore) ApplyJobs(ops []machine.JobOp) error {
 	err := s.JobStore.ApplyJobs(ops)
 	s.l.count(len(ops) > 0, err)
 	return err

@@ -10,15 +10,15 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
 )
 
 // The leader: the loop (leader.run) owns the scheduler's machine
-// (actor.Machine: the core and the durable records' rules) and calls it in
+// (machine.Machine: the core and the durable records' rules) and calls it in
 // its turn — no goroutine of the scheduler's own. Every durable job starts
 // remotely (Machine.RegisterRemote). A turn reads what changed, applies
 // it to the machine (new jobs, ends, commands, instances), takes the
@@ -28,7 +28,7 @@ import (
 type leader struct {
 	n     *Node
 	epoch int64
-	m     *actor.Machine // the loop's, once it runs
+	m     *machine.Machine // the loop's, once it runs
 	feed  Feed
 
 	// ops are the machine's starts and revokes of the turn, in order
@@ -87,7 +87,7 @@ type wait struct {
 	instance string
 	conflict string
 	// at is the scheduler's attempt: its end goes back with
-	// actor.EndRemote, and its context's Err is set once it is cancelled
+	// machine.EndRemote, and its context's Err is set once it is cancelled
 	// (or its scheduler stops) — then it is granted no more.
 	at *messages.RemoteAttempt
 	// revoked: Cancel took it back while granted; it ends as cancelled
@@ -257,7 +257,7 @@ func (l *leader) handOverBacklog(ctx context.Context, recs []core.JobRecord) err
 		select {
 		case l.adoptC <- req:
 		case <-l.done:
-			return actor.ErrClosed
+			return machine.ErrClosed
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -280,19 +280,19 @@ func (l *leader) adopt(recs []core.JobRecord) {
 // turnReq asks the loop to run f on its machine in its turn; done is
 // closed once f has returned.
 type turnReq struct {
-	f    func(*actor.Machine)
+	f    func(*machine.Machine)
 	done chan struct{}
 }
 
 // inTurn runs f on the leader's machine in its loop's turn and returns
-// once f has: actor.ErrClosed when the loop has ended, ctx's error when
+// once f has: machine.ErrClosed when the loop has ended, ctx's error when
 // ctx ends first (f may still run; it must only write what it owns).
-func (l *leader) inTurn(ctx context.Context, f func(*actor.Machine)) error {
+func (l *leader) inTurn(ctx context.Context, f func(*machine.Machine)) error {
 	req := turnReq{f: f, done: make(chan struct{})}
 	select {
 	case l.turnC <- req:
 	case <-l.done:
-		return actor.ErrClosed
+		return machine.ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -309,7 +309,7 @@ func (l *leader) inTurn(ctx context.Context, f func(*actor.Machine)) error {
 func (l *leader) snapshot(ctx context.Context, rows int) (core.Snapshot, error) {
 	var s core.Snapshot
 	var serr error
-	if err := l.inTurn(ctx, func(m *actor.Machine) { s, serr = m.Snapshot(rows) }); err != nil {
+	if err := l.inTurn(ctx, func(m *machine.Machine) { s, serr = m.Snapshot(rows) }); err != nil {
 		return core.Snapshot{}, err
 	}
 	return s, serr
@@ -548,7 +548,7 @@ func endError(e End) error {
 	case EndOK:
 		return nil
 	case EndPermanent:
-		if e.Error == ErrFunctionGone.Error() { // the leader passes its waiters on (actor.endWaiters)
+		if e.Error == ErrFunctionGone.Error() { // the leader passes its waiters on (machine.endWaiters)
 			return policy.Permanent(ErrFunctionGone)
 		}
 		return policy.Permanent(errors.New(e.Error))
@@ -561,7 +561,7 @@ func endError(e End) error {
 	// its context's cause: an interruption, not a failure
 	// (core.AttemptEnd.Interrupted), which runs again whatever the retry
 	// policy. The sentinels cross the database as text.
-	if strings.Contains(e.Error, workers.ErrWorkerLost.Error()) || strings.Contains(e.Error, actor.ErrClosed.Error()) {
+	if strings.Contains(e.Error, workers.ErrWorkerLost.Error()) || strings.Contains(e.Error, machine.ErrClosed.Error()) {
 		return &remoteError{text: e.Error, err: workers.ErrWorkerLost}
 	}
 	return errors.New(e.Error)

@@ -47,8 +47,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -120,7 +120,7 @@ var (
 	ErrLeaderLost = errors.New("fairsched/cluster: the leader lost its lease")
 	// ErrFunctionGone: an instance was granted a RunSync or Submit job
 	// whose function it no longer holds (its caller left, or it restarted).
-	ErrFunctionGone = actor.ErrFunctionGone
+	ErrFunctionGone = machine.ErrFunctionGone
 	// ErrDoubleAdmission: the database refused a grant that would run a
 	// second job on an exclusive conflict key a running grant holds.
 	ErrDoubleAdmission = errors.New("fairsched/cluster: double admission on an exclusive conflict key refused")
@@ -173,7 +173,7 @@ func (c *Config) defaults() error {
 
 // Factory builds the leader's scheduler over the domain's store and
 // records, with the options every instance was given.
-type Factory func(st actor.JobStore, recs []core.JobRecord) (*actor.Machine, error)
+type Factory func(st machine.JobStore, recs []core.JobRecord) (*machine.Machine, error)
 
 // Node is this instance's part in a cluster: its loops and their channels.
 type Node struct {
@@ -243,7 +243,7 @@ type Info struct {
 	snapshot func(ctx context.Context, rows int) (core.Snapshot, error)
 	// inTurn runs a function on the leader's machine in its loop's turn
 	// (leader.inTurn); nil on another instance.
-	inTurn func(ctx context.Context, f func(*actor.Machine)) error
+	inTurn func(ctx context.Context, f func(*machine.Machine)) error
 }
 
 // InstanceInfo is one instance as the leader sees it.
@@ -299,7 +299,7 @@ func (n *Node) RegisterType(t policy.JobType, cfg policy.JobTypeConfig) error {
 	case n.types <- r:
 		return <-r.reply
 	case <-n.stopped:
-		return actor.ErrClosed
+		return machine.ErrClosed
 	}
 }
 
@@ -316,7 +316,7 @@ func (n *Node) RegisterHandler(t policy.JobType, h messages.Handler) error {
 		<-reply
 		return nil
 	case <-n.stopped:
-		return actor.ErrClosed
+		return machine.ErrClosed
 	}
 }
 
@@ -384,7 +384,7 @@ func (n *Node) own(ctx context.Context, rec *core.JobRecord, fn func(context.Con
 	case n.x.closures <- c:
 		return nil
 	case <-n.stopped:
-		return actor.ErrClosed
+		return machine.ErrClosed
 	}
 }
 
@@ -396,7 +396,7 @@ func (n *Node) Info(ctx context.Context) (Info, error) {
 	case <-ctx.Done():
 		return Info{}, ctx.Err()
 	case <-n.stopped:
-		return Info{}, actor.ErrClosed
+		return Info{}, machine.ErrClosed
 	}
 	select {
 	case in := <-reply:
@@ -415,7 +415,7 @@ func (n *Node) Snapshot(ctx context.Context, rows int) (core.Snapshot, error) {
 	}
 	var s core.Snapshot
 	if in.snapshot != nil {
-		if s, err = in.snapshot(ctx, rows); err != nil && !errors.Is(err, actor.ErrClosed) {
+		if s, err = in.snapshot(ctx, rows); err != nil && !errors.Is(err, machine.ErrClosed) {
 			return core.Snapshot{}, err
 		}
 		for i := range s.Running {

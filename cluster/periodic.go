@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 )
 
 // Periodic jobs across a cluster. Every instance that submits a schedule
@@ -53,7 +53,7 @@ func (n *Node) SubmitPeriodic(rec func() *core.JobRecord, every, jitter time.Dur
 				continue // another instance runs this one
 			}
 			err = n.Submit(context.Background(), rec(), fn)
-			if err != nil && !errors.Is(err, actor.ErrDuplicateJob) && !errors.Is(err, actor.ErrClosed) {
+			if err != nil && !errors.Is(err, machine.ErrDuplicateJob) && !errors.Is(err, machine.ErrClosed) {
 				n.log.Warn("submitting a periodic occurrence failed", zap.String("schedule", name), zap.Error(err))
 			}
 		}

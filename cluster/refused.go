@@ -8,13 +8,13 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/actor"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/internal/bisect"
 	"github.com/fairsched/fairsched/policy"
 )
 
 // Records the database refuses. A write the backend refuses for the data
-// it carries (actor.ErrRecordRefused: a byte its encoding rejects, a key
+// it carries (machine.ErrRecordRefused: a byte its encoding rejects, a key
 // too long for its index) fails again however often it is sent; retried
 // as a lost connection is, it would hold back every record behind it for
 // ever. Each loop that writes a batch — the leader's turns, the
@@ -34,7 +34,7 @@ const maxRefusalText = 512
 
 // isRefused reports whether err is the backend's refusal of a record for
 // its data, not for the state of a connection.
-func isRefused(err error) bool { return errors.Is(err, actor.ErrRecordRefused) }
+func isRefused(err error) bool { return errors.Is(err, machine.ErrRecordRefused) }
 
 // inParts writes items with write, in order. When write says a part is
 // refused (isRefused), the part is split in halves, each written in turn,
@@ -131,7 +131,7 @@ func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, 
 // grantRefused is the end of a job whose grant the store refused: for
 // good (a retry would be refused alike), in words the store can keep.
 func grantRefused(err error) error {
-	return policy.Permanent(fmt.Errorf("%w: the job's grant could not be written (%s)", actor.ErrRecordRefused,
+	return policy.Permanent(fmt.Errorf("%w: the job's grant could not be written (%s)", machine.ErrRecordRefused,
 		policy.CleanTextN(err.Error(), maxRefusalText)))
 }
 

@@ -20,8 +20,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/pgstore"
 	"github.com/fairsched/fairsched/policy"
@@ -96,7 +96,7 @@ func (c *counting) Answer(ctx context.Context, domain string, epoch, id int64, r
 
 func (c *counting) Publish(ctx context.Context, payload []byte) error {
 	if c.refusePublish != "" && strings.Contains(string(payload), c.refusePublish) {
-		return fmt.Errorf("%w: %w: test: payload refused", actor.ErrStore, actor.ErrRecordRefused)
+		return fmt.Errorf("%w: %w: test: payload refused", machine.ErrStore, machine.ErrRecordRefused)
 	}
 	return c.Backend.Publish(ctx, payload)
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -115,9 +115,9 @@ func errText(err error) string {
 	switch {
 	case err == nil:
 		return "nil"
-	case errors.Is(err, actor.EndWritten):
+	case errors.Is(err, machine.EndWritten):
 		return "EndWritten"
-	case errors.Is(err, actor.ErrCancelled):
+	case errors.Is(err, machine.ErrCancelled):
 		return "ErrCancelled"
 	case errors.Is(err, workers.ErrWorkerLost) && policy.IsPermanent(err):
 		return "permanent ErrWorkerLost"
@@ -319,7 +319,7 @@ func TestExecGrantsRead(t *testing.T) {
 	}, true)
 	e.flush()
 	want := [][]End{{
-		{Seq: 1, Instance: "me", Attempt: 1, Kind: EndPermanent, Error: actor.ErrCancelled.Error()},
+		{Seq: 1, Instance: "me", Attempt: 1, Kind: EndPermanent, Error: machine.ErrCancelled.Error()},
 		{Seq: 2, Instance: "me", Attempt: 1, Kind: EndOK},
 	}}
 	if diff := cmp.Diff(want, b.reports); diff != "" {
@@ -344,7 +344,7 @@ type nopJobStore struct{}
 func (nopJobStore) Load() (core.State, error)                 { return core.State{}, nil }
 func (nopJobStore) Save(core.State) error                     { return nil }
 func (nopJobStore) LoadJobs(func(core.JobRecord) error) error { return nil }
-func (nopJobStore) ApplyJobs([]actor.JobOp) error             { return nil }
+func (nopJobStore) ApplyJobs([]machine.JobOp) error           { return nil }
 
 // newMachineLoop is newTestLoop whose leader owns a real machine, as
 // leading does: type "t" runs at most capN at once, remotely, and the
@@ -354,7 +354,7 @@ func newMachineLoop(t *testing.T, b Backend, instances map[string]int, capN, n i
 	g, _ := newTestLoop(b, instances)
 	limits := policy.DefaultLimits()
 	limits.PriorityMode = policy.PriorityOrderOnly
-	m := actor.NewMachine(core.New(limits), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
+	m := machine.New(core.New(limits), machine.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
 		Store: nopJobStore{}, GrantRecordsAttempt: true})
 	t.Cleanup(func() { <-m.Stop(nil) })
 	if err := m.Register("t", policy.JobTypeConfig{Priority: 10, DefaultCost: time.Second, MaxConcurrency: capN}); err != nil {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 )
 
 // Domain is the domain every subtest uses.
@@ -168,7 +168,7 @@ func deposedFenced(t *testing.T, b cluster.Backend) {
 	put := *rec
 	put.State = core.RecordDead
 	writes := map[string]error{
-		"ApplyJobs": js.ApplyJobs([]actor.JobOp{{Put: &put}}),
+		"ApplyJobs": js.ApplyJobs([]machine.JobOp{{Put: &put}}),
 		"Grant":     third(b.Grant(bg, Domain, e1, nil, []cluster.Grant{{Seq: rec.Seq, Instance: "i", Attempt: 1}})),
 		"Revoke":    second(b.Revoke(bg, Domain, e1, "i")),
 		"Lost":      second(b.Lost(bg, Domain, e1, -time.Hour)),
@@ -195,7 +195,7 @@ func insertDuplicates(t *testing.T, b cluster.Backend) {
 	if r1.Seq == 0 || r2.Seq <= r1.Seq {
 		t.Errorf("seqs %d then %d", r1.Seq, r2.Seq)
 	}
-	if err := b.Insert(bg, &core.JobRecord{Type: "t", ID: "1", EnqueuedAt: time.Unix(1, 0)}); !errors.Is(err, actor.ErrDuplicateJob) {
+	if err := b.Insert(bg, &core.JobRecord{Type: "t", ID: "1", EnqueuedAt: time.Unix(1, 0)}); !errors.Is(err, machine.ErrDuplicateJob) {
 		t.Errorf("a second pending t/1: %v, want ErrDuplicateJob", err)
 	}
 	e := lead(t, b, "a")
@@ -206,7 +206,7 @@ func insertDuplicates(t *testing.T, b cluster.Backend) {
 	defer feed.Close()
 	dead := *r1
 	dead.State, dead.FinishedAt = core.RecordDead, time.Unix(2, 0).UTC()
-	if err := js.ApplyJobs([]actor.JobOp{{Put: &dead}}); err != nil {
+	if err := js.ApplyJobs([]machine.JobOp{{Put: &dead}}); err != nil {
 		t.Fatal(err)
 	}
 	insert(t, b, "1") // t/1 finished: a new one is welcome
@@ -224,7 +224,7 @@ func insertMany(t *testing.T, b cluster.Backend) {
 	}
 	var dup []bool
 	for _, e := range errs {
-		dup = append(dup, errors.Is(e, actor.ErrDuplicateJob))
+		dup = append(dup, errors.Is(e, machine.ErrDuplicateJob))
 	}
 	diff(t, "duplicates", dup, []bool{false, true, false, true})
 	if recs[0].Seq == 0 || recs[2].Seq <= recs[0].Seq {
@@ -425,7 +425,7 @@ func finals(t *testing.T, b cluster.Backend) {
 	defer feed.Close()
 	dead := *r1
 	dead.State, dead.LastError, dead.FinishedAt = core.RecordDead, "boom", time.Unix(2, 0).UTC()
-	if err := js.ApplyJobs([]actor.JobOp{{Put: &dead}}); err != nil {
+	if err := js.ApplyJobs([]machine.JobOp{{Put: &dead}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := b.Finals(bg, []uint64{r1.Seq, r2.Seq, 999})

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 )
 
 // waitBound bounds a wait for a wake-up or an event that must come: past
@@ -136,7 +136,7 @@ func wakeNamesItsReaders(t *testing.T, b cluster.Backend) {
 	ls.after(t, "third insert", []string{"leader"}, ls.but("leader"))
 	dead := *r3
 	dead.State, dead.FinishedAt = core.RecordDead, time.Unix(2, 0).UTC()
-	if err := js.ApplyJobs([]actor.JobOp{{Put: &dead}}); err != nil {
+	if err := js.ApplyJobs([]machine.JobOp{{Put: &dead}}); err != nil {
 		t.Fatal(err)
 	}
 	ls.after(t, "the leader's write of a record", []string{"owner o1", "owner o2"}, []string{"leader", "ends", "exec i", "exec j"})

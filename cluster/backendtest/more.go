@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 )
 
 // forgetOrphans deletes the finished jobs (dead, or succeeded and kept)
@@ -47,7 +47,7 @@ func forgetOrphans(t *testing.T, b cluster.Backend) {
 		}
 		put := *rec
 		put.State, put.FinishedAt, put.LastError = j.state, j.finished, "boom"
-		if err := js.ApplyJobs([]actor.JobOp{{Put: &put}}); err != nil {
+		if err := js.ApplyJobs([]machine.JobOp{{Put: &put}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 )
 
 // ErrClosed: a call after Close.
@@ -130,7 +130,7 @@ func (b *Backend) call(ctx context.Context, method string, f func(*state) error)
 
 // Fail makes the next n calls of method (a Backend method's name, or
 // "ApplyJobs" and "Save" of Domain's JobStore) fail with err, nil meaning
-// ErrInjected (transient); pass actor.ErrRecordRefused for a refusal.
+// ErrInjected (transient); pass machine.ErrRecordRefused for a refusal.
 // Nothing is written by a failed call.
 func (b *Backend) Fail(method string, n int, err error) {
 	if err == nil {
@@ -221,7 +221,7 @@ func checkRecord(rec *core.JobRecord) error {
 }
 
 func duplicate(rec *core.JobRecord) error {
-	return fmt.Errorf("%w: %s/%s is pending or running", actor.ErrDuplicateJob, rec.Type, rec.ID)
+	return fmt.Errorf("%w: %s/%s is pending or running", machine.ErrDuplicateJob, rec.Type, rec.ID)
 }
 
 // claimed reports whether slot is after the slot stored in value.

@@ -9,11 +9,11 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/cluster/backendtest"
 	"github.com/fairsched/fairsched/cluster/memback"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -58,7 +58,7 @@ func TestGrantGuards(t *testing.T) {
 		if err := b.Insert(ctx, j1); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Insert(ctx, job("1")); !errors.Is(err, actor.ErrDuplicateJob) {
+		if err := b.Insert(ctx, job("1")); !errors.Is(err, machine.ErrDuplicateJob) {
 			t.Fatalf("duplicate: %v", err)
 		}
 		_ = b.Insert(ctx, j2)
@@ -71,8 +71,8 @@ func TestGrantGuards(t *testing.T) {
 		if g, _ := b.Granted(ctx, "i"); len(g) != 0 {
 			t.Fatalf("a refused turn wrote %d grants", len(g))
 		}
-		b.Fail("Granted", 1, actor.ErrRecordRefused)
-		if _, err := b.Granted(ctx, "i"); !errors.Is(err, actor.ErrRecordRefused) {
+		b.Fail("Granted", 1, machine.ErrRecordRefused)
+		if _, err := b.Granted(ctx, "i"); !errors.Is(err, machine.ErrRecordRefused) {
 			t.Fatalf("injected: %v", err)
 		}
 	})

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 )
 
 // Insert writes a new pending job (cluster.Backend).
@@ -209,7 +209,7 @@ func (b *Backend) Revoke(ctx context.Context, domain string, epoch int64, instan
 
 // Domain opens the leader's view from one snapshot (cluster.Backend): every
 // record, the feed's backlog empty.
-func (b *Backend) Domain(ctx context.Context, domain string, epoch int64) (actor.JobStore, []core.JobRecord, cluster.Feed, error) {
+func (b *Backend) Domain(ctx context.Context, domain string, epoch int64) (machine.JobStore, []core.JobRecord, cluster.Feed, error) {
 	var recs []core.JobRecord
 	var cur uint64
 	err := b.call(ctx, "Domain", func(st *state) error {
@@ -708,10 +708,10 @@ func (j *jobStore) LoadJobs(fn func(core.JobRecord) error) error {
 }
 
 // ApplyJobs commits ops, fenced, all or none.
-func (j *jobStore) ApplyJobs(ops []actor.JobOp) error {
+func (j *jobStore) ApplyJobs(ops []machine.JobOp) error {
 	for _, op := range ops {
 		if op.Put != nil && !op.Put.Valid() {
-			return fmt.Errorf("%w: %w: memback: record %d is not valid", fairsched.ErrStore, actor.ErrRecordRefused, op.Put.Seq)
+			return fmt.Errorf("%w: %w: memback: record %d is not valid", fairsched.ErrStore, machine.ErrRecordRefused, op.Put.Seq)
 		}
 	}
 	return j.b.call(context.Background(), "ApplyJobs", func(st *state) error {
@@ -722,7 +722,7 @@ func (j *jobStore) ApplyJobs(ops []actor.JobOp) error {
 	})
 }
 
-func (st *state) apply(ops []actor.JobOp) error {
+func (st *state) apply(ops []machine.JobOp) error {
 	// Checked on the outcome, as a unique index at commit: a put and a
 	// delete of one batch both count.
 	after := map[uint64]*core.JobRecord{}

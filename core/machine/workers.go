@@ -1,4 +1,4 @@
-package actor
+package machine
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // to its end, then a durable one runs again (core.AttemptEnd.Interrupted:
 // its slot went, like an instance lost in cluster mode) and any other
 // follows its retry policy.
-func (a *Actor) worker(m messages.WorkerOp) error {
+func (a *Machine) worker(m messages.WorkerOp) error {
 	now := a.now()
 	if !m.Remove {
 		if err := a.core.RegisterWorker(now, m.ID, m.Slots); err != nil {

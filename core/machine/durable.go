@@ -1,4 +1,4 @@
-package actor
+package machine
 
 import (
 	"cmp"
@@ -163,7 +163,7 @@ type Commit struct {
 }
 
 // startDurable sets up durable jobs over st with the records it held.
-func (a *Actor) startDurable(st JobStore, recs []core.JobRecord, retention time.Duration) {
+func (a *Machine) startDurable(st JobStore, recs []core.JobRecord, retention time.Duration) {
 	d := newDurable()
 	d.store, d.table = st, records.New(retention, ErrCancelled.Error())
 	d.batches, d.committed = make(chan *jobBatch, 1), make(chan Commit, 1)
@@ -250,18 +250,9 @@ func (d *durable) track(ops []JobOp, delta int) {
 	}
 }
 
-// Enqueue makes j a durable job: see messages.Enqueue.
-func (a *Actor) Enqueue(ctx context.Context, j *messages.Job) error {
-	m := messages.Enqueue{Job: j, Reply: make(chan error, 1)}
-	if err := a.send(ctx, m); err != nil {
-		return err
-	}
-	return <-m.Reply // the owner answers every Enqueue, at Close too
-}
-
 // enqueue reserves j's (type, id), queues its record for the next commit
 // and answers once it is committed (committed).
-func (a *Actor) enqueue(m messages.Enqueue) {
+func (a *Machine) enqueue(m messages.Enqueue) {
 	j, d := m.Job, a.dur
 	switch {
 	case a.aborted || a.closing:
@@ -306,13 +297,13 @@ func (a *Actor) enqueue(m messages.Enqueue) {
 
 // durablePending reports whether durable job j waits: for a handler, or
 // in the core. A running job is not replaced.
-func (a *Actor) durablePending(j *messages.Job) bool {
+func (a *Machine) durablePending(j *messages.Job) bool {
 	return slices.Contains(a.dur.waiting[j.Type], j) || a.core.IsPending(&j.Job)
 }
 
 // flushDurable hands the next batch to the writer if none is being
 // committed. After each message the owner handles.
-func (a *Actor) flushDurable() {
+func (a *Machine) flushDurable() {
 	d := a.dur
 	if d == nil || d.flight != nil || len(d.ops) == 0 && len(d.acks) == 0 {
 		return
@@ -324,7 +315,7 @@ func (a *Actor) flushDurable() {
 
 // committedC is the writer's answer channel; nil (never ready) without
 // durable jobs.
-func (a *Actor) committedC() <-chan Commit {
+func (a *Machine) committedC() <-chan Commit {
 	if a.dur == nil {
 		return nil
 	}
@@ -332,7 +323,7 @@ func (a *Actor) committedC() <-chan Commit {
 }
 
 // durableIdle reports whether no durable write is queued or under way.
-func (a *Actor) durableIdle() bool {
+func (a *Machine) durableIdle() bool {
 	d := a.dur
 	return d == nil || d.flight == nil && len(d.ops) == 0 && len(d.acks) == 0
 }
@@ -342,7 +333,7 @@ func (a *Actor) durableIdle() bool {
 // not. When the store took the batch in parts (a record refused), each
 // answer depends on its own ops only; the ops no caller waits on that
 // were not written are handled by unwritten.
-func (a *Actor) committed(r Commit) {
+func (a *Machine) committed(r Commit) {
 	d := a.dur
 	d.flight = nil
 	d.track(r.b.ops, -1) // those not written and made again are counted again (unwritten)
@@ -442,7 +433,7 @@ func (r *Commit) errOf(k ack) error {
 //
 // The ops of the Enqueues being resolved (committed) go again too, in
 // place, with their acks.
-func (a *Actor) unwritten(r Commit, resolving []ack) {
+func (a *Machine) unwritten(r Commit, resolving []ack) {
 	d := a.dur
 	waited := make([]bool, len(r.b.ops)) // an Enqueue's own ops: its caller has the answer
 	for _, k := range r.b.acks {
@@ -500,7 +491,7 @@ func (a *Actor) unwritten(r Commit, resolving []ack) {
 // refusedOp returns what to write instead of op, which no caller waits on
 // and which the store refused alone for its data, if anything
 // (records.Table.Refused), and logs what became of it.
-func (a *Actor) refusedOp(op JobOp, err error) (JobOp, bool) {
+func (a *Machine) refusedOp(op JobOp, err error) (JobOp, bool) {
 	rep, ok, why := a.dur.table.Refused(records.Op(op))
 	switch why {
 	case records.RefusedDelete:
@@ -519,7 +510,7 @@ func (a *Actor) refusedOp(op JobOp, err error) (JobOp, bool) {
 
 // supersedeDurable takes pending durable job old out: a newer Enqueue with
 // Supersede replaced its record.
-func (a *Actor) supersedeDurable(now time.Time, old *messages.Job) {
+func (a *Machine) supersedeDurable(now time.Time, old *messages.Job) {
 	d := a.dur
 	if w := d.waiting[old.Type]; slices.Contains(w, old) {
 		d.waiting[old.Type] = slices.DeleteFunc(w, func(x *messages.Job) bool { return x == old })
@@ -538,7 +529,7 @@ func (a *Actor) supersedeDurable(now time.Time, old *messages.Job) {
 // queueDurable puts committed job j in the core, or with the jobs waiting
 // for their type's handler. A refusal of the core (a tenant's or the
 // queue's bound) deletes its record and is returned.
-func (a *Actor) queueDurable(now time.Time, j *messages.Job) error {
+func (a *Machine) queueDurable(now time.Time, j *messages.Job) error {
 	d := a.dur
 	if d.handlers[j.Type] == nil {
 		d.waiting[j.Type] = append(d.waiting[j.Type], j)
@@ -572,7 +563,7 @@ func (a *Actor) queueDurable(now time.Time, j *messages.Job) error {
 // resume starts durable job j, which a previous leader granted and which
 // still runs on an instance (cluster mode): it counts against every limit
 // at once, and its handler waits for the end of the attempt under way.
-func (a *Actor) resume(now time.Time, j *messages.Job) {
+func (a *Machine) resume(now time.Time, j *messages.Job) {
 	if !a.core.Resume(now, &j.Job) {
 		return // queued: its handler finds it running, and waits for that end
 	}
@@ -588,7 +579,7 @@ func (a *Actor) resume(now time.Time, j *messages.Job) {
 // is queued: an attempt that started and never ended was interrupted. The
 // count is written; past its retry policy's MaxInterruptions the job is
 // dead instead, and restoredDurable reports true (it is not queued).
-func (a *Actor) restoredDurable(now time.Time, j *messages.Job) bool {
+func (a *Machine) restoredDurable(now time.Time, j *messages.Job) bool {
 	rec := j.Record
 	retry := a.core.RetryOf(j.Type)
 	if j.OwnRetry != (policy.RetryPolicy{}) {
@@ -613,7 +604,7 @@ func (a *Actor) restoredDurable(now time.Time, j *messages.Job) bool {
 }
 
 // adopt queues the durable jobs another instance committed.
-func (a *Actor) adopt(m messages.Adopt) {
+func (a *Machine) adopt(m messages.Adopt) {
 	d, n := a.dur, 0
 	if d == nil || a.aborted || a.closing {
 		m.Reply <- 0
@@ -645,7 +636,7 @@ func (a *Actor) adopt(m messages.Adopt) {
 
 // adoptOne makes rec, pending and free of any job of its (type, id) here,
 // a job of this owner.
-func (a *Actor) adoptOne(now time.Time, rec core.JobRecord) bool {
+func (a *Machine) adoptOne(now time.Time, rec core.JobRecord) bool {
 	d := a.dur
 	d.table.Saw(rec.Seq)
 	j := fromRecord(&rec)
@@ -660,7 +651,7 @@ func (a *Actor) adoptOne(now time.Time, rec core.JobRecord) bool {
 // adoptParked adopts the parked records whose (type, id) is free now.
 // At the end of each turn; parked is empty but for the moments after a
 // job of a (type, id) ended and before this owner saw it.
-func (a *Actor) adoptParked() {
+func (a *Machine) adoptParked() {
 	d := a.dur
 	if d == nil || len(d.parked) == 0 || a.aborted || a.closing {
 		return
@@ -685,7 +676,7 @@ func (a *Actor) adoptParked() {
 
 // replacePending takes out the pending durable job of (m.Type, m.ID) for
 // a Supersede another instance made, and answers once its delete commits.
-func (a *Actor) replacePending(m messages.ReplacePending) {
+func (a *Machine) replacePending(m messages.ReplacePending) {
 	d := a.dur
 	if d == nil || a.aborted || a.closing {
 		m.Reply <- messages.DeadResult{Err: ErrClosed}
@@ -703,30 +694,11 @@ func (a *Actor) replacePending(m messages.ReplacePending) {
 	d.acks = append(d.acks, ack{dead: m.Reply, n: 1, from: len(d.ops) - 1, to: len(d.ops)}) // answered with the batch's commit
 }
 
-// ReplacePending takes out a pending durable job (messages.ReplacePending).
-func (a *Actor) ReplacePending(ctx context.Context, t policy.JobType, id string) (messages.DeadResult, error) {
-	m := messages.ReplacePending{Type: t, ID: id, Reply: make(chan messages.DeadResult, 1)}
-	if err := a.send(ctx, m); err != nil {
-		return messages.DeadResult{}, err
-	}
-	r := <-m.Reply
-	return r, r.Err
-}
-
-// Adopt queues durable jobs another instance committed (messages.Adopt).
-func (a *Actor) Adopt(ctx context.Context, recs []core.JobRecord) (int, error) {
-	m := messages.Adopt{Records: recs, Reply: make(chan int, 1)}
-	if err := a.send(ctx, m); err != nil {
-		return 0, err
-	}
-	return <-m.Reply, nil
-}
-
 // registerHandler runs t's durable jobs with h from now on (or those of
 // every type of m.All); those waiting for it enter the queue, oldest
 // first — after the jobs of those types still running elsewhere (cluster
 // mode), so that no job starts before every running one is counted.
-func (a *Actor) registerHandler(m messages.RegisterHandler) {
+func (a *Machine) registerHandler(m messages.RegisterHandler) {
 	all := m.All
 	if all == nil {
 		all = map[policy.JobType]messages.Handler{m.Type: m.Handler}
@@ -797,7 +769,7 @@ func cmpBool(x, y bool) int {
 // A resumed attempt (cluster mode: running already) was counted by the
 // leader that granted it, and the leader's grant writes the count of each
 // attempt (grantRecords): those start at once.
-func (a *Actor) startingDurable(j *messages.Job) bool {
+func (a *Machine) startingDurable(j *messages.Job) bool {
 	d := a.dur
 	rec := j.Record
 	ops, deferred, granted := records.Start(rec, a.grantRecords)
@@ -855,7 +827,7 @@ var errStartUnwritten = errors.New("fairsched: the start of a durable job's atte
 // committed with err. A start that was not written is not run: the attempt
 // ends at once (errStartUnwritten), and its number is used again by the
 // next start.
-func (a *Actor) startCommitted(j *messages.Job, err error, waitOnly bool) {
+func (a *Machine) startCommitted(j *messages.Job, err error, waitOnly bool) {
 	view, remote := a.takeDeferred(j)
 	if waitOnly && refused(err) {
 		err = nil // another op's refusal: the batch is done all the same
@@ -888,7 +860,7 @@ func (a *Actor) startCommitted(j *messages.Job, err error, waitOnly bool) {
 // endUnstarted ends remote job j's attempt, which never started, in the
 // owner's turn: as a runner would, its function (which returns why it did
 // not start, calling no handler) gives the end.
-func (a *Actor) endUnstarted(j *messages.Job) {
+func (a *Machine) endUnstarted(j *messages.Job) {
 	ctx := j.Run()
 	err := j.Fn(ctx)
 	ctx.End()
@@ -899,7 +871,7 @@ func (a *Actor) endUnstarted(j *messages.Job) {
 // interrupted (core.StepRerun: at once, the interruption counted and
 // written) or whose start could not be written (core.StepRequeue: after
 // delay, nothing counted). While Close drains, it waits in the store.
-func (a *Actor) interruptedAgain(now time.Time, j *messages.Job, err error, interrupted bool, delay time.Duration) {
+func (a *Machine) interruptedAgain(now time.Time, j *messages.Job, err error, interrupted bool, delay time.Duration) {
 	rec := j.Record
 	if interrupted {
 		a.dur.write(records.Interrupted(rec))
@@ -923,7 +895,7 @@ func (a *Actor) interruptedAgain(now time.Time, j *messages.Job, err error, inte
 
 // retryingDurable records the failed attempt of durable job j, which
 // retries.
-func (a *Actor) retryingDurable(j *messages.Job, err error) {
+func (a *Machine) retryingDurable(j *messages.Job, err error) {
 	a.dur.write(records.Retrying(j.Record, err))
 }
 
@@ -931,7 +903,7 @@ func (a *Actor) retryingDurable(j *messages.Job, err error) {
 // err: a success deletes its record (or keeps it, WithRetention), a
 // failure makes it a dead job, a cancellation deletes it; a job Close
 // interrupted or dropped stays pending for the next start.
-func (a *Actor) durableEnded(j *messages.Job, err error) {
+func (a *Machine) durableEnded(j *messages.Job, err error) {
 	d, rec := a.dur, j.Record
 	if d.jobs[durableRef(j)] == j {
 		delete(d.jobs, durableRef(j))
@@ -954,7 +926,7 @@ func (a *Actor) durableEnded(j *messages.Job, err error) {
 // WithRetention, a RunSync's cancelled or with joined waiters (its
 // instance reads why; they end with it) — the success is written as any
 // other.
-func (a *Actor) endWritten(j *messages.Job) {
+func (a *Machine) endWritten(j *messages.Job) {
 	d, rec := a.dur, j.Record
 	if d == nil || rec == nil || j.Coalescing {
 		return
@@ -972,7 +944,7 @@ func (a *Actor) endWritten(j *messages.Job) {
 // gave up interrupted (core.StepKeep): its record stays pending, its
 // attempt counted as started and not ended, which the next start counts
 // as an interruption (core.Restored).
-func (a *Actor) interruptedDurable(j *messages.Job) {
+func (a *Machine) interruptedDurable(j *messages.Job) {
 	if a.dur.jobs[durableRef(j)] == j {
 		delete(a.dur.jobs, durableRef(j))
 	}
@@ -981,7 +953,7 @@ func (a *Actor) interruptedDurable(j *messages.Job) {
 
 // withdrawDurable takes the pending durable jobs out of the core when
 // Close begins: they stay in the store, unreported, for the next start.
-func (a *Actor) withdrawDurable(now time.Time) {
+func (a *Machine) withdrawDurable(now time.Time) {
 	d := a.dur
 	if d == nil {
 		return
@@ -998,7 +970,7 @@ func (a *Actor) withdrawDurable(now time.Time) {
 }
 
 // pruneRetained deletes the succeeded records kept past the retention.
-func (a *Actor) pruneRetained(now time.Time) {
+func (a *Machine) pruneRetained(now time.Time) {
 	d := a.dur
 	if d == nil {
 		return
@@ -1006,32 +978,8 @@ func (a *Actor) pruneRetained(now time.Time) {
 	d.write(d.table.Prune(now))
 }
 
-// RegisterHandler runs t's durable jobs with h.
-func (a *Actor) RegisterHandler(t policy.JobType, h messages.Handler) error {
-	reply := make(chan error, 1)
-	return a.ask(messages.RegisterHandler{Type: t, Handler: h, Reply: reply}, reply)
-}
-
-// RegisterHandlers runs the durable jobs of each type of all with its
-// handler, counting the jobs of all those types still running elsewhere
-// before any other starts.
-func (a *Actor) RegisterHandlers(all map[policy.JobType]messages.Handler) error {
-	reply := make(chan error, 1)
-	return a.ask(messages.RegisterHandler{All: all, Reply: reply}, reply)
-}
-
-// Dead lists, requeues or deletes dead jobs (messages.DeadOp).
-func (a *Actor) Dead(ctx context.Context, m messages.DeadOp) (messages.DeadResult, error) {
-	m.Reply = make(chan messages.DeadResult, 1)
-	if err := a.send(ctx, m); err != nil {
-		return messages.DeadResult{}, err
-	}
-	r := <-m.Reply // answered at the latest when the batch it joined commits
-	return r, r.Err
-}
-
 // deadOp lists, requeues or deletes dead jobs.
-func (a *Actor) deadOp(m messages.DeadOp) {
+func (a *Machine) deadOp(m messages.DeadOp) {
 	d := a.dur
 	switch {
 	case d == nil || d.store == nil:
@@ -1092,7 +1040,7 @@ func (a *Actor) deadOp(m messages.DeadOp) {
 // waitingRows adds the jobs waiting for a handler to a snapshot: in its
 // total, and as rows (reason no_handler) while it lists fewer than rows
 // (0: all).
-func (a *Actor) waitingRows(s *core.Snapshot, rows int) {
+func (a *Machine) waitingRows(s *core.Snapshot, rows int) {
 	d := a.dur
 	if d == nil || d.nWaiting == 0 {
 		return

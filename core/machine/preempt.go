@@ -1,4 +1,4 @@
-package actor
+package machine
 
 import (
 	"time"
@@ -13,7 +13,7 @@ import (
 // Dispatch: each victim's attempt context is cancelled with cause
 // policy.ErrPreempted (a remote one's starter is asked to take it back).
 // A handler that ignores its context keeps its slot until it returns.
-func (a *Actor) preemptChosen(now time.Time) {
+func (a *Machine) preemptChosen(now time.Time) {
 	for _, cj := range a.core.TakePreempted() {
 		j := messages.Of(cj)
 		if r := j.Run(); r != nil {
@@ -33,7 +33,7 @@ func (a *Actor) preemptChosen(now time.Time) {
 // lane, uncounted — no run, no retry, a durable job's attempt number taken
 // back. One that succeeded anyway, panicked, or whose job was cancelled or
 // given up on ends as any other does.
-func (a *Actor) preempted(now time.Time, j *messages.Job, d messages.Done) bool {
+func (a *Machine) preempted(now time.Time, j *messages.Job, d messages.Done) bool {
 	if d.Err == nil || d.Err == EndWritten || d.Panicked || a.aborted || a.unwanted(j) {
 		return false
 	}

@@ -1,53 +1,21 @@
-package actor
+package machine
 
 import (
 	"time"
-
-	"github.com/benbjohnson/clock"
 
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
 
-// Machine is the scheduler without an owner goroutine: every call runs
-// in its caller's turn and returns when the machine has made its
-// decisions. Its owner calls it from one goroutine only.
-//
-// The durable jobs of the types registered with RegisterRemote start
-// elsewhere: their starts and revokes wait in the machine's outbox until
-// TakeOps; their ends come back with EndRemote. The owner's wait also
-// takes the machine's timers (WakeC, TickC, LoadC) and its store
-// writer's answers (CommittedC), and passes each back (Wake, Tick,
-// ReadLoad, Committed).
-type Machine struct {
-	a *Actor
-	// tick is the cost model's eviction tick, and the state's save.
-	tick  *clock.Ticker
-	tickC <-chan time.Time
-	// noStarter is the starter channel given to the machine: nobody
-	// receives from it, so every op waits in the outbox for TakeOps.
-	noStarter chan messages.RemoteOp
-	stopped   bool
-}
-
-// NewMachine builds the machine over c. Its store writer (cfg.Store,
-// when set) commits records off the owner's turn and answers on
-// CommittedC; no other goroutine runs for it.
-func NewMachine(c *core.Core, cfg Config) *Machine {
-	a := newActor(c, cfg)
-	t := a.clock.Ticker(max(a.tick, time.Millisecond))
-	return &Machine{a: a, tick: t, tickC: t.C, noStarter: make(chan messages.RemoteOp)}
-}
-
 // begin starts a call's turn: its time is read afresh.
-func (m *Machine) begin() { m.a.turnNow = time.Time{} }
+func (m *Machine) begin() { m.turnNow = time.Time{} }
 
 // settle ends a call's turn: the dispatch its changes asked for, the
 // records to write, the timer.
 func (m *Machine) settle() {
-	m.a.flush()
-	m.a.endTurn()
+	m.flush()
+	m.endTurn()
 }
 
 // do hands request r to the machine, as the owner goroutine takes a
@@ -57,8 +25,8 @@ func (m *Machine) do(r messages.Request) {
 		return
 	}
 	m.begin()
-	m.a.flush() // what it asks or answers sees every earlier admission
-	m.a.handle(r)
+	m.flush() // what it asks or answers sees every earlier admission
+	m.handle(r)
 	m.settle()
 }
 
@@ -69,7 +37,7 @@ func await[T any](m *Machine, reply chan T) T {
 		select {
 		case v := <-reply:
 			return v
-		case r := <-m.a.committedC():
+		case r := <-m.committedC():
 			m.Committed(r)
 		}
 	}
@@ -220,7 +188,7 @@ func (m *Machine) EndRemote(at *messages.RemoteAttempt, err error) {
 	if m.stopped {
 		return
 	}
-	a := m.a
+	a := m
 	m.begin()
 	a.batching = true
 	a.finish(messages.Done{Job: at.Of(), Err: err, Remote: at})
@@ -236,7 +204,7 @@ func (m *Machine) TakeOps(dst []messages.RemoteOp) []messages.RemoteOp {
 	}
 	m.begin()
 	m.settle()
-	r := m.a.remote
+	r := m.remote
 	if r == nil {
 		return dst
 	}
@@ -249,21 +217,21 @@ func (m *Machine) TakeOps(dst []messages.RemoteOp) []messages.RemoteOp {
 // WakeC fires at the machine's next deadline (a deferred job's return, a
 // periodic occurrence); nil while it has none. Read it again after every
 // call: each may move it.
-func (m *Machine) WakeC() <-chan time.Time { return m.a.wakeC }
+func (m *Machine) WakeC() <-chan time.Time { return m.wakeC }
 
 // Wake is the owner's call when WakeC fired.
 func (m *Machine) Wake() {
 	if m.stopped {
-		m.a.wakeC, m.a.wake = nil, nil
+		m.wakeC, m.wake = nil, nil
 		return
 	}
 	m.begin()
-	m.a.woken()
+	m.woken()
 	m.settle()
 }
 
 // TickC is the period of the cost model's eviction and the state's save.
-func (m *Machine) TickC() <-chan time.Time { return m.tickC }
+func (m *Machine) TickC() <-chan time.Time { return m.ticker.C }
 
 // Tick is the owner's call when TickC fired.
 func (m *Machine) Tick() {
@@ -271,12 +239,12 @@ func (m *Machine) Tick() {
 		return
 	}
 	m.begin()
-	m.a.ticked()
+	m.ticked()
 	m.settle()
 }
 
 // LoadC fires when the load signal is due; nil without one.
-func (m *Machine) LoadC() <-chan time.Time { return m.a.loadC }
+func (m *Machine) LoadC() <-chan time.Time { return m.loadC }
 
 // ReadLoad is the owner's call when LoadC fired.
 func (m *Machine) ReadLoad() {
@@ -284,18 +252,18 @@ func (m *Machine) ReadLoad() {
 		return
 	}
 	m.begin()
-	m.a.readLoad()
+	m.readLoad()
 	m.settle()
 }
 
 // CommittedC carries the store writer's answer for the records handed to
 // it; nil without durable jobs.
-func (m *Machine) CommittedC() <-chan Commit { return m.a.committedC() }
+func (m *Machine) CommittedC() <-chan Commit { return m.committedC() }
 
 // Committed is the owner's call with the writer's answer r.
 func (m *Machine) Committed(r Commit) {
 	m.begin()
-	m.a.committed(r)
+	m.committed(r)
 	m.settle()
 }
 
@@ -306,12 +274,11 @@ func (m *Machine) Committed(r Commit) {
 // all in), then saves the state; the returned channel is closed once the
 // writer has stored it.
 func (m *Machine) Stop(giveUp <-chan time.Time) <-chan struct{} {
-	a := m.a
+	a := m
 	if m.stopped {
 		return a.written
 	}
 	m.begin()
-	a.closed.Store(true)
 	a.abort()
 	m.settle()
 wait:
@@ -324,16 +291,8 @@ wait:
 		}
 	}
 	m.stopped = true
-	m.tick.Stop()
-	a.disarm()
-	a.stopLoad()
-	a.exiting.Store(true)
-	a.closeSubscribers()
-	a.cancelBase()
-	a.save()
-	a.stopWriter()
-	a.stopRunners()
-	close(a.stopped)
+	m.StopTimers()
+	m.Shutdown()
 	return a.written
 }
 
@@ -359,6 +318,19 @@ func (m *Machine) CheckStart(j *core.Job, within time.Duration) error {
 	return await(m, reply)
 }
 
-// LoadVerdict is the load signal's last verdict (Actor.LoadVerdict); safe
-// from any goroutine, as the cluster's heartbeat publishes it.
-func (m *Machine) LoadVerdict() (LoadVerdict, bool) { return m.a.LoadVerdict() }
+// LoadVerdict is what the load signal's last good reading says: whether
+// it is overloaded, and when it was taken (the scheduler's clock).
+type LoadVerdict struct {
+	Overloaded bool
+	At         time.Time
+}
+
+// LoadVerdict returns the last good reading's verdict, and false before
+// the first (or without a load signal). Any goroutine may call it: a
+// cluster's leader publishes it for the other instances.
+func (a *Machine) LoadVerdict() (LoadVerdict, bool) {
+	if v := a.verdict.Load(); v != nil {
+		return *v, true
+	}
+	return LoadVerdict{}, false
+}

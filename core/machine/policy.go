@@ -1,38 +1,17 @@
-package actor
+package machine
 
 import (
-	"context"
-
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
 
-// ApplyPolicy replaces the scheduler's policy through the owner, all of it
-// or none (see core.Core.ApplyPolicy). A ctx that ends first returns its
-// error; the policy may still apply then.
-func (a *Actor) ApplyPolicy(ctx context.Context, p policy.Policy) error {
-	if a.closed.Load() {
-		return ErrClosed
-	}
-	reply := make(chan error, 1)
-	if err := a.send(ctx, messages.ApplyPolicy{Policy: p, Reply: reply}); err != nil {
-		return err
-	}
-	select {
-	case err := <-reply:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // applyPolicy applies p on the owner: the core first (which checks it
 // whole), then what the actor keeps of it — the published types, the
 // coalescing ones, whether a submission may be refused — and a dispatch,
 // since a larger share may start queued work now.
-func (a *Actor) applyPolicy(p policy.Policy) error {
+func (a *Machine) applyPolicy(p policy.Policy) error {
 	now := a.now()
 	if err := a.core.ApplyPolicy(now, p); err != nil {
 		return err

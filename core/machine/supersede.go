@@ -1,4 +1,4 @@
-package actor
+package machine
 
 import (
 	"time"
@@ -11,7 +11,7 @@ import (
 // function and a fresh aging clock (the rule is the core's: Core.Supersede).
 // Each leaves unrun (again), uncharged, with a decision record and a
 // JobSuperseded event.
-func (a *Actor) supersede(now time.Time, j *messages.Job) {
+func (a *Machine) supersede(now time.Time, j *messages.Job) {
 	old := a.core.Supersede(now, j.Type, j.ID)
 	if len(old) == 0 {
 		return

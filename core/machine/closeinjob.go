@@ -1,39 +1,10 @@
-package actor
+package machine
 
 import (
-	"reflect"
-	"runtime"
-
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/messages"
 )
-
-// executeName is the name of the function that runs every job's function
-// (Execute), as stack frames show it.
-var executeName = runtime.FuncForPC(reflect.ValueOf((*Actor).Execute).Pointer()).Name()
-
-// insideJob reports whether the calling goroutine runs a job's function, of
-// any scheduler: whether Execute is on its stack. Only Close asks, so a job
-// pays nothing for it.
-func insideJob() bool {
-	pcs := make([]uintptr, 64)
-	n := runtime.Callers(2, pcs)
-	for n == len(pcs) { // the stack may be deeper: look at all of it
-		pcs = make([]uintptr, 2*len(pcs))
-		n = runtime.Callers(2, pcs)
-	}
-	frames := runtime.CallersFrames(pcs[:n])
-	for {
-		f, more := frames.Next()
-		if f.Function == executeName {
-			return true
-		}
-		if !more {
-			return false
-		}
-	}
-}
 
 // releaseJobClosers answers the Close calls made from inside jobs once the
 // running jobs are no more than they: each may be waiting for its own job,
@@ -41,7 +12,7 @@ func insideJob() bool {
 // scheduler stays closed and drains on its own: it stops when the jobs
 // return. (With no job running, no such call waits for its own job: it
 // waits for the drain like any Close.)
-func (a *Actor) releaseJobClosers() {
+func (a *Machine) releaseJobClosers() {
 	if len(a.jobClosers) == 0 {
 		return
 	}
@@ -55,7 +26,7 @@ func (a *Actor) releaseJobClosers() {
 }
 
 // pendingNested keeps, in place, the nested calls still pending.
-func (a *Actor) pendingNested() []*messages.Job {
+func (a *Machine) pendingNested() []*messages.Job {
 	pending := a.nested[:0]
 	for _, j := range a.nested {
 		if a.core.IsPending(&j.Job) {
@@ -74,7 +45,7 @@ func (a *Actor) pendingNested() []*messages.Job {
 // The pending nested calls are then dropped (ErrClosed, JobDropped), so
 // their parents return and the drain goes on. Outside Close nothing is
 // dropped: new work or a caller leaving may still free a slot.
-func (a *Actor) dropNestedDeadlock() {
+func (a *Machine) dropNestedDeadlock() {
 	if !a.closing || a.aborted || len(a.nested) == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package actor
+package machine
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ var ErrFunctionGone = errors.New("fairsched/cluster: the job's function is gone"
 // joined reports whether durable job j, about to be queued, joined the
 // pending run of its (type, id) instead: a RunSync's or Submit's job of a
 // coalescing type in cluster mode, not resumed.
-func (a *Actor) joined(now time.Time, j *messages.Job) bool {
+func (a *Machine) joined(now time.Time, j *messages.Job) bool {
 	d, rec := a.dur, j.Record
 	if rec.Owner == "" || rec.Granted != "" || !a.coalescing[j.Type] {
 		return false
@@ -40,7 +40,7 @@ func (a *Actor) joined(now time.Time, j *messages.Job) bool {
 
 // endWaiters ends the waiters of run, which ended with err, as it did —
 // unless its function was gone: then its first waiter runs for the others.
-func (a *Actor) endWaiters(now time.Time, run *core.JobRecord, end records.End) {
+func (a *Machine) endWaiters(now time.Time, run *core.JobRecord, end records.End) {
 	d := a.dur
 	if errors.Is(end.Err, ErrFunctionGone) {
 		if next := d.joins.Promote(run); next != nil {

@@ -1,4 +1,4 @@
-package actor
+package machine
 
 import (
 	"context"
@@ -14,24 +14,10 @@ import (
 // are told.
 var ErrCancelled = errors.New("fairsched: job cancelled")
 
-// Cancel cancels the background jobs of (t, id): see Scheduler.Cancel.
-func (a *Actor) Cancel(ctx context.Context, m messages.Cancel) (messages.CancelResult, error) {
-	m.Done, m.Reply = ctx.Done(), make(chan messages.CancelResult, 1)
-	if err := a.send(ctx, m); err != nil {
-		return messages.CancelResult{}, err
-	}
-	select {
-	case r := <-m.Reply:
-		return r, nil
-	case <-ctx.Done():
-		return messages.CancelResult{}, ctx.Err()
-	}
-}
-
 // cancel withdraws every pending background job of the (type, id) — the
 // pending coalesced run included — and cancels the running ones' contexts.
 // O(jobs of the (type, id) + running jobs).
-func (a *Actor) cancel(m messages.Cancel) {
+func (a *Machine) cancel(m messages.Cancel) {
 	if done(m.Done) {
 		return // the caller left: nothing is cancelled for nobody
 	}
@@ -63,7 +49,7 @@ func (a *Actor) cancel(m messages.Cancel) {
 }
 
 // removed reports pending job j, which Cancel withdrew.
-func (a *Actor) removed(now time.Time, j *messages.Job) {
+func (a *Machine) removed(now time.Time, j *messages.Job) {
 	a.core.Record(now, &j.Job, core.DecisionDeny, core.CodeCancelled)
 	a.logDecisions()
 	a.withdrawn(now, j, ErrCancelled)
@@ -71,7 +57,7 @@ func (a *Actor) removed(now time.Time, j *messages.Job) {
 }
 
 // withdrawn reports pending job j, which left unrun because of err.
-func (a *Actor) withdrawn(now time.Time, j *messages.Job, err error) {
+func (a *Machine) withdrawn(now time.Time, j *messages.Job, err error) {
 	if len(a.subs) > 0 {
 		a.emit(messages.JobCancelled{Time: now, Type: j.Type, ID: j.ID, FairnessKey: j.Key, Group: j.Group, Err: err})
 	}
@@ -82,7 +68,7 @@ func (a *Actor) withdrawn(now time.Time, j *messages.Job, err error) {
 // WithValuesFrom's context, marked with its slot if it has one. Cancel
 // and a lost worker cancel it; it costs an allocation only if they do or
 // the function asks for its Done channel.
-func (a *Actor) attempt(j *messages.Job) {
+func (a *Machine) attempt(j *messages.Job) {
 	var slot messages.SlotRef
 	if w := j.Worker; w != nil {
 		slot = messages.SlotRef{Worker: w.Worker, Slot: w.Index}
@@ -93,7 +79,7 @@ func (a *Actor) attempt(j *messages.Job) {
 // parentContext is what job j's attempt context derives from: its own
 // context (a RunSync caller's, a coalesced run's) or the owner's, with the
 // values of WithValuesFrom.
-func (a *Actor) parentContext(j *messages.Job) context.Context {
+func (a *Machine) parentContext(j *messages.Job) context.Context {
 	if j.Extra == nil {
 		return a.base
 	}

@@ -1,4 +1,4 @@
-package actor_test
+package machine_test
 
 import (
 	"fmt"
@@ -7,8 +7,8 @@ import (
 	"github.com/benbjohnson/clock"
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/actor"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/core/machine"
 	"github.com/fairsched/fairsched/policy"
 )
 
@@ -17,7 +17,7 @@ import (
 // machine decided (TakeOps) and carries them out — no goroutine of the
 // scheduler's own runs meanwhile.
 func ExampleMachine() {
-	m := actor.NewMachine(core.New(policy.DefaultLimits()), actor.Config{Clock: clock.NewMock(), Logger: zap.NewNop(),
+	m := machine.New(core.New(policy.DefaultLimits()), machine.Config{Clock: clock.NewMock(), Logger: zap.NewNop(),
 		Tick: time.Minute, Store: nopStore{}, GrantRecordsAttempt: true})
 	defer m.Stop(nil)
 	_ = m.Register("report", policy.JobTypeConfig{Priority: 10, DefaultCost: time.Second, MaxConcurrency: 1})

@@ -1,4 +1,4 @@
-package actor
+package machine
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 
 // coalesce handles request j of a coalescing type: it joins the pending run
 // of its (type, id) or starts one (the rules are the core's: coalesce.go).
-func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
+func (a *Machine) coalesce(now time.Time, j *messages.Job, reply chan error) {
 	cr := a.core.Joinable(j.Type, j.ID)
 	if cr == nil {
 		run := j.Fresh() // with the first request's queue timeout: later ones extend it
@@ -65,7 +65,7 @@ func (a *Actor) coalesce(now time.Time, j *messages.Job, reply chan error) {
 
 // leave answers waiter w, whose caller left with err, and cancels its run
 // if nobody else wants it.
-func (a *Actor) leave(now time.Time, w *messages.Job, err error) {
+func (a *Machine) leave(now time.Time, w *messages.Job, err error) {
 	if a.detach(now, w, err) {
 		a.redispatch(now)
 	}
@@ -73,7 +73,7 @@ func (a *Actor) leave(now time.Time, w *messages.Job, err error) {
 
 // detach is leave without the dispatch that follows a withdrawn run: it
 // reports whether the run left unrun.
-func (a *Actor) detach(now time.Time, w *messages.Job, err error) bool {
+func (a *Machine) detach(now time.Time, w *messages.Job, err error) bool {
 	cr, withdrawn, unwanted := a.core.Leave(now, &w.Job)
 	w.Answer(err)
 	if cr == nil || !unwanted {
@@ -93,7 +93,7 @@ func (a *Actor) detach(now time.Time, w *messages.Job, err error) bool {
 // paused) while their run is still pending, and cancels the runs nobody
 // wants any more. A run that has started is never left: its waiters get
 // its result.
-func (a *Actor) expireWaiters(now time.Time) {
+func (a *Machine) expireWaiters(now time.Time) {
 	expired := a.core.TakeExpiredWaiters()
 	if len(expired) == 0 {
 		return
@@ -114,7 +114,7 @@ func (a *Actor) expireWaiters(now time.Time) {
 }
 
 // answerWaiters gives the waiters of run its result.
-func (a *Actor) answerWaiters(run *messages.Job, err error) {
+func (a *Machine) answerWaiters(run *messages.Job, err error) {
 	for _, cw := range a.core.EndRun(&run.Job) {
 		messages.Of(cw).Answer(&messages.Joined{Err: err})
 	}

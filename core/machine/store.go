@@ -1,4 +1,4 @@
-package actor
+package machine
 
 import (
 	"errors"
@@ -39,7 +39,7 @@ var (
 
 // startWriter starts the writer goroutine when there is a store; written is
 // closed when it has returned (at once without a store).
-func (a *Actor) startWriter() {
+func (a *Machine) startWriter() {
 	a.written = make(chan struct{})
 	if a.store == nil {
 		close(a.written)
@@ -160,7 +160,7 @@ func refused(err error) bool {
 
 // save hands the state to keep across restarts to the writer, replacing a
 // save it has not started yet. Never blocks.
-func (a *Actor) save() {
+func (a *Machine) save() {
 	if a.store == nil {
 		return
 	}
@@ -174,7 +174,7 @@ func (a *Actor) save() {
 
 // stopWriter lets the writer finish the saves handed to it and return.
 // The owner has stopped with no batch of durable jobs in flight.
-func (a *Actor) stopWriter() {
+func (a *Machine) stopWriter() {
 	if a.saves != nil {
 		close(a.saves)
 	}

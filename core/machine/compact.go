@@ -1,4 +1,4 @@
-package actor
+package machine
 
 // done reports whether c is closed (a nil channel never is).
 func done(c <-chan struct{}) bool {

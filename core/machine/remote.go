@@ -1,4 +1,4 @@
-package actor
+package machine
 
 import (
 	"context"
@@ -42,34 +42,9 @@ var errRemoteOnly = errors.New("fairsched: this type's jobs are started remotely
 
 func remoteOnly(context.Context, messages.DurableJob) error { return errRemoteOnly }
 
-// RegisterRemote makes the owner start the durable jobs of types through
-// ops instead of running a handler: each attempt is sent as a RemoteOp
-// (never blocking the owner), a Cancel of it as a RemoteOp with Revoke,
-// and its starter reports its end with EndRemote. Every call passes the
-// same ops. The jobs waiting for those types enter the queue as with
-// RegisterHandlers: the running ones first.
-func (a *Actor) RegisterRemote(types []policy.JobType, ops chan<- messages.RemoteOp) error {
-	all := make(map[policy.JobType]messages.Handler, len(types))
-	for _, t := range types {
-		all[t] = nil
-	}
-	reply := make(chan error, 1)
-	return a.ask(messages.RegisterHandler{All: all, Remote: ops, Reply: reply}, reply)
-}
-
-// EndRemote reports the end of remote attempt at with err (nil: success,
-// EndWritten: a success whose record the starter deleted). It waits for
-// room in the owner's completions, never once the owner has stopped.
-func (a *Actor) EndRemote(at *messages.RemoteAttempt, err error) {
-	select {
-	case a.done <- messages.Done{Job: at.Of(), Err: err, Remote: at}:
-	case <-a.stopped:
-	}
-}
-
 // registerRemote takes the remote half of registration m: its types start
 // through m.Remote.
-func (a *Actor) registerRemote(m messages.RegisterHandler) {
+func (a *Machine) registerRemote(m messages.RegisterHandler) {
 	if a.remote == nil {
 		a.remote = &remote{types: map[policy.JobType]bool{}, running: map[*messages.Job]*messages.RemoteAttempt{},
 			deferred: map[*messages.Job]messages.DurableJob{}}
@@ -82,12 +57,12 @@ func (a *Actor) registerRemote(m messages.RegisterHandler) {
 }
 
 // startsRemotely reports whether durable job j's attempts start remotely.
-func (a *Actor) startsRemotely(j *messages.Job) bool {
+func (a *Machine) startsRemotely(j *messages.Job) bool {
 	return a.remote != nil && a.remote.types[j.Type]
 }
 
 // startRemote hands the attempt of j, admitted, to the starter as view.
-func (a *Actor) startRemote(j *messages.Job, view messages.DurableJob) {
+func (a *Machine) startRemote(j *messages.Job, view messages.DurableJob) {
 	var slot messages.SlotRef
 	if w := j.Worker; w != nil {
 		slot = messages.SlotRef{Worker: w.Worker, Slot: w.Index}
@@ -99,7 +74,7 @@ func (a *Actor) startRemote(j *messages.Job, view messages.DurableJob) {
 
 // takeDeferred returns the view of j's remote start deferred until its
 // start commits, if it has one, and forgets it.
-func (a *Actor) takeDeferred(j *messages.Job) (messages.DurableJob, bool) {
+func (a *Machine) takeDeferred(j *messages.Job) (messages.DurableJob, bool) {
 	if a.remote == nil {
 		return messages.DurableJob{}, false
 	}
@@ -110,7 +85,7 @@ func (a *Actor) takeDeferred(j *messages.Job) (messages.DurableJob, bool) {
 
 // revokeRemote asks the starter to take running job j's attempt back, if
 // j runs remotely: it holds its slot until the starter reports its end.
-func (a *Actor) revokeRemote(j *messages.Job) {
+func (a *Machine) revokeRemote(j *messages.Job) {
 	if a.remote == nil {
 		return
 	}
@@ -123,7 +98,7 @@ func (a *Actor) revokeRemote(j *messages.Job) {
 // cause: its scheduler stops or its worker went, and (as a runner's
 // handler returns its context's cause at once) it does not wait for the
 // starter, whose later report of it is stale.
-func (a *Actor) endRemoteNow(j *messages.Job, cause error) {
+func (a *Machine) endRemoteNow(j *messages.Job, cause error) {
 	if a.remote == nil {
 		return
 	}
@@ -134,7 +109,7 @@ func (a *Actor) endRemoteNow(j *messages.Job, cause error) {
 
 // remoteEnded reports whether d, a remote attempt's end, is the end of
 // an attempt the owner waits for, and forgets that attempt if so.
-func (a *Actor) remoteEnded(d messages.Done) bool {
+func (a *Machine) remoteEnded(d messages.Done) bool {
 	if a.remote == nil || a.remote.running[d.Job] != d.Remote {
 		return false
 	}
@@ -145,7 +120,7 @@ func (a *Actor) remoteEnded(d messages.Done) bool {
 
 // dropRemoteOps forgets the ops the starter has not taken: the scheduler
 // stops, and every attempt they name has ended.
-func (a *Actor) dropRemoteOps() {
+func (a *Machine) dropRemoteOps() {
 	if a.remote != nil {
 		clear(a.remote.out)
 		a.remote.out, a.remote.head = a.remote.out[:0], 0
@@ -153,7 +128,7 @@ func (a *Actor) dropRemoteOps() {
 }
 
 // sendRemote sends the starter the ops its channel has room for.
-func (a *Actor) sendRemote() {
+func (a *Machine) sendRemote() {
 	r := a.remote
 	if r == nil {
 		return
@@ -178,14 +153,14 @@ func (r *remote) sent() {
 
 // remoteC is the starter's channel while an op waits for it (the owner's
 // parked select offers it), else nil; nextRemote is that op.
-func (a *Actor) remoteC() chan<- messages.RemoteOp {
+func (a *Machine) remoteC() chan<- messages.RemoteOp {
 	if a.remote == nil || a.remote.head == len(a.remote.out) {
 		return nil
 	}
 	return a.remote.ops
 }
 
-func (a *Actor) nextRemote() messages.RemoteOp {
+func (a *Machine) nextRemote() messages.RemoteOp {
 	if a.remote == nil || a.remote.head == len(a.remote.out) {
 		return messages.RemoteOp{}
 	}

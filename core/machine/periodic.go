@@ -1,7 +1,6 @@
-package actor
+package machine
 
 import (
-	"context"
 	"time"
 
 	"go.uber.org/zap"
@@ -14,32 +13,7 @@ import (
 // core's (core/periodic.go); the owner makes each occurrence's job, a fresh
 // background job copied from the schedule's template, and submits it.
 
-// AddPeriodic starts a schedule; it returns its id for StopPeriodic.
-func (a *Actor) AddPeriodic(tmpl *messages.Job, every, jitter time.Duration) (uint64, error) {
-	if a.closed.Load() {
-		return 0, ErrClosed
-	}
-	m := messages.AddPeriodic{Job: tmpl, Every: every, Jitter: jitter, Reply: make(chan uint64, 1)}
-	if err := a.send(context.Background(), m); err != nil {
-		return 0, err
-	}
-	id := <-m.Reply
-	if id == 0 {
-		return 0, ErrClosed
-	}
-	return id, nil
-}
-
-// StopPeriodic ends schedule id: no occurrence is submitted after it
-// returns (one under way runs to its end).
-func (a *Actor) StopPeriodic(id uint64) {
-	m := messages.StopPeriodic{ID: id, Reply: make(chan struct{}, 1)}
-	if a.send(context.Background(), m) == nil {
-		<-m.Reply
-	}
-}
-
-func (a *Actor) addPeriodic(m messages.AddPeriodic) {
+func (a *Machine) addPeriodic(m messages.AddPeriodic) {
 	if a.closing {
 		m.Reply <- 0
 		return
@@ -50,17 +24,17 @@ func (a *Actor) addPeriodic(m messages.AddPeriodic) {
 	a.runSchedules(now)
 }
 
-func (a *Actor) stopPeriodic(m messages.StopPeriodic) {
+func (a *Machine) stopPeriodic(m messages.StopPeriodic) {
 	a.core.StopSchedule(m.ID)
 	m.Reply <- struct{}{}
 }
 
 // stopSchedules ends every schedule: Close stops new occurrences.
-func (a *Actor) stopSchedules() { a.core.StopSchedules() }
+func (a *Machine) stopSchedules() { a.core.StopSchedules() }
 
 // runSchedules submits the occurrences due at now; the core skips a
 // schedule whose previous occurrence is still pending or running.
-func (a *Actor) runSchedules(now time.Time) {
+func (a *Machine) runSchedules(now time.Time) {
 	due, skipped := a.core.DueOccurrences(now, a.rand.Int64N)
 	for _, sc := range skipped {
 		tmpl := sc.Template.(*messages.Job)
@@ -73,7 +47,7 @@ func (a *Actor) runSchedules(now time.Time) {
 }
 
 // occur submits one occurrence of schedule sc.
-func (a *Actor) occur(now time.Time, sc *core.Schedule) {
+func (a *Machine) occur(now time.Time, sc *core.Schedule) {
 	j := sc.Template.(*messages.Job).Fresh()
 	j.OnEnd = func() { a.core.OccurrenceEnded(sc) }
 	if err := a.core.Submit(now, &j.Job); err != nil {
@@ -88,7 +62,7 @@ func (a *Actor) occur(now time.Time, sc *core.Schedule) {
 
 // ended tells whoever waits that j left the scheduler for good (ran, was
 // dropped, superseded, expired or denied).
-func (a *Actor) ended(j *messages.Job, err error) {
+func (a *Machine) ended(j *messages.Job, err error) {
 	if j.Extra == nil {
 		return
 	}

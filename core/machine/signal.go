@@ -1,4 +1,4 @@
-package actor
+package machine
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ type loadReader struct {
 
 // startLoad starts the load ticker when the core has a load signal; loadC
 // stays nil (its select cases off, no cost) otherwise.
-func (a *Actor) startLoad() {
+func (a *Machine) startLoad() {
 	lc, ok := a.core.LoadConfig()
 	if !ok {
 		return
@@ -34,7 +34,7 @@ func (a *Actor) startLoad() {
 }
 
 // stopLoad stops the load ticker, if any.
-func (a *Actor) stopLoad() {
+func (a *Machine) stopLoad() {
 	if a.load != nil {
 		a.load.ticker.Stop()
 	}
@@ -44,7 +44,7 @@ func (a *Actor) stopLoad() {
 // calls it between batches, as a busy owner never parks on its select
 // (where the ticker's case is) — and a busy owner is when the reading
 // matters. It reports whether it took one.
-func (a *Actor) pollLoad() bool {
+func (a *Machine) pollLoad() bool {
 	if a.loadC == nil {
 		return false
 	}
@@ -60,7 +60,7 @@ func (a *Actor) pollLoad() bool {
 // readLoad reads the signal and hands the value to the core, then
 // dispatches: a reading that clears the overload or raises the limit lets
 // jobs start.
-func (a *Actor) readLoad() {
+func (a *Machine) readLoad() {
 	// A fresh time: the turn's may be a batch's, read before the tick (it
 	// would stamp the reading's admissions early).
 	a.turnNow = time.Time{}
@@ -87,28 +87,11 @@ func (a *Actor) readLoad() {
 
 // callSignal calls the signal, turning a panic into an error: it is the
 // application's code, run on the owner goroutine.
-func (a *Actor) callSignal(s policy.LoadState) (v float64, err error) {
+func (a *Machine) callSignal(s policy.LoadState) (v float64, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			v, err = 0, fmt.Errorf("load signal panicked: %v", p)
 		}
 	}()
 	return a.load.signal.Load(s)
-}
-
-// LoadVerdict is what the load signal's last good reading says: whether
-// it is overloaded, and when it was taken (the scheduler's clock).
-type LoadVerdict struct {
-	Overloaded bool
-	At         time.Time
-}
-
-// LoadVerdict returns the last good reading's verdict, and false before
-// the first (or without a load signal). Any goroutine may call it: a
-// cluster's leader publishes it for the other instances.
-func (a *Actor) LoadVerdict() (LoadVerdict, bool) {
-	if v := a.verdict.Load(); v != nil {
-		return *v, true
-	}
-	return LoadVerdict{}, false
 }
