@@ -178,7 +178,7 @@ func startCluster(o *options) (*cluster.Node, error) {
 		c.RestoreEstimates(o.clock.Now(), state.Estimates)
 		c.RestoreKeyCosts(o.clock.Now(), state.KeyCosts)
 		return machine.New(c, machine.Config{Clock: o.clock, Logger: o.logger, Tick: o.limits.KeyTTL / 4, Rand: o.rand,
-			Store: st, State: state, Jobs: recs, Retention: o.retention, GrantRecordsAttempt: true}), nil
+			Store: st, State: state, Jobs: recs, Retention: o.retention, GrantRecordsAttempt: true, OwnerCommits: true}), nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: WithCluster: %w", ErrInvalidConfig, err)

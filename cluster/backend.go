@@ -49,7 +49,10 @@ type Backend interface {
 	// inserted after it (Next).
 	Domain(ctx context.Context, domain string, epoch int64) (machine.JobStore, []core.JobRecord, Feed, error)
 	// Grant is the leader's write of one turn, fenced, in one
-	// transaction: first the rows of the successes of succeeded — the ends
+	// transaction: first the records of ops, its scheduler's (a retry, a
+	// dead job), are written as the JobStore's ApplyJobs writes them — a
+	// record refused fails the whole write with ErrRecordRefused —; then
+	// the rows of the successes of succeeded — the ends
 	// the leader's own executor handed back in process, and those the
 	// executors reported (ReportEnds), whose slots it frees only once
 	// their rows are gone — are deleted if they still match that attempt
@@ -59,7 +62,7 @@ type Backend interface {
 	// again. Each
 	// grant also records its attempt in the job's record (the leader's
 	// scheduler writes nothing when an attempt starts).
-	Grant(ctx context.Context, domain string, epoch int64, succeeded []End, grants []Grant) (gone, took []uint64, err error)
+	Grant(ctx context.Context, domain string, epoch int64, ops []machine.JobOp, succeeded []End, grants []Grant) (gone, took []uint64, err error)
 	// Rows returns the grant state of the jobs of seqs that exist.
 	Rows(ctx context.Context, seqs []uint64) ([]Row, error)
 

@@ -27,8 +27,8 @@ type writeLog struct {
 	scheduler []uint64 // deleted by the scheduler's own writes
 }
 
-func (w *writeLog) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
-	gone, took, err := w.Backend.Grant(ctx, domain, epoch, succeeded, grants)
+func (w *writeLog) Grant(ctx context.Context, domain string, epoch int64, ops []machine.JobOp, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
+	gone, took, err := w.Backend.Grant(ctx, domain, epoch, ops, succeeded, grants)
 	w.mu.Lock()
 	w.turn = append(w.turn, gone...)
 	w.mu.Unlock()

@@ -101,11 +101,11 @@ func (f *faulty) Domain(ctx context.Context, domain string, epoch int64) (machin
 	return &faultyStore{JobStore: st, f: f}, recs, &faultyFeed{Feed: feed, f: f}, nil
 }
 
-func (f *faulty) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
+func (f *faulty) Grant(ctx context.Context, domain string, epoch int64, ops []machine.JobOp, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
 	if f.cut.Load() {
 		return nil, nil, errCut
 	}
-	return f.b.Grant(ctx, domain, epoch, succeeded, grants)
+	return f.b.Grant(ctx, domain, epoch, ops, succeeded, grants)
 }
 
 func (f *faulty) Rows(ctx context.Context, seqs []uint64) ([]cluster.Row, error) {

@@ -244,12 +244,17 @@ func (g *grantLoop) endTurn() {
 		g.timed(g.readInstances)
 		g.replace()
 	}
-	for g.grant() && len(g.batch) > 0 {
+	for g.grant() && (len(g.batch) > 0 || g.recordsWaiting()) {
 	}
 	if len(g.finished) > 0 && g.tidyC == nil {
 		g.tidyTimer.Reset(finishedWait)
 		g.tidyC = g.tidyTimer.C
 	}
+}
+
+// recordsWaiting reports whether the machine has records to write.
+func (g *grantLoop) recordsWaiting() bool {
+	return g.l.m != nil && g.l.m.RecordsWaiting()
 }
 
 // localEnded answers this instance's executor's successes, in process (e
@@ -332,7 +337,7 @@ func (g *grantLoop) stop() {
 	}
 	if len(g.finished) > 0 {
 		g.timed(func(ctx context.Context) {
-			_, _, _ = g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, g.finished, nil)
+			_, _, _ = g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, nil, g.finished, nil)
 		})
 	}
 }
@@ -500,7 +505,7 @@ func (g *grantLoop) instanceLost(ctx context.Context, id string) bool {
 	if id == g.l.n.id && len(g.finished) > 0 {
 		// The rows of this instance's successes still run: deleted first,
 		// or the revoke would take them back as work to do.
-		_, _, err := g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, g.finished, nil)
+		_, _, err := g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, nil, g.finished, nil)
 		if g.fenced(err) {
 			return false
 		}
@@ -572,11 +577,12 @@ func (g *grantLoop) instancesAre(ctx context.Context, ins []Instance) {
 	}
 }
 
-// grant writes the turn: the rows of the successes answered deleted, then
-// the batch granted, in one transaction (Backend.Grant). With no grant to
-// write, the successes' rows wait a little — the jobs their slots go to
-// are on their way from the scheduler, and one write serves both — unless
-// they pile up.
+// grant writes the turn in one transaction (Backend.Grant): the records
+// the machine wrote (a retry, a dead job), the rows of the successes
+// answered deleted, then the batch granted. With no grant and no record
+// to write, the successes' rows wait a little — the jobs their slots go
+// to are on their way from the scheduler, and one write serves both —
+// unless they pile up.
 func (g *grantLoop) grant() (wrote bool) {
 	g.batch = slices.DeleteFunc(g.batch, func(w *wait) bool {
 		if !g.gone(w) { // placed since it was cancelled
@@ -586,7 +592,8 @@ func (g *grantLoop) grant() (wrote bool) {
 		g.unplace(w)
 		return true
 	})
-	if len(g.batch) == 0 && (len(g.finished) == 0 || len(g.finished) < maxFinished && !g.tidy) {
+	ops, records := g.takeRecords()
+	if !records && len(g.batch) == 0 && (len(g.finished) == 0 || len(g.finished) < maxFinished && !g.tidy) {
 		return false
 	}
 	g.tidy = false
@@ -597,7 +604,15 @@ func (g *grantLoop) grant() (wrote bool) {
 		gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot,
 			Handed: w.instance == g.l.n.id}
 	}
-	_, took, err := g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, g.finished, gs)
+	_, took, err := g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, ops, g.finished, gs)
+	if records && isRefused(err) {
+		// The records are written through the store in parts, so that
+		// only a refused one fails; the grants go on their own.
+		g.l.m.BatchWritten(err)
+		records = false
+		_, took, err = g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, nil, g.finished, gs)
+	}
+	defer g.recordsWritten(records, err)
 	ends := len(g.finished) // the successes written
 	var rest []*wait        // grants not written: the next turn's
 	var stopped error       // what stopped a turn written in parts
@@ -625,6 +640,24 @@ func (g *grantLoop) grant() (wrote bool) {
 		g.l.n.log.Warn("granting failed; trying again", zap.Error(stopped))
 	}
 	return stopped == nil
+}
+
+// takeRecords takes the machine's batch of records to write with the
+// turn's grants, if one waits.
+func (g *grantLoop) takeRecords() ([]machine.JobOp, bool) {
+	if g.l.m == nil {
+		return nil, false
+	}
+	return g.l.m.TakeBatch()
+}
+
+// recordsWritten tells the machine how the write of its records went (err
+// nil: committed), once the turn's grants are dealt with: the answers and
+// starts it then makes are the next pass's (closeTurn).
+func (g *grantLoop) recordsWritten(records bool, err error) {
+	if records {
+		g.l.m.BatchWritten(err)
+	}
 }
 
 // inParts writes the turn the database refused as one in parts (grantApart):

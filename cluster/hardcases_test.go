@@ -96,8 +96,8 @@ func (l *hcLink) count(wrote bool, err error) {
 	}
 }
 
-func (l *hcLink) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
-	gone, took, err := l.Backend.Grant(ctx, domain, epoch, succeeded, grants)
+func (l *hcLink) Grant(ctx context.Context, domain string, epoch int64, ops []machine.JobOp, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
+	gone, took, err := l.Backend.Grant(ctx, domain, epoch, ops, succeeded, grants)
 	l.count(len(gone)+len(took) > 0, err)
 	return gone, took, err
 }

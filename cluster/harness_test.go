@@ -2,12 +2,13 @@ package cluster_test
 
 import (
 	"context"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
 	"os"
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/cluster"

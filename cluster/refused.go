@@ -78,7 +78,7 @@ type grantParts struct {
 func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, epoch int64, succeeded []End, grants []Grant, refusal error) grantParts {
 	var p grantParts
 	p.ends, p.err = inParts(succeeded, func(part []End) error {
-		_, _, err := b.Grant(ctx, domain, epoch, part, nil)
+		_, _, err := b.Grant(ctx, domain, epoch, nil, part, nil)
 		return err
 	}, func(e End, err error) error {
 		log.Error("the store refused the delete of a success; its row is left for the next leader", zap.Uint64("seq", e.Seq),
@@ -102,7 +102,7 @@ func grantApart(ctx context.Context, b Backend, log *zap.Logger, domain string, 
 		for i, x := range part {
 			gs[i] = x.g
 		}
-		_, took, err := b.Grant(ctx, domain, epoch, nil, gs)
+		_, took, err := b.Grant(ctx, domain, epoch, nil, nil, gs)
 		if errors.Is(err, ErrDoubleAdmission) {
 			// As for a whole turn (grantLoop.granted): its attempts fail.
 			log.Error("the database refused a double admission; the attempts fail", zap.Error(err))

@@ -78,9 +78,9 @@ func (c *counting) count(n *atomic.Int64, err error) error {
 	return err
 }
 
-func (c *counting) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
+func (c *counting) Grant(ctx context.Context, domain string, epoch int64, ops []machine.JobOp, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
 	c.calls.Add(1)
-	gone, took, err := c.Backend.Grant(ctx, domain, epoch, succeeded, grants)
+	gone, took, err := c.Backend.Grant(ctx, domain, epoch, ops, succeeded, grants)
 	return gone, took, c.count(&c.grants, err)
 }
 
@@ -160,7 +160,7 @@ func TestRefusedRecordsAreSplitOut(t *testing.T) {
 		}
 		grants = append(grants, g)
 	}
-	_, _, refusal := b.Grant(ctx, "d", epoch, nil, grants)
+	_, _, refusal := b.Grant(ctx, "d", epoch, nil, nil, grants)
 	if !errors.Is(refusal, fairsched.ErrRecordRefused) {
 		t.Fatalf("the whole turn: %v, want it refused", refusal)
 	}

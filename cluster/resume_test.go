@@ -41,7 +41,7 @@ func TestResumedSuccessOfALostInstance(t *testing.T) {
 	if err := st.ClusterBackend().Heartbeat(ctx, domain, cluster.Instance{ID: x, Slots: 1, Types: []string{"work"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, took, err := st.ClusterBackend().Grant(ctx, domain, epoch, nil, []cluster.Grant{{Seq: rec.Seq, Instance: x, Attempt: 1}}); err != nil || len(took) != 1 {
+	if _, took, err := st.ClusterBackend().Grant(ctx, domain, epoch, nil, nil, []cluster.Grant{{Seq: rec.Seq, Instance: x, Attempt: 1}}); err != nil || len(took) != 1 {
 		t.Fatalf("grant: %v %v", took, err)
 	}
 	if n, err := st.ClusterBackend().ReportEnds(ctx, []cluster.End{{Seq: rec.Seq, Instance: x, Attempt: 1, Kind: cluster.EndOK}}); err != nil || n != 1 {

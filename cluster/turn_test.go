@@ -38,12 +38,20 @@ func (b *turnBackend) RevokeJob(_ context.Context, _ string, _ int64, seq uint64
 
 // turnWrite is one Grant call: the successes' rows deleted, the grants.
 type turnWrite struct {
+	Records   []string // "put seq state" or "delete seq"
 	Succeeded []uint64
 	Grants    []string // "seq on instance #attempt"
 }
 
-func (b *turnBackend) Grant(_ context.Context, _ string, _ int64, succeeded []End, grants []Grant) (gone, took []uint64, err error) {
+func (b *turnBackend) Grant(_ context.Context, _ string, _ int64, ops []machine.JobOp, succeeded []End, grants []Grant) (gone, took []uint64, err error) {
 	var w turnWrite
+	for _, op := range ops {
+		if op.Put != nil {
+			w.Records = append(w.Records, fmt.Sprintf("put %d state %d", op.Put.Seq, op.Put.State))
+		} else {
+			w.Records = append(w.Records, fmt.Sprintf("delete %d", op.Delete))
+		}
+	}
 	for _, e := range succeeded {
 		w.Succeeded = append(w.Succeeded, e.Seq)
 		gone = append(gone, e.Seq)
@@ -355,7 +363,7 @@ func newMachineLoop(t *testing.T, b Backend, instances map[string]int, capN, n i
 	limits := policy.DefaultLimits()
 	limits.PriorityMode = policy.PriorityOrderOnly
 	m := machine.New(core.New(limits), machine.Config{Clock: clock.NewMock(), Logger: zap.NewNop(), Tick: time.Minute,
-		Store: nopJobStore{}, GrantRecordsAttempt: true})
+		Store: nopJobStore{}, GrantRecordsAttempt: true, OwnerCommits: true})
 	t.Cleanup(func() { <-m.Stop(nil) })
 	if err := m.Register("t", policy.JobTypeConfig{Priority: 10, DefaultCost: time.Second, MaxConcurrency: capN}); err != nil {
 		t.Fatal(err)
@@ -400,6 +408,27 @@ func TestTurnRegrantsInTheTurnThatReadsTheEnd(t *testing.T) {
 	}
 	if len(g.outstanding) != 0 || len(g.queued) != 0 {
 		t.Errorf("after the last end: %d outstanding, %d queued; want none", len(g.outstanding), len(g.queued))
+	}
+}
+
+// TestTurnWritesItsRecordsWithItsGrants: the records the machine writes
+// in a turn — here a job that failed for good, now dead — go in the
+// turn's one write, with the grant its freed slot admits: one fenced
+// transaction, not a second writer of the job's row.
+func TestTurnWritesItsRecordsWithItsGrants(t *testing.T) {
+	b := &turnBackend{}
+	g := newMachineLoop(t, b, map[string]int{"a": 10}, 1, 2)
+	g.takeOps()
+	g.endTurn()
+	b.rows = []Row{{Seq: 1, Ended: true, End: End{Seq: 1, Instance: "a", Attempt: 1, Kind: EndPermanent, Error: "no"}}}
+	g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
+	g.closeTurn()
+	want := []turnWrite{
+		{Grants: []string{"1 on a #1"}},
+		{Records: []string{fmt.Sprintf("put 1 state %d", core.RecordDead)}, Grants: []string{"2 on a #1"}},
+	}
+	if diff := cmp.Diff(want, b.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 }
 

@@ -51,7 +51,7 @@ var (
 // (ErrDoubleAdmission). It returns how many grants took (a job already
 // running, or gone, is skipped).
 func (s clusterBackend) GrantJobs(ctx context.Context, domain string, epoch int64, grants []cluster.Grant) (int, error) {
-	_, took, err := s.Grant(ctx, domain, epoch, nil, grants)
+	_, took, err := s.Grant(ctx, domain, epoch, nil, nil, grants)
 	return len(took), err
 }
 
@@ -59,6 +59,6 @@ func (s clusterBackend) GrantJobs(ctx context.Context, domain string, epoch int6
 // successes ends reports that still match their attempt (as Grant), in one
 // transaction, and returns their sequences: Grant with no grants.
 func (s clusterBackend) Succeeded(ctx context.Context, domain string, epoch int64, ends []cluster.End) ([]uint64, error) {
-	gone, _, err := s.Grant(ctx, domain, epoch, ends, nil)
+	gone, _, err := s.Grant(ctx, domain, epoch, nil, ends, nil)
 	return gone, err
 }

@@ -21,7 +21,9 @@ import (
 // instance declared lost, whose job was granted again — matches nothing.
 
 // Grant is the leader's write of one turn (cluster.Backend), one
-// transaction under epoch's lease of domain: the rows of the successes of
+// transaction under epoch's lease of domain: first the records of ops (its
+// scheduler's: a retry, a dead job) are written as ApplyJobs writes them,
+// then the rows of the successes of
 // succeeded that still match their attempt — running on that instance for
 // that attempt, or ended by that attempt's reported success — are deleted
 // (their sequences returned as gone), then grants are written: each
@@ -33,9 +35,13 @@ import (
 // batch frees taken before they are free. A deposed leader's turn changes
 // nothing (cluster.ErrFenced); a turn that would run two jobs on one
 // exclusive conflict key changes nothing (cluster.ErrDoubleAdmission).
-func (s clusterBackend) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) (gone, took []uint64, err error) {
-	if len(succeeded)+len(grants) == 0 {
+func (s clusterBackend) Grant(ctx context.Context, domain string, epoch int64, ops []fairsched.JobOp, succeeded []cluster.End, grants []cluster.Grant) (gone, took []uint64, err error) {
+	if len(ops)+len(succeeded)+len(grants) == 0 {
 		return nil, nil, nil
+	}
+	cols, err := columns(ops)
+	if err != nil {
+		return nil, nil, err // a record it cannot encode: refused
 	}
 	// The rows in sequence order: each statement finds them by key in
 	// the order given (TestWritesFindRowsByKey checks the plans). The
@@ -76,6 +82,12 @@ func (s clusterBackend) Grant(ctx context.Context, domain string, epoch int64, s
 	// (with the first grant that took) unless every grant is handed over
 	// in process.
 	b := &pgx.Batch{}
+	var also []int64 // the successes' rows, locked with the records' in one order
+	if len(ops) > 0 {
+		also = endSeqs
+	}
+	cols.queue(b, finalsChannel, also...)
+	written := len(b.QueuedQueries) // the records' statements: no rows to read
 	if len(succeeded) > 0 {
 		b.Queue(deleteSucceededSQL, endSeqs, endInstances, endAttempts)
 	}
@@ -83,6 +95,11 @@ func (s clusterBackend) Grant(ctx context.Context, domain string, epoch int64, s
 		b.Queue(grantSQL(len(woken) > 0), seqs, instances, attempts, keys, workers, slots, grantsPayload(woken))
 	}
 	err = s.pipeline(ctx, true, domain, epoch, b, func(br pgx.BatchResults) error {
+		for range written {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
 		if len(succeeded) > 0 {
 			rows, err := br.Query()
 			if err != nil {

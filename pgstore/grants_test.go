@@ -193,7 +193,7 @@ func TestGrantDeletesThenGrantsInOneTransaction(t *testing.T) {
 	}
 	var log []string
 	turn := func(ends []pgstore.End, gs ...pgstore.Grant) {
-		gone, took, err := st.Grant(ctx, "d", epoch, ends, gs)
+		gone, took, err := st.Grant(ctx, "d", epoch, nil, ends, gs)
 		n, cerr := st.CountJobs(ctx)
 		if cerr != nil {
 			t.Fatal(cerr)
@@ -248,7 +248,7 @@ func TestGrantEndsSuccesses(t *testing.T) {
 	if err := st.ApplyJobsFenced(ctx, "d", epoch, kept); err != nil {
 		t.Fatal(err)
 	}
-	gone, _, err := st.Grant(ctx, "d", epoch, []pgstore.End{
+	gone, _, err := st.Grant(ctx, "d", epoch, nil, []pgstore.End{
 		{Seq: 1, Instance: "i1", Attempt: 1}, // reported success: deleted
 		{Seq: 2, Instance: "i1", Attempt: 2}, // another attempt's
 		{Seq: 3, Instance: "i1", Attempt: 1}, // reported failure
@@ -416,7 +416,7 @@ func TestTurnsAndReportsNeverDeadlock(t *testing.T) {
 		slices.Reverse(reversed)
 		errs := make(chan error, 2)
 		go func() { _, err := st.ReportEnds(ctx, reversed); errs <- err }()
-		go func() { _, _, err := st.Grant(ctx, "d", epoch, ends, nil); errs <- err }()
+		go func() { _, _, err := st.Grant(ctx, "d", epoch, nil, ends, nil); errs <- err }()
 		for range 2 {
 			if err := <-errs; err != nil {
 				t.Fatalf("round %d: %v", r, err)

@@ -59,11 +59,13 @@ func (s *Store) pipeline(ctx context.Context, fenced bool, domain string, epoch 
 }
 
 // queue queues the deletes, then the upserts, after locking their rows in
-// sequence order, and the wake-up of channel's listeners (delivered on
+// sequence order — with the rows of also, which the same transaction
+// writes next —, and the wake-up of channel's listeners (delivered on
 // commit).
-func (c *jobColumns) queue(b *pgx.Batch, channel string) {
-	if all := append(slices.Clip(c.dels), c.seqs...); len(all) >= 2 {
-		b.Queue(lockRowsSQL, all)
+func (c *jobColumns) queue(b *pgx.Batch, channel string, also ...int64) {
+	if all := append(append(slices.Clip(c.dels), c.seqs...), also...); len(all) >= 2 {
+		slices.Sort(all)
+		b.Queue(lockRowsSQL, slices.Compact(all))
 	}
 	if len(c.seqs)+len(c.dels) > 0 {
 		b.Queue(`SELECT pg_notify('` + channel + `', '')`)

@@ -59,6 +59,8 @@ func Run(t *testing.T, open func(t *testing.T) cluster.Backend, opts ...Option) 
 		{"GrantTakesEachAttemptOnce", grantEachAttemptOnce},
 		{"ExclusiveKeyRefusesTheWholeTurn", doubleAdmission},
 		{"SuccessFreesItsKeyInTheSameTurn", successFreesKey},
+		{"GrantWritesTheTurnsRecordsWithIt", grantWritesRecords},
+		{"GrantRefusesARecordItCannotKeep", grantRefusesARecordAlone},
 		{"ReportEndsMatchesItsAttempt", reportEnds},
 		{"SucceededDeletesReportedSuccess", succeededReported},
 		{"RevokeTakesBackAndLateReportsMatchNothing", revoke},
@@ -103,7 +105,7 @@ func insert(t *testing.T, b cluster.Backend, id string) *core.JobRecord {
 
 func grant(t *testing.T, b cluster.Backend, epoch int64, gs ...cluster.Grant) []uint64 {
 	t.Helper()
-	_, took, err := b.Grant(bg, Domain, epoch, nil, gs)
+	_, took, err := b.Grant(bg, Domain, epoch, nil, nil, gs)
 	if err != nil {
 		t.Fatalf("grant: %v", err)
 	}
@@ -169,7 +171,7 @@ func deposedFenced(t *testing.T, b cluster.Backend) {
 	put.State = core.RecordDead
 	writes := map[string]error{
 		"ApplyJobs": js.ApplyJobs([]machine.JobOp{{Put: &put}}),
-		"Grant":     third(b.Grant(bg, Domain, e1, nil, []cluster.Grant{{Seq: rec.Seq, Instance: "i", Attempt: 1}})),
+		"Grant":     third(b.Grant(bg, Domain, e1, nil, nil, []cluster.Grant{{Seq: rec.Seq, Instance: "i", Attempt: 1}})),
 		"Revoke":    second(b.Revoke(bg, Domain, e1, "i")),
 		"Lost":      second(b.Lost(bg, Domain, e1, -time.Hour)),
 		"Answer":    b.Answer(bg, Domain, e1, 1, []byte("r"), "", nil),
@@ -277,7 +279,7 @@ func doubleAdmission(t *testing.T, b cluster.Backend) {
 	r1, r2, r3 := insert(t, b, "1"), insert(t, b, "2"), insert(t, b, "3")
 	e := lead(t, b, "a")
 	grant(t, b, e, cluster.Grant{Seq: r1.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"})
-	_, _, err := b.Grant(bg, Domain, e, nil, []cluster.Grant{{Seq: r3.Seq, Instance: "i", Attempt: 1}, {Seq: r2.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"}})
+	_, _, err := b.Grant(bg, Domain, e, nil, nil, []cluster.Grant{{Seq: r3.Seq, Instance: "i", Attempt: 1}, {Seq: r2.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"}})
 	if !errors.Is(err, cluster.ErrDoubleAdmission) {
 		t.Fatalf("second running grant of g/k: %v, want ErrDoubleAdmission", err)
 	}
@@ -289,10 +291,10 @@ func successFreesKey(t *testing.T, b cluster.Backend) {
 	r1, r2 := insert(t, b, "1"), insert(t, b, "2")
 	e := lead(t, b, "a")
 	grant(t, b, e, cluster.Grant{Seq: r1.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"})
-	gone, took, err := b.Grant(bg, Domain, e, []cluster.End{{Seq: r1.Seq, Instance: "i", Attempt: 1}},
+	gone, took, err := b.Grant(bg, Domain, e, nil, []cluster.End{{Seq: r1.Seq, Instance: "i", Attempt: 1}},
 		[]cluster.Grant{{Seq: r2.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"}})
 	diff(t, "gone, took", []any{gone, took, err}, []any{[]uint64{r1.Seq}, []uint64{r2.Seq}, nil})
-	gone, _, err = b.Grant(bg, Domain, e, []cluster.End{{Seq: r2.Seq, Instance: "j", Attempt: 1}}, nil)
+	gone, _, err = b.Grant(bg, Domain, e, nil, []cluster.End{{Seq: r2.Seq, Instance: "j", Attempt: 1}}, nil)
 	diff(t, "a success of another instance", []any{gone, err}, []any{[]uint64(nil), nil})
 }
 
@@ -319,7 +321,7 @@ func succeededReported(t *testing.T, b cluster.Backend) {
 	grant(t, b, e, cluster.Grant{Seq: r1.Seq, Instance: "i", Attempt: 1}, cluster.Grant{Seq: r2.Seq, Instance: "i", Attempt: 1})
 	_, _ = b.ReportEnds(bg, []cluster.End{{Seq: r1.Seq, Instance: "i", Attempt: 1, Kind: cluster.EndOK},
 		{Seq: r2.Seq, Instance: "i", Attempt: 1, Kind: cluster.EndError}})
-	gone, _, err := b.Grant(bg, Domain, e, []cluster.End{{Seq: r1.Seq, Instance: "i", Attempt: 1}, {Seq: r2.Seq, Instance: "i", Attempt: 1}}, nil)
+	gone, _, err := b.Grant(bg, Domain, e, nil, []cluster.End{{Seq: r1.Seq, Instance: "i", Attempt: 1}, {Seq: r2.Seq, Instance: "i", Attempt: 1}}, nil)
 	diff(t, "gone: the reported success only", []any{gone, err}, []any{[]uint64{r1.Seq}, nil})
 }
 

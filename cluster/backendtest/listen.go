@@ -124,7 +124,7 @@ func wakeNamesItsReaders(t *testing.T, b cluster.Backend) {
 		t.Fatalf("report: %d %v", n, err)
 	}
 	ls.after(t, "report of an end", []string{"ends"}, ls.but("ends"))
-	gone, _, err := b.Grant(bg, Domain, e, []cluster.End{{Seq: r1.Seq, Instance: "i", Attempt: 1}}, nil)
+	gone, _, err := b.Grant(bg, Domain, e, nil, []cluster.End{{Seq: r1.Seq, Instance: "i", Attempt: 1}}, nil)
 	diff(t, "the success's delete", []any{gone, err}, []any{[]uint64{r1.Seq}, nil})
 	ls.after(t, "delete of o1's success", []string{"owner o1"}, ls.but("owner o1"))
 	js, _, feed, err := b.Domain(bg, Domain, e)

@@ -105,7 +105,7 @@ func revokeJobMarksTheGrant(t *testing.T, b cluster.Backend) {
 	diff(t, "granted after the revoke", granted(t, b, "i"), []grantState{{r1.Seq, 1, "g/k", true}})
 	rows, _ := b.Rows(bg, []uint64{r1.Seq})
 	diff(t, "the revoked job's row", rows, []cluster.Row{{Seq: r1.Seq, Running: true, Instance: "i", Attempt: 1, End: cluster.End{Seq: r1.Seq}}})
-	_, _, err := b.Grant(bg, Domain, e, nil, []cluster.Grant{{Seq: r3.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"}})
+	_, _, err := b.Grant(bg, Domain, e, nil, nil, []cluster.Grant{{Seq: r3.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"}})
 	diff(t, "g/k while the revoked job runs", errors.Is(err, cluster.ErrDoubleAdmission), true)
 	grant(t, b, e, cluster.Grant{Seq: r2.Seq, Instance: "i", Attempt: 1})
 	diff(t, "granted after the pending job's grant", granted(t, b, "i"), []grantState{{r1.Seq, 1, "g/k", true}, {r2.Seq, 1, "", false}})
@@ -176,4 +176,63 @@ func stateSavedAndLoaded(t *testing.T, b cluster.Backend) {
 		t.Fatal(err)
 	}
 	diff(t, "records loaded", seqs, []uint64{r.Seq})
+}
+
+// grantWritesRecords: the turn's records (a dead job, a retry's new
+// state) commit in the same transaction as its grants — and not at all
+// when the turn is refused, a double admission or a deposed epoch.
+func grantWritesRecords(t *testing.T, b cluster.Backend) {
+	r1, r2, r3, r4 := insert(t, b, "1"), insert(t, b, "2"), insert(t, b, "3"), insert(t, b, "4")
+	e := lead(t, b, "a")
+	dead := *r1
+	dead.State, dead.LastError, dead.FinishedAt = core.RecordDead, "boom", time.Unix(2, 0).UTC()
+	_, took, err := b.Grant(bg, Domain, e, []machine.JobOp{{Put: &dead}}, nil, []cluster.Grant{{Seq: r2.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"}})
+	diff(t, "took, err", []any{took, err}, []any{[]uint64{r2.Seq}, nil})
+	finals := func() []cluster.Final {
+		got, err := b.Finals(bg, []uint64{r1.Seq, r3.Seq, r4.Seq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(got, func(a, b cluster.Final) int { return int(a.Seq) - int(b.Seq) })
+		return got
+	}
+	diff(t, "finals after the turn", finals(), []cluster.Final{{Seq: r1.Seq, State: core.RecordDead, LastError: "boom"}})
+
+	// A refused turn writes none of its records.
+	dead3 := *r3
+	dead3.State, dead3.LastError, dead3.FinishedAt = core.RecordDead, "no", time.Unix(3, 0).UTC()
+	_, _, err = b.Grant(bg, Domain, e, []machine.JobOp{{Put: &dead3}, {Delete: r1.Seq}}, nil,
+		[]cluster.Grant{{Seq: r4.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"}})
+	if !errors.Is(err, cluster.ErrDoubleAdmission) {
+		t.Fatalf("second running grant of g/k: %v, want ErrDoubleAdmission", err)
+	}
+	diff(t, "finals after the refused turn (r3 not dead, r1's delete undone)", finals(),
+		[]cluster.Final{{Seq: r1.Seq, State: core.RecordDead, LastError: "boom"}})
+
+	// A deposed leader's turn writes none either.
+	if err := b.Release(bg, Domain, "a", e); err != nil {
+		t.Fatal(err)
+	}
+	lead(t, b, "b")
+	_, _, err = b.Grant(bg, Domain, e, []machine.JobOp{{Put: &dead3}}, nil, nil)
+	if !errors.Is(err, cluster.ErrFenced) {
+		t.Fatalf("a deposed turn with records: %v, want ErrFenced", err)
+	}
+	diff(t, "finals after the fenced turn", finals(), []cluster.Final{{Seq: r1.Seq, State: core.RecordDead, LastError: "boom"}})
+}
+
+// grantRefusesARecordAlone: a record the database cannot keep fails the
+// turn's write as refused (ErrRecordRefused), so that its owner writes
+// the records in parts; nothing of the turn is written.
+func grantRefusesARecordAlone(t *testing.T, b cluster.Backend) {
+	r1, r2 := insert(t, b, "1"), insert(t, b, "2")
+	e := lead(t, b, "a")
+	bad := *r1
+	bad.Type = "t\x00" // no database keeps a NUL in text
+	_, _, err := b.Grant(bg, Domain, e, []machine.JobOp{{Put: &bad}}, nil, []cluster.Grant{{Seq: r2.Seq, Instance: "i", Attempt: 1}})
+	if !errors.Is(err, machine.ErrRecordRefused) {
+		t.Fatalf("a turn with a record the database refuses: %v, want ErrRecordRefused", err)
+	}
+	rows, _ := b.Rows(bg, []uint64{r2.Seq})
+	diff(t, "r2 after the refused turn", rows[0].Running, false)
 }

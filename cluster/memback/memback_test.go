@@ -63,7 +63,7 @@ func TestGrantGuards(t *testing.T) {
 		}
 		_ = b.Insert(ctx, j2)
 		e, _, _ := b.Acquire(ctx, "d", "a", time.Minute)
-		_, _, err := b.Grant(ctx, "d", e, nil, []cluster.Grant{{Seq: j1.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"},
+		_, _, err := b.Grant(ctx, "d", e, nil, nil, []cluster.Grant{{Seq: j1.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"},
 			{Seq: j2.Seq, Instance: "i", Attempt: 1, ConflictKey: "g/k"}})
 		if !errors.Is(err, cluster.ErrDoubleAdmission) {
 			t.Fatalf("double admission: %v", err)

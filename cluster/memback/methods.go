@@ -235,16 +235,29 @@ func (b *Backend) Domain(ctx context.Context, domain string, epoch int64) (machi
 
 // Grant writes one turn (cluster.Backend): the successes' deletes, then the
 // grants, all or nothing.
-func (b *Backend) Grant(ctx context.Context, domain string, epoch int64, succeeded []cluster.End, grants []cluster.Grant) (gone, took []uint64, err error) {
-	if len(succeeded)+len(grants) == 0 {
+func (b *Backend) Grant(ctx context.Context, domain string, epoch int64, ops []machine.JobOp, succeeded []cluster.End, grants []cluster.Grant) (gone, took []uint64, err error) {
+	if len(ops)+len(succeeded)+len(grants) == 0 {
 		return nil, nil, nil
+	}
+	for _, op := range ops {
+		if op.Put != nil && !op.Put.Valid() {
+			return nil, nil, fmt.Errorf("%w: %w: memback: record %d is not valid", fairsched.ErrStore, machine.ErrRecordRefused, op.Put.Seq)
+		}
 	}
 	err = b.call(ctx, "Grant", func(st *state) error {
 		if err := st.fence(domain, epoch); err != nil {
 			return err
 		}
+		undo := st.saveRows(ops)
+		if len(ops) > 0 {
+			if err := st.apply(ops); err != nil {
+				return err
+			}
+		}
 		var e error
-		gone, took, e = st.grant(succeeded, grants)
+		if gone, took, e = st.grant(succeeded, grants); e != nil {
+			undo() // one transaction: the records' writes go with it
+		}
 		return e
 	})
 	if err != nil {
@@ -753,6 +766,39 @@ func (st *state) apply(ops []machine.JobOp) error {
 	}
 	st.wake(cluster.OwnerReads, "")
 	return nil
+}
+
+// saveRows returns what undoes the writes of ops (apply): the rows they
+// touch, as they are now, put back.
+func (st *state) saveRows(ops []machine.JobOp) func() {
+	if len(ops) == 0 {
+		return func() {}
+	}
+	was := map[uint64]*row{}
+	for _, op := range ops {
+		seq := op.Delete
+		if op.Put != nil {
+			seq = op.Put.Seq
+		}
+		if _, seen := was[seq]; seen {
+			continue
+		}
+		if r := st.jobs[seq]; r != nil {
+			c := *r
+			was[seq] = &c
+		} else {
+			was[seq] = nil
+		}
+	}
+	return func() {
+		for seq, r := range was {
+			if r == nil {
+				delete(st.jobs, seq)
+			} else {
+				st.jobs[seq] = r
+			}
+		}
+	}
 }
 
 func (st *state) duplicateAfter(rec *core.JobRecord, after map[uint64]*core.JobRecord) bool {

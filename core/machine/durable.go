@@ -104,6 +104,9 @@ type durable struct {
 	ops    []JobOp
 	acks   []ack
 	flight *jobBatch
+	// ownerCommits: the owner writes each batch itself (TakeBatch,
+	// BatchWritten); taken: it has taken the batch in flight.
+	ownerCommits, taken bool
 	// writing counts, by sequence, the ops queued or in flight and not
 	// yet known written (or given up): a job with some is not started
 	// before they are (startingDurable).
@@ -310,6 +313,9 @@ func (a *Machine) flushDurable() {
 	}
 	d.flight = &jobBatch{ops: d.ops, acks: d.acks}
 	d.ops, d.acks = nil, nil
+	if d.ownerCommits {
+		return // it waits for TakeBatch
+	}
 	d.batches <- d.flight // the writer has taken the last one: the slot is free
 }
 

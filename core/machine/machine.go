@@ -34,6 +34,17 @@ func (m *Machine) do(r messages.Request) {
 // meanwhile: some answers (a dead-job operation) wait for a commit.
 func await[T any](m *Machine, reply chan T) T {
 	for {
+		if m.dur != nil && m.dur.ownerCommits {
+			select {
+			case v := <-reply:
+				return v
+			default:
+			}
+			if !m.commitNow() {
+				return <-reply
+			}
+			continue
+		}
 		select {
 		case v := <-reply:
 			return v
@@ -283,6 +294,12 @@ func (m *Machine) Stop(giveUp <-chan time.Time) <-chan struct{} {
 	m.settle()
 wait:
 	for !a.durableIdle() {
+		if a.dur.ownerCommits {
+			if !a.commitNow() {
+				break wait // a batch taken and not reported: its owner stopped writing
+			}
+			continue
+		}
 		select {
 		case r := <-a.committedC():
 			m.Committed(r)

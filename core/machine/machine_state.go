@@ -1,6 +1,3 @@
-// Package machine is the scheduler's machine: the core, the rules of
-// durable records (core/records), and the attempts, answers, events and
-// record batches their decisions cause.
 package machine
 
 import (
@@ -69,6 +66,11 @@ type Config struct {
 	// it), so the owner writes nothing when an attempt starts: one write
 	// a job fewer, and none to contend with the grant's.
 	GrantRecordsAttempt bool
+	// OwnerCommits: the owner writes the batches of records itself, in
+	// its own write (cluster mode's leader: with the turn's grants, in one
+	// transaction): it takes each with TakeBatch and reports it with
+	// BatchWritten. Otherwise the store writer commits them.
+	OwnerCommits bool
 	// StartLocal runs an admitted job that is not started remotely — on
 	// a goroutine of the owner's, which reports its end back (Finish). A
 	// machine without one ends such a job at once with ErrNoRunner.
@@ -185,6 +187,7 @@ func New(c *core.Core, cfg Config) *Machine {
 	}
 	if st, ok := cfg.Store.(JobStore); ok {
 		a.startDurable(st, cfg.Jobs, cfg.Retention)
+		a.dur.ownerCommits = cfg.OwnerCommits
 	}
 	a.publishTypes()
 	a.startWriter()

@@ -139,3 +139,61 @@ func (a *Machine) endUnrun() {
 	}
 	a.unrun = nil
 }
+
+// TakeBatch returns the ops of the batch of records waiting to be written
+// (Config.OwnerCommits), and whether one waits: the owner writes them in
+// its own write, all or none, and reports how with BatchWritten before it
+// takes another. A batch may hold no op (an answer that waits for the
+// writes before it): it is written all the same.
+func (a *Machine) TakeBatch() ([]JobOp, bool) {
+	d := a.dur
+	if d == nil || !d.ownerCommits || d.taken {
+		return nil, false
+	}
+	if d.flight == nil {
+		a.flushDurable()
+		if d.flight == nil {
+			return nil, false
+		}
+	}
+	d.taken = true
+	return d.flight.ops, true
+}
+
+// BatchWritten reports the write of the batch TakeBatch returned: nil, it
+// is committed; an error matching ErrRecordRefused, nothing is and the
+// batch is written again through the store in parts, so that only the
+// refused records fail (commitBatch); any other error, nothing is, and
+// the records are written again with a later batch.
+func (a *Machine) BatchWritten(err error) {
+	d := a.dur
+	if d == nil || !d.taken {
+		return
+	}
+	d.taken = false
+	r := Commit{b: d.flight, err: err}
+	if err != nil && refused(err) {
+		r = commitBatch(d.store, d.flight)
+	}
+	a.Committed(r)
+}
+
+// commitNow writes the batch waiting, if one does, through the store, in
+// the owner's turn: an answer that waits for it, or Stop, cannot wait for
+// the owner's next write (Config.OwnerCommits).
+func (a *Machine) commitNow() bool {
+	if _, ok := a.TakeBatch(); !ok {
+		return false
+	}
+	d := a.dur
+	d.taken = false
+	a.Committed(commitBatch(d.store, d.flight))
+	return true
+}
+
+// RecordsWaiting reports whether a batch of records waits for TakeBatch
+// (Config.OwnerCommits), or records for the next batch.
+func (a *Machine) RecordsWaiting() bool {
+	d := a.dur
+	return d != nil && d.ownerCommits && !d.taken && (d.flight != nil || len(d.ops) > 0 || len(d.acks) > 0)
+}
