@@ -80,8 +80,10 @@
 //
 // # Design
 //
-// All state is owned by one goroutine (package actor) that wraps a
-// synchronous state machine (package core) taking the time as data. The
+// All state is owned by one goroutine (package actor) that drives the
+// scheduler's machine (package core/machine) over a synchronous state
+// machine (package core) taking the time as data; in cluster mode the
+// leader's loop owns the same machine. The
 // methods of Scheduler send a message carrying a reply channel and wait, so
 // they are safe for concurrent use and no lock is held anywhere. Call Close
 // to stop the owner goroutine.
