@@ -170,7 +170,8 @@ type Grant struct {
 	Preempted bool
 	// Handed: the leader hands the grant to its executor in process (the
 	// job runs on the leader's own instance), so the backend need not
-	// wake the executors for it.
+	// wake the executors for it, and the executor's incremental reads
+	// (GrantsSince) do not return it; its full reads (Granted) do.
 	Handed bool
 }
 

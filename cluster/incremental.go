@@ -33,7 +33,8 @@ type IncrementalReads interface {
 	// GrantsSince returns the grants of instance written since c — new
 	// ones, and running ones the leader asked to stop (Cancelled) — each
 	// once, with the cursor to read from next. A grant taken back is not
-	// among them (Granted shows it gone).
+	// among them (Granted shows it gone), nor one handed to its executor
+	// in process (Grant.Handed) until it is asked to stop.
 	GrantsSince(ctx context.Context, instance string, c ReadCursor) ([]Grant, ReadCursor, error)
 	// EndsSince returns the rows whose end an executor reported since c,
 	// each once, with the cursor to read from next.

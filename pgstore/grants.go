@@ -63,8 +63,10 @@ func (s clusterBackend) Grant(ctx context.Context, domain string, epoch int64, o
 	keys := make([]*string, len(grants))
 	workers := make([]*string, len(grants))
 	slots := make([]int32, len(grants))
+	handed := make([]bool, len(grants))
 	var woken []string // the instances that read some grant from here
 	for i, g := range grants {
+		handed[i] = g.Handed
 		if !g.Handed {
 			woken = append(woken, g.Instance)
 		}
@@ -92,7 +94,7 @@ func (s clusterBackend) Grant(ctx context.Context, domain string, epoch int64, o
 		b.Queue(deleteSucceededSQL, endSeqs, endInstances, endAttempts)
 	}
 	if len(grants) > 0 {
-		b.Queue(grantSQL(len(woken) > 0), seqs, instances, attempts, keys, workers, slots, grantsPayload(woken))
+		b.Queue(grantSQL(len(woken) > 0), seqs, instances, attempts, keys, workers, slots, grantsPayload(woken), handed)
 	}
 	err = s.pipeline(ctx, true, domain, epoch, b, func(br pgx.BatchResults) error {
 		for range written {
@@ -143,7 +145,11 @@ func (s clusterBackend) Grant(ctx context.Context, domain string, epoch int64, o
 // not running and not granted that attempt (or a later one) before, and
 // returns the sequences that took — a turn written again because its
 // commit's reply was lost must not grant again an attempt that ran
-// meanwhile and ended; notify: wake the executors that $7 names. It takes its rows as its plan meets them, with
+// meanwhile and ended; notify: wake the executors that $7 names. A grant
+// handed to its executor in process ($8) is not stamped with the
+// transaction (grant_xid): that executor's incremental reads
+// (GrantsSince) have nothing to learn from it — it runs already — and
+// its full reads (Granted) see it all the same. It takes its rows as its plan meets them, with
 // no lockedRows first (row locks first cost the burn-down about a third of
 // its throughput): no other writer locks several of them at once — an end
 // report locks running rows only, and the leader's scheduler writes the
@@ -158,8 +164,10 @@ func grantSQL(notify bool) string {
 	return `
 		WITH u AS (
 			UPDATE fairsched_jobs j SET running = true, instance = g.instance, attempt = g.attempt, conflict_key = g.key,
-				worker = g.worker, slot = g.slot, cancel_requested = false, grant_xid = pg_current_xact_id()
-			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[]) AS g(seq, instance, attempt, key, worker, slot)
+				worker = g.worker, slot = g.slot, cancel_requested = false,
+				grant_xid = CASE WHEN g.handed THEN NULL ELSE pg_current_xact_id() END
+			FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $8::bool[])
+				AS g(seq, instance, attempt, key, worker, slot, handed)
 			WHERE j.seq = g.seq AND NOT j.running AND j.state = 0 AND j.attempt < g.attempt
 			RETURNING j.seq)
 		SELECT u.seq, ` + wake + ` FROM u`

@@ -331,7 +331,7 @@ func TestWritesFindRowsByKey(t *testing.T) {
 	for _, q := range []string{
 		`EXPLAIN EXECUTE deleteSucceeded('{1}', '{i1}', '{1}')`,
 		`EXPLAIN EXECUTE reportEnds('{1}', '{i1}', '{1}', '{0}', '{""}')`,
-		`EXPLAIN EXECUTE grantJobs('{10001}', '{i1}', '{1}', '{NULL}', '{NULL}', '{0}', '')`,
+		`EXPLAIN EXECUTE grantJobs('{10001}', '{i1}', '{1}', '{NULL}', '{NULL}', '{0}', '', '{false}')`,
 	} {
 		rows, err := tx.Query(ctx, q)
 		if err != nil {

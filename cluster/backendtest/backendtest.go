@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) cluster.Backend, opts ...Option) 
 		{"FinalsAndForget", finals},
 		{"DomainMarksRunningAndFeedsNewJobs", domain},
 		{"IncrementalReadsEachOnce", incremental},
+		{"HandedGrantsAreNotReadBack", handedGrantsNotReadBack},
 		{"WakeNamesItsReaders", wakeNamesItsReaders},
 		{"EventsReachListenersFromNow", eventsReachListenersFromNow},
 		{"ListenersCloseWhenTheBackendStopsListening", listenersCloseWhenDeaf(cfg.deafen)},

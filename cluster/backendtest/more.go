@@ -236,3 +236,27 @@ func grantRefusesARecordAlone(t *testing.T, b cluster.Backend) {
 	rows, _ := b.Rows(bg, []uint64{r2.Seq})
 	diff(t, "r2 after the refused turn", rows[0].Running, false)
 }
+
+// handedGrantsNotReadBack: a grant handed to its executor in process is
+// not among that executor's incremental reads — it runs there already —
+// until the leader asks it to stop; a full read shows it.
+func handedGrantsNotReadBack(t *testing.T, b cluster.Backend) {
+	r1, r2 := insert(t, b, "1"), insert(t, b, "2")
+	e := lead(t, b, "a")
+	grant(t, b, e, cluster.Grant{Seq: r1.Seq, Instance: "i", Attempt: 1, Handed: true}, cluster.Grant{Seq: r2.Seq, Instance: "i", Attempt: 1})
+	seqs := func(gs []cluster.Grant) (out []uint64) {
+		for _, g := range gs {
+			out = append(out, g.Seq)
+		}
+		return out
+	}
+	gs, cur, err := b.GrantsSince(bg, "i", cluster.ReadCursor{})
+	diff(t, "incremental read", []any{seqs(gs), err}, []any{[]uint64{r2.Seq}, nil})
+	all, err := b.Granted(bg, "i")
+	diff(t, "full read", []any{seqs(all), err}, []any{[]uint64{r1.Seq, r2.Seq}, nil})
+	if err := b.RevokeJob(bg, Domain, e, r1.Seq, cluster.RevokeCancel); err != nil {
+		t.Fatal(err)
+	}
+	gs, _, _ = b.GrantsSince(bg, "i", cur)
+	diff(t, "the handed grant asked to stop", len(gs) == 1 && gs[0].Seq == r1.Seq && gs[0].Cancelled, true)
+}

@@ -328,7 +328,9 @@ func (st *state) grant(succeeded []cluster.End, grants []cluster.Grant) (gone, t
 		r := st.jobs[g.Seq]
 		r.running, r.instance, r.attempt, r.key, r.worker, r.slot, r.cancel, r.preempt, r.grantVer =
 			true, g.Instance, g.Attempt, g.ConflictKey, g.Worker, g.Slot, false, false, ver
-		if !g.Handed {
+		if g.Handed {
+			r.grantVer = 0 // its executor has it: not one of its incremental reads (GrantsSince)
+		} else {
 			st.wake(cluster.ExecutorReads, g.Instance)
 		}
 	}
