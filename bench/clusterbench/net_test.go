@@ -70,12 +70,12 @@ func TestGoalsPerPath(t *testing.T) {
 	want := map[string][]string{
 		ViaDirect: {
 			"Burn-down ≥ 1.2× River with 1 instance: **met** — 1.30× River's 1000 jobs/s (from the first start: 1.30×).",
-			"Rows and WAL bytes per job ≤ River's (burn-down, 1 instance): **met** — 3.00 rows and 800 bytes against 3.00 and 900.",
+			"Rows and WAL bytes per job ≤ River's (burn-down, 1 instance): **met** — 3.000 rows and 800 bytes against 3.000 and 900.",
 			"Burn-down with 3 instances ≥ 0.9× 1 instance's: **met** — 1200 against 1300 jobs/s (0.92×).",
 		},
 		ViaProxy: {
 			"Burn-down ≥ 1.2× River with 1 instance: **missed** — 0.80× River's 500 jobs/s (from the first start: 0.80×).",
-			"Rows and WAL bytes per job ≤ River's (burn-down, 1 instance): **met** — 3.00 rows and 900 bytes against 3.00 and 900.",
+			"Rows and WAL bytes per job ≤ River's (burn-down, 1 instance): **met** — 3.000 rows and 900 bytes against 3.000 and 900.",
 			"Burn-down with 3 instances ≥ 0.9× 1 instance's: **missed** — 200 against 400 jobs/s (0.50×).",
 		},
 	}

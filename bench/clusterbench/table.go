@@ -126,7 +126,7 @@ func (r *Report) Goals() []string {
 	if river1 != nil && f1 != nil {
 		out = append(out, fmt.Sprintf("Burn-down ≥ 1.2× River with 1 instance: %s — %.2f× River's %.0f jobs/s (from the first start: %.2f×).",
 			verdict(f1.JobsPerS >= 1.2*river1.JobsPerS), f1.JobsPerS/river1.JobsPerS, river1.JobsPerS, f1.SteadyPerS/river1.SteadyPerS))
-		out = append(out, fmt.Sprintf("Rows and WAL bytes per job ≤ River's (burn-down, 1 instance): %s — %.2f rows and %.0f bytes against %.2f and %.0f.",
+		out = append(out, fmt.Sprintf("Rows and WAL bytes per job ≤ River's (burn-down, 1 instance): %s — %.3f rows and %.0f bytes against %.3f and %.0f.",
 			verdict(f1.RowsPerJ <= river1.RowsPerJ && f1.WALPerJ <= river1.WALPerJ), f1.RowsPerJ, f1.WALPerJ, river1.RowsPerJ, river1.WALPerJ))
 	}
 	if f1 != nil && f3 != nil {
