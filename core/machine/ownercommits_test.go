@@ -104,3 +104,40 @@ func TestOwnerCommitsTheRecords(t *testing.T) {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
 }
+
+// TestOwnerCommitsAgainAfterAFailure: a write of the owner's that failed
+// for a reason other than the records (the connection, the lease) leaves
+// them unwritten: the next batch carries them again, and nothing went
+// through the store on its own.
+func TestOwnerCommitsAgainAfterAFailure(t *testing.T) {
+	var log []string
+	m := machine.New(core.New(policy.DefaultLimits()), machine.Config{Clock: clock.NewMock(), Logger: zap.NewNop(),
+		Tick: time.Minute, Store: logStore{log: &log}, GrantRecordsAttempt: true, OwnerCommits: true})
+	defer func() { <-m.Stop(nil) }()
+	if err := m.Register("t", policy.JobTypeConfig{Priority: 10, DefaultCost: time.Second, MaxConcurrency: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.RegisterRemote([]policy.JobType{"t"}); err != nil {
+		t.Fatal(err)
+	}
+	m.Adopt([]core.JobRecord{{Seq: 1, Type: "t", ID: "a", State: core.RecordPending}})
+	ops := m.TakeOps(nil)
+	m.EndRemote(ops[0].Attempt, policy.Permanent(errors.New("no")))
+	m.TakeOps(nil)
+	for _, written := range []error{errors.New("connection reset"), nil} {
+		batch, ok := m.TakeBatch()
+		log = append(log, fmt.Sprintf("batch %v %s, written: %v", ok, opsText(batch), written))
+		m.BatchWritten(written)
+	}
+	_, ok := m.TakeBatch()
+	log = append(log, fmt.Sprintf("then: batch %v", ok))
+	dead := core.RecordDead
+	want := []string{
+		fmt.Sprintf("batch true [put 1 state %d], written: connection reset", dead),
+		fmt.Sprintf("batch true [put 1 state %d], written: <nil>", dead),
+		"then: batch false",
+	}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
