@@ -23,7 +23,8 @@ import (
 // remotely (Machine.RegisterRemote). A turn reads what changed, applies
 // it to the machine (new jobs, ends, commands, instances), takes the
 // starts and revokes it made (Machine.TakeOps), places them and writes
-// them, fenced. No goroutine waits for a granted job.
+// them with the machine's records (Machine.TakeBatch) in one fenced
+// transaction. No goroutine waits for a granted job.
 
 type leader struct {
 	n     *Node
