@@ -94,6 +94,18 @@ func opsTexts(ops []messages.RemoteOp) []string {
 	return out
 }
 
+// endText names event e if it is a job's end: "completed 3" or
+// "failed 3: <its error>".
+func endText(e messages.Event) (string, bool) {
+	switch e := e.(type) {
+	case messages.JobCompleted:
+		return "completed " + e.ID, true
+	case messages.JobFailed:
+		return fmt.Sprintf("failed %s: %v", e.ID, e.Err), true
+	}
+	return "", false
+}
+
 // takeCommitted hands the store writer's answers back to m until the
 // writer is idle (the bubble idle): the turn's records are committed.
 func takeCommitted(m *machine.Machine) {
@@ -147,17 +159,23 @@ func TestRemoteCancelHoldsTheSlot(t *testing.T) {
 func TestRemoteAbortEndsTheAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := newRemoteMachine(t, clock.NewMock(), 2, 3, nil)
+		evs := m.Subscribe(64)
 		started := m.TakeOps(nil)
 		log := append(opsTexts(started), "stop")
 		giveUp := make(chan time.Time)
 		close(giveUp)
 		<-m.Stop(giveUp)
+		for e := range evs { // closed by Stop
+			if text, ok := endText(e); ok {
+				log = append(log, text)
+			}
+		}
 		for _, op := range started {
 			log = append(log, fmt.Sprintf("%s: %v", opText(op), context.Cause(op.Attempt.Ctx)))
 			m.EndRemote(op.Attempt, nil) // late: nothing happens
 		}
 		log = append(log, fmt.Sprint("ops after: ", opsTexts(m.TakeOps(nil))))
-		want := []string{"start 1#1", "start 2#1", "stop",
+		want := []string{"start 1#1", "start 2#1", "stop", "failed 1: context canceled", "failed 2: context canceled",
 			"start 1#1: context canceled", "start 2#1: context canceled", "ops after: []"}
 		if diff := cmp.Diff(want, log); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)

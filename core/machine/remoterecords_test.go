@@ -98,11 +98,8 @@ func (l *timeline) events() {
 	for {
 		select {
 		case e := <-l.evs:
-			switch e := e.(type) {
-			case messages.JobCompleted:
-				l.add("completed " + e.ID)
-			case messages.JobFailed:
-				l.add(fmt.Sprintf("failed %s: %v", e.ID, e.Err))
+			if text, ok := endText(e); ok {
+				l.add(text)
 			}
 		default:
 			return
