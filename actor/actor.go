@@ -141,9 +141,6 @@ func (a *Actor) run() {
 			m.EndTurn()
 		case r := <-m.CommittedC():
 			m.Committed(r)
-		case m.RemoteC() <- m.NextRemote():
-			m.RemoteSent()
-			m.EndTurn()
 		case <-m.TickC():
 			m.Tick()
 		case <-m.LoadC():

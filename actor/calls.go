@@ -190,31 +190,6 @@ func (a *Actor) ApplyPolicy(ctx context.Context, p policy.Policy) error {
 	}
 }
 
-// RegisterRemote makes the owner start the durable jobs of types through
-// ops instead of running a handler: each attempt is sent as a RemoteOp
-// (never blocking the owner), a Cancel of it as a RemoteOp with Revoke,
-// and its starter reports its end with EndRemote. Every call passes the
-// same ops. The jobs waiting for those types enter the queue as with
-// RegisterHandlers: the running ones first.
-func (a *Actor) RegisterRemote(types []policy.JobType, ops chan<- messages.RemoteOp) error {
-	all := make(map[policy.JobType]messages.Handler, len(types))
-	for _, t := range types {
-		all[t] = nil
-	}
-	reply := make(chan error, 1)
-	return a.ask(messages.RegisterHandler{All: all, Remote: ops, Reply: reply}, reply)
-}
-
-// EndRemote reports the end of remote attempt at with err (nil: success,
-// EndWritten: a success whose record the starter deleted). It waits for
-// room in the owner's completions, never once the owner has stopped.
-func (a *Actor) EndRemote(at *messages.RemoteAttempt, err error) {
-	select {
-	case a.done <- messages.Done{Job: at.Of(), Err: err, Remote: at}:
-	case <-a.stopped:
-	}
-}
-
 // LoadVerdict returns the load signal's last good verdict, and false
 // before the first (or without a load signal). Any goroutine may call it.
 func (a *Actor) LoadVerdict() (machine.LoadVerdict, bool) { return a.m.LoadVerdict() }

@@ -366,9 +366,9 @@ type RegisterHandler struct {
 	// once: the jobs already running elsewhere (cluster mode) of every
 	// type are counted before any other starts.
 	All map[policy.JobType]Handler
-	// Remote, when set, starts the jobs of the types of All (whose
-	// handlers are nil) elsewhere: each attempt is sent on it (RemoteOp).
-	Remote chan<- RemoteOp
+	// Remote starts the jobs of the types of All (whose handlers are nil)
+	// elsewhere: each attempt waits in the owner's outbox as a RemoteOp.
+	Remote bool
 	Reply  chan error
 }
 
@@ -381,7 +381,7 @@ type RemoteOp struct {
 }
 
 // RemoteAttempt is a durable job's attempt started away from its owner.
-// Its starter reports its end to the owner exactly once (the actor's
+// Its starter reports its end to the owner exactly once (the machine's
 // EndRemote); an end the owner no longer waits for (it ended the attempt
 // itself: its scheduler stopped, its worker went) is ignored.
 type RemoteAttempt struct {

@@ -12,8 +12,8 @@
 //     callers' messages (Receive), the ends of the jobs it ran (Finish), in
 //     batches (BeginBatch, EndBatch), runs the jobs the machine admits on
 //     its runners (Config.StartLocal), and ends each turn (EndTurn);
-//   - cluster mode's leader loop: every durable job starts remotely
-//     (RegisterRemote); each turn applies what changed (Adopt, EndRemote,
+//   - cluster mode's leader loop, the only owner that starts jobs
+//     remotely: every durable job does (RegisterRemote); each turn applies what changed (Adopt, EndRemote,
 //     Cancel…), takes the starts and revokes the machine made (TakeOps)
 //     and the batch of records to write (TakeBatch, with
 //     Config.OwnerCommits), and writes both in one fenced transaction,

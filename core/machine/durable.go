@@ -723,7 +723,7 @@ func (a *Machine) registerHandler(m messages.RegisterHandler) {
 		m.Reply <- ErrNoJobStore
 		return
 	}
-	if m.Remote != nil {
+	if m.Remote {
 		a.registerRemote(m) // its handlers: never called
 	} else if a.remote != nil {
 		for t := range all {

@@ -76,7 +76,7 @@ func (m *Machine) RegisterRemote(types []policy.JobType) error {
 		all[t] = nil
 	}
 	reply := make(chan error, 1)
-	m.do(messages.RegisterHandler{All: all, Remote: m.noStarter, Reply: reply})
+	m.do(messages.RegisterHandler{All: all, Remote: true, Reply: reply})
 	return await(m, reply)
 }
 
@@ -219,9 +219,9 @@ func (m *Machine) TakeOps(dst []messages.RemoteOp) []messages.RemoteOp {
 	if r == nil {
 		return dst
 	}
-	dst = append(dst, r.out[r.head:]...)
+	dst = append(dst, r.out...)
 	clear(r.out)
-	r.out, r.head = r.out[:0], 0
+	r.out = r.out[:0]
 	return dst
 }
 

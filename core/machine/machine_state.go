@@ -153,9 +153,6 @@ type Machine struct {
 	// remote starts the attempts of the types registered with
 	// RegisterRemote (remote.go); nil until one is.
 	remote *remote
-	// noStarter is the starter channel of RegisterRemote: nobody receives
-	// from it, so every op waits in the outbox for TakeOps.
-	noStarter chan messages.RemoteOp
 	// load reads the load signal, nil without one; loadC is its ticker's
 	// channel, nil (the cases off) without one (signal.go).
 	load  *loadReader
@@ -172,7 +169,6 @@ func New(c *core.Core, cfg Config) *Machine {
 		log:        cfg.Logger,
 		tick:       cfg.Tick,
 		startLocal: cfg.StartLocal,
-		noStarter:  make(chan messages.RemoteOp),
 	}
 	a.base, a.cancelBase = context.WithCancel(context.Background())
 	a.refuses.Store(c.Refuses()) // settled by the limits: only ApplyPolicy changes them
@@ -254,7 +250,6 @@ func (a *Machine) endTurn() {
 	a.arm()
 	a.releaseJobClosers()
 	a.dropNestedDeadlock()
-	a.sendRemote()
 	for i, j := range a.spent {
 		a.core.Release(&j.Job)
 		messages.Recycle(j)

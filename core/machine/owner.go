@@ -26,8 +26,7 @@ func (a *Machine) Receive(r messages.Request) {
 	a.handle(r)
 }
 
-// Finish takes the end of an attempt started by StartLocal (or a remote
-// one's, EndRemote's).
+// Finish takes the end of an attempt started by StartLocal.
 func (a *Machine) Finish(d messages.Done) { a.finish(d) }
 
 // BeginBatch opens a batch: the dispatches its messages ask for are made
@@ -54,17 +53,6 @@ func (a *Machine) Drained() bool { return a.closing && a.core.Idle() && a.durabl
 // PollLoad reads the load signal if it is due, without waiting on LoadC;
 // it reports whether it read it.
 func (a *Machine) PollLoad() bool { return a.loadC != nil && a.pollLoad() }
-
-// RemoteC is the starter's channel while an op of RegisterRemote's
-// starter waits for it, else nil; NextRemote is that op, and RemoteSent
-// counts it taken.
-func (a *Machine) RemoteC() chan<- messages.RemoteOp { return a.remoteC() }
-
-// NextRemote is the op RemoteC offers.
-func (a *Machine) NextRemote() messages.RemoteOp { return a.nextRemote() }
-
-// RemoteSent counts the op RemoteC offered as taken.
-func (a *Machine) RemoteSent() { a.remote.sent() }
 
 // Types is the registry of job types; any goroutine may read it.
 func (a *Machine) Types() map[policy.JobType]policy.JobTypeConfig { return *a.types.Load() }

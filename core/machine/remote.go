@@ -9,22 +9,15 @@ import (
 )
 
 // Remote starts: the durable jobs of a type registered with RegisterRemote
-// run elsewhere (cluster mode's leader grants them to instances). The
-// owner hands each started attempt to the starter as a RemoteOp on the
-// starter's channel, and the attempt's end comes back as a completion
-// (EndRemote) like a runner's. No goroutine waits for a remote attempt.
-//
-// The owner never blocks on the starter: the ops the channel has no room
-// for wait in the owner's outbox, in order, and are sent as the starter
-// takes them (the owner's loop offers the next one whenever it parks). The
-// outbox holds at most one start per running job and one revoke per
-// Cancel of one, so it is bounded by what the caps let run. The starter
-// may block on the owner (EndRemote waits for room in the completions'
-// buffer) because the owner never waits for it.
+// run elsewhere (cluster mode's leader grants them to instances). Each
+// started attempt, and a Cancel's revoke of one, waits in the outbox, in
+// order, until the owner takes it (TakeOps); the attempt's end comes back
+// as a completion (EndRemote) like a runner's. No goroutine waits for a
+// remote attempt. The outbox holds at most one start per running job and
+// one revoke per Cancel of one, so it is bounded by what the caps let run.
 
 // remote is the owner's state of remote starts.
 type remote struct {
-	ops   chan<- messages.RemoteOp
 	types map[policy.JobType]bool
 	// running are the attempts started remotely whose end the owner waits
 	// for; an end reported for one not here is stale (the owner ended it).
@@ -32,9 +25,8 @@ type remote struct {
 	// deferred are the attempts started once their start commits
 	// (startCommitted), as their starter will see them.
 	deferred map[*messages.Job]messages.DurableJob
-	// out[head:] are the ops not yet taken by the starter.
-	out  []messages.RemoteOp
-	head int
+	// out are the ops the owner has not taken yet (TakeOps).
+	out []messages.RemoteOp
 }
 
 // errRemoteOnly is the handler of a type started remotely: never called.
@@ -43,13 +35,12 @@ var errRemoteOnly = errors.New("fairsched: this type's jobs are started remotely
 func remoteOnly(context.Context, messages.DurableJob) error { return errRemoteOnly }
 
 // registerRemote takes the remote half of registration m: its types start
-// through m.Remote.
+// remotely.
 func (a *Machine) registerRemote(m messages.RegisterHandler) {
 	if a.remote == nil {
 		a.remote = &remote{types: map[policy.JobType]bool{}, running: map[*messages.Job]*messages.RemoteAttempt{},
 			deferred: map[*messages.Job]messages.DurableJob{}}
 	}
-	a.remote.ops = m.Remote
 	for t := range m.All {
 		a.remote.types[t] = true
 		m.All[t] = remoteOnly
@@ -118,51 +109,11 @@ func (a *Machine) remoteEnded(d messages.Done) bool {
 	return true
 }
 
-// dropRemoteOps forgets the ops the starter has not taken: the scheduler
+// dropRemoteOps forgets the ops the owner has not taken: the scheduler
 // stops, and every attempt they name has ended.
 func (a *Machine) dropRemoteOps() {
 	if a.remote != nil {
 		clear(a.remote.out)
-		a.remote.out, a.remote.head = a.remote.out[:0], 0
+		a.remote.out = a.remote.out[:0]
 	}
-}
-
-// sendRemote sends the starter the ops its channel has room for.
-func (a *Machine) sendRemote() {
-	r := a.remote
-	if r == nil {
-		return
-	}
-	for r.head < len(r.out) {
-		select {
-		case r.ops <- r.out[r.head]:
-			r.sent()
-		default:
-			return
-		}
-	}
-}
-
-// sent counts the next op taken by the starter.
-func (r *remote) sent() {
-	r.out[r.head] = messages.RemoteOp{}
-	if r.head++; r.head == len(r.out) {
-		r.out, r.head = r.out[:0], 0
-	}
-}
-
-// remoteC is the starter's channel while an op waits for it (the owner's
-// parked select offers it), else nil; nextRemote is that op.
-func (a *Machine) remoteC() chan<- messages.RemoteOp {
-	if a.remote == nil || a.remote.head == len(a.remote.out) {
-		return nil
-	}
-	return a.remote.ops
-}
-
-func (a *Machine) nextRemote() messages.RemoteOp {
-	if a.remote == nil || a.remote.head == len(a.remote.out) {
-		return messages.RemoteOp{}
-	}
-	return a.remote.out[a.remote.head]
 }
