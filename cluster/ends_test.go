@@ -19,7 +19,7 @@ import (
 
 // writeLog is a Backend that records the leader's deletes of successes:
 // those of its turns (Grant's gone) and those its scheduler writes itself
-// (a delete in ApplyJobs).
+// (a delete among a turn's record ops, or in ApplyJobs).
 type writeLog struct {
 	cluster.Backend
 	mu        sync.Mutex
@@ -31,6 +31,13 @@ func (w *writeLog) Grant(ctx context.Context, domain string, epoch int64, ops []
 	gone, took, err := w.Backend.Grant(ctx, domain, epoch, ops, succeeded, grants)
 	w.mu.Lock()
 	w.turn = append(w.turn, gone...)
+	if err == nil {
+		for _, op := range ops {
+			if op.Put == nil {
+				w.scheduler = append(w.scheduler, op.Delete)
+			}
+		}
+	}
 	w.mu.Unlock()
 	return gone, took, err
 }
@@ -108,6 +115,12 @@ func TestReportedSuccessesGoInTheLeadersTurn(t *testing.T) {
 	pgtest.Eventually(t, "every row deleted", func() bool {
 		c, err := lead.st.CountJobs(ctx)
 		return err == nil && c == 0
+	})
+	// The wrapper logs a turn's deletes once its write has returned,
+	// which may be after the rows are seen gone.
+	pgtest.Eventually(t, "every delete logged", func() bool {
+		turn, scheduler := log.deletes()
+		return len(turn)+len(scheduler) >= n
 	})
 	mu.Lock()
 	want := slices.Sorted(slices.Values(ran))
