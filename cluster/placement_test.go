@@ -16,6 +16,7 @@ import (
 // costs the database least) — whatever the names' order; with LeaderFirst,
 // to the leader's own while it has a free slot, the others after.
 func TestPlacement(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		leaderFirst bool
 		want        []string

@@ -28,6 +28,7 @@ type starvedStart struct {
 // window the first batch job started only once the flood was over (16 s).
 // On the in-memory backend, in virtual time.
 func TestStarvationWindowInClusterMem(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := memback.New()
 		defer b.Close()
@@ -94,6 +95,7 @@ func TestStarvationWindowInClusterMem(t *testing.T) {
 // (5 units) falls inside the third interactive job (4 to 6 units), a
 // unit's margin either side.
 func TestStarvationWindowInCluster(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real time, a unit of 600 ms; TestStarvationWindowInClusterMem is its virtual-time twin; make check runs it")
 	}

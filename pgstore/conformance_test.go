@@ -13,6 +13,7 @@ import (
 
 // TestConformance runs the cluster.Backend suite on PostgreSQL.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	urls := map[cluster.Backend]string{}
 	backendtest.Run(t, func(t *testing.T) cluster.Backend {
 		url := pgtest.URL(t)
