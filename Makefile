@@ -26,10 +26,13 @@ TEST_BUILD := -ldflags=-w -gcflags=all=-dwarf=false
 ## test: gofmt, then the unit, scenario and example tests with a short
 ## invariant run (go test -short) and every vet analyzer (-vet=all, what
 ## `go vet` runs: go test vets each package as it compiles it, so the
-## build is done once), then a line per skipped test and why
+## build is done once), then a line per skipped test and why.
+## `make test TESTSUM_FLAGS=-slowest=10` ends with the ten slowest packages
+## and tests.
+TESTSUM_FLAGS ?=
 test: fmt-check
 	@echo "test: go test -short -vet=all ./..., a line per package as it ends"
-	@set -o pipefail; $(GO) test -short -vet=all $(TEST_BUILD) -json $(PKGS) | $(GO) run ./internal/testsum
+	@set -o pipefail; $(GO) test -short -vet=all $(TEST_BUILD) -json $(PKGS) | $(GO) run ./internal/testsum $(TESTSUM_FLAGS)
 
 ## check: what test does, then -race over everything (the full invariant
 ## run included), a long invariant run, a brief run of every fuzz target and
