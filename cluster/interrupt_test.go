@@ -24,7 +24,6 @@ import (
 // a larger Attempt and succeeds; no job is dead. Two processes: the
 // leader, and an executor that is killed once every job has started.
 func TestKilledInstanceJobsRunAgainWithoutRetries(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process, a few seconds")
 	}

@@ -504,7 +504,6 @@ func TestRefusedEventIsDroppedAlone(t *testing.T) {
 // refused is left unanswered — its asker gives up — and not run again at
 // every read.
 func TestRefusedAnswerSaysWhy(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits out a lease and a loss (9 s) for the command never answered; make check runs it")
 	}

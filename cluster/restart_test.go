@@ -87,7 +87,6 @@ func TestRestartedLeaderWaitsOutItsLease(t *testing.T) {
 // read the old grants as its own and ran them again under their old
 // attempt numbers, never declared lost.)
 func TestRestartedFollowerRunsNewGrantsOnly(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("two processes and a lease waited out (5–10 s); make check runs it")
 	}

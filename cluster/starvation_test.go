@@ -95,7 +95,6 @@ func TestStarvationWindowInClusterMem(t *testing.T) {
 // (5 units) falls inside the third interactive job (4 to 6 units), a
 // unit's margin either side.
 func TestStarvationWindowInCluster(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("real time, a unit of 600 ms; TestStarvationWindowInClusterMem is its virtual-time twin; make check runs it")
 	}
