@@ -59,6 +59,7 @@ func closedWithin(t *testing.T, what string, done <-chan struct{}) {
 // ErrInvalidJob — nothing of theirs reaches the shared commit — and every
 // valid job is stored.
 func TestPgstoreOneBadEnqueueFailsOnlyItself(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	st, err := pgstore.Open(ctx, url)
@@ -131,6 +132,7 @@ func TestPgstoreOneBadEnqueueFailsOnlyItself(t *testing.T) {
 // of text end dead — once, nothing loops — with their text cleaned in
 // DeadJobs, while the 40 other jobs all run.
 func TestClusterHandlerErrorsOfAnyBytes(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	s := joinFast(t, url, "texts", "a")
@@ -220,6 +222,7 @@ func TestClusterHandlerErrorsOfAnyBytes(t *testing.T) {
 // and ids of MaxNameLen bytes — are taken and run on PostgreSQL, so every
 // index key the database builds of them fits.
 func TestClusterNamesFitEveryIndex(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	// A lease and a loss of seconds: on a loaded machine a beat a second
@@ -268,6 +271,7 @@ func TestClusterNamesFitEveryIndex(t *testing.T) {
 // batch — is refused alone (*ManyError with ErrDuplicateJob at its
 // index), the others run.
 func TestEnqueueManyInCluster(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	s, leave, err := JoinCluster(ctx, url, "many-a")

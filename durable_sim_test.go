@@ -35,6 +35,7 @@ var durableSeeds = flag.Int("durable.seeds", 0, "seeds TestDurableInvariants pla
 // and nothing that was not acknowledged ever runs; the store ends holding
 // the dead jobs alone.
 func TestDurableInvariants(t *testing.T) {
+	t.Parallel()
 	n := *durableSeeds
 	if n <= 0 {
 		n = 300

@@ -785,6 +785,7 @@ const (
 )
 
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(crashEnv) != "" {
 		t.Skip("the child of TestCrashRecovery")
 	}

@@ -249,6 +249,7 @@ func settingErrors(s *fairsched.Scheduler) map[string]string {
 // same errors — with and without groups configured —, and refuses them
 // with ErrClosed once closed.
 func TestClusterSettingsChecked(t *testing.T) {
+	t.Parallel()
 	grouped := []fairsched.Option{fairsched.WithMaxConcurrency(4), fairsched.WithGroupWeight("a", 2), fairsched.WithGroupLimit("a", 2)}
 	for _, tc := range []struct {
 		name string

@@ -168,6 +168,7 @@ func TestHierarchicalShareCluster(t *testing.T) {
 // on one; jobs take no time, and every new job is charged its type's
 // 10 ms, so the share in starts is the share in cost.
 func TestHierarchicalSharePG(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := pgstore.Open(ctx, pgtest.URL(t))
 	if err != nil {

@@ -104,6 +104,7 @@ func overloadOutcome(t *testing.T, err error) string {
 // accepted, refused once the signal reads overloaded, and accepted again
 // once it reads clear — on the leader and on the other instance alike.
 func TestOverloadRefuseInClusterOnPostgres(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	var over atomic.Bool

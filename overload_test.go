@@ -265,6 +265,7 @@ func (s *switchSignal) waitRead(t *testing.T, over bool) {
 // leader's snapshot) and run once it reads clear. The other instance's
 // signal is never read.
 func TestOverloadInCluster(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	ran := make(chan string, 10)

@@ -474,6 +474,7 @@ func TestPolicyReservationCountsQueuedWork(t *testing.T) {
 // rule gives each job the key its tenant label names: labels travel in the
 // job's record to the leader, which matches them.
 func TestPolicyFromFollowerReachesLeader(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	// Each round's jobs wait for their round's release.

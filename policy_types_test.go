@@ -111,6 +111,7 @@ func TestPolicyTypesOnEveryInstance(t *testing.T) {
 // TestPolicyTypesOnEveryInstancePG is TestPolicyTypesOnEveryInstance on
 // PostgreSQL.
 func TestPolicyTypesOnEveryInstancePG(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	join := func(name string) *fairsched.Scheduler { return joinFast(t, url, "types", name) }
 	eventually := func(what string, cond func() bool) { pgtest.Eventually(t, what, cond) }

@@ -56,6 +56,7 @@ func ReplicaName() string {
 // of one: a clone asked on each runs once, one after the other, and the
 // mirror enqueued on one runs once, on either.
 func TestJoinCluster(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	var replicas []*fairsched.Scheduler
@@ -134,6 +135,7 @@ const (
 // as the lease row records them. It waits out a real lease (about 20 s),
 // so -short (make test) skips it and make check runs it.
 func TestJoinClusterRestartUnderPodName(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(readmeChildEnv) != "" {
 		t.Skip("a child of this test")
 	}

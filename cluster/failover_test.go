@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,6 +50,7 @@ import (
 // leader's last read of the ends; the leader now resumes them on the
 // instance that reported the end and reads it back.)
 func TestKillLeaderAndExecutor(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	st, err := pgstore.Open(ctx, url) // applies the schema before the children race to
@@ -253,8 +255,8 @@ type killed struct {
 }
 
 // spawned counts the children started, so that a name started twice has
-// files of its own each time.
-var spawned int
+// files of its own each time (atomic: parallel tests start children).
+var spawned atomic.Int64
 
 // startChild starts child name; env are more variables for it.
 func startChild(t *testing.T, dir, url, logPath, name string, slots, maxConc int, work time.Duration, env ...string) *child {
@@ -263,9 +265,9 @@ func startChild(t *testing.T, dir, url, logPath, name string, slots, maxConc int
 	if err != nil {
 		t.Fatal(err)
 	}
-	spawned++
-	c := &child{name: name, stderr: filepath.Join(dir, fmt.Sprintf("%s-%d.stderr", name, spawned)),
-		inc: filepath.Join(dir, fmt.Sprintf("%s-%d.incarnation", name, spawned))}
+	n := spawned.Add(1)
+	c := &child{name: name, stderr: filepath.Join(dir, fmt.Sprintf("%s-%d.stderr", name, n)),
+		inc: filepath.Join(dir, fmt.Sprintf("%s-%d.incarnation", name, n))}
 	errf, err := os.Create(c.stderr)
 	if err != nil {
 		t.Fatal(err)

@@ -1492,9 +1492,9 @@ var refScale = flag.Uint64("ref.scale", 1, "multiply the seeds of TestReferenceM
 func runReferenceWith(t *testing.T, o refOptions) {
 	seeds, ops, long, aging := o.seeds**refScale, o.ops, o.long, o.aging
 	if testing.Short() && seeds >= 40 {
-		// make test's quick pass: a quarter of the seeds (enough for each
+		// make test's quick pass: an eighth of the seeds (enough for each
 		// subtest's coverage checks); make check's -race run takes them all.
-		seeds /= 4
+		seeds /= 8
 	}
 	stats := &refStats{reasons: map[policy.Reason]int{}}
 	for seed := range seeds {

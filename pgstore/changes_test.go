@@ -20,6 +20,7 @@ import (
 // read do not come again, rewritten or not: the feed carries new jobs
 // (layout 7), and the leader's own rewrites are its own.
 func TestChangesMissNoLateCommit(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url)
 	defer st.Close()

@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -13,14 +14,19 @@ import (
 
 // TestConformance runs the cluster.Backend suite on PostgreSQL.
 func TestConformance(t *testing.T) {
-	urls := map[cluster.Backend]string{}
+	t.Parallel()
+	var urls sync.Map // cluster.Backend → its database's URL
 	backendtest.Run(t, func(t *testing.T) cluster.Backend {
+		t.Parallel() // open is each contract's first call; each has a database of its own
 		url := pgtest.URL(t)
 		st := open(t, url)
 		pgtest.CloseAtEnd(t, st)
-		urls[st] = url
+		urls.Store(st, url)
 		return st
-	}, backendtest.Deafen(func(t *testing.T, b cluster.Backend) { dropListeners(t, urls[b]) }))
+	}, backendtest.Deafen(func(t *testing.T, b cluster.Backend) {
+		url, _ := urls.Load(b)
+		dropListeners(t, url.(string))
+	}))
 }
 
 // dropListeners ends, from another connection, every connection of url's

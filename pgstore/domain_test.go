@@ -22,6 +22,7 @@ import (
 // record says was applied — a success or a failure — but not a job whose
 // reported failure the last leader already turned into a retry.
 func TestDomainResumesUnappliedEnds(t *testing.T) {
+	t.Parallel()
 	st := open(t, pgtest.URL(t))
 	defer st.Close()
 	ctx := context.Background()
@@ -76,6 +77,7 @@ func TestDomainResumesUnappliedEnds(t *testing.T) {
 // snapshot holds that a transaction open at its start made the feed's
 // cursor read again.
 func TestDomainLoadsBacklogInPages(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url, pgstore.WithBacklogPage(2))
 	defer st.Close()
@@ -172,6 +174,7 @@ func TestDomainLoadsBacklogInPages(t *testing.T) {
 // most 500 pending records — the leader's first decisions wait for them —
 // and the feed's Backlog the others in full pages.
 func TestDomainReturnsASmallFirstPage(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url, pgstore.WithBacklogPage(1000))
 	defer st.Close()

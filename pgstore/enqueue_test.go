@@ -19,6 +19,7 @@ import (
 // instances at once is accepted once and refused once with
 // ErrDuplicateJob.
 func TestInsertFromSeveralInstances(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	first := open(t, url)
 	defer first.Close()

@@ -16,6 +16,7 @@ import (
 // TestClassifyWriteError: each kind of failure of a write is classed as
 // the package doc says.
 func TestClassifyWriteError(t *testing.T) {
+	t.Parallel()
 	pg := func(code, severity, constraint string) error {
 		return fmt.Errorf("writing: %w", &pgconn.PgError{Code: code, Severity: severity, ConstraintName: constraint})
 	}

@@ -25,6 +25,7 @@ import (
 // are revoked, and its late report matches nothing, while the new
 // grant's report ends it.
 func TestGrantsAreFencedAndGuarded(t *testing.T) {
+	t.Parallel()
 	st, epoch := leaderOver(t, 3)
 	defer st.Close()
 	ctx := context.Background()
@@ -99,6 +100,7 @@ func TestGrantsAreFencedAndGuarded(t *testing.T) {
 // and every reader of the row — an executor, a new leader's snapshot
 // running or pending, LoadJobs — counts the attempt.
 func TestGrantRecordsTheAttempt(t *testing.T) {
+	t.Parallel()
 	st := open(t, pgtest.URL(t))
 	defer st.Close()
 	ctx := context.Background()
@@ -151,6 +153,7 @@ func TestGrantRecordsTheAttempt(t *testing.T) {
 // a report for another attempt or instance, or of a job not running,
 // deletes nothing.
 func TestSucceededDeletesMatchingGrants(t *testing.T) {
+	t.Parallel()
 	st, epoch := leaderOver(t, 4)
 	defer st.Close()
 	ctx := context.Background()
@@ -184,6 +187,7 @@ func TestSucceededDeletesMatchingGrants(t *testing.T) {
 // turn that frees the conflict key they take are admitted, and a turn the
 // database refuses (a double admission) deletes nothing either.
 func TestGrantDeletesThenGrantsInOneTransaction(t *testing.T) {
+	t.Parallel()
 	st, epoch := leaderOver(t, 4)
 	defer st.Close()
 	ctx := context.Background()
@@ -226,6 +230,7 @@ func TestGrantDeletesThenGrantsInOneTransaction(t *testing.T) {
 // its conflict key free. A reported failure, another attempt's success, or
 // a grant running on another instance is left as it is.
 func TestGrantEndsSuccesses(t *testing.T) {
+	t.Parallel()
 	st, epoch := leaderOver(t, 7)
 	defer st.Close()
 	ctx := context.Background()
@@ -309,6 +314,7 @@ func leaderOver(t *testing.T, n uint64) (pgstore.Backend, int64) {
 // its rows in the keys' order before it changes any (lockedRows), in the
 // statement itself, as every other writer of several rows does.
 func TestWritesFindRowsByKey(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url)
 	defer st.Close()
@@ -378,6 +384,7 @@ func TestWritesFindRowsByKey(t *testing.T) {
 // keys' (a deadlock in the second or third round when each statement
 // locked its rows in its plan's order, as change 20 had them).
 func TestTurnsAndReportsNeverDeadlock(t *testing.T) {
+	t.Parallel()
 	const rounds, n = 20, 100
 	st := open(t, pgtest.URL(t))
 	defer st.Close()
@@ -430,6 +437,7 @@ func TestTurnsAndReportsNeverDeadlock(t *testing.T) {
 // granted, even once that attempt has ended and its row runs no more: an
 // attempt is granted once. The next attempt is granted as usual.
 func TestGrantTakesEachAttemptOnce(t *testing.T) {
+	t.Parallel()
 	st, epoch := leaderOver(t, 1)
 	defer st.Close()
 	ctx := context.Background()

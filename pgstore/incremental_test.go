@@ -20,6 +20,7 @@ import (
 // next call; and with grants and ends written in batches while readers
 // read from their cursors, every grant and every end is read exactly once.
 func TestIncrementalReadsMissNothing(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url)
 	defer st.Close()

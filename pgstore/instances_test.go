@@ -20,6 +20,7 @@ import (
 // silent past the deadline is declared lost by the leader, once; a
 // deposed leader declares nobody lost.
 func TestHeartbeatsAndLostInstances(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url)
 	defer st.Close()
@@ -79,6 +80,7 @@ func TestHeartbeatsAndLostInstances(t *testing.T) {
 // beats are not. (A leader that lost one Revoke to a timeout left the
 // jobs granted for ever.)
 func TestLostUntilRevoked(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url)
 	defer st.Close()

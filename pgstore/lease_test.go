@@ -35,6 +35,7 @@ func expire(t *testing.T, url, domain string) {
 // lease has expired or been released; the deposed holder can neither
 // renew nor write (ErrFenced), the current one can.
 func TestLease(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url)
 	defer st.Close()
@@ -97,6 +98,7 @@ func TestLease(t *testing.T) {
 // TestLeaseRace: twenty instances race for a free lease; exactly one wins,
 // under epoch 1.
 func TestLeaseRace(t *testing.T) {
+	t.Parallel()
 	st := open(t, pgtest.URL(t))
 	defer st.Close()
 	var mu sync.Mutex

@@ -18,6 +18,7 @@ import (
 // same database wakes the listener; the change feed then has the row;
 // Stop ends the listener and its goroutine.
 func TestListenWakesOnCommit(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	reader, writer := open(t, url), open(t, url)
 	defer reader.Close()
@@ -48,6 +49,7 @@ func TestListenWakesOnCommit(t *testing.T) {
 // over in process — and an executor's wake-up takes only the
 // notifications naming its instance, or nobody (a cancellation).
 func TestGrantsWakeTheirInstances(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url)
 	defer st.Close()
@@ -115,6 +117,7 @@ func TestGrantsWakeTheirInstances(t *testing.T) {
 // at once when called again (a caller's cleanup may stop what its loop
 // stopped already), and the channels they stopped are closed.
 func TestStopsAreIdempotent(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url)
 	defer st.Close()

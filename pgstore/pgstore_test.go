@@ -69,6 +69,7 @@ func openTx(t *testing.T, url string) pgx.Tx {
 // order; several writes of one sequence in a batch leave the last; the
 // state document round-trips; Open on a migrated database is a no-op.
 func TestJobsAndState(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url)
 	at := time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
@@ -108,6 +109,7 @@ func TestJobsAndState(t *testing.T) {
 // TestNewerSchemaIsRefused: a database migrated by a newer version is
 // refused with ErrStore, and left as it was.
 func TestNewerSchemaIsRefused(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	st := open(t, url)
 	st.Close()
@@ -130,6 +132,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 // attempt counted, run, and deleted — and concurrent producers sharing
 // commits.
 func TestDurableJobsOnPostgres(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	start := func() (*fairsched.Scheduler, pgstore.Backend) {

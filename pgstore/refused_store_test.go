@@ -100,6 +100,7 @@ func connect(t *testing.T, url string) *pgx.Conn {
 // ErrRecordRefused; the 160 others succeed and run. The first commit is
 // held while they queue up, so they share commits with the refused one.
 func TestRefusedEnqueueFailsOnlyItself(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	st := open(t, url)
@@ -193,6 +194,7 @@ func outcome(err error) string {
 // not run again — so DeadJobs no longer lists it once that is written.
 // After Close and a restart nothing runs again, and DeadJobs is empty.
 func TestRefusedDeadRecordFailsOnlyItself(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	st := open(t, url)
@@ -420,6 +422,7 @@ func (p *cutProxy) replies(c, sc net.Conn) {
 // known to work). The same holds for cluster mode's writes of new jobs
 // (Insert, InsertMany), whose jobs run after a restart here.
 func TestOutcomeUnknown(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	p := newCutProxy(t, url)

@@ -22,6 +22,7 @@ import (
 // having written nothing of its batch; a fenced write and a double
 // admission are not refusals of a record.
 func TestRefusedRecordsAreSaid(t *testing.T) {
+	t.Parallel()
 	st, epoch := leaderOver(t, 4)
 	defer st.Close()
 	ctx := context.Background()

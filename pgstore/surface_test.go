@@ -24,6 +24,7 @@ func methods(t reflect.Type) []string {
 // scheduler's JobStore); the cluster protocol stays behind ClusterBackend,
 // and the root's ClusterBackend asks for nothing else.
 func TestStoreSurface(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		typ  reflect.Type
 		want []string

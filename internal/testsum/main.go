@@ -5,12 +5,16 @@
 // PostgreSQL) says so in `make test`'s output. It exits 1 if anything
 // failed. While nothing has been printed for 15 s it prints a progress
 // line (how long, which packages are done and running), so a cold build
-// is not mistaken for a hang.
+// is not mistaken for a hang. With -slowest N it ends with the N
+// packages and the N tests (top-level, their subtests included) that took
+// longest: where a run's time goes.
 package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,12 +28,15 @@ type event struct {
 	Package string
 	Test    string
 	Output  string
+	Elapsed float64 // seconds, on a test's or a package's end
 }
 
 // quiet is how long testsum stays silent before it prints a progress line.
 const quiet = 15 * time.Second
 
 func main() {
+	slowest := flag.Int("slowest", 0, "end with the `N` slowest packages and tests")
+	flag.Parse()
 	lines := make(chan []byte)
 	go func() {
 		defer close(lines)
@@ -41,15 +48,15 @@ func main() {
 	}()
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
-	os.Exit(watch(lines, ticker.C, os.Stdout))
+	os.Exit(watch(lines, ticker.C, os.Stdout, *slowest))
 }
 
 // watch prints the summary of lines, and a progress line at each tick
 // that comes quiet or more after the last line printed.
-func watch(lines <-chan []byte, ticks <-chan time.Time, out io.Writer) int {
+func watch(lines <-chan []byte, ticks <-chan time.Time, out io.Writer, slowest int) int {
 	var begin, last time.Time
 	w := &flagWriter{w: out}
-	s := newSummary(w)
+	s := newSummary(w, slowest)
 	for {
 		select {
 		case l, ok := <-lines:
@@ -90,15 +97,23 @@ type summary struct {
 	failed  bool
 	running map[string]bool // packages started and not ended
 	done    int
+	slowest int      // how many of the slowest packages and tests finish lists
+	times   []timing // every package's and top-level test's, when slowest > 0
 }
 
-func newSummary(out io.Writer) *summary {
-	return &summary{out: out, output: map[string][]string{}, running: map[string]bool{}}
+// timing is how long a package or a top-level test took.
+type timing struct {
+	pkg, test string
+	elapsed   float64
+}
+
+func newSummary(out io.Writer, slowest int) *summary {
+	return &summary{out: out, output: map[string][]string{}, running: map[string]bool{}, slowest: slowest}
 }
 
 // run summarises all of in at once.
-func run(in io.Reader, out io.Writer) int {
-	s := newSummary(out)
+func run(in io.Reader, out io.Writer, slowest int) int {
+	s := newSummary(out, slowest)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
@@ -114,7 +129,7 @@ func (s *summary) progress() string {
 	}
 	names := make([]string, 0, len(s.running))
 	for p := range s.running {
-		names = append(names, strings.TrimPrefix(p, "github.com/fairsched/fairsched/"))
+		names = append(names, shortName(p))
 	}
 	slices.Sort(names)
 	if len(names) > 4 {
@@ -130,6 +145,9 @@ func (s *summary) line(b []byte) {
 		return
 	}
 	key := e.Package + "/" + e.Test
+	if s.slowest > 0 && (e.Action == "pass" || e.Action == "fail") && !strings.Contains(e.Test, "/") {
+		s.times = append(s.times, timing{shortName(e.Package), e.Test, e.Elapsed})
+	}
 	if e.Test == "" {
 		s.packageEvent(e)
 		if e.Action == "fail" {
@@ -200,6 +218,7 @@ func (s *summary) finish() int {
 	for _, l := range s.skips {
 		fmt.Fprintln(s.out, l)
 	}
+	s.printSlowest()
 	if s.failed {
 		return 1
 	}
@@ -225,4 +244,34 @@ func reason(lines []string) string {
 		return "(no reason given)"
 	}
 	return strings.Join(parts, " ")
+}
+
+// shortName is a package's path within the module ("." for its root).
+func shortName(pkg string) string {
+	const module = "github.com/fairsched/fairsched"
+	if pkg == module {
+		return "."
+	}
+	return strings.TrimPrefix(pkg, module+"/")
+}
+
+// printSlowest lists the slowest packages, then the slowest tests, the
+// longest first (ties by name, so that a run prints one order).
+func (s *summary) printSlowest() {
+	if s.slowest <= 0 {
+		return
+	}
+	slices.SortFunc(s.times, func(a, b timing) int {
+		return cmp.Or(cmp.Compare(b.elapsed, a.elapsed), cmp.Compare(a.pkg, b.pkg), cmp.Compare(a.test, b.test))
+	})
+	for _, kind := range []string{"packages", "tests"} {
+		fmt.Fprintf(s.out, "slowest %s:\n", kind)
+		n := 0
+		for _, t := range s.times {
+			if n < s.slowest && (t.test == "") == (kind == "packages") {
+				fmt.Fprintf(s.out, "%8.1fs %s\n", t.elapsed, strings.TrimSpace(t.pkg+" "+t.test))
+				n++
+			}
+		}
+	}
 }

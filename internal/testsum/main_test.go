@@ -24,7 +24,7 @@ func TestSkipsAndFailuresAreShown(t *testing.T) {
 {"Action":"output","Package":"q","Output":"ok  \tq\t0.1s\n"}
 `
 	var out strings.Builder
-	if code := run(strings.NewReader(in), &out); code != 1 {
+	if code := run(strings.NewReader(in), &out, 0); code != 1 {
 		t.Errorf("exit %d; want 1", code)
 	}
 	want := "    b_test.go:3: want 1, got 2\nFAIL\tp\t0.1s\nok  \tq\t0.1s\nSKIP p TestA: no Chromium on PATH\n"
@@ -44,7 +44,7 @@ func TestVetComplaintsAreShown(t *testing.T) {
 {"Action":"fail","Package":"p","FailedBuild":"p [p.test]"}
 `
 	var out strings.Builder
-	if code := run(strings.NewReader(in), &out); code != 1 {
+	if code := run(strings.NewReader(in), &out, 0); code != 1 {
 		t.Errorf("exit %d; want 1", code)
 	}
 	want := "# p\np/a.go:5:2: unreachable code\nFAIL\tp [build failed]\n"
@@ -64,7 +64,7 @@ func TestUnfinishedTestsAreShown(t *testing.T) {
 {"Action":"fail","Package":"p"}
 `
 	var out strings.Builder
-	if code := run(strings.NewReader(in), &out); code != 1 {
+	if code := run(strings.NewReader(in), &out, 0); code != 1 {
 		t.Errorf("exit %d; want 1", code)
 	}
 	want := "FAIL\tp\t600.1s\npanic: test timed out after 10m0s\ngoroutine 7 [select]:\n"
@@ -81,7 +81,7 @@ func TestProgressFillsTheSilence(t *testing.T) {
 	lines, ticks := make(chan []byte), make(chan time.Time)
 	var out strings.Builder
 	done := make(chan int)
-	go func() { done <- watch(lines, ticks, &out) }()
+	go func() { done <- watch(lines, ticks, &out, 0) }()
 	start := time.Unix(0, 0)
 	tick := func(s int) { ticks <- start.Add(time.Duration(s) * time.Second) }
 	for s := 0; s <= 16; s++ {
@@ -102,6 +102,39 @@ func TestProgressFillsTheSilence(t *testing.T) {
 		"ok  \ta\t1s\n" +
 		"… test 32s: 1 packages done; running b\n" +
 		"… test 47s: 1 packages done; running b\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
+// TestSlowestAreListed: with -slowest N, the run ends with the N packages
+// and the N top-level tests that took longest, the longest first; a
+// subtest's time is its parent's already, and a skip took no time worth
+// listing.
+func TestSlowestAreListed(t *testing.T) {
+	in := `{"Action":"pass","Package":"github.com/fairsched/fairsched/cluster","Test":"TestA","Elapsed":2.5}
+{"Action":"pass","Package":"github.com/fairsched/fairsched/cluster","Test":"TestB/sub","Elapsed":9}
+{"Action":"pass","Package":"github.com/fairsched/fairsched/cluster","Test":"TestB","Elapsed":9.25}
+{"Action":"skip","Package":"github.com/fairsched/fairsched/cluster","Test":"TestS","Elapsed":50}
+{"Action":"output","Package":"github.com/fairsched/fairsched/cluster","Output":"ok  \tcluster\t12s\n"}
+{"Action":"pass","Package":"github.com/fairsched/fairsched/cluster","Elapsed":12}
+{"Action":"pass","Package":"github.com/fairsched/fairsched","Test":"TestC","Elapsed":2.5}
+{"Action":"pass","Package":"github.com/fairsched/fairsched","Test":"TestD","Elapsed":0.5}
+{"Action":"pass","Package":"github.com/fairsched/fairsched","Elapsed":20}
+{"Action":"pass","Package":"github.com/fairsched/fairsched/core","Elapsed":3}
+`
+	var out strings.Builder
+	if code := run(strings.NewReader(in), &out, 2); code != 0 {
+		t.Errorf("exit %d; want 0", code)
+	}
+	want := "ok  \tcluster\t12s\n" +
+		"SKIP github.com/fairsched/fairsched/cluster TestS: (no reason given)\n" +
+		"slowest packages:\n" +
+		"    20.0s .\n" +
+		"    12.0s cluster\n" +
+		"slowest tests:\n" +
+		"     9.2s cluster TestB\n" +
+		"     2.5s . TestC\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
