@@ -133,7 +133,6 @@ func next(t *testing.T, started <-chan string) string {
 // job never runs) instead of answering "no such job". The first page's
 // two jobs hold both slots until the end: the others wait, pending.
 func TestLeaderDecidesWhileTheBacklogLoads(t *testing.T) {
-	t.Parallel()
 	g := &gated{pass: make(chan struct{}), commands: make(chan struct{}, 1), nexts: make(chan struct{}, 1)}
 	release := make(chan struct{})
 	lead, started := backlogCluster(t, g, release, "p1", "p2", "p3", "p4", "p5", "p6", "p7")
@@ -179,7 +178,6 @@ func TestLeaderDecidesWhileTheBacklogLoads(t *testing.T) {
 // once the lease expires) loads it from a new snapshot, and every job runs
 // once.
 func TestUnreadableBacklogEndsLeading(t *testing.T) {
-	t.Parallel()
 	g := &gated{pass: make(chan struct{}), commands: make(chan struct{}, 1), nexts: make(chan struct{}, 1)}
 	close(g.pass)
 	g.failFirst.Store(true)

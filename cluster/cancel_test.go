@@ -19,7 +19,6 @@ import (
 // cancellation alone. Cap 1: "slow" is cancelled and takes its time to
 // stop; "next" starts only after it has.
 func TestCancelledJobHoldsItsSlot(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	lead := joinLeader(t, url, fast("d", "lead", 2), fairsched.WithMaxConcurrency(1))

@@ -17,7 +17,6 @@ import (
 // more than 3 at once cluster-wide and never two on one repository,
 // spread over the instances.
 func TestEveryJobRunsOnceWithinTheCap(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	rec := newRecorder()
 	var ms []*member
@@ -91,7 +90,6 @@ func TestEveryJobRunsOnceWithinTheCap(t *testing.T) {
 // function there, under the leader's cap, and returns its error (the
 // function's own value); a panic is an error too.
 func TestRunSyncRunsOnItsOwnInstance(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	a := join(t, url, fast("d", "a", 2), fairsched.WithMaxConcurrency(1))
 	b := join(t, url, fast("d", "b", 2), fairsched.WithMaxConcurrency(1))
@@ -131,7 +129,6 @@ func TestRunSyncRunsOnItsOwnInstance(t *testing.T) {
 // free for the type only it takes: "clone" runs on "narrow" (clone only),
 // not on "wide" (clone and repack), and a repack then finds "wide" free.
 func TestMostSpecialisedInstance(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	// Named so that the order of names would pick the wrong one.
 	narrow := join(t, url, fast("d", "z-narrow", 1))
@@ -187,7 +184,6 @@ func TestMostSpecialisedInstance(t *testing.T) {
 // run for both (nil, as in one process); of another type it is
 // ErrDuplicateJob.
 func TestCoalescingEnqueueAcrossInstances(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	a := join(t, url, fast("d", "a", 2))
 	b := join(t, url, fast("d", "b", 2))
@@ -222,7 +218,6 @@ func TestCoalescingEnqueueAcrossInstances(t *testing.T) {
 // instance replaces a pending durable job — its payload, one run — and is
 // ErrDuplicateJob while the job runs, as in one process.
 func TestSupersedeAcrossInstances(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	a := join(t, url, fast("d", "a", 2), fairsched.WithMaxConcurrency(1))
 	b := join(t, url, fast("d", "b", 2), fairsched.WithMaxConcurrency(1))

@@ -19,7 +19,6 @@ import (
 // handover; dead jobs are listed, requeued (they run again) and deleted
 // from a follower.
 func TestCommandsReachTheLeader(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	lead := joinLeader(t, url, fast("d", "lead", 2), fairsched.WithMaxConcurrency(1))
 	follow := join(t, url, fast("d", "follow", 2), fairsched.WithMaxConcurrency(1))

@@ -19,7 +19,6 @@ import (
 // 3-instance cluster and by one in-memory scheduler restored from the same
 // records. Without faults the cluster admits them in the same order.
 func TestClusterDecidesAsOneScheduler(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	st, err := pgstore.Open(ctx, url)

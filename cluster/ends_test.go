@@ -83,7 +83,6 @@ func (s *loggedStore) ApplyJobs(ops []machine.JobOp) error {
 // own a batch of successes. Every job's row is gone at the end, each
 // deleted once, by a turn.
 func TestReportedSuccessesGoInTheLeadersTurn(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	log := &writeLog{}
 	// The leader has no handler: every job runs on the other instance.
@@ -141,7 +140,6 @@ func TestReportedSuccessesGoInTheLeadersTurn(t *testing.T) {
 // whichever comes first: the leader's delete of the success's row or its
 // scheduler's write of the kept record.
 func TestRetainedSuccessesStay(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	keep := fairsched.WithRetention(time.Hour)
 	lead := joinLeader(t, url, fast("d", "a-leader", 2), keep)

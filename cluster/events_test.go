@@ -25,7 +25,6 @@ import (
 // each gets the domain's events — the leader's scheduler's — in order,
 // with their errors' messages.
 func TestEventsOnEveryInstance(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	lead := joinLeader(t, url, fast("d", "lead", 2))
@@ -108,7 +107,6 @@ func eventsOf(t *testing.T, name string, c <-chan fairsched.Event, n int, ids ..
 // listener of the events channel — notifications arrive in commit order —
 // must see "two" in the first payload of events and "one" in none.
 func TestEventsOnlyForSubscribers(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	lead := joinLeader(t, url, fast("d", "lead", 2))
@@ -167,7 +165,6 @@ func TestEventsOnlyForSubscribers(t *testing.T) {
 // subscriber still sees each event once and in order. Before, the failed
 // batch was dropped and a subscriber waited for ever.
 func TestEventsSurviveFailedPublishes(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	var fails atomic.Int32
@@ -216,7 +213,6 @@ func (f *flakyPublish) Publish(ctx context.Context, payload []byte) error {
 // TestEventsRoundTrip: every kind of event crosses the wire as itself,
 // its error as its message matching its sentinel.
 func TestEventsRoundTrip(t *testing.T) {
-	t.Parallel()
 	at := time.Unix(1700000000, 0).UTC()
 	in := []fairsched.Event{
 		fairsched.JobQueued{Time: at, Type: "t", ID: "a", Attempt: 2, Foreground: true},
@@ -257,7 +253,6 @@ func TestEventsRoundTrip(t *testing.T) {
 // UTF-8 or 100 KB of text crosses to other instances with that text
 // cleaned (policy.CleanText), and small enough to be published.
 func TestEventErrorsCrossCleaned(t *testing.T) {
-	t.Parallel()
 	at := time.Unix(1700000000, 0).UTC()
 	texts := []string{"bad\x00byte", "bad\xff\xfebytes", strings.Repeat("x", 100_000)}
 	var in []fairsched.Event
@@ -283,7 +278,6 @@ func TestEventErrorsCrossCleaned(t *testing.T) {
 // least what encoding/json makes of it — control bytes, HTML characters,
 // invalid bytes and the line separators each take more than their bytes.
 func TestEscapedLenCountsTheEscapes(t *testing.T) {
-	t.Parallel()
 	for _, s := range []string{"", "plain", "a\x00b\nc\t", "<>&\"\\", "\xff\xfe", "\u2028\u2029", "é€𝄞"} {
 		b, err := json.Marshal(s)
 		if err != nil {
@@ -333,7 +327,6 @@ func everyEventAfterSubscribe(t *testing.T, lead, follow *fairsched.Scheduler) {
 // first read of the follower's subscription, unless Subscribe waits for
 // it).
 func TestEveryEventAfterSubscribe(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := memback.New()
 		defer b.Close()
@@ -354,7 +347,6 @@ func TestEveryEventAfterSubscribe(t *testing.T) {
 // TestEveryEventAfterSubscribeOnPostgres is TestEveryEventAfterSubscribe
 // over PostgreSQL.
 func TestEveryEventAfterSubscribeOnPostgres(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	lead := joinLeader(t, url, fast("ev", "lead", 4))
 	follow := join(t, url, fast("ev", "follow", 4))

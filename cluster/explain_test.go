@@ -19,7 +19,6 @@ import (
 // gets the same answer from the leader through the database; an unknown
 // job is ErrUnknownJob on both.
 func TestExplainInCluster(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := memback.New()
 		defer b.Close()
@@ -111,7 +110,6 @@ func strp(s string) *string { return &s }
 // refused at once with the leader's estimate, on the leader and on the
 // other instance alike; one due in two minutes is queued and runs.
 func TestDeadlineAdmissionInCluster(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := memback.New()
 		defer b.Close()

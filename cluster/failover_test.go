@@ -50,7 +50,6 @@ import (
 // leader's last read of the ends; the leader now resumes them on the
 // instance that reported the end and reads it back.)
 func TestKillLeaderAndExecutor(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	st, err := pgstore.Open(ctx, url) // applies the schema before the children race to

@@ -35,7 +35,6 @@ func joinFaulty(t *testing.T, url string, cfg fairsched.ClusterConfig, opts ...f
 // again; the leader's snapshot shows where the job runs, and the instance
 // once lost is counted again when its heartbeats resume.
 func TestStalledHeartbeatsStopTheJobs(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	lead, _ := joinFaulty(t, url, fast("d", "lead", 2))
 	if l := leaderOf(t, lead); l != lead {

@@ -415,7 +415,6 @@ func (c *hcCluster) answered(answer <-chan fairsched.Cancelled) (got fairsched.C
 // counts it running (its grant took), and it never runs — its executor
 // finds the grant cancelled and ends it without starting it.
 func TestHardCancelBeforeTheExecutorReads(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		c, answer, releaseGrant := cancelDuringGrant(t)
 		releaseReads := []func(){c.b.Stall("Granted"), c.b.Stall("GrantsSince")}
@@ -437,7 +436,6 @@ func TestHardCancelBeforeTheExecutorReads(t *testing.T) {
 // "RevokeJob") and the grant read meanwhile: the job starts after the
 // answer — which said it runs — and the revoke stops it (ErrCancelled).
 func TestHardCancelAnsweredBeforeItsRevoke(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		c, answer, releaseGrant := cancelDuringGrant(t)
 		releaseReads := []func(){c.b.Stall("Granted"), c.b.Stall("GrantsSince")}
@@ -465,7 +463,6 @@ func TestHardCancelAnsweredBeforeItsRevoke(t *testing.T) {
 // "Commands"): the answer says it was running, and its run ends with
 // ErrCancelled.
 func TestHardCancelAfterTheExecutorStarted(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		c, answer, releaseGrant := cancelDuringGrant(t)
 		releaseCommands := c.b.Stall("Commands")
@@ -505,7 +502,6 @@ func (c *hcCluster) leaseOutcome(old string) leaseOutcome {
 // the new leader holds the lease, is fenced — nothing of it lands — and
 // the new leader grants each job once.
 func TestHardLeaseLostMidTurn(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		c := newHC(t)
 		c.join("a", false, false)
@@ -533,7 +529,6 @@ func TestHardLeaseLostMidTurn(t *testing.T) {
 // it, and the old leader goes on deciding: every write under its stale
 // epoch is refused, and the new leader grants each job once.
 func TestHardStaleEpochRefused(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var skew atomic.Int64
 		c := newHC(t, memback.WithClock(func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }))
@@ -566,7 +561,6 @@ func TestHardStaleEpochRefused(t *testing.T) {
 // and the interruption counts once — MaxInterruptions 1 lets it run
 // again, a second count would end it dead.
 func TestHardInstanceLostWithJobsInFlight(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		c := newHC(t)
 		c.hold.Store(true)
@@ -597,7 +591,6 @@ func TestHardInstanceLostWithJobsInFlight(t *testing.T) {
 // of the cancelled attempt (it started remotely), so stopping it does not
 // wait for the job's end on its instance.
 func TestHardLeaderStopsWhileACancelledJobStops(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		c := newHC(t)
 		c.hold.Store(true)
@@ -627,7 +620,6 @@ func TestHardLeaderStopsWhileACancelledJobStops(t *testing.T) {
 // final, answers the caller nil — its function ran and succeeded — not
 // ErrClosed, which would tell it the function may not have run.
 func TestCloseAnswersARunSyncThatRan(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		c := newHC(t)
 		c.join("a", true, false)

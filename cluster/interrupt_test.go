@@ -150,7 +150,6 @@ func waitInstances(t *testing.T, st *pgstore.Store, n int) {
 // DefaultMaxInterruptions times: then it is dead, with an error matching
 // ErrWorkerLost that counts the interruptions.
 func TestLostWorkerInterruptionsBounded(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	lead := joinLeader(t, url, fast("d", "lead", 2))
 	host := join(t, url, fast("d", "host", 2))
@@ -234,7 +233,6 @@ func TestLostWorkerInterruptionsBounded(t *testing.T) {
 // the default retry policy (no retries) the job runs again when a worker
 // is back, with a larger Attempt, and is not dead.
 func TestHandlerReturningCtxErrIsInterrupted(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	lead := joinLeader(t, url, fast("d", "lead", 2))
 	host := join(t, url, fast("d", "host", 2))

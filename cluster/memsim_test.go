@@ -25,7 +25,6 @@ var memsimSeeds = flag.Int("memsim.seeds", 3, "seeds of TestMemSim (make memsim 
 // cap, never two on one conflict id, every job succeeded, and more than
 // once only if an attempt was interrupted.
 func TestMemSim(t *testing.T) {
-	t.Parallel()
 	for seed := range *memsimSeeds {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { memsim(t, uint64(seed)) })

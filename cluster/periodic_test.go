@@ -19,7 +19,6 @@ import (
 // keeps running when the instance that ran it last closes, and stops once
 // every instance stopped it.
 func TestPeriodicRunsOncePerSlot(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	const every = 100 * time.Millisecond
 	type run struct {

@@ -16,7 +16,6 @@ import (
 // costs the database least) — whatever the names' order; with LeaderFirst,
 // to the leader's own while it has a free slot, the others after.
 func TestPlacement(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct {
 		leaderFirst bool
 		want        []string
@@ -25,7 +24,6 @@ func TestPlacement(t *testing.T) {
 		{true, []string{"j0 on z-lead", "j1 on z-lead", "j2 on a-other", "j3 on a-other"}},
 	} {
 		t.Run(fmt.Sprint("LeaderFirst=", c.leaderFirst), func(t *testing.T) {
-			t.Parallel()
 			url := pgtest.URL(t)
 			cfg := func(name string) fairsched.ClusterConfig {
 				c2 := fast("d", name, 2)

@@ -100,7 +100,6 @@ var preemptWant = []string{"start b1 attempt 1", "stopped b1: " + fairsched.ErrP
 // handler stops there with cause ErrPreempted, the urgent job runs, and
 // the batch job runs again and succeeds. On PostgreSQL.
 func TestPreemptionInCluster(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	lead := joinLeader(t, url, fast("d", "lead", 2), preemptOpts()...)
 	work := join(t, url, fast("d", "work", 2), preemptOpts()...)
@@ -114,7 +113,6 @@ func TestPreemptionInCluster(t *testing.T) {
 // TestPreemptionInClusterMem is TestPreemptionInCluster on the in-memory
 // backend, in virtual time.
 func TestPreemptionInClusterMem(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := memback.New()
 		defer b.Close()

@@ -126,7 +126,6 @@ func incompressible(n int) string {
 // bad grant alone fails, for good, saying why; the NUL's end is written
 // with its text cleaned, the other with a fixed reason.
 func TestRefusedRecordsAreSplitOut(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	st, err := pgstore.Open(context.Background(), url)
 	if err != nil {
@@ -304,7 +303,6 @@ func said(logs *observer.ObservedLogs, msg string) int {
 // the 40 others run, the poison job ends dead saying the store refused
 // its grant, the refusal is logged once, and the leader goes on granting.
 func TestPoisonGrantFailsAlone(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	lead, work, lb, _, llogs, _ := poisonCluster(t, url)
 	refuse(t, url, "refuse_grant", "fairsched_jobs", "UPDATE", `NEW.id = 'poison' AND NEW.running AND NOT OLD.running`)
@@ -367,7 +365,6 @@ func TestPoisonGrantFailsAlone(t *testing.T) {
 // poison's with a fixed reason — it ends, and its slot is free —, each
 // refusal logged once, and the instance runs on.
 func TestPoisonEndIsWrittenAlone(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	lead, work, _, wb, _, wlogs := poisonCluster(t, url)
 	refuse(t, url, "refuse_end", "fairsched_jobs", "UPDATE", `NEW.end_error LIKE '%poison%'`)
@@ -446,7 +443,6 @@ func TestPoisonEndIsWrittenAlone(t *testing.T) {
 // lost (events are delivered at most once), each said once; every other
 // event reaches the subscriber.
 func TestRefusedEventIsDroppedAlone(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	lb := &counting{refusePublish: `"poison"`}
 	llog, llogs := observed(t)
@@ -550,7 +546,6 @@ func TestRefusedAnswerSaysWhy(t *testing.T) {
 // more than a notification holds (3 000 '<', 18 000 bytes escaped) is
 // published cut, and the events beside it as they are.
 func TestLongErrorTextsArePublished(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	lead := joinLeader(t, url, steady("d", "lead", 4))
 	work := join(t, url, steady("d", "work", 64))
@@ -603,7 +598,6 @@ func TestLongErrorTextsArePublished(t *testing.T) {
 // it is left out, said once, and the types registered after it are
 // written — their jobs run.
 func TestRefusedTypeIsLeftOut(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	log, logs := observed(t)
 	lead := joinVia(t, url, nil, steady("d", "lead", 4), fairsched.WithLogger(log))

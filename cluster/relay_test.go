@@ -20,7 +20,6 @@ import (
 // others, and a Subscribe after Close returns a closed channel. The
 // instance does not lead: no scheduler runs in it.
 func TestRelay(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		b := memback.New()

@@ -38,7 +38,6 @@ import (
 // lease back at once as its old holder, and ran the old grants again
 // under their old attempt numbers.)
 func TestRestartedLeaderWaitsOutItsLease(t *testing.T) {
-	t.Parallel()
 	r := newRestart(t)
 	old := r.spawn("pod-0")
 	oldInc := old.incarnation(t)
@@ -330,7 +329,6 @@ func (r *restart) judge(grants []cluster.Grant, oldInc string) {
 // every caller string (valid UTF-8, no NUL, at most policy.MaxNameLen
 // bytes), refused at Start with ErrInvalidConfig naming the field.
 func TestConfigNamesAreCallerStrings(t *testing.T) {
-	t.Parallel()
 	long := strings.Repeat("p", policy.MaxNameLen+1)
 	for _, c := range []struct{ domain, instance, field string }{
 		{"d\x00", "pod-0", "Domain"},
@@ -352,7 +350,6 @@ func TestConfigNamesAreCallerStrings(t *testing.T) {
 // elsewhere. (It stayed granted for ever: the instance, once declared
 // lost, was never named again.)
 func TestFailedRevokeIsTriedAgain(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	var failed atomic.Bool
 	lead := joinVia(t, url, func(b cluster.Backend) cluster.Backend { return &revokeFailsOnce{Backend: b, failed: &failed} },

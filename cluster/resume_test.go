@@ -21,7 +21,6 @@ import (
 // is not run again as interrupted — the row, read once it can be, says it
 // succeeded, and it is deleted.
 func TestResumedSuccessOfALostInstance(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	st, err := pgstore.Open(ctx, url)

@@ -17,7 +17,6 @@ import (
 // read of the job's end (Finals). Each of those fails once in turn, and
 // the call still returns within a virtual second.
 func TestFailedReadRetriedBeforeThePoll(t *testing.T) {
-	t.Parallel()
 	for _, method := range []string{"Next", "GrantsSince", "EndsSince", "Finals"} {
 		t.Run(method, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -22,7 +22,6 @@ import (
 // error's text; and when the run's own caller leaves before it starts,
 // the waiter's function runs instead.
 func TestRunSyncAcrossInstances(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	a := join(t, url, fast("d", "a", 2), fairsched.WithMaxConcurrency(1))

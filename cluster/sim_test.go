@@ -25,7 +25,6 @@ import (
 // every RunSync returns, its function having run when it returns nil; and
 // nothing is left in the database once all is done.
 func TestClusterInvariants(t *testing.T) {
-	t.Parallel()
 	for _, n := range []int{1, 2, 3} {
 		t.Run(fmt.Sprint("instances=", n), func(t *testing.T) {
 			if testing.Short() && n < 3 {

@@ -17,7 +17,6 @@ import (
 // keys, some short, some long (in-memory backend, virtual time): the most
 // running at once is 1, and every job runs.
 func TestOneSlotRunsOneJob(t *testing.T) {
-	t.Parallel()
 	for seed := range 20 {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { oneSlot(t, seed) })
@@ -76,7 +75,6 @@ func oneSlot(t *testing.T, seed int) {
 // long job when the leader hands over runs no other beside it (in-memory
 // backend, virtual time; several seeds of the runtime's choices).
 func TestOneSlotAcrossAHandover(t *testing.T) {
-	t.Parallel()
 	for i := range 20 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { synctest.Test(t, oneSlotAcrossAHandover) })
 	}

@@ -28,7 +28,6 @@ type starvedStart struct {
 // window the first batch job started only once the flood was over (16 s).
 // On the in-memory backend, in virtual time.
 func TestStarvationWindowInClusterMem(t *testing.T) {
-	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := memback.New()
 		defer b.Close()

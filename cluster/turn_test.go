@@ -141,7 +141,6 @@ func errText(err error) string {
 // left out of the write, answered ErrCancelled, and its slot is free again
 // for the job after it.
 func TestTurnCancelledWhileWaitingIsNeverGranted(t *testing.T) {
-	t.Parallel()
 	b := &turnBackend{}
 	g, ends := newTestLoop(b, map[string]int{"a": 1})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -171,7 +170,6 @@ func TestTurnCancelledWhileWaitingIsNeverGranted(t *testing.T) {
 // success's row is deleted all the same). A revoke of an attempt that
 // is not the one outstanding does nothing.
 func TestTurnRevokeOfAGrantedJob(t *testing.T) {
-	t.Parallel()
 	b := &turnBackend{}
 	g, ends := newTestLoop(b, map[string]int{"a": 1})
 	w1, w2 := testWait(context.Background(), 1), testWait(context.Background(), 2)
@@ -205,7 +203,6 @@ func TestTurnRevokeOfAGrantedJob(t *testing.T) {
 // job is answered as its row says, a success's row is deleted with the
 // next turn's grants (one write), and a resumed job learns where it runs.
 func TestTurnRowsRead(t *testing.T) {
-	t.Parallel()
 	b := &turnBackend{rows: []Row{
 		{Seq: 1, Ended: true, End: End{Seq: 1, Instance: "a", Attempt: 1, Kind: EndOK}},
 		{Seq: 2, Running: true, Instance: "a", Attempt: 2}, // granted again since: this attempt lost it
@@ -246,7 +243,6 @@ func TestTurnRowsRead(t *testing.T) {
 // TestChoose: where placement puts a job, over the instances as the
 // leader counts them.
 func TestChoose(t *testing.T) {
-	t.Parallel()
 	in := func(id string, slots, running int, types ...string) *instance {
 		c := &instance{Instance: Instance{ID: id, Slots: slots, Types: types}, types: map[string]bool{}, running: running}
 		for _, ty := range types {
@@ -311,7 +307,6 @@ func (b *reportBackend) ReportEnds(_ context.Context, ends []End) (int, error) {
 // the database; one ended here is not run again — and stops the attempts
 // cancelled or taken back; the ends go in one report.
 func TestExecGrantsRead(t *testing.T) {
-	t.Parallel()
 	b := &reportBackend{}
 	x := &executor{n: &Node{cfg: Config{Heartbeat: time.Minute, LostAfter: time.Hour}, id: "me", b: b, log: zap.NewNop()}}
 	e := newExecLoop(x)
@@ -391,7 +386,6 @@ func newMachineLoop(t *testing.T, b Backend, instances map[string]int, capN, n i
 // start that end admits and writes it with the success's delete — one
 // write a turn, no start left for a later one.
 func TestTurnRegrantsInTheTurnThatReadsTheEnd(t *testing.T) {
-	t.Parallel()
 	b := &turnBackend{}
 	g := newMachineLoop(t, b, map[string]int{"a": 10}, 1, 3)
 	g.takeOps()
@@ -444,7 +438,6 @@ func TestTurnWritesItsRecordsWithItsGrants(t *testing.T) {
 // one still runs on its instance — its grant would find the row running —
 // but as soon as that attempt's end is read.
 func TestTurnNextAttemptWaitsForThePrevious(t *testing.T) {
-	t.Parallel()
 	b := &turnBackend{}
 	g, ends := newTestLoop(b, map[string]int{"a": 2})
 	first := testWait(context.Background(), 1)
@@ -480,7 +473,6 @@ func TestTurnNextAttemptWaitsForThePrevious(t *testing.T) {
 // forgotten since: handed over again, the attempt would run twice) —
 // while a handoff sent after the last full read starts its grants.
 func TestExecStaleHandoffIsNotRun(t *testing.T) {
-	t.Parallel()
 	x := &executor{n: &Node{cfg: Config{Heartbeat: time.Minute, LostAfter: time.Hour}, id: "me", b: &reportBackend{}, log: zap.NewNop()},
 		ended: make(chan ended, 1)}
 	e := newExecLoop(x)

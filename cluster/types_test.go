@@ -19,7 +19,6 @@ import (
 // cap 2; the leader closes; a new instance leads with no type, then
 // registers "build" only: the pending builds wait for the gc jobs to end.
 func TestNewLeaderCountsEveryRunningJob(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	ctx := context.Background()
 	cfg := fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}

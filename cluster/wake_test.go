@@ -18,7 +18,6 @@ import (
 // enqueued on the follower runs. Without a wake-up on some hop a call
 // waits for the poll: the test's guard (30 s) fails it.
 func TestWokenWithoutPolls(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	slow := func(name string) fairsched.ClusterConfig {
 		cfg := fast("wake", name, 2)
@@ -73,7 +72,6 @@ func TestWokenWithoutPolls(t *testing.T) {
 // other instance, b, handles the type but its one slot is held, so that
 // the job can only go to the leader's instance a.
 func TestLeaderTakesWorkOnceItHandles(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	rare := func(name string) fairsched.ClusterConfig {
 		cfg := fast("own", name, 1)

@@ -19,7 +19,6 @@ import (
 // the same slot; unregistering the worker cancels the job on it
 // (ErrWorkerLost).
 func TestWorkerSlotsAcrossInstances(t *testing.T) {
-	t.Parallel()
 	url := pgtest.URL(t)
 	lead := joinLeader(t, url, fast("d", "lead", 2))
 	host := join(t, url, fast("d", "host", 2))
