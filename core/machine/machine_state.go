@@ -394,6 +394,12 @@ func (a *Machine) submit(j *messages.Job, verdict chan error) {
 		refuse(ErrClosed)
 		return
 	}
+	if a.dirty && (a.refuses.Load() || !j.StartBy().IsZero()) {
+		// A verdict that counts the queue must not depend on how the owner
+		// batched: the earlier admissions of this batch are dispatched
+		// first, as if each had been handled alone.
+		a.flush()
+	}
 	now := a.now()
 	if a.coalescing[j.Type] { // a lookup in a map that is empty unless a type coalesces
 		a.coalesce(now, j, verdict)
