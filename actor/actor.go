@@ -177,10 +177,10 @@ func (a *Actor) stop() {
 // runtime.Goexit instead of returning.
 var errExited = errors.New("fairsched: job function exited its goroutine without returning")
 
-// Execute runs an admitted job's function in the calling goroutine — the
+// execute runs an admitted job's function in the calling goroutine — the
 // RunSync caller's, or a fresh one for background work — turning a panic
 // into a *PanicError, and reports the end to the owner.
-func (a *Actor) Execute(j *messages.Job) (err error) {
+func (a *Actor) execute(j *messages.Job) (err error) {
 	err = errExited
 	panicked := false
 	// The attempt's context (attempt) carries the job's effective priority
@@ -211,11 +211,11 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 }
 
 // executeName is the name of the function that runs every job's function
-// (Execute), as stack frames show it.
-var executeName = runtime.FuncForPC(reflect.ValueOf((*Actor).Execute).Pointer()).Name()
+// (execute), as stack frames show it.
+var executeName = runtime.FuncForPC(reflect.ValueOf((*Actor).execute).Pointer()).Name()
 
 // insideJob reports whether the calling goroutine runs a job's function, of
-// any scheduler: whether Execute is on its stack. Only Close asks, so a job
+// any scheduler: whether execute is on its stack. Only Close asks, so a job
 // pays nothing for it.
 func insideJob() bool {
 	pcs := make([]uintptr, 64)

@@ -102,7 +102,7 @@ func (a *Actor) RunSync(ctx context.Context, j *messages.Job) error {
 	// not retry is reported, the owner may recycle j.
 	retries := j.Retry().Retries()
 	for {
-		err := a.Execute(j)
+		err := a.execute(j)
 		if err == nil || !retries {
 			return err
 		}

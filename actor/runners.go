@@ -28,7 +28,7 @@ func (a *Actor) startBackground(j *messages.Job) {
 func (a *Actor) runner(j *messages.Job) {
 	defer a.runners.Done() // also when a job's function calls runtime.Goexit
 	for {
-		a.Execute(j)
+		a.execute(j)
 		if a.idle.Add(1) > maxIdleRunners {
 			a.idle.Add(-1)
 			return

@@ -303,7 +303,7 @@ func (e *execLoop) handled(g Grant) func(context.Context) error {
 			// A handler that returns ctx.Err() after this executor stopped
 			// its attempt (revoked, heartbeats failing, its worker gone)
 			// was interrupted, not failed: say why, as the in-process
-			// scheduler does (actor.Execute).
+			// scheduler does.
 			if cause := context.Cause(ctx); errors.Is(cause, workers.ErrWorkerLost) {
 				err = fmt.Errorf("%w: %w", cause, err)
 			}

@@ -195,12 +195,11 @@ func (m *Machine) Subscribe(buffer int) <-chan messages.Event {
 // EndWritten: a success whose record the starter deleted). The dispatch
 // it allows is made by the turn's TakeOps (or its next call), once for
 // every end of the turn.
-func (m *Machine) EndRemote(at *messages.RemoteAttempt, err error) {
-	if m.stopped {
+func (a *Machine) EndRemote(at *messages.RemoteAttempt, err error) {
+	if a.stopped {
 		return
 	}
-	a := m
-	m.begin()
+	a.begin()
 	a.batching = true
 	a.finish(messages.Done{Job: at.Of(), Err: err, Remote: at})
 	a.batching = false
@@ -284,14 +283,13 @@ func (m *Machine) Committed(r Commit) {
 // records in flight until giveUp fires (a nil giveUp: until they are
 // all in), then saves the state; the returned channel is closed once the
 // writer has stored it.
-func (m *Machine) Stop(giveUp <-chan time.Time) <-chan struct{} {
-	a := m
-	if m.stopped {
+func (a *Machine) Stop(giveUp <-chan time.Time) <-chan struct{} {
+	if a.stopped {
 		return a.written
 	}
-	m.begin()
+	a.begin()
 	a.abort()
-	m.settle()
+	a.settle()
 wait:
 	for !a.durableIdle() {
 		if a.dur.ownerCommits {
@@ -302,14 +300,14 @@ wait:
 		}
 		select {
 		case r := <-a.committedC():
-			m.Committed(r)
+			a.Committed(r)
 		case <-giveUp:
 			break wait // the writer finishes on its own
 		}
 	}
-	m.stopped = true
-	m.StopTimers()
-	m.Shutdown()
+	a.stopped = true
+	a.StopTimers()
+	a.Shutdown()
 	return a.written
 }
 

@@ -527,7 +527,7 @@ func (a *Machine) finish(d messages.Done) {
 	}
 	now := a.now()
 	j := d.Job
-	j.SetRun(nil) // the attempt is over (Execute ended its context)
+	j.SetRun(nil) // the attempt is over (its runner ended its context)
 	done := a.core.Finish(now, &j.Job)
 	if done.Preempted && a.preempted(now, j, d) {
 		return
