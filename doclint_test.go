@@ -60,6 +60,26 @@ func docFindings(t *testing.T, dir string) []string {
 			check(strings.Join(v.Names, ", "), v.Doc)
 		}
 	}
+	// The examples, which go doc and pkg.go.dev show with their comments.
+	tests, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tests {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Example") {
+					continue
+				}
+				for _, cg := range f.Comments {
+					if cg == fn.Doc || (cg.Pos() > fn.Pos() && cg.End() < fn.End()) {
+						check(fn.Name.Name, cg.Text())
+					}
+				}
+			}
+		}
+	}
 	for _, p := range pkgs {
 		dp := doc.New(p, dir, 0) // exported identifiers only
 		check("the package doc", dp.Doc)
