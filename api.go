@@ -20,16 +20,28 @@ import (
 
 // JobType names a kind of work, such as "sync-clone" or "repack". The
 // application defines the constants.
+//
+// Declared, in policy.JobType, as:
+//
+//	type JobType string
 type JobType = policy.JobType
 
 // Priority is a tier: higher is dispatched first. By default the value is
 // also the most jobs of the tier that run at once, so it is at least
 // 1; with WithPriorityMode(PriorityOrderOnly) it only orders and may be 0.
 // It is never negative.
+//
+// Declared, in policy.Priority, as:
+//
+//	type Priority int
 type Priority = policy.Priority
 
 // PriorityMode says whether a priority's value caps its tier (see
 // WithPriorityMode).
+//
+// Declared, in policy.PriorityMode, as:
+//
+//	type PriorityMode uint8
 type PriorityMode = policy.PriorityMode
 
 // The priority modes.
@@ -44,10 +56,18 @@ const (
 
 // ConflictGroup names job types that must never run at the same time on the
 // same job id. The empty group conflicts with nothing.
+//
+// Declared, in policy.ConflictGroup, as:
+//
+//	type ConflictGroup string
 type ConflictGroup = policy.ConflictGroup
 
 // ConflictMode says how a job holds its (ConflictGroup, id) while it runs:
 // alone, or together with other shared jobs (JobTypeConfig.ConflictMode).
+//
+// Declared, in policy.ConflictMode, as:
+//
+//	type ConflictMode uint8
 type ConflictMode = policy.ConflictMode
 
 // The conflict modes. A git proxy makes clones shared — clones of one
@@ -145,6 +165,10 @@ type JobTypeConfig = policy.JobTypeConfig
 type AgingConfig = policy.AgingConfig
 
 // Reason says why a pending job waits; it serialises as its string value.
+//
+// Declared, in policy.Reason, as:
+//
+//	type Reason string
 type Reason = policy.Reason
 
 // Reasons a pending job waits, as reported in a Snapshot.
