@@ -10,9 +10,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
-	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/core/machine"
+	"github.com/fairsched/fairsched/internal/cluster"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
