@@ -171,7 +171,10 @@ type AgingConfig = policy.AgingConfig
 //	type Reason string
 type Reason = policy.Reason
 
-// Reasons a pending job waits, as reported in a Snapshot.
+// Reasons a pending job waits, as reported in a Snapshot (PendingJob.Reasons),
+// and reasons a job is refused (RefusalError.Reason, JobRefused). The load
+// signal's ReasonOverloaded is both; ReasonShed and ReasonStartAfterDeadline
+// are refusals.
 const (
 	ReasonGlobalLimit = policy.ReasonGlobalLimit
 	ReasonTierLimit   = policy.ReasonTierLimit
@@ -186,8 +189,10 @@ const (
 	ReasonRateLimited = policy.ReasonRateLimited
 	ReasonNoWorkers   = policy.ReasonNoWorkers
 	ReasonWorkerBusy  = policy.ReasonWorkerBusy
-	// Refusals: the job was never queued (see RefusalError).
-	ReasonTenantLimit    = policy.ReasonTenantLimit
+	// Waiting: its fairness key runs TenantLimits.MaxRunning jobs; or
+	// refused, never queued: it has TenantLimits.MaxPending jobs waiting.
+	ReasonTenantLimit = policy.ReasonTenantLimit
+	// Refused, never queued: the queue holds WithMaxPending jobs.
 	ReasonPoolOverloaded = policy.ReasonPoolOverloaded
 )
 
