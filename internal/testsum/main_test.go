@@ -112,12 +112,12 @@ func TestProgressFillsTheSilence(t *testing.T) {
 // subtest's time is its parent's already, and a skip took no time worth
 // listing.
 func TestSlowestAreListed(t *testing.T) {
-	in := `{"Action":"pass","Package":"github.com/fairsched/fairsched/internal/cluster","Test":"TestA","Elapsed":2.5}
-{"Action":"pass","Package":"github.com/fairsched/fairsched/internal/cluster","Test":"TestB/sub","Elapsed":9}
-{"Action":"pass","Package":"github.com/fairsched/fairsched/internal/cluster","Test":"TestB","Elapsed":9.25}
-{"Action":"skip","Package":"github.com/fairsched/fairsched/internal/cluster","Test":"TestS","Elapsed":50}
-{"Action":"output","Package":"github.com/fairsched/fairsched/internal/cluster","Output":"ok  \tcluster\t12s\n"}
-{"Action":"pass","Package":"github.com/fairsched/fairsched/internal/cluster","Elapsed":12}
+	in := `{"Action":"pass","Package":"github.com/fairsched/fairsched/cluster","Test":"TestA","Elapsed":2.5}
+{"Action":"pass","Package":"github.com/fairsched/fairsched/cluster","Test":"TestB/sub","Elapsed":9}
+{"Action":"pass","Package":"github.com/fairsched/fairsched/cluster","Test":"TestB","Elapsed":9.25}
+{"Action":"skip","Package":"github.com/fairsched/fairsched/cluster","Test":"TestS","Elapsed":50}
+{"Action":"output","Package":"github.com/fairsched/fairsched/cluster","Output":"ok  \tcluster\t12s\n"}
+{"Action":"pass","Package":"github.com/fairsched/fairsched/cluster","Elapsed":12}
 {"Action":"pass","Package":"github.com/fairsched/fairsched","Test":"TestC","Elapsed":2.5}
 {"Action":"pass","Package":"github.com/fairsched/fairsched","Test":"TestD","Elapsed":0.5}
 {"Action":"pass","Package":"github.com/fairsched/fairsched","Elapsed":20}
