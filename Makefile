@@ -78,10 +78,10 @@ race:
 invariant-long:
 	$(GO) test $(TEST_BUILD) -count=1 -run '^TestInvariants$$' -invariant.seeds=4000 -invariant.first=1001 .
 
-## memsim: the cluster on the in-memory backend (cluster/memback) in
+## memsim: the cluster on the in-memory backend (internal/cluster/memback) in
 ## virtual time, 3 instances and injected faults, over thousands of seeds
 memsim:
-	$(GO) test $(TEST_BUILD) -count=1 -run '^TestMemSim$$' ./cluster/ -args -memsim.seeds=3000
+	$(GO) test $(TEST_BUILD) -count=1 -run '^TestMemSim$$' ./internal/cluster/ -args -memsim.seeds=3000
 
 fuzz-brief:
 	@for t in $(FUZZ_TARGETS); do \

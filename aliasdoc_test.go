@@ -7,10 +7,12 @@ import (
 	"github.com/fairsched/fairsched/internal/aliasdoc"
 )
 
-// TestAliasDocs: every alias of a struct or interface of another package
-// lists its target's fields or methods in its doc comment, as go generate
-// last wrote them, so that go doc and pkg.go.dev show them where users
-// read. A field added or changed without go generate fails here.
+// TestAliasDocs: every alias of a type of another package shows its
+// target in its doc comment — a struct's fields, an interface's methods, a
+// string's or a number's declaration, as go generate last wrote them; a
+// func's signature, as its doc spells it — so that go doc and pkg.go.dev
+// show them where users read. A field added or changed without go
+// generate fails here.
 func TestAliasDocs(t *testing.T) {
 	stale, err := aliasdoc.Render(".", "github.com/fairsched/fairsched")
 	if err != nil {

@@ -10,9 +10,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fairsched/fairsched/actor"
-	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/core/machine"
+	"github.com/fairsched/fairsched/internal/cluster"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 	"github.com/fairsched/fairsched/workers"
@@ -20,16 +20,28 @@ import (
 
 // JobType names a kind of work, such as "sync-clone" or "repack". The
 // application defines the constants.
+//
+// Declared, in policy.JobType, as:
+//
+//	type JobType string
 type JobType = policy.JobType
 
 // Priority is a tier: higher is dispatched first. By default the value is
 // also the most jobs of the tier that run at once, so it is at least
 // 1; with WithPriorityMode(PriorityOrderOnly) it only orders and may be 0.
 // It is never negative.
+//
+// Declared, in policy.Priority, as:
+//
+//	type Priority int
 type Priority = policy.Priority
 
 // PriorityMode says whether a priority's value caps its tier (see
 // WithPriorityMode).
+//
+// Declared, in policy.PriorityMode, as:
+//
+//	type PriorityMode uint8
 type PriorityMode = policy.PriorityMode
 
 // The priority modes.
@@ -44,10 +56,18 @@ const (
 
 // ConflictGroup names job types that must never run at the same time on the
 // same job id. The empty group conflicts with nothing.
+//
+// Declared, in policy.ConflictGroup, as:
+//
+//	type ConflictGroup string
 type ConflictGroup = policy.ConflictGroup
 
 // ConflictMode says how a job holds its (ConflictGroup, id) while it runs:
 // alone, or together with other shared jobs (JobTypeConfig.ConflictMode).
+//
+// Declared, in policy.ConflictMode, as:
+//
+//	type ConflictMode uint8
 type ConflictMode = policy.ConflictMode
 
 // The conflict modes. A git proxy makes clones shared — clones of one
@@ -145,9 +165,16 @@ type JobTypeConfig = policy.JobTypeConfig
 type AgingConfig = policy.AgingConfig
 
 // Reason says why a pending job waits; it serialises as its string value.
+//
+// Declared, in policy.Reason, as:
+//
+//	type Reason string
 type Reason = policy.Reason
 
-// Reasons a pending job waits, as reported in a Snapshot.
+// Reasons a pending job waits, as reported in a Snapshot (PendingJob.Reasons),
+// and reasons a job is refused (RefusalError.Reason, JobRefused). The load
+// signal's ReasonOverloaded is both; ReasonShed and ReasonStartAfterDeadline
+// are refusals.
 const (
 	ReasonGlobalLimit = policy.ReasonGlobalLimit
 	ReasonTierLimit   = policy.ReasonTierLimit
@@ -162,8 +189,10 @@ const (
 	ReasonRateLimited = policy.ReasonRateLimited
 	ReasonNoWorkers   = policy.ReasonNoWorkers
 	ReasonWorkerBusy  = policy.ReasonWorkerBusy
-	// Refusals: the job was never queued (see RefusalError).
-	ReasonTenantLimit    = policy.ReasonTenantLimit
+	// Waiting: its fairness key runs TenantLimits.MaxRunning jobs; or
+	// refused, never queued: it has TenantLimits.MaxPending jobs waiting.
+	ReasonTenantLimit = policy.ReasonTenantLimit
+	// Refused, never queued: the queue holds WithMaxPending jobs.
 	ReasonPoolOverloaded = policy.ReasonPoolOverloaded
 )
 

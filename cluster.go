@@ -3,9 +3,9 @@ package fairsched
 import (
 	"fmt"
 
-	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/core/machine"
+	"github.com/fairsched/fairsched/internal/cluster"
 )
 
 // Cluster mode: several instances of a service share one scheduler over
@@ -79,7 +79,7 @@ import (
 type ClusterConfig = cluster.Config
 
 // ClusterBackend is the database a cluster stands on: *pgstore.Store is
-// one, and cluster/memback's Backend an in-memory one for tests.
+// one, and internal/cluster/memback's Backend an in-memory one for tests.
 type ClusterBackend interface {
 	// ClusterBackend returns the protocol the scheduler speaks through
 	// the database (the lease, the change feed, heartbeats and grants).

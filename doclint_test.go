@@ -60,6 +60,26 @@ func docFindings(t *testing.T, dir string) []string {
 			check(strings.Join(v.Names, ", "), v.Doc)
 		}
 	}
+	// The examples, which go doc and pkg.go.dev show with their comments.
+	tests, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tests {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Example") {
+					continue
+				}
+				for _, cg := range f.Comments {
+					if cg == fn.Doc || (cg.Pos() > fn.Pos() && cg.End() < fn.End()) {
+						check(fn.Name.Name, cg.Text())
+					}
+				}
+			}
+		}
+	}
 	for _, p := range pkgs {
 		dp := doc.New(p, dir, 0) // exported identifiers only
 		check("the package doc", dp.Doc)
@@ -87,8 +107,14 @@ func docFindings(t *testing.T, dir string) []string {
 }
 
 // notInProse is the history a README or docs page never tells: issues,
-// changes, sessions and builds are what git log is for.
-var notInProse = regexp.MustCompile(`[Ii]ssues? #?\d|[Cc]hanges? \d|\bsessions?\b|\b(?:build|commit|hash) [0-9a-f]{7,}`)
+// changes, specs by number, sessions and builds are what git log is for —
+// a line break between the word and the number included.
+var notInProse = regexp.MustCompile(`\b[Ii]ssues?\s+#?\d|#\d{2,}\b|\b[Cc]hanges?\s+\d|\b[Ss]pec(?:s|'s)?\s+[A-Z]?\d|\bsessions?\b|\b(?:build|commit|hash)\s+[0-9a-f]{7,}`)
+
+// sourceFile is a source file named in prose. The README names none; the
+// pages of docs/ on design, testing and failures may name the file that
+// holds a test or a piece of the design.
+var sourceFile = regexp.MustCompile(`\b[\w./-]+\.go\b`)
 
 // TestDocsTellNoHistory: README.md and docs/*.md describe the product as
 // it is.
@@ -102,13 +128,17 @@ func TestDocsTellNoHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lines := strings.Split(string(b), "\n")
-		if page == "README.md" && len(lines) > 301 {
-			t.Errorf("README.md has %d lines: what a user needs fits in 300, the rest belongs in docs/", len(lines)-1)
+		text := string(b)
+		if n := strings.Count(text, "\n"); page == "README.md" && n > 300 {
+			t.Errorf("README.md has %d lines: what a user needs fits in 300, the rest belongs in docs/", n)
 		}
-		for i, line := range lines {
-			if m := notInProse.FindString(line); m != "" {
-				t.Errorf("%s:%d tells history (%q): %s", page, i+1, m, line)
+		lineOf := func(i int) int { return strings.Count(text[:i], "\n") + 1 }
+		for _, m := range notInProse.FindAllStringIndex(text, -1) {
+			t.Errorf("%s:%d tells history: %q", page, lineOf(m[0]), text[m[0]:m[1]])
+		}
+		if page == "README.md" {
+			for _, m := range sourceFile.FindAllStringIndex(text, -1) {
+				t.Errorf("%s:%d names a source file: %q", page, lineOf(m[0]), text[m[0]:m[1]])
 			}
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/benbjohnson/clock"
 	"go.uber.org/zap"
 
-	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/core/machine"
+	"github.com/fairsched/fairsched/internal/cluster"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )

@@ -292,6 +292,10 @@ type JobRefused = messages.JobRefused
 
 // AllocationReason says why a group's allocation changed; it serialises as
 // its string value.
+//
+// Declared, in messages.AllocationReason, as:
+//
+//	type AllocationReason string
 type AllocationReason = messages.AllocationReason
 
 // Reasons of a GroupAllocationChanged.

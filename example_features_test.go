@@ -116,8 +116,8 @@ func ExampleWithAdmissionPolicy() {
 }
 
 // With linear scoring a low-priority job waiting long enough goes ahead of
-// fresh high-priority work: priority 0 (spec 3's lowest business priority,
-// valid with scoring) ties a fresh priority 5 after 320s, and wins on its
+// fresh high-priority work: priority 0 (the lowest priority, valid
+// with scoring) ties a fresh priority 5 after 320s, and wins on its
 // earlier arrival. The snapshot shows each pending job's score.
 func ExampleWithScoring() {
 	mock := clock.NewMock()
@@ -141,9 +141,9 @@ func ExampleWithScoring() {
 	// urgent/fresh score 5120
 }
 
-// Priorities that only order (specs 3 and 5): priority 0 registers, no
+// Priorities that only order: priority 0 registers, no
 // tier is capped by its value, and WithTier caps a tier absolutely
-// (MaxRunning, spec 5's max_inflight) where one is wanted.
+// (MaxRunning) where one is wanted.
 func ExampleWithPriorityMode() {
 	s, _ := fairsched.New(fairsched.WithMaxConcurrency(4),
 		fairsched.WithPriorityMode(fairsched.PriorityOrderOnly),

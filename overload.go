@@ -83,6 +83,10 @@ type LoadConfig = policy.LoadConfig
 type LoadSnapshot = core.LoadSnapshot
 
 // OverloadAction says what an overloaded reading does to new work.
+//
+// Declared, in policy.OverloadAction, as:
+//
+//	type OverloadAction uint8
 type OverloadAction = policy.OverloadAction
 
 // The overload actions.

@@ -97,6 +97,10 @@ type Workload = policy.Workload
 type LabelRequirement = policy.LabelRequirement
 
 // SelectorOp is how a LabelRequirement compares a label.
+//
+// Declared, in policy.SelectorOp, as:
+//
+//	type SelectorOp string
 type SelectorOp = policy.SelectorOp
 
 // The selector operators, as in Kubernetes set-based label selectors.

@@ -12,7 +12,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster/memback"
+	"github.com/fairsched/fairsched/internal/cluster/memback"
 )
 
 // tierAdmission is what TestWorkloadPriorityIsATier compares of a

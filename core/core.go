@@ -6,6 +6,9 @@
 // One step is: feed an event (Submit, Finish, Withdraw, Evict), then call
 // Dispatch, which admits every job the limits allow, in order. The caller
 // starts the admitted jobs and reports each end with Finish.
+//
+// It is a part of the scheduler's inside: programs use the root package,
+// github.com/fairsched/fairsched.
 package core
 
 import (

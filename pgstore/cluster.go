@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/internal/cluster"
 )
 
 // clusterBackend is a Store seen as cluster mode's backend: the protocol

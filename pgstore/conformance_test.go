@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fairsched/fairsched/cluster"
-	"github.com/fairsched/fairsched/cluster/backendtest"
+	"github.com/fairsched/fairsched/internal/cluster"
+	"github.com/fairsched/fairsched/internal/cluster/backendtest"
 	"github.com/fairsched/fairsched/internal/pgtest"
 )
 

@@ -3,7 +3,7 @@ package pgstore
 import (
 	"context"
 
-	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/internal/cluster"
 )
 
 // For the tests of package pgstore_test.

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/internal/cluster"
 )
 
 // Grants: the leader's admissions in cluster mode, written in batches

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/internal/cluster"
 )
 
 // Incremental reads of grants and ends (layout 12). Each grant and each

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/internal/cluster"
 )
 
 // Heartbeat records that instance of domain is alive, runs slots jobs at

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/internal/cluster"
 )
 
 // Pipelined writes. A write of several statements sent one at a time in

@@ -13,6 +13,9 @@
 //
 // The pool is a plain data structure: not safe for concurrent use, no
 // goroutine, no clock. The scheduler's owner goroutine holds it.
+//
+// It is a part of the scheduler's inside: programs use the root package,
+// github.com/fairsched/fairsched (RegisterWorker).
 package workers
 
 import (

@@ -24,7 +24,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster"
+	"github.com/fairsched/fairsched/internal/cluster"
 	"github.com/fairsched/fairsched/internal/report"
 	"github.com/fairsched/fairsched/pgstore"
 )

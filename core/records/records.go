@@ -10,6 +10,9 @@
 // the succeeded ones kept for retention, and the last sequence number.
 // The records of unfinished jobs belong to their jobs; the rules change
 // them in place and write copies.
+//
+// It is a part of the scheduler's inside: programs use the root package,
+// github.com/fairsched/fairsched, and a store (boltstore, pgstore).
 package records
 
 import (

@@ -1,6 +1,9 @@
 // Package aliasdoc writes, under the doc comment of each type alias of the
-// root package that names a struct or an interface of another package of
-// the module, that type's exported fields or methods with their comments.
+// root package that names a type of another package of the module, that
+// type's exported fields or methods with their comments (a struct or an
+// interface) or its declaration (a type defined as a string, a number, a
+// map...). An alias of a func type must spell its signature in its own
+// doc, in the root package's names.
 // An alias shows nothing of its target in go doc or on pkg.go.dev; users
 // read the root package, so the fields must be there. The block is
 // generated (go generate in the root), and TestAliasDocs fails when it is
@@ -27,6 +30,9 @@ const Marker = "// Fields, from "
 
 // MethodsMarker is Marker for interfaces.
 const MethodsMarker = "// Methods, from "
+
+// TypeMarker is Marker for other types but funcs.
+const TypeMarker = "// Declared, in "
 
 // Render returns the root package's non-test files, at dir, whose alias
 // docs change, with their new contents. module is the module path.
@@ -93,22 +99,25 @@ func Render(dir, module string) (map[string][]byte, error) {
 					return nil, fmt.Errorf("%s: %s.%s not found", fset.Position(ts.Pos()), pkgIdent.Name, sel.Sel.Name)
 				}
 				block, err := members(pkgIdent.Name+"."+sel.Sel.Name, target)
-				if err != nil || block == "" {
-					if err != nil {
-						return nil, err
-					}
-					continue
+				if err != nil {
+					return nil, err
 				}
 				doc := gd.Doc
 				if gd.Lparen.IsValid() {
 					doc = ts.Doc
+				}
+				if _, isFunc := target.Type.(*ast.FuncType); isFunc && (doc == nil || !strings.Contains(doc.Text(), "func(")) {
+					return nil, fmt.Errorf("%s: alias %s of a func type does not spell its signature (func(...) ...) in its doc", fset.Position(ts.Pos()), ts.Name.Name)
+				}
+				if block == "" {
+					continue
 				}
 				if doc == nil {
 					return nil, fmt.Errorf("%s: alias %s has no doc comment of its own", fset.Position(ts.Pos()), ts.Name.Name)
 				}
 				from, to := fset.Position(doc.Pos()).Offset, fset.Position(doc.End()).Offset
 				text := string(src[from:to])
-				for _, m := range []string{"\n//\n" + Marker, "\n//\n" + MethodsMarker} {
+				for _, m := range []string{"\n//\n" + Marker, "\n//\n" + MethodsMarker, "\n//\n" + TypeMarker} {
 					if i := strings.Index(text, m); i >= 0 {
 						text = text[:i]
 					}
@@ -164,7 +173,8 @@ func typeSpecs(dir string) (map[string]*ast.TypeSpec, error) {
 }
 
 // members renders the exported fields (or methods) of ts, each after its
-// comment, as a doc comment code block; "" for other kinds of type.
+// comment, as a doc comment code block, or for a type that is neither a
+// struct, an interface nor a func its declaration; "" for a func type.
 func members(qualified string, ts *ast.TypeSpec) (string, error) {
 	var list *ast.FieldList
 	marker := Marker
@@ -173,8 +183,14 @@ func members(qualified string, ts *ast.TypeSpec) (string, error) {
 		list = t.Fields
 	case *ast.InterfaceType:
 		list, marker = t.Methods, MethodsMarker
-	default:
+	case *ast.FuncType:
 		return "", nil
+	default:
+		typ, err := render(t)
+		if err != nil {
+			return "", err
+		}
+		return TypeMarker + qualified + ", as:\n//\n//\ttype " + ts.Name.Name + " " + typ, nil
 	}
 	var lines []string
 	for _, f := range list.List {
