@@ -143,7 +143,8 @@ bench:
 ## or BENCH_CLUSTER_FLAGS=-url=…), a few minutes; the throughput runs
 ## (scenarios 1 and 3) in 3 rounds, each system's median kept.
 ## BENCH_CLUSTER_FLAGS="-full -name cluster-bench-full" for the full
-## sizes: a million jobs (docs/cluster.md: how long). Writes docs/cluster-bench.{md,json,svg}.
+## sizes: a million jobs (docs/cluster.md: how long). Writes docs/cluster-bench.{md,json,svg}
+## (not kept in git: docs/cluster.md keeps the net and full runs).
 BENCH_CLUSTER_FLAGS ?=
 bench-cluster:
 	cd bench && $(GO) run ./cmd/clusterbench -out ../docs -rounds 3 $(BENCH_CLUSTER_FLAGS)
