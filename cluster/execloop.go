@@ -427,16 +427,35 @@ func (e *execLoop) checkFinals() {
 	}
 }
 
-// beaten moves the fence past a heartbeat begun at t that succeeded.
-func (e *execLoop) beaten(t time.Time) {
-	if d := time.Until(t.Add(e.margin)); d > 0 {
-		e.fence.Reset(d)
-		if e.fenced {
-			e.fenced = false
-			e.x.n.log.Info("heartbeats succeed again: running grants")
-		}
+// beaten moves the fence past a heartbeat begun at t that succeeded, and
+// reports whether it did (false: t is too old).
+func (e *execLoop) beaten(t time.Time) bool {
+	d := time.Until(t.Add(e.margin))
+	if d <= 0 {
+		return false
 	}
+	e.fence.Reset(d)
+	if e.fenced {
+		e.fenced = false
+		e.x.n.log.Info("heartbeats succeed again: running grants")
+	}
+	return true
 }
+
+// fenceDue puts the fence up, its timer having fired — unless a heartbeat
+// that succeeded since waits in beats: the loop, held up by a slow call,
+// finds both ready at once, and the beat moves the fence on.
+func (e *execLoop) fenceDue(beats <-chan time.Time) {
+	select {
+	case t := <-beats:
+		if e.beaten(t) {
+			return
+		}
+	default:
+	}
+	e.fenceUp()
+}
+
 
 // fenceUp stops the attempts running here: heartbeats failing, the leader
 // is about to grant them again elsewhere.
