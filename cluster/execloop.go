@@ -25,8 +25,12 @@ type execLoop struct {
 	workerSlots map[string][][]string
 	closures    map[uint64]*closure
 	running     map[uint64]*attempt
-	ends        []End            // to report
-	early       map[uint64]Grant // granted before its function arrived
+	// superseded counts the attempts still running here whose grant was
+	// taken back and granted here again: a later attempt of their job
+	// replaced them in running. Their ends are not reported.
+	superseded int
+	ends       []End            // to report
+	early      map[uint64]Grant // granted before its function arrived
 	// The attempts that ended here, in two generations: those of the
 	// current period between full reads of the grants and of the one
 	// before. A grant of one of them is not started again — a handoff and
@@ -206,10 +210,11 @@ func endOf(instance string, d ended) End {
 // process goes back to its leader the same way, any other end is reported.
 func (e *execLoop) take(d ended) {
 	a := e.running[d.seq]
-	delete(e.running, d.seq)
 	if a == nil || a.attempt != d.attempt {
+		e.superseded-- // a later attempt of its job runs here, or ran
 		return
 	}
+	delete(e.running, d.seq)
 	end := endOf(e.x.n.id, d)
 	if c := e.closures[d.seq]; c != nil {
 		c.running, c.lastErr = false, d.err
@@ -237,8 +242,18 @@ func (e *execLoop) take(d ended) {
 	e.ends = append(e.ends, end)
 }
 
-// start runs grant g (from: the handoff it came in, nil when read).
+// start runs grant g (from: the handoff it came in, nil when read). An
+// earlier attempt of its job running here is stopped: its grant was taken
+// back (this instance was declared lost) and granted here again.
 func (e *execLoop) start(g Grant, from *handoff) {
+	if old := e.running[g.Seq]; old != nil {
+		if old.attempt >= g.Attempt {
+			return // this attempt or a later one runs here already
+		}
+		old.cancel(fmt.Errorf("%w: the grant was revoked", workers.ErrWorkerLost))
+		delete(e.running, g.Seq)
+		e.superseded++
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel, from: from}
 	if g.Worker != "" { // SlotFromContext tells the job its slot
@@ -456,7 +471,6 @@ func (e *execLoop) fenceDue(beats <-chan time.Time) {
 	e.fenceUp()
 }
 
-
 // fenceUp stops the attempts running here: heartbeats failing, the leader
 // is about to grant them again elsewhere.
 func (e *execLoop) fenceUp() {
@@ -496,7 +510,7 @@ func (e *execLoop) closeReq(r closeReq) {
 // runs any more — then the ends are reported and the callers waiting
 // answered.
 func (e *execLoop) closed() bool {
-	if e.closing == nil || len(e.running) > 0 {
+	if e.closing == nil || len(e.running) > 0 || e.superseded > 0 {
 		return false
 	}
 	if !e.killed {
