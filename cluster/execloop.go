@@ -220,7 +220,11 @@ func (e *execLoop) take(d ended) {
 		c.running, c.lastErr = false, d.err
 		c.succeeded = c.succeeded || d.err == nil
 		if c.done != nil && c.ctx.Err() != nil && d.err != nil {
-			end.Kind = EndPermanent // its caller left: no retry
+			// Its caller left, which stopped it: no retry; the function is
+			// gone, and a waiter that joined its coalesced run runs its
+			// own instead (machine.endWaiters), as when the caller leaves
+			// before the run starts.
+			end.Kind, end.Error = EndPermanent, ErrFunctionGone.Error()
 		}
 	}
 	if e.killed {

@@ -290,11 +290,7 @@ func (w *rsWorkload) check(t *testing.T, lost []int) {
 	// and each error text a function returned, with its call.
 	returned := map[string]bool{}
 	failedWith := map[string]*rsCall{}
-	left := map[string]bool{} // the (type, id)s with a caller that left
 	for _, c := range w.calls {
-		if c.leave > 0 {
-			left[string(c.typ)+"/"+c.id] = true
-		}
 		for _, err := range c.results {
 			if err == nil {
 				returned[string(c.typ)+"/"+c.id] = true
@@ -328,9 +324,6 @@ func (w *rsWorkload) check(t *testing.T, lost []int) {
 		case len(lost) > 0 && errors.Is(c.err, fairsched.ErrWorkerLost):
 		case errors.Is(c.err, fairsched.ErrClosed) && (c.inst == w.closed || c.typ == "fetch" && w.closed >= 0):
 			// Its instance closed, or that of the run it joined.
-		case c.typ == "fetch" && left["fetch/"+c.id] && c.err.Error() == context.Canceled.Error():
-			// The run's caller left after its function started: the run
-			// ends so, and its waiters with it.
 		default:
 			from := failedWith[rsNamed(c.err)]
 			switch {
