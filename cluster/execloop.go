@@ -45,9 +45,9 @@ type execLoop struct {
 	closing               *closeReq
 	killed, fenced        bool
 	// The fence: safe until the last good beat's start + LostAfter − 2
-	// beats (beaten); the first beat is the loop's start.
+	// beats (margin); the first beat is the loop's start.
 	margin        time.Duration
-	fence         *time.Timer
+	fence         *fence
 	failing       bool        // since the last report that went through: said once
 	retry         readRetry   // a failed read of grants or finals, made again soon
 	stopCancelAll func() bool // a graceful Close's watch of its deadline
@@ -56,10 +56,13 @@ type execLoop struct {
 func newExecLoop(x *executor) *execLoop {
 	cfg := x.n.cfg
 	margin := cfg.LostAfter - 2*cfg.Heartbeat
-	return &execLoop{x: x, cfg: cfg, handlers: map[policy.JobType]messages.Handler{}, workerSlots: map[string][][]string{},
+	e := &execLoop{x: x, cfg: cfg, handlers: map[policy.JobType]messages.Handler{}, workerSlots: map[string][][]string{},
 		closures: map[uint64]*closure{}, running: map[uint64]*attempt{}, early: map[uint64]Grant{},
-		endedNow: map[uint64]endedHere{}, endedBefore: map[uint64]endedHere{}, margin: margin, fence: time.NewTimer(margin),
+		endedNow: map[uint64]endedHere{}, endedBefore: map[uint64]endedHere{}, margin: margin,
 		stopCancelAll: func() bool { return false }}
+	x.lastBeat.Store(time.Now().UnixNano())
+	e.raiseFence()
+	return e
 }
 
 func (e *execLoop) endedAt(seq uint64, attempt int) (endedHere, bool) {
@@ -130,7 +133,7 @@ func (e *execLoop) closure(c *closure) {
 		return
 	}
 	e.closures[c.seq] = c
-	if g, ok := e.early[c.seq]; ok && !e.fenced {
+	if g, ok := e.early[c.seq]; ok && !e.isFenced() {
 		delete(e.early, c.seq)
 		e.start(g, nil)
 	}
@@ -138,7 +141,7 @@ func (e *execLoop) closure(c *closure) {
 
 // handedOver starts the grants the leader in this process handed over.
 func (e *execLoop) handedOver(h handoff) {
-	if e.closing != nil || e.fenced {
+	if e.closing != nil || e.isFenced() {
 		return // as a read of the grants would not start them
 	}
 	if h.sent.Before(e.fullFrom) {
@@ -250,6 +253,9 @@ func (e *execLoop) take(d ended) {
 // earlier attempt of its job running here is stopped: its grant was taken
 // back (this instance was declared lost) and granted here again.
 func (e *execLoop) start(g Grant, from *handoff) {
+	if e.isFenced() {
+		return // a later read of the grants starts it, once heartbeats succeed again
+	}
 	if old := e.running[g.Seq]; old != nil {
 		if old.attempt >= g.Attempt {
 			return // this attempt or a later one runs here already
@@ -258,7 +264,7 @@ func (e *execLoop) start(g Grant, from *handoff) {
 		delete(e.running, g.Seq)
 		e.superseded++
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(e.fence.ctx) // stopped when the fence goes up
 	a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel, from: from}
 	if g.Worker != "" { // SlotFromContext tells the job its slot
 		ctx = messages.WithSlot(ctx, messages.SlotRef{Worker: g.Worker, Slot: g.Slot})
@@ -335,7 +341,7 @@ func (e *execLoop) handled(g Grant) func(context.Context) error {
 // everything every Heartbeat (a grant taken back shows only there) — and
 // starts the new ones.
 func (e *execLoop) checkGrants() {
-	if e.closing != nil || e.fenced {
+	if e.closing != nil || e.isFenced() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.Heartbeat)
@@ -446,42 +452,40 @@ func (e *execLoop) checkFinals() {
 	}
 }
 
-// beaten moves the fence past a heartbeat begun at t that succeeded, and
-// reports whether it did (false: t is too old).
-func (e *execLoop) beaten(t time.Time) bool {
-	d := time.Until(t.Add(e.margin))
-	if d <= 0 {
-		return false
+// beaten notes a heartbeat begun at t that succeeded (the fence's timer
+// reads it from the executor's lastBeat): if the fence went up and t is
+// recent enough, a new one is raised and grants run again.
+func (e *execLoop) beaten(t time.Time) {
+	if !e.isFenced() || time.Until(t.Add(e.margin)) <= 0 {
+		return
 	}
-	e.fence.Reset(d)
-	if e.fenced {
-		e.fenced = false
-		e.x.n.log.Info("heartbeats succeed again: running grants")
-	}
-	return true
+	e.raiseFence()
+	e.fenced = false
+	e.x.n.log.Info("heartbeats succeed again: running grants")
 }
 
-// fenceDue puts the fence up, its timer having fired — unless a heartbeat
-// that succeeded since waits in beats: the loop, held up by a slow call,
-// finds both ready at once, and the beat moves the fence on.
-func (e *execLoop) fenceDue(beats <-chan time.Time) {
-	select {
-	case t := <-beats:
-		if e.beaten(t) {
-			return
-		}
-	default:
-	}
-	e.fenceUp()
+// raiseFence raises a new fence (fence).
+func (e *execLoop) raiseFence() {
+	e.fence = newFence(&e.x.lastBeat, e.margin,
+		fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, e.x.n.id), e.x.fenceUp)
 }
 
-// fenceUp stops the attempts running here: heartbeats failing, the leader
-// is about to grant them again elsewhere.
+// isFenced reports whether the fence went up, and notes it if the loop
+// has not yet (fenceUp).
+func (e *execLoop) isFenced() bool {
+	if !e.fenced && e.fence.isUp() {
+		e.fenceUp()
+	}
+	return e.fenced
+}
+
+// fenceUp notes that the fence went up: heartbeats failing, the leader
+// is about to grant the jobs running here again elsewhere. Their contexts
+// are cancelled already (they derive from the fence's).
 func (e *execLoop) fenceUp() {
-	if !e.fenced {
+	if !e.fenced && e.fence.isUp() {
 		e.fenced = true
 		e.x.n.log.Warn("heartbeats failing: stopping the jobs running here")
-		e.cancelRunning(fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, e.x.n.id))
 	}
 }
 

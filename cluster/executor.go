@@ -25,6 +25,8 @@ type executor struct {
 	closures     chan *closure
 	ended        chan ended
 	beatC        chan time.Time // from the lease loop: when its last heartbeat that succeeded began
+	lastBeat     atomic.Int64   // the same, in unix nanoseconds, read by the fence's timer (fence)
+	fenceUp      chan struct{}  // from the fence's timer: it went up
 	cancelAll    chan struct{}  // Close ran out of time
 	stopC        chan closeReq
 	typesChanged chan struct{} // to the lease loop: beat now
@@ -109,7 +111,7 @@ type ended struct {
 
 func newExecutor(n *Node) *executor {
 	x := &executor{n: n, handlers: make(chan handlerReg), closures: make(chan *closure),
-		ended: make(chan ended, 64), beatC: make(chan time.Time, 1), cancelAll: make(chan struct{}, 1), stopC: make(chan closeReq),
+		ended: make(chan ended, 64), beatC: make(chan time.Time, 1), fenceUp: make(chan struct{}, 1), cancelAll: make(chan struct{}, 1), stopC: make(chan closeReq),
 		typesChanged: make(chan struct{}, 1), workers: make(chan workerReg),
 		local: make(chan handoff, 16), done: make(chan struct{})}
 	x.said.Store(&selfInfo{})
@@ -156,10 +158,12 @@ func (x *executor) workerOp(r workerReg) error {
 // (by the database's clock, which read it later than t) and grants its
 // jobs again; so from t + LostAfter − 2 Heartbeats on, unless a later beat
 // succeeds first, the executor stops the attempts running here and starts
-// none, so that none runs on beside its retry elsewhere. Its own timer
-// decides, not the lease loop's next turn, which a stalled call delays.
-// Only the lease loop calls it; the latest value wins.
+// none, so that none runs on beside its retry elsewhere. The fence's own
+// timer decides (fence), not the lease loop's next turn nor the
+// executor's loop, which a stalled call delays. Only the lease loop calls
+// it; the latest value wins.
 func (x *executor) beaten(t time.Time) {
+	x.lastBeat.Store(t.UnixNano())
 	for {
 		select {
 		case x.beatC <- t:
@@ -186,7 +190,7 @@ func (x *executor) stop(ctx context.Context) error {
 func (x *executor) run() {
 	defer close(x.done)
 	e := newExecLoop(x)
-	defer e.fence.Stop()
+	defer func() { e.fence.remove() }()
 	defer func() { e.stopCancelAll() }()
 	cfg := x.n.cfg
 	wake, stopWake := x.n.b.Wake(context.Background(), ExecutorReads, x.n.id)
@@ -250,8 +254,8 @@ func (x *executor) run() {
 			e.checkFinals()
 		case t := <-x.beatC:
 			e.beaten(t)
-		case <-e.fence.C:
-			e.fenceDue(x.beatC)
+		case <-x.fenceUp:
+			e.fenceUp()
 		case <-x.cancelAll:
 			e.cancelRunning(machine.ErrClosed)
 		case r := <-x.stopC:
