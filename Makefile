@@ -79,9 +79,11 @@ invariant-long:
 	$(GO) test $(TEST_BUILD) -count=1 -run '^TestInvariants$$' -invariant.seeds=4000 -invariant.first=1001 .
 
 ## memsim: the cluster on the in-memory backend (internal/cluster/memback) in
-## virtual time, 3 instances and injected faults, over thousands of seeds
+## virtual time, 3 instances and injected faults, over thousands of seeds:
+## durable jobs (TestMemSim), then RunSync calls (TestMemSimRunSync)
 memsim:
 	$(GO) test $(TEST_BUILD) -count=1 -run '^TestMemSim$$' ./internal/cluster/ -args -memsim.seeds=3000
+	$(GO) test $(TEST_BUILD) -count=1 -run '^TestMemSimRunSync$$' ./internal/cluster/ -args -memsimrs.seeds=2000
 
 fuzz-brief:
 	@for t in $(FUZZ_TARGETS); do \

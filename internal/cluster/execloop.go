@@ -25,8 +25,12 @@ type execLoop struct {
 	workerSlots map[string][][]string
 	closures    map[uint64]*closure
 	running     map[uint64]*attempt
-	ends        []End            // to report
-	early       map[uint64]Grant // granted before its function arrived
+	// superseded counts the attempts still running here whose grant was
+	// taken back and granted here again: a later attempt of their job
+	// replaced them in running. Their ends are not reported.
+	superseded int
+	ends       []End            // to report
+	early      map[uint64]Grant // granted before its function arrived
 	// The attempts that ended here, in two generations: those of the
 	// current period between full reads of the grants and of the one
 	// before. A grant of one of them is not started again — a handoff and
@@ -41,9 +45,9 @@ type execLoop struct {
 	closing               *closeReq
 	killed, fenced        bool
 	// The fence: safe until the last good beat's start + LostAfter − 2
-	// beats (beaten); the first beat is the loop's start.
+	// beats (margin); the first beat is the loop's start.
 	margin        time.Duration
-	fence         *time.Timer
+	fence         *fence
 	failing       bool        // since the last report that went through: said once
 	retry         readRetry   // a failed read of grants or finals, made again soon
 	stopCancelAll func() bool // a graceful Close's watch of its deadline
@@ -52,10 +56,13 @@ type execLoop struct {
 func newExecLoop(x *executor) *execLoop {
 	cfg := x.n.cfg
 	margin := cfg.LostAfter - 2*cfg.Heartbeat
-	return &execLoop{x: x, cfg: cfg, handlers: map[policy.JobType]messages.Handler{}, workerSlots: map[string][][]string{},
+	e := &execLoop{x: x, cfg: cfg, handlers: map[policy.JobType]messages.Handler{}, workerSlots: map[string][][]string{},
 		closures: map[uint64]*closure{}, running: map[uint64]*attempt{}, early: map[uint64]Grant{},
-		endedNow: map[uint64]endedHere{}, endedBefore: map[uint64]endedHere{}, margin: margin, fence: time.NewTimer(margin),
+		endedNow: map[uint64]endedHere{}, endedBefore: map[uint64]endedHere{}, margin: margin,
 		stopCancelAll: func() bool { return false }}
+	x.lastBeat.Store(time.Now().UnixNano())
+	e.raiseFence()
+	return e
 }
 
 func (e *execLoop) endedAt(seq uint64, attempt int) (endedHere, bool) {
@@ -126,7 +133,7 @@ func (e *execLoop) closure(c *closure) {
 		return
 	}
 	e.closures[c.seq] = c
-	if g, ok := e.early[c.seq]; ok && !e.fenced {
+	if g, ok := e.early[c.seq]; ok && !e.isFenced() {
 		delete(e.early, c.seq)
 		e.start(g, nil)
 	}
@@ -134,7 +141,7 @@ func (e *execLoop) closure(c *closure) {
 
 // handedOver starts the grants the leader in this process handed over.
 func (e *execLoop) handedOver(h handoff) {
-	if e.closing != nil || e.fenced {
+	if e.closing != nil || e.isFenced() {
 		return // as a read of the grants would not start them
 	}
 	if h.sent.Before(e.fullFrom) {
@@ -206,16 +213,21 @@ func endOf(instance string, d ended) End {
 // process goes back to its leader the same way, any other end is reported.
 func (e *execLoop) take(d ended) {
 	a := e.running[d.seq]
-	delete(e.running, d.seq)
 	if a == nil || a.attempt != d.attempt {
+		e.superseded-- // a later attempt of its job runs here, or ran
 		return
 	}
+	delete(e.running, d.seq)
 	end := endOf(e.x.n.id, d)
 	if c := e.closures[d.seq]; c != nil {
 		c.running, c.lastErr = false, d.err
 		c.succeeded = c.succeeded || d.err == nil
 		if c.done != nil && c.ctx.Err() != nil && d.err != nil {
-			end.Kind = EndPermanent // its caller left: no retry
+			// Its caller left, which stopped it: no retry; the function is
+			// gone, and a waiter that joined its coalesced run runs its
+			// own instead (machine.endWaiters), as when the caller leaves
+			// before the run starts.
+			end.Kind, end.Error = EndPermanent, ErrFunctionGone.Error()
 		}
 	}
 	if e.killed {
@@ -237,9 +249,22 @@ func (e *execLoop) take(d ended) {
 	e.ends = append(e.ends, end)
 }
 
-// start runs grant g (from: the handoff it came in, nil when read).
+// start runs grant g (from: the handoff it came in, nil when read). An
+// earlier attempt of its job running here is stopped: its grant was taken
+// back (this instance was declared lost) and granted here again.
 func (e *execLoop) start(g Grant, from *handoff) {
-	ctx, cancel := context.WithCancelCause(context.Background())
+	if e.isFenced() {
+		return // a later read of the grants starts it, once heartbeats succeed again
+	}
+	if old := e.running[g.Seq]; old != nil {
+		if old.attempt >= g.Attempt {
+			return // this attempt or a later one runs here already
+		}
+		old.cancel(fmt.Errorf("%w: the grant was revoked", workers.ErrWorkerLost))
+		delete(e.running, g.Seq)
+		e.superseded++
+	}
+	ctx, cancel := context.WithCancelCause(e.fence.ctx) // stopped when the fence goes up
 	a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel, from: from}
 	if g.Worker != "" { // SlotFromContext tells the job its slot
 		ctx = messages.WithSlot(ctx, messages.SlotRef{Worker: g.Worker, Slot: g.Slot})
@@ -316,7 +341,7 @@ func (e *execLoop) handled(g Grant) func(context.Context) error {
 // everything every Heartbeat (a grant taken back shows only there) — and
 // starts the new ones.
 func (e *execLoop) checkGrants() {
-	if e.closing != nil || e.fenced {
+	if e.closing != nil || e.isFenced() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.Heartbeat)
@@ -427,24 +452,40 @@ func (e *execLoop) checkFinals() {
 	}
 }
 
-// beaten moves the fence past a heartbeat begun at t that succeeded.
+// beaten notes a heartbeat begun at t that succeeded (the fence's timer
+// reads it from the executor's lastBeat): if the fence went up and t is
+// recent enough, a new one is raised and grants run again.
 func (e *execLoop) beaten(t time.Time) {
-	if d := time.Until(t.Add(e.margin)); d > 0 {
-		e.fence.Reset(d)
-		if e.fenced {
-			e.fenced = false
-			e.x.n.log.Info("heartbeats succeed again: running grants")
-		}
+	if !e.isFenced() || time.Until(t.Add(e.margin)) <= 0 {
+		return
 	}
+	e.raiseFence()
+	e.fenced = false
+	e.x.n.log.Info("heartbeats succeed again: running grants")
 }
 
-// fenceUp stops the attempts running here: heartbeats failing, the leader
-// is about to grant them again elsewhere.
+// raiseFence raises a new fence (fence).
+func (e *execLoop) raiseFence() {
+	e.fence = newFence(&e.x.lastBeat, e.margin,
+		fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, e.x.n.id), e.x.fenceUp)
+}
+
+// isFenced reports whether the fence went up, and notes it if the loop
+// has not yet (fenceUp).
+func (e *execLoop) isFenced() bool {
+	if !e.fenced && e.fence.isUp() {
+		e.fenceUp()
+	}
+	return e.fenced
+}
+
+// fenceUp notes that the fence went up: heartbeats failing, the leader
+// is about to grant the jobs running here again elsewhere. Their contexts
+// are cancelled already (they derive from the fence's).
 func (e *execLoop) fenceUp() {
-	if !e.fenced {
+	if !e.fenced && e.fence.isUp() {
 		e.fenced = true
 		e.x.n.log.Warn("heartbeats failing: stopping the jobs running here")
-		e.cancelRunning(fmt.Errorf("%w: %s could not beat its heartbeat", workers.ErrWorkerLost, e.x.n.id))
 	}
 }
 
@@ -477,7 +518,7 @@ func (e *execLoop) closeReq(r closeReq) {
 // runs any more — then the ends are reported and the callers waiting
 // answered.
 func (e *execLoop) closed() bool {
-	if e.closing == nil || len(e.running) > 0 {
+	if e.closing == nil || len(e.running) > 0 || e.superseded > 0 {
 		return false
 	}
 	if !e.killed {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fairsched/fairsched/core/machine"
@@ -24,13 +25,18 @@ type executor struct {
 	closures     chan *closure
 	ended        chan ended
 	beatC        chan time.Time // from the lease loop: when its last heartbeat that succeeded began
+	lastBeat     atomic.Int64   // the same, in unix nanoseconds, read by the fence's timer (fence)
+	fenceUp      chan struct{}  // from the fence's timer: it went up
 	cancelAll    chan struct{}  // Close ran out of time
 	stopC        chan closeReq
 	typesChanged chan struct{} // to the lease loop: beat now
-	names        chan chan selfInfo
-	workers      chan workerReg
-	local        chan handoff
-	done         chan struct{}
+	// said is what this instance's heartbeat says of it, published by the
+	// loop at each change: the lease loop reads it without waiting for the
+	// loop, which a slow read of the database holds up for a beat or two.
+	said    atomic.Pointer[selfInfo]
+	workers chan workerReg
+	local   chan handoff
+	done    chan struct{}
 }
 
 // handoff is a batch of grants the leader in this process made to this
@@ -104,23 +110,25 @@ type ended struct {
 }
 
 func newExecutor(n *Node) *executor {
-	return &executor{n: n, handlers: make(chan handlerReg), closures: make(chan *closure),
-		ended: make(chan ended, 64), beatC: make(chan time.Time, 1), cancelAll: make(chan struct{}, 1), stopC: make(chan closeReq),
-		typesChanged: make(chan struct{}, 1), names: make(chan chan selfInfo), workers: make(chan workerReg),
+	x := &executor{n: n, handlers: make(chan handlerReg), closures: make(chan *closure),
+		ended: make(chan ended, 64), beatC: make(chan time.Time, 1), fenceUp: make(chan struct{}, 1), cancelAll: make(chan struct{}, 1), stopC: make(chan closeReq),
+		typesChanged: make(chan struct{}, 1), workers: make(chan workerReg),
 		local: make(chan handoff, 16), done: make(chan struct{})}
+	x.said.Store(&selfInfo{})
+	return x
 }
 
 // self returns the types this instance has handlers for and the workers
-// registered on it.
+// registered on it, as the executor's loop last published them: none once
+// it has stopped.
 func (x *executor) self() ([]string, map[string][][]string) {
-	reply := make(chan selfInfo, 1)
 	select {
-	case x.names <- reply:
-		in := <-reply
-		return in.types, in.workers
 	case <-x.done:
 		return nil, nil
+	default:
 	}
+	in := x.said.Load()
+	return in.types, in.workers
 }
 
 // handOver gives the executor grants the leader in this process made to
@@ -150,10 +158,12 @@ func (x *executor) workerOp(r workerReg) error {
 // (by the database's clock, which read it later than t) and grants its
 // jobs again; so from t + LostAfter − 2 Heartbeats on, unless a later beat
 // succeeds first, the executor stops the attempts running here and starts
-// none, so that none runs on beside its retry elsewhere. Its own timer
-// decides, not the lease loop's next turn, which a stalled call delays.
-// Only the lease loop calls it; the latest value wins.
+// none, so that none runs on beside its retry elsewhere. The fence's own
+// timer decides (fence), not the lease loop's next turn nor the
+// executor's loop, which a stalled call delays. Only the lease loop calls
+// it; the latest value wins.
 func (x *executor) beaten(t time.Time) {
+	x.lastBeat.Store(t.UnixNano())
 	for {
 		select {
 		case x.beatC <- t:
@@ -180,7 +190,7 @@ func (x *executor) stop(ctx context.Context) error {
 func (x *executor) run() {
 	defer close(x.done)
 	e := newExecLoop(x)
-	defer e.fence.Stop()
+	defer func() { e.fence.remove() }()
 	defer func() { e.stopCancelAll() }()
 	cfg := x.n.cfg
 	wake, stopWake := x.n.b.Wake(context.Background(), ExecutorReads, x.n.id)
@@ -196,14 +206,12 @@ func (x *executor) run() {
 		case r := <-x.handlers:
 			e.handlers[r.t] = r.h
 			r.reply <- struct{}{}
-			x.changed()
-		case reply := <-x.names:
-			reply <- e.self()
+			x.changed(e.self())
 		case r := <-x.workers:
 			err := e.worker(r)
 			r.reply <- err
 			if err == nil {
-				x.changed()
+				x.changed(e.self())
 			}
 		case c := <-x.closures:
 			e.closure(c)
@@ -246,7 +254,7 @@ func (x *executor) run() {
 			e.checkFinals()
 		case t := <-x.beatC:
 			e.beaten(t)
-		case <-e.fence.C:
+		case <-x.fenceUp:
 			e.fenceUp()
 		case <-x.cancelAll:
 			e.cancelRunning(machine.ErrClosed)
@@ -259,9 +267,10 @@ func (x *executor) run() {
 	}
 }
 
-// changed tells the lease loop to beat now: the types or workers of this
-// instance changed.
-func (x *executor) changed() {
+// changed publishes what this instance's heartbeat says of it (self) and
+// tells the lease loop to beat now: its types or workers changed.
+func (x *executor) changed(in selfInfo) {
+	x.said.Store(&in)
 	select {
 	case x.typesChanged <- struct{}{}:
 	default:

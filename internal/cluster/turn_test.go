@@ -310,7 +310,7 @@ func TestExecGrantsRead(t *testing.T) {
 	b := &reportBackend{}
 	x := &executor{n: &Node{cfg: Config{Heartbeat: time.Minute, LostAfter: time.Hour}, id: "me", b: b, log: zap.NewNop()}}
 	e := newExecLoop(x)
-	defer e.fence.Stop()
+	defer e.fence.remove()
 	causes := map[uint64]error{}
 	running := func(seq uint64) *attempt {
 		return &attempt{seq: seq, attempt: 1, cancel: func(err error) { causes[seq] = err }}
@@ -476,7 +476,7 @@ func TestExecStaleHandoffIsNotRun(t *testing.T) {
 	x := &executor{n: &Node{cfg: Config{Heartbeat: time.Minute, LostAfter: time.Hour}, id: "me", b: &reportBackend{}, log: zap.NewNop()},
 		ended: make(chan ended, 1)}
 	e := newExecLoop(x)
-	defer e.fence.Stop()
+	defer e.fence.remove()
 	e.handlers["t"] = func(context.Context, messages.DurableJob) error { return nil }
 	g := Grant{Seq: 7, Attempt: 2, Record: &core.JobRecord{Seq: 7, Type: "t", ID: "7"}}
 	sent := time.Now()

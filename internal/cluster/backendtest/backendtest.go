@@ -213,6 +213,12 @@ func insertDuplicates(t *testing.T, b cluster.Backend) {
 		t.Fatal(err)
 	}
 	insert(t, b, "1") // t/1 finished: a new one is welcome
+	// RunSync and Submit jobs (an owner) may share an id, with each other
+	// and with a durable job, as in one process.
+	insertOwned(t, b, "1", "o1")
+	insertOwned(t, b, "1", "o2")
+	insertOwned(t, b, "3", "o1")
+	insert(t, b, "3")
 }
 
 func insertMany(t *testing.T, b cluster.Backend) {

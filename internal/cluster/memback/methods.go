@@ -804,13 +804,16 @@ func (st *state) saveRows(ops []machine.JobOp) func() {
 }
 
 func (st *state) duplicateAfter(rec *core.JobRecord, after map[uint64]*core.JobRecord) bool {
+	if !uniquePending(rec) {
+		return false
+	}
 	for seq, o := range after {
-		if seq != rec.Seq && o != nil && o.State == core.RecordPending && o.Type == rec.Type && o.ID == rec.ID {
+		if seq != rec.Seq && o != nil && uniquePending(o) && o.Type == rec.Type && o.ID == rec.ID {
 			return true
 		}
 	}
 	for seq, r := range st.jobs {
-		if _, over := after[seq]; !over && seq != rec.Seq && r.rec.State == core.RecordPending && r.rec.Type == rec.Type && r.rec.ID == rec.ID {
+		if _, over := after[seq]; !over && seq != rec.Seq && uniquePending(&r.rec) && r.rec.Type == rec.Type && r.rec.ID == rec.ID {
 			return true
 		}
 	}

@@ -112,14 +112,26 @@ func (st *state) closeSubscribers() {
 	st.wakes = nil
 }
 
-// pendingDuplicate reports whether another pending job has rec's (type, id).
+// pendingDuplicate reports whether another pending job has rec's (type,
+// id): the rule of one unfinished durable job per (type, id). RunSync and
+// Submit jobs (a record with an owner) may share an id, as in one process.
 func (st *state) pendingDuplicate(rec *core.JobRecord) bool {
+	if !uniquePending(rec) {
+		return false
+	}
 	for _, r := range st.jobs {
-		if r.rec.Seq != rec.Seq && r.rec.State == core.RecordPending && r.rec.Type == rec.Type && r.rec.ID == rec.ID {
+		if r.rec.Seq != rec.Seq && uniquePending(&r.rec) && r.rec.Type == rec.Type && r.rec.ID == rec.ID {
 			return true
 		}
 	}
 	return false
+}
+
+// uniquePending reports whether rec counts in the rule of one unfinished
+// job per (type, id) (pgstore's index fairsched_jobs_unfinished): a
+// pending durable job, no RunSync's or Submit's.
+func uniquePending(rec *core.JobRecord) bool {
+	return rec.State == core.RecordPending && rec.Owner == ""
 }
 
 func (st *state) sortedSeqs() []uint64 {

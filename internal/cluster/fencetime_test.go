@@ -1,0 +1,80 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/cluster/memback"
+)
+
+// TestFenceOnTimeDespiteSlowReads: an instance whose heartbeats fail
+// stops the job running there LostAfter − 2 beats after its last good
+// heartbeat began — before the leader can declare it lost and grant the
+// job elsewhere — even while its executor waits on slow reads of the
+// database (each read of the grants hangs until its beat-long timeout).
+func TestFenceOnTimeDespiteSlowReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		b := memback.New()
+		defer b.Close()
+		lead, err := fairsched.New(fairsched.WithCluster(b, fast("d", "lead", 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = lead.Close(ctx) }()
+		f := &faulty{b: b}
+		w, err := fairsched.New(fairsched.WithCluster(link{f}, fast("d", "w", 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = w.Close(ctx) }()
+		var mu sync.Mutex
+		var timeline []string
+		note := func(format string, args ...any) {
+			mu.Lock()
+			timeline = append(timeline, time.Now().Format("05.000 ")+fmt.Sprintf(format, args...))
+			mu.Unlock()
+		}
+		for _, s := range []*fairsched.Scheduler{lead, w} {
+			if err := s.RegisterType("build", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.RegisterHandler("build", func(ctx context.Context, j fairsched.Job) error {
+			note("attempt %d starts", j.Attempt)
+			<-ctx.Done()
+			note("attempt %d stopped, worker lost %v", j.Attempt, errors.Is(context.Cause(ctx), fairsched.ErrWorkerLost))
+			return context.Cause(ctx)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(505 * time.Millisecond) // the leader reads w's handler; between w's polls
+		if err := lead.Enqueue(ctx, "build", "x", nil); err != nil {
+			t.Fatal(err)
+		}
+		// w's last good heartbeat begins at 1.000; then its beats hang,
+		// and so do the reads of the grants.
+		time.Sleep(time.Until(time.Unix(946684801, 10e6))) // 00:00:01.010 in the bubble
+		f.slow.Store(true)
+		b.Stall("Granted")
+		b.Stall("GrantsSince")
+		time.Sleep(2 * time.Second)
+		mu.Lock()
+		defer mu.Unlock()
+		want := []string{
+			"00.520 attempt 1 starts",
+			"01.600 attempt 1 stopped, worker lost true",
+		}
+		if diff := cmp.Diff(want, timeline); diff != "" {
+			t.Errorf("timeline (-want +got):\n%s", diff)
+		}
+	})
+}
