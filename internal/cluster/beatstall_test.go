@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster/memback"
+	"github.com/fairsched/fairsched/internal/cluster/memback"
 )
 
 // TestSlowGrantReadsLeaveHeartbeats: while the executor's reads of its

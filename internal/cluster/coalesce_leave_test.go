@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster/memback"
+	"github.com/fairsched/fairsched/internal/cluster/memback"
 )
 
 // TestRunSyncCallerLeavesRunningCoalescedRun: the caller of a coalesced

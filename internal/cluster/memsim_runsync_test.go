@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster/memback"
+	"github.com/fairsched/fairsched/internal/cluster/memback"
 )
 
 var (

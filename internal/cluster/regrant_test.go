@@ -12,9 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/cluster"
-	"github.com/fairsched/fairsched/cluster/memback"
 	"github.com/fairsched/fairsched/core"
+	"github.com/fairsched/fairsched/internal/cluster"
+	"github.com/fairsched/fairsched/internal/cluster/memback"
 )
 
 // TestRegrantWhileRunningStopsTheOldAttempt: an executor that reads a
