@@ -12,7 +12,7 @@ import (
 
 // Heartbeat records that instance of domain is alive, runs slots jobs at
 // once and has handlers for types; its first beat registers it.
-func (s clusterBackend) Heartbeat(ctx context.Context, domain string, in cluster.Instance) error {
+func (s clusterBackend) Heartbeat(ctx context.Context, domain string, in cluster.Instance) (listed bool, err error) {
 	types, workers := in.Types, in.Workers
 	if types == nil {
 		types = []string{}
@@ -22,17 +22,20 @@ func (s clusterBackend) Heartbeat(ctx context.Context, domain string, in cluster
 	}
 	doc, err := json.Marshal(workers)
 	if err != nil {
-		return fmt.Errorf("pgstore: heartbeat of %q: %w", in.ID, err)
+		return false, fmt.Errorf("pgstore: heartbeat of %q: %w", in.ID, err)
 	}
-	_, err = s.pool.Exec(ctx, `
+	// xmax is 0 in the row an INSERT wrote, the transaction's id when ON
+	// CONFLICT updated the row already there.
+	err = s.pool.QueryRow(ctx, `
 		INSERT INTO fairsched_instances (domain, instance, slots, types, workers, subscribed) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (domain, instance) DO UPDATE SET heartbeat_at = now(), slots = excluded.slots, types = excluded.types,
-			workers = excluded.workers, subscribed = excluded.subscribed`,
-		domain, in.ID, in.Slots, types, doc, in.Subscribed)
+			workers = excluded.workers, subscribed = excluded.subscribed
+		RETURNING xmax = 0`,
+		domain, in.ID, in.Slots, types, doc, in.Subscribed).Scan(&listed)
 	if err != nil {
-		return fmt.Errorf("%w: pgstore: heartbeat of %q: %w", fairsched.ErrStore, in.ID, err)
+		return false, fmt.Errorf("%w: pgstore: heartbeat of %q: %w", fairsched.ErrStore, in.ID, err)
 	}
-	return nil
+	return listed, nil
 }
 
 // Instances returns domain's instances, by id.

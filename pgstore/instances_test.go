@@ -26,7 +26,7 @@ func TestHeartbeatsAndLostInstances(t *testing.T) {
 	defer st.Close()
 	ctx := context.Background()
 	for _, id := range []string{"i1", "i2", "i3"} {
-		if err := st.Heartbeat(ctx, "d", pgstore.Instance{ID: id, Slots: 4, Types: []string{"mail", "index"}}); err != nil {
+		if _, err := st.Heartbeat(ctx, "d", pgstore.Instance{ID: id, Slots: 4, Types: []string{"mail", "index"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,7 +92,7 @@ func TestLostUntilRevoked(t *testing.T) {
 	}
 	epoch := lead(t, st)
 	for _, id := range []string{"gone#1", "alive#2"} {
-		if err := st.Heartbeat(ctx, "d", pgstore.Instance{ID: id, Slots: 4}); err != nil {
+		if _, err := st.Heartbeat(ctx, "d", pgstore.Instance{ID: id, Slots: 4}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -32,11 +32,13 @@ type Backend interface {
 	Leader(ctx context.Context, domain string) (holder string, epoch int64, live bool, err error)
 
 	// Heartbeat says instance in.ID is alive, runs in.Slots jobs of
-	// in.Types at once and has in.Workers registered (Silent is ignored); Instances lists domain's instances; Lost (fenced) removes and
+	// in.Types at once and has in.Workers registered (Silent is ignored),
+	// and reports whether it listed the instance anew (its first beat, or
+	// the first since Lost removed it); Instances lists domain's instances; Lost (fenced) removes and
 	// returns those silent past deadline — and returns again each one
 	// removed whose grants were not taken back yet —, and Revoke (fenced)
 	// takes back the grants of one.
-	Heartbeat(ctx context.Context, domain string, in Instance) error
+	Heartbeat(ctx context.Context, domain string, in Instance) (listed bool, err error)
 	Instances(ctx context.Context, domain string) ([]Instance, error)
 	Lost(ctx context.Context, domain string, epoch int64, deadline time.Duration) ([]string, error)
 	Revoke(ctx context.Context, domain string, epoch int64, instance string) ([]uint64, error)

@@ -433,17 +433,22 @@ func (e *execLoop) checkFinals() {
 	var forget []uint64
 	for _, f := range finals {
 		c := e.closures[f.Seq]
+		if f.Gone && !c.succeeded && e.isFenced() {
+			// A row gone means a success unless a leader declared this
+			// instance lost meanwhile, which its next heartbeat tells.
+			continue
+		}
 		delete(e.closures, f.Seq)
 		if !f.Gone {
 			forget = append(forget, f.Seq)
 		}
 		if c.done == nil {
-			if err := outcome(c, f); err != nil {
+			if err := outcome(c, f, e.x.wasLost(c)); err != nil {
 				e.x.n.log.Error("background job failed", zap.Uint64("seq", f.Seq), zap.Error(err))
 			}
 			continue
 		}
-		c.done <- outcome(c, f)
+		c.done <- outcome(c, f, e.x.wasLost(c))
 	}
 	if len(forget) > 0 {
 		if err := e.x.n.b.Forget(ctx, forget); err != nil {

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -21,13 +22,16 @@ import (
 type executor struct {
 	n *Node
 
-	handlers     chan handlerReg
-	closures     chan *closure
-	ended        chan ended
-	beatC        chan time.Time // from the lease loop: when its last heartbeat that succeeded began
-	lastBeat     atomic.Int64   // the same, in unix nanoseconds, read by the fence's timer (fence)
-	fenceUp      chan struct{}  // from the fence's timer: it went up
-	cancelAll    chan struct{}  // Close ran out of time
+	handlers chan handlerReg
+	closures chan *closure
+	ended    chan ended
+	beatC    chan time.Time // from the lease loop: when its last heartbeat that succeeded began
+	lastBeat atomic.Int64   // the same, in unix nanoseconds, read by the fence's timer (fence)
+	// losses counts the times a leader declared this instance lost, as
+	// its heartbeats learn it (closure.losses).
+	losses       atomic.Uint64
+	fenceUp      chan struct{} // from the fence's timer: it went up
+	cancelAll    chan struct{} // Close ran out of time
 	stopC        chan closeReq
 	typesChanged chan struct{} // to the lease loop: beat now
 	// said is what this instance's heartbeat says of it, published by the
@@ -91,6 +95,11 @@ type closure struct {
 	// succeeded: an attempt here returned nil. Its end may not be read
 	// back as final before a Close; the caller is answered nil then.
 	succeeded bool
+	// losses is the executor's count of losses when the job was inserted
+	// (executor.losses). After one more, the leader may have answered the
+	// job with an error and, the instance staying silent, forgotten its
+	// row (ForgetOrphans): a row gone no longer means the job succeeded.
+	losses uint64
 }
 
 // attempt is one grant running here.
@@ -162,7 +171,10 @@ func (x *executor) workerOp(r workerReg) error {
 // timer decides (fence), not the lease loop's next turn nor the
 // executor's loop, which a stalled call delays. Only the lease loop calls
 // it; the latest value wins.
-func (x *executor) beaten(t time.Time) {
+func (x *executor) beaten(t time.Time, wasLost bool) {
+	if wasLost {
+		x.losses.Add(1)
+	}
 	x.lastBeat.Store(t.UnixNano())
 	for {
 		select {
@@ -277,11 +289,19 @@ func (x *executor) changed(in selfInfo) {
 	}
 }
 
+// errLostGone answers a job whose row is gone after this instance was
+// declared lost while it waited, and whose function did not succeed here:
+// it may have succeeded elsewhere (a coalesced run) or been failed with
+// the instance and forgotten; not knowing, it is not called a success.
+var errLostGone = fmt.Errorf("%w: this instance was declared lost while the job waited and its record is gone: how it ended is unknown", workers.ErrWorkerLost)
+
 // outcome is how a RunSync or Submit job ended, as its caller sees it: its
 // last attempt's own error when the record's matches it, so errors.Is and
 // errors.As see the function's error.
-func outcome(c *closure, f Final) error {
+func outcome(c *closure, f Final, wasLost bool) error {
 	switch {
+	case f.Gone && wasLost && !c.succeeded:
+		return errLostGone
 	case f.Gone:
 		return nil
 	case c.lastErr != nil && carries(f.LastError, c.lastErr):
@@ -344,3 +364,7 @@ func call(ctx context.Context, fn func(context.Context) error) (panicked bool, e
 	}()
 	return false, fn(ctx)
 }
+
+// wasLost reports whether a leader declared this instance lost since c's
+// job was inserted.
+func (x *executor) wasLost(c *closure) bool { return x.losses.Load() != c.losses }

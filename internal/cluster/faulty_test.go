@@ -58,13 +58,13 @@ func (f *faulty) Release(ctx context.Context, domain, holder string, epoch int64
 	return f.b.Release(ctx, domain, holder, epoch)
 }
 
-func (f *faulty) Heartbeat(ctx context.Context, domain string, in cluster.Instance) error {
+func (f *faulty) Heartbeat(ctx context.Context, domain string, in cluster.Instance) (bool, error) {
 	if f.cut.Load() {
-		return errCut
+		return false, errCut
 	}
 	if f.slow.Load() {
 		<-ctx.Done()
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 	return f.b.Heartbeat(ctx, domain, in)
 }

@@ -49,7 +49,7 @@ func TestLeaderRunsNoGoroutinePerGrant(t *testing.T) {
 				}
 			}
 			for range 600 { // a minute of the leader's turns
-				if err := b.Heartbeat(ctx, domain, cluster.Instance{ID: worker, Slots: 10_000, Types: []string{"t"}}); err != nil {
+				if _, err := b.Heartbeat(ctx, domain, cluster.Instance{ID: worker, Slots: 10_000, Types: []string{"t"}}); err != nil {
 					t.Fatal(err)
 				}
 				time.Sleep(100 * time.Millisecond) // virtual: the leader's turns

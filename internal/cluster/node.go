@@ -373,10 +373,11 @@ func (n *Node) own(ctx context.Context, rec *core.JobRecord, fn func(context.Con
 	if err := n.overloadRefusal(rec); err != nil {
 		return err
 	}
+	losses := n.x.losses.Load() // before the row exists
 	if err := n.b.Insert(ctx, rec); err != nil {
 		return err
 	}
-	c := &closure{seq: rec.Seq, fn: fn, ctx: ctx, done: done}
+	c := &closure{seq: rec.Seq, fn: fn, ctx: ctx, done: done, losses: losses}
 	if done == nil {
 		c.ctx = context.Background()
 	}
@@ -501,6 +502,9 @@ type leaseLoop struct {
 	lastRenew time.Time
 	failed    chan int64 // a leader whose write was fenced
 	pub       published  // the leader's last overload verdict written
+	// beatenOnce: a heartbeat succeeded; one that lists the instance anew
+	// after it finds that a leader declared the instance lost.
+	beatenOnce bool
 }
 
 // stopLeading stops the leader, if any, and — release — its lease.
@@ -582,7 +586,7 @@ func (s *leaseLoop) beat() {
 	now := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
 	handled, ws := n.x.self()
-	err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.id, Slots: n.cfg.Slots, Types: handled, Workers: ws,
+	listed, err := n.b.Heartbeat(ctx, n.cfg.Domain, Instance{ID: n.id, Slots: n.cfg.Slots, Types: handled, Workers: ws,
 		Subscribed: n.sink.Subscribed()})
 	cancel()
 	// The lease's calls have a beat of their own: a slow heartbeat must
@@ -590,7 +594,9 @@ func (s *leaseLoop) beat() {
 	ctx, cancel = context.WithTimeout(context.Background(), n.cfg.Heartbeat)
 	defer cancel()
 	if err == nil {
-		n.x.beaten(now) // its fence moves on (beaten)
+		// Listed again after its first beat: Lost removed it meanwhile.
+		n.x.beaten(now, listed && s.beatenOnce) // its fence moves on (beaten)
+		s.beatenOnce = true
 	}
 	if s.l != nil {
 		s.renew(ctx, now)

@@ -38,7 +38,7 @@ func TestResumedSuccessOfALostInstance(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("acquire: %v %v", ok, err)
 	}
-	if err := st.ClusterBackend().Heartbeat(ctx, domain, cluster.Instance{ID: x, Slots: 1, Types: []string{"work"}}); err != nil {
+	if _, err := st.ClusterBackend().Heartbeat(ctx, domain, cluster.Instance{ID: x, Slots: 1, Types: []string{"work"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, took, err := st.ClusterBackend().Grant(ctx, domain, epoch, nil, nil, []cluster.Grant{{Seq: rec.Seq, Instance: x, Attempt: 1}}); err != nil || len(took) != 1 {

@@ -347,11 +347,18 @@ func revoke(t *testing.T, b cluster.Backend) {
 
 func lost(t *testing.T, b cluster.Backend) {
 	e := lead(t, b, "a")
-	for _, id := range []string{"i", "j"} {
-		if err := b.Heartbeat(bg, Domain, cluster.Instance{ID: id, Slots: 2, Types: []string{"t"}}); err != nil {
+	beat := func(id string) bool {
+		t.Helper()
+		listed, err := b.Heartbeat(bg, Domain, cluster.Instance{ID: id, Slots: 2, Types: []string{"t"}})
+		if err != nil {
 			t.Fatal(err)
 		}
+		return listed
 	}
+	for _, id := range []string{"i", "j"} {
+		diff(t, "a first heartbeat lists its instance", beat(id), true)
+	}
+	diff(t, "a second does not", beat("j"), false)
 	ins, err := b.Instances(bg, Domain)
 	if err != nil {
 		t.Fatal(err)
@@ -373,6 +380,7 @@ func lost(t *testing.T, b cluster.Backend) {
 	_, _ = b.Revoke(bg, Domain, e, "i")
 	got, _ = b.Lost(bg, Domain, e, -time.Hour)
 	diff(t, "lost after revoke", got, []string(nil))
+	diff(t, "a heartbeat after its instance was lost lists it again", beat("j"), true)
 }
 
 func commands(t *testing.T, b cluster.Backend) {

@@ -131,7 +131,7 @@ func heartbeatsDescribeInstances(t *testing.T, b cluster.Backend) {
 	}
 	for _, beat := range beats {
 		in := beat.in
-		if err := b.Heartbeat(bg, beat.domain, in); err != nil {
+		if _, err := b.Heartbeat(bg, beat.domain, in); err != nil {
 			t.Fatal(err)
 		}
 		if in.Workers != nil { // the backend keeps its own copy

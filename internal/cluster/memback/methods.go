@@ -111,16 +111,18 @@ func (b *Backend) Leader(ctx context.Context, domain string) (holder string, epo
 }
 
 // Heartbeat records in (cluster.Backend).
-func (b *Backend) Heartbeat(ctx context.Context, domain string, in cluster.Instance) error {
+func (b *Backend) Heartbeat(ctx context.Context, domain string, in cluster.Instance) (listed bool, err error) {
 	in.Silent = 0
 	in = cloneInstance(in)
-	return b.call(ctx, "Heartbeat", func(st *state) error {
+	err = b.call(ctx, "Heartbeat", func(st *state) error {
 		if st.insts[domain] == nil {
 			st.insts[domain] = map[string]*inst{}
 		}
+		listed = st.insts[domain][in.ID] == nil
 		st.insts[domain][in.ID] = &inst{in: in, beat: st.now()}
 		return nil
 	})
+	return listed, err
 }
 
 // cloneInstance copies in's slices and maps: the backend keeps what was
