@@ -42,6 +42,7 @@ type execLoop struct {
 	cursor                ReadCursor // the grants read (GrantsSince)
 	lastFull              time.Time  // the last read of every grant (Granted)
 	fullFrom              time.Time  // when that read began
+	unfenced              time.Time  // when the fence last came down (beaten)
 	closing               *closeReq
 	killed, fenced        bool
 	// The fence: safe until the last good beat's start + LostAfter − 2
@@ -143,6 +144,13 @@ func (e *execLoop) closure(c *closure) {
 func (e *execLoop) handedOver(h handoff) {
 	if e.closing != nil || e.isFenced() {
 		return // as a read of the grants would not start them
+	}
+	if h.sent.Before(e.unfenced) {
+		// Handed over while the fence was up: its grants may have been
+		// taken back since (this instance declared lost) and granted
+		// elsewhere. The full read that follows the fence (beaten)
+		// starts those still granted here.
+		return
 	}
 	if h.sent.Before(e.fullFrom) {
 		// A read of every grant began after it was sent, so after its
@@ -466,6 +474,8 @@ func (e *execLoop) beaten(t time.Time) {
 	}
 	e.raiseFence()
 	e.fenced = false
+	e.unfenced = time.Now()
+	e.lastFull = time.Time{} // the next read of the grants reads every one
 	e.x.n.log.Info("heartbeats succeed again: running grants")
 }
 
