@@ -537,7 +537,7 @@ func (e *execLoop) closed() bool {
 		return false
 	}
 	if !e.killed {
-		e.flush()
+		e.flushBeforeClose()
 	}
 	for _, c := range e.closures {
 		if c.done == nil {
@@ -551,6 +551,20 @@ func (e *execLoop) closed() bool {
 	}
 	e.closing.reply <- nil
 	return true
+}
+
+// flushBeforeClose reports the ends waiting, trying again every
+// ReportEvery while the report fails, until the Close's context ends or
+// LostAfter has passed — by then the leader declares this instance lost
+// and refuses its reports: those jobs run again elsewhere.
+func (e *execLoop) flushBeforeClose() {
+	giveUp := time.Now().Add(e.cfg.LostAfter)
+	for e.flush(); len(e.ends) > 0 && e.closing.ctx.Err() == nil && time.Now().Before(giveUp); e.flush() {
+		select {
+		case <-time.After(e.cfg.ReportEvery):
+		case <-e.closing.ctx.Done():
+		}
+	}
 }
 
 // revokedCause is the cause a cancelled grant's attempt ends with: the
