@@ -106,14 +106,15 @@ func (p *Proxy) serve(c net.Conn) {
 			ended <- struct{}{}
 		})
 	}
-	for range 2 {
+	for left := 2; left > 0; left-- {
 		select {
 		case <-ended:
 		case <-p.done:
 			c.Close()
 			s.Close()
-			<-ended
-			<-ended
+			for ; left > 0; left-- { // only the directions still piping
+				<-ended
+			}
 			return
 		}
 	}

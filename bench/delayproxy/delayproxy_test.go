@@ -245,3 +245,43 @@ func TestCloseEndsOpenConnections(t *testing.T) {
 		t.Errorf("after Close, read %d bytes, %v; want the connection closed", n, err)
 	}
 }
+
+// TestCloseWithOneDirectionEnded: Close returns when a connection through
+// the proxy has ended one way (its client half-closed, its server holds
+// the other way open): only the direction still piping is waited for.
+// Repeated, as the proxy may see that end before or after Close.
+func TestCloseWithOneDirectionEnded(t *testing.T) {
+	for range 20 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sawEOF := make(chan net.Conn, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, c) // to the client's half-close; then it holds its way open
+			sawEOF <- c
+		}()
+		p, err := Listen("tcp", ln.Addr().String(), time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		server := <-sawEOF
+		if err := p.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		c.Close()
+		server.Close()
+		ln.Close()
+	}
+}
