@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -29,8 +30,9 @@ type execLoop struct {
 	// taken back and granted here again: a later attempt of their job
 	// replaced them in running. Their ends are not reported.
 	superseded int
-	ends       []End            // to report
-	early      map[uint64]Grant // granted before its function arrived
+	ends       []End                 // to report
+	reporting  []End                 // being reported (report)
+	early      map[uint64]earlyGrant // granted before its function arrived
 	// The attempts that ended here, in two generations: those of the
 	// current period between full reads of the grants and of the one
 	// before. A grant of one of them is not started again — a handoff and
@@ -52,15 +54,31 @@ type execLoop struct {
 	failing       bool        // since the last report that went through: said once
 	retry         readRetry   // a failed read of grants or finals, made again soon
 	stopCancelAll func() bool // a graceful Close's watch of its deadline
+	// The database calls out (io): how many; a read of the grants out,
+	// and whether a wake-up came meanwhile (read again once it is back);
+	// the same for the finals' read.
+	out                      int
+	reading, readAgain       bool
+	readingFinals, finalsNew bool
+	ioCtx                    context.Context
+	stopIO                   context.CancelFunc // stops the calls out: the loop is killed or done
+}
+
+// earlyGrant is a grant of a RunSync or Submit job that came before its
+// function, and when it came.
+type earlyGrant struct {
+	Grant
+	at time.Time
 }
 
 func newExecLoop(x *executor) *execLoop {
 	cfg := x.n.cfg
 	margin := cfg.LostAfter - 2*cfg.Heartbeat
 	e := &execLoop{x: x, cfg: cfg, handlers: map[policy.JobType]messages.Handler{}, workerSlots: map[string][][]string{},
-		closures: map[uint64]*closure{}, running: map[uint64]*attempt{}, early: map[uint64]Grant{},
+		closures: map[uint64]*closure{}, running: map[uint64]*attempt{}, early: map[uint64]earlyGrant{},
 		endedNow: map[uint64]endedHere{}, endedBefore: map[uint64]endedHere{}, margin: margin,
 		stopCancelAll: func() bool { return false }}
+	e.ioCtx, e.stopIO = context.WithCancel(context.Background())
 	x.lastBeat.Store(time.Now().UnixNano())
 	e.raiseFence()
 	return e
@@ -136,7 +154,7 @@ func (e *execLoop) closure(c *closure) {
 	e.closures[c.seq] = c
 	if g, ok := e.early[c.seq]; ok && !e.isFenced() {
 		delete(e.early, c.seq)
-		e.start(g, nil)
+		e.start(g.Grant, nil)
 	}
 }
 
@@ -170,24 +188,76 @@ func (e *execLoop) handedOver(h handoff) {
 	}
 }
 
-// flush reports the ends waiting.
+// io makes call — a read or a write of the database — off the loop's
+// goroutine, so that a slow one holds up neither the loop nor the other
+// calls (a stalled read of the grants does not hold back the ends'
+// reports), and brings back what call returns, to run in the loop with
+// the result. call touches nothing of the loop's. The loop does not end
+// while a call is out (closed).
+func (e *execLoop) io(call func(ctx context.Context) func()) {
+	e.out++
+	ctx, cancel := context.WithTimeout(e.ioCtx, e.cfg.Heartbeat)
+	in := e.x.io
+	go func() {
+		defer cancel()
+		apply := call(ctx)
+		in <- func() { e.out--; apply() }
+	}()
+}
+
+// report reports the ends waiting, unless a report is out: those that
+// come meanwhile go in the next, sent once it is back (group commit).
+func (e *execLoop) report() {
+	if e.reporting != nil || len(e.ends) == 0 {
+		return
+	}
+	batch := e.ends
+	e.ends, e.reporting = nil, batch
+	b, log := e.x.n.b, e.x.n.log
+	e.io(func(ctx context.Context) func() {
+		done, err := reportEnds(ctx, b, log, batch)
+		return func() {
+			e.reporting = nil
+			e.reported(batch, done, err)
+			if err == nil {
+				e.report()
+			} // else again at the next end or tick: ReportEvery
+		}
+	})
+}
+
+// flush reports the ends waiting, in the loop.
 func (e *execLoop) flush() {
 	if len(e.ends) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.Heartbeat)
 	defer cancel()
-	b, log := e.x.n.b, e.x.n.log
-	_, err := b.ReportEnds(ctx, e.ends)
-	done := len(e.ends)
+	batch := e.ends
+	e.ends = nil
+	done, err := reportEnds(ctx, e.x.n.b, e.x.n.log, batch)
+	e.reported(batch, done, err)
+}
+
+// reportEnds writes ends, and returns how many of them (the first) it
+// wrote.
+func reportEnds(ctx context.Context, b Backend, log *zap.Logger, ends []End) (int, error) {
+	_, err := b.ReportEnds(ctx, ends)
 	if isRefused(err) {
 		// A record the database refuses: the others are written, and that
 		// one with its text cut (reportApart).
-		done, err = reportApart(ctx, b, log, e.ends, err)
+		return reportApart(ctx, b, log, ends, err)
 	} else if err != nil {
-		done = 0
+		return 0, err
 	}
-	e.ends = append(e.ends[:0], e.ends[done:]...)
+	return len(ends), nil
+}
+
+// reported notes a report of batch of which the first done went through:
+// the rest wait, before the ends that came meanwhile.
+func (e *execLoop) reported(batch []End, done int, err error) {
+	e.ends = slices.Concat(batch[done:], e.ends)
+	log := e.x.n.log
 	if err != nil {
 		if !e.failing {
 			log.Warn("reporting ends failed; retrying", zap.Error(err))
@@ -199,6 +269,13 @@ func (e *execLoop) flush() {
 		log.Info("reporting ends again")
 	}
 	e.failing = false
+}
+
+// reportsHold reports whether the end of seq's attempt waits to be
+// reported, or is being reported.
+func (e *execLoop) reportsHold(seq uint64, attempt int) bool {
+	is := func(d End) bool { return d.Seq == seq && d.Attempt == attempt }
+	return slices.ContainsFunc(e.ends, is) || slices.ContainsFunc(e.reporting, is)
 }
 
 // endOf is the end an attempt's outcome is reported as. The text goes to
@@ -273,7 +350,7 @@ func (e *execLoop) start(g Grant, from *handoff) {
 		e.superseded++
 	}
 	ctx, cancel := context.WithCancelCause(e.fence.ctx) // stopped when the fence goes up
-	a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel, from: from}
+	a := &attempt{seq: g.Seq, attempt: g.Attempt, worker: g.Worker, cancel: cancel, from: from, since: time.Now()}
 	if g.Worker != "" { // SlotFromContext tells the job its slot
 		ctx = messages.WithSlot(ctx, messages.SlotRef{Worker: g.Worker, Slot: g.Slot})
 	}
@@ -304,7 +381,7 @@ func (e *execLoop) owned(g Grant, cancel context.CancelCauseFunc) func(context.C
 		// starts when the function arrives. (A restarted process is a new
 		// incarnation, so no grant waits here for a function that will
 		// never come.)
-		e.early[g.Seq] = g
+		e.early[g.Seq] = earlyGrant{g, time.Now()}
 		return nil
 	}
 	if c.ctx.Err() != nil {
@@ -347,42 +424,84 @@ func (e *execLoop) handled(g Grant) func(context.Context) error {
 
 // checkGrants reads the grants — what changed since the last read;
 // everything every Heartbeat (a grant taken back shows only there) — and
-// starts the new ones.
+// starts the new ones (grantsCame). One read is out at a time: asked
+// while one is, it reads again once that one is back.
 func (e *execLoop) checkGrants() {
 	if e.closing != nil || e.isFenced() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.Heartbeat)
-	defer cancel()
-	full := time.Since(e.lastFull) >= e.cfg.Heartbeat
-	var grants []Grant
-	var err error
-	began := time.Now()
-	if full {
-		grants, err = e.x.n.b.Granted(ctx, e.x.n.id)
-	} else {
-		grants, e.cursor, err = e.x.n.b.GrantsSince(ctx, e.x.n.id, e.cursor)
+	if e.reading {
+		e.readAgain = true
+		return
 	}
-	if err != nil {
-		e.x.n.log.Warn("reading grants failed", zap.Error(err))
+	e.reading = true
+	full := time.Since(e.lastFull) >= e.cfg.Heartbeat
+	b, id, cursor := e.x.n.b, e.x.n.id, e.cursor
+	e.io(func(ctx context.Context) func() {
+		r := readOfGrants{full: full, began: time.Now()}
+		if full {
+			r.grants, r.err = b.Granted(ctx, id)
+		} else {
+			r.grants, r.next, r.err = b.GrantsSince(ctx, id, cursor)
+		}
+		return func() { e.grantsCame(r) }
+	})
+}
+
+// readOfGrants is what a read of the grants returned.
+type readOfGrants struct {
+	full   bool
+	began  time.Time
+	grants []Grant
+	next   ReadCursor // GrantsSince's
+	err    error
+}
+
+// grantsCame takes a read of the grants back.
+func (e *execLoop) grantsCame(r readOfGrants) {
+	e.reading = false
+	again := e.readAgain
+	e.readAgain = false
+	if r.err != nil {
+		e.x.n.log.Warn("reading grants failed", zap.Error(r.err))
 		e.retry.failed(e.cfg.Poll)
 		return
 	}
 	e.retry.ok()
-	if full {
-		e.lastFull, e.fullFrom = time.Now(), began
-		clear(e.early)
+	switch {
+	case e.closing != nil:
+		return
+	case e.isFenced():
+		return // the read after the fence comes down reads every grant
+	case r.began.Before(e.unfenced):
+		// Begun before the fence came down: its grants may have been
+		// taken back since (this instance declared lost) and granted
+		// elsewhere. The read that follows reads every grant.
+		e.checkGrants()
+		return
 	}
-	e.grantsRead(grants, full)
-	if full { // a new period: the one before it is forgotten
+	if r.full {
+		e.lastFull, e.fullFrom = time.Now(), r.began
+		// Those still granted come again in this read; one that came
+		// after it began is not in it.
+		maps.DeleteFunc(e.early, func(_ uint64, g earlyGrant) bool { return g.at.Before(r.began) })
+	} else {
+		e.cursor = r.next
+	}
+	e.grantsRead(r.grants, r.full, r.began)
+	if r.full { // a new period: the one before it is forgotten
 		e.endedBefore, e.endedNow = e.endedNow, e.endedBefore
 		clear(e.endedNow)
+	}
+	if again {
+		e.checkGrants()
 	}
 }
 
 // grantsRead starts the grants read that are new here, stops those
-// cancelled and — full: every grant read — those taken back.
-func (e *execLoop) grantsRead(grants []Grant, full bool) {
+// cancelled and — full: every grant, read from began on — those taken
+// back.
+func (e *execLoop) grantsRead(grants []Grant, full bool, began time.Time) {
 	granted := map[uint64]bool{}
 	for _, g := range grants {
 		granted[g.Seq] = true
@@ -392,7 +511,7 @@ func (e *execLoop) grantsRead(grants []Grant, full bool) {
 			}
 			continue
 		}
-		if slices.ContainsFunc(e.ends, func(d End) bool { return d.Seq == g.Seq && d.Attempt == g.Attempt }) {
+		if e.reportsHold(g.Seq, g.Attempt) {
 			continue // ended here, report under way
 		}
 		if h, ok := e.endedAt(g.Seq, g.Attempt); ok {
@@ -411,15 +530,21 @@ func (e *execLoop) grantsRead(grants []Grant, full bool) {
 		e.start(g, nil)
 	}
 	for seq, a := range e.running {
-		if full && !granted[seq] { // taken back: this instance was declared lost
+		// Taken back: this instance was declared lost. (One started since
+		// the read began came in process, granted after it.)
+		if full && !granted[seq] && a.since.Before(began) {
 			a.cancel(fmt.Errorf("%w: the grant was revoked", workers.ErrWorkerLost))
 		}
 	}
 }
 
 // checkFinals reads how this instance's RunSync and Submit jobs not
-// running ended, answers their callers and forgets the finished rows.
+// running ended (finalsCame). One read is out at a time, as of the grants.
 func (e *execLoop) checkFinals() {
+	if e.readingFinals {
+		e.finalsNew = true
+		return
+	}
 	var waiting []uint64
 	for seq, c := range e.closures {
 		if !c.running {
@@ -429,9 +554,22 @@ func (e *execLoop) checkFinals() {
 	if len(waiting) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.Heartbeat)
-	defer cancel()
-	finals, err := e.x.n.b.Finals(ctx, waiting)
+	e.readingFinals = true
+	b := e.x.n.b
+	e.io(func(ctx context.Context) func() {
+		finals, err := b.Finals(ctx, waiting)
+		return func() { e.finalsCame(finals, err) }
+	})
+}
+
+// finalsCame answers the callers of the jobs the read of finals found
+// ended, and forgets the finished rows.
+func (e *execLoop) finalsCame(finals []Final, err error) {
+	e.readingFinals = false
+	if e.finalsNew {
+		e.finalsNew = false
+		defer e.checkFinals()
+	}
 	if err != nil {
 		e.x.n.log.Warn("reading finished jobs failed", zap.Error(err))
 		e.retry.failed(e.cfg.Poll)
@@ -441,6 +579,9 @@ func (e *execLoop) checkFinals() {
 	var forget []uint64
 	for _, f := range finals {
 		c := e.closures[f.Seq]
+		if c == nil {
+			continue
+		}
 		if f.Gone && !c.succeeded && e.isFenced() {
 			// A row gone means a success unless a leader declared this
 			// instance lost meanwhile, which its next heartbeat tells.
@@ -459,9 +600,13 @@ func (e *execLoop) checkFinals() {
 		c.done <- outcome(c, f, e.x.wasLost(c))
 	}
 	if len(forget) > 0 {
-		if err := e.x.n.b.Forget(ctx, forget); err != nil {
-			e.x.n.log.Warn("deleting finished jobs failed", zap.Error(err))
-		}
+		b, log := e.x.n.b, e.x.n.log
+		e.io(func(ctx context.Context) func() {
+			if err := b.Forget(ctx, forget); err != nil {
+				log.Warn("deleting finished jobs failed", zap.Error(err))
+			}
+			return func() {}
+		})
 	}
 }
 
@@ -516,6 +661,7 @@ func (e *execLoop) closeReq(r closeReq) {
 	e.closing = &r
 	if r.ctx.Err() != nil {
 		e.killed = true
+		e.stopIO()
 		e.cancelRunning(machine.ErrClosed)
 		return
 	}
@@ -533,7 +679,7 @@ func (e *execLoop) closeReq(r closeReq) {
 // runs any more — then the ends are reported and the callers waiting
 // answered.
 func (e *execLoop) closed() bool {
-	if e.closing == nil || len(e.running) > 0 || e.superseded > 0 {
+	if e.closing == nil || len(e.running) > 0 || e.superseded > 0 || e.out > 0 {
 		return false
 	}
 	if !e.killed {

@@ -40,7 +40,10 @@ type executor struct {
 	said    atomic.Pointer[selfInfo]
 	workers chan workerReg
 	local   chan handoff
-	done    chan struct{}
+	// io brings back the database calls the loop made off its goroutine
+	// (execLoop.io): what to do with each one's result, in the loop.
+	io   chan func()
+	done chan struct{}
 }
 
 // handoff is a batch of grants the leader in this process made to this
@@ -108,7 +111,8 @@ type attempt struct {
 	attempt int
 	worker  string // the worker slot it runs on, if any
 	cancel  context.CancelCauseFunc
-	from    *handoff // the grant came in process; nil: read from the database
+	from    *handoff  // the grant came in process; nil: read from the database
+	since   time.Time // when it started
 }
 
 type ended struct {
@@ -122,7 +126,7 @@ func newExecutor(n *Node) *executor {
 	x := &executor{n: n, handlers: make(chan handlerReg), closures: make(chan *closure),
 		ended: make(chan ended, 64), beatC: make(chan time.Time, 1), fenceUp: make(chan struct{}, 1), cancelAll: make(chan struct{}, 1), stopC: make(chan closeReq),
 		typesChanged: make(chan struct{}, 1), workers: make(chan workerReg),
-		local: make(chan handoff, 16), done: make(chan struct{})}
+		local: make(chan handoff, 16), io: make(chan func()), done: make(chan struct{})}
 	x.said.Store(&selfInfo{})
 	return x
 }
@@ -204,6 +208,7 @@ func (x *executor) run() {
 	e := newExecLoop(x)
 	defer func() { e.fence.remove() }()
 	defer func() { e.stopCancelAll() }()
+	defer e.stopIO()
 	cfg := x.n.cfg
 	wake, stopWake := x.n.b.Wake(context.Background(), ExecutorReads, x.n.id)
 	defer func() { stopWake() }()
@@ -229,6 +234,8 @@ func (x *executor) run() {
 			e.closure(c)
 		case h := <-x.local:
 			e.handedOver(h)
+		case apply := <-x.io:
+			apply()
 		case end := <-x.ended:
 			// Group commit: every end waiting goes into one report, sent
 			// at once; those that come while it is written share the
@@ -244,9 +251,9 @@ func (x *executor) run() {
 					break more
 				}
 			}
-			e.flush()
+			e.report()
 		case <-report.C:
-			e.flush()
+			e.report()
 		case _, ok := <-wake:
 			if !ok {
 				wake = nil // the listener's connection is gone: poll

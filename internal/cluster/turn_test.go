@@ -316,7 +316,7 @@ func TestExecGrantsRead(t *testing.T) {
 		return &attempt{seq: seq, attempt: 1, cancel: func(err error) { causes[seq] = err }}
 	}
 	e.running[4], e.running[5] = running(4), running(5)
-	e.early[1] = Grant{Seq: 1, Attempt: 1}
+	e.early[1] = earlyGrant{Grant: Grant{Seq: 1, Attempt: 1}}
 	e.endedNow[2] = endedHere{attempt: 1, handed: true}
 	e.endedNow[3] = endedHere{attempt: 1}
 	e.grantsRead([]Grant{
@@ -324,7 +324,7 @@ func TestExecGrantsRead(t *testing.T) {
 		{Seq: 2, Attempt: 1},
 		{Seq: 3, Attempt: 1},
 		{Seq: 5, Attempt: 1, Cancelled: true},
-	}, true)
+	}, true, time.Now())
 	e.flush()
 	want := [][]End{{
 		{Seq: 1, Instance: "me", Attempt: 1, Kind: EndPermanent, Error: machine.ErrCancelled.Error()},

@@ -40,6 +40,7 @@ func run() int {
 	profile := flag.Bool("cpuprofile", false, "CPU profiles of every worker process into -keep")
 	statements := flag.Int("statements", 0, "print the top N statements of each run (needs pg_stat_statements preloaded)")
 	jobs := flag.Int("jobs", 0, "scenario 1's burn-down jobs (default 10 000; -full 1 000 000)")
+	capJobs := flag.Int("capjobs", 0, "scenario 3's jobs under the cap (default 5 000; -full 100 000)")
 	slots := flag.Int("slots", 0, "fairsched's Slots per instance (default 128)")
 	rounds := flag.Int("rounds", 0, "run the throughput runs (scenario 1, scenario 3) this many times, the systems taking turns (the order reversed every other round), and report each one's median run (default 1; -full 3)")
 	via := flag.String("via", clusterbench.ViaDirect, "the path to PostgreSQL: direct, proxy (behind a TCP proxy in this process that delays each round trip by -delay) or both (every scenario both ways, one table each)")
@@ -50,6 +51,9 @@ func run() int {
 	cfg := clusterbench.Default()
 	if *full {
 		cfg = clusterbench.Full()
+	}
+	if *capJobs > 0 {
+		cfg.CapJobs = *capJobs
 	}
 	if *jobs > 0 {
 		cfg.Jobs = *jobs

@@ -1,0 +1,111 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/cluster"
+	"github.com/fairsched/fairsched/internal/cluster/memback"
+)
+
+// reportClock notes each report of ends that went through.
+type reportClock struct {
+	cluster.Backend
+	note func(format string, args ...any)
+}
+
+func (r reportClock) ReportEnds(ctx context.Context, ends []cluster.End) (int, error) {
+	n, err := r.Backend.ReportEnds(ctx, ends)
+	if err == nil {
+		for _, e := range ends {
+			r.note("reported job %d", e.Seq)
+		}
+	}
+	return n, err
+}
+
+// TestStalledReadsHoldNoReport: an executor whose reads of its grants hang
+// (each until its beat-long timeout, then again) reports a job's end as
+// soon as the job ends — its slot is free for the leader then — not once
+// a read gives up; and once the reads go through, the grant they were
+// held from starts.
+func TestStalledReadsHoldNoReport(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		b := memback.New()
+		defer b.Close()
+		lead, err := fairsched.New(fairsched.WithCluster(b, fast("d", "lead", 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = lead.Close(ctx) }()
+		var mu sync.Mutex
+		var timeline []string
+		note := func(format string, args ...any) {
+			mu.Lock()
+			timeline = append(timeline, time.Now().Format("05.000 ")+fmt.Sprintf(format, args...))
+			mu.Unlock()
+		}
+		f := &faulty{b: b}
+		f.follower.Store(true) // lead leads
+		w, err := fairsched.New(fairsched.WithCluster(link{reportClock{f, note}}, fast("d", "w", 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = w.Close(ctx) }()
+		for _, s := range []*fairsched.Scheduler{lead, w} {
+			if err := s.RegisterType("build", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		finish := make(chan struct{})
+		if err := w.RegisterHandler("build", func(ctx context.Context, j fairsched.Job) error {
+			note("%s starts", j.ID)
+			if j.ID == "x" {
+				<-finish
+			}
+			note("%s ends", j.ID)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(505 * time.Millisecond) // the leader reads w's handler; between w's polls
+		if err := lead.Enqueue(ctx, "build", "x", nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		// From 0.605 on the reads of the grants hang: y, granted to w,
+		// waits for one to go through; x ends meanwhile.
+		releaseSince := b.Stall("GrantsSince")
+		releaseAll := b.Stall("Granted")
+		if err := lead.Enqueue(ctx, "build", "y", nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(45 * time.Millisecond)
+		close(finish)
+		time.Sleep(300 * time.Millisecond)
+		releaseSince()
+		releaseAll()
+		time.Sleep(300 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		want := []string{
+			"00.520 x starts",
+			"00.650 x ends",
+			"00.650 reported job 1",
+			"00.950 y starts",
+			"00.950 y ends",
+			"00.950 reported job 2",
+		}
+		if diff := cmp.Diff(want, timeline); diff != "" {
+			t.Errorf("timeline (-want +got):\n%s", diff)
+		}
+	})
+}
