@@ -5,7 +5,7 @@ PKGS := ./...
 # Fuzz targets, as package:Target. Each runs for FUZZ_BRIEF in `make check`
 # (on top of its committed corpus, which every `go test` replays) and for
 # FUZZTIME in `make fuzz`.
-FUZZ_TARGETS := ./internal/scenario:FuzzParse ./policy:FuzzJobTypeConfig ./policy:FuzzLimits ./policy:FuzzRetryPolicy ./core:FuzzCoreOps ./boltstore:FuzzCorruptStore ./boltstore:FuzzDecodeRecord .:FuzzExtremeValues .:FuzzCallerStrings ./policyfile:FuzzParse ./trace:FuzzTrace ./internal/replay:FuzzReplay
+FUZZ_TARGETS := ./internal/scenario:FuzzParse ./policy:FuzzJobTypeConfig ./policy:FuzzLimits ./policy:FuzzRetryPolicy ./core:FuzzCoreOps ./boltstore:FuzzCorruptStore ./boltstore:FuzzDecodeRecord .:FuzzExtremeValues .:FuzzCallerStrings ./policyfile:FuzzParse ./trace:FuzzTrace ./internal/replay:FuzzReplay ./pgstore:FuzzSuccessPayloads
 # A count, not a duration: Go 1.26's fuzzing coordinator can fail a
 # target with "context deadline exceeded" and no failing input when a
 # duration runs out under load (go.dev/issue/75804, fixed in Go 1.27). A

@@ -101,6 +101,18 @@ type Backend interface {
 	// longer than after ago of instances not in live, and returns how many.
 	ForgetOrphans(ctx context.Context, domain string, epoch int64, live []string, after time.Duration) (int, error)
 
+	// TellSucceeded tells the leader, by a notification that writes no row,
+	// that the attempts of ends (each EndOK) succeeded: the leader deletes
+	// their rows with its next turn, as it does its own instance's
+	// (Grant's succeeded), so a success on another instance costs its
+	// row no write of its own. At most once, and only to a leader
+	// listening: the executor confirms each success's row gone a Poll
+	// later (Rows) and reports one still running by ReportEnds.
+	// Successes returns the successes told from now on, and a function
+	// that stops it (nil channel: it cannot listen).
+	TellSucceeded(ctx context.Context, ends []End) error
+	Successes(ctx context.Context) (<-chan []End, func())
+
 	// Wake returns a channel that receives after commits of what r reads
 	// (a hint: every loop polls as well), and a function that stops it. A
 	// backend that cannot listen returns nil. instance is the reader's

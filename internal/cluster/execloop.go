@@ -30,9 +30,14 @@ type execLoop struct {
 	// taken back and granted here again: a later attempt of their job
 	// replaced them in running. Their ends are not reported.
 	superseded int
-	ends       []End                 // to report
-	reporting  []End                 // being reported (report)
-	early      map[uint64]earlyGrant // granted before its function arrived
+	ends       []End // to report
+	told       []End // successes to tell the leader (Backend.TellSucceeded)
+	reporting  []End // being reported or told (report)
+	// The successes told, until a read of their rows (confirm) finds
+	// them gone or reports them through the rows.
+	unconfirmed []toldEnd
+	checking    []toldEnd             // those whose rows are being read
+	early       map[uint64]earlyGrant // granted before its function arrived
 	// The attempts that ended here, in two generations: those of the
 	// current period between full reads of the grants and of the one
 	// before. A grant of one of them is not started again — a handoff and
@@ -62,6 +67,12 @@ type execLoop struct {
 	readingFinals, finalsNew bool
 	ioCtx                    context.Context
 	stopIO                   context.CancelFunc // stops the calls out: the loop is killed or done
+}
+
+// toldEnd is a success told the leader, and when.
+type toldEnd struct {
+	End
+	at time.Time
 }
 
 // earlyGrant is a grant of a RunSync or Submit job that came before its
@@ -205,19 +216,33 @@ func (e *execLoop) io(call func(ctx context.Context) func()) {
 	}()
 }
 
-// report reports the ends waiting, unless a report is out: those that
-// come meanwhile go in the next, sent once it is back (group commit).
+// report tells the successes waiting and reports the other ends, unless
+// a report is out: those that come meanwhile go in the next, sent once it
+// is back (group commit). A success the leader cannot be told is reported.
 func (e *execLoop) report() {
-	if e.reporting != nil || len(e.ends) == 0 {
+	if e.reporting != nil || len(e.ends) == 0 && len(e.told) == 0 {
 		return
 	}
-	batch := e.ends
-	e.ends, e.reporting = nil, batch
+	batch, told := e.ends, e.told
+	e.ends, e.told = nil, nil
+	e.reporting = slices.Concat(batch, told)
 	b, log := e.x.n.b, e.x.n.log
 	e.io(func(ctx context.Context) func() {
-		done, err := reportEnds(ctx, b, log, batch)
+		if len(told) > 0 {
+			if err := b.TellSucceeded(ctx, told); err != nil {
+				batch, told = slices.Concat(batch, told), nil
+			}
+		}
+		done, err := 0, error(nil)
+		if len(batch) > 0 {
+			done, err = reportEnds(ctx, b, log, batch)
+		}
 		return func() {
 			e.reporting = nil
+			now := time.Now()
+			for _, d := range told {
+				e.unconfirmed = append(e.unconfirmed, toldEnd{d, now})
+			}
 			e.reported(batch, done, err)
 			if err == nil {
 				e.report()
@@ -226,8 +251,65 @@ func (e *execLoop) report() {
 	})
 }
 
-// flush reports the ends waiting, in the loop.
+// confirm reads the rows of the successes told a Poll ago or more, and
+// reports through its row each that still runs: a leader that did not
+// hear it (not listening, or gone) leaves it so.
+func (e *execLoop) confirm() {
+	if e.checking != nil || len(e.unconfirmed) == 0 {
+		return
+	}
+	old := time.Now().Add(-e.cfg.Poll)
+	n := 0
+	for n < len(e.unconfirmed) && !e.unconfirmed[n].at.After(old) {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	check := slices.Clone(e.unconfirmed[:n])
+	e.unconfirmed = slices.Delete(e.unconfirmed, 0, n)
+	seqs := make([]uint64, n)
+	for i, d := range check {
+		seqs[i] = d.Seq
+	}
+	e.checking = check
+	b := e.x.n.b
+	e.io(func(ctx context.Context) func() {
+		rows, err := b.Rows(ctx, seqs)
+		return func() { e.confirmed(check, rows, err) }
+	})
+}
+
+// confirmed takes back a read of told successes' rows.
+func (e *execLoop) confirmed(check []toldEnd, rows []Row, err error) {
+	e.checking = nil
+	if err != nil {
+		e.x.n.log.Warn("reading the rows of successes failed", zap.Error(err))
+		e.unconfirmed = slices.Concat(check, e.unconfirmed)
+		return
+	}
+	runs := map[uint64]Row{}
+	for _, r := range rows {
+		runs[r.Seq] = r
+	}
+	for _, d := range check {
+		if r, ok := runs[d.Seq]; ok && r.Running && r.Instance == d.Instance && r.Attempt == d.Attempt {
+			e.ends = append(e.ends, d.End)
+			continue
+		}
+		e.remember(d.End) // a read begun before its row went may list it still
+	}
+	e.report()
+}
+
+// flush reports the ends waiting, and the successes told or to tell
+// through their rows (a row gone matches nothing), in the loop.
 func (e *execLoop) flush() {
+	for _, d := range e.unconfirmed {
+		e.ends = append(e.ends, d.End)
+	}
+	e.ends = append(e.ends, e.told...)
+	e.unconfirmed, e.told = nil, nil
 	if len(e.ends) == 0 {
 		return
 	}
@@ -256,6 +338,9 @@ func reportEnds(ctx context.Context, b Backend, log *zap.Logger, ends []End) (in
 // reported notes a report of batch of which the first done went through:
 // the rest wait, before the ends that came meanwhile.
 func (e *execLoop) reported(batch []End, done int, err error) {
+	for _, d := range batch[:done] {
+		e.remember(d) // a read begun before the report may list it still
+	}
 	e.ends = slices.Concat(batch[done:], e.ends)
 	log := e.x.n.log
 	if err != nil {
@@ -272,10 +357,24 @@ func (e *execLoop) reported(batch []End, done int, err error) {
 }
 
 // reportsHold reports whether the end of seq's attempt waits to be
-// reported, or is being reported.
+// reported or told, is being so, or was told and not confirmed yet. A
+// grant read is not started again while it does, whatever the read; once
+// the end leaves these (remember), the ends remembered keep it from
+// running again.
 func (e *execLoop) reportsHold(seq uint64, attempt int) bool {
 	is := func(d End) bool { return d.Seq == seq && d.Attempt == attempt }
-	return slices.ContainsFunc(e.ends, is) || slices.ContainsFunc(e.reporting, is)
+	isTold := func(d toldEnd) bool { return is(d.End) }
+	return slices.ContainsFunc(e.ends, is) || slices.ContainsFunc(e.reporting, is) || slices.ContainsFunc(e.told, is) ||
+		slices.ContainsFunc(e.unconfirmed, isTold) || slices.ContainsFunc(e.checking, isTold)
+}
+
+// remember notes the end of an attempt reported, or told and confirmed,
+// as the current period's: a read of the grants begun before may still
+// list it, and the reads of two full periods after cannot.
+func (e *execLoop) remember(d End) {
+	if h, ok := e.endedNow[d.Seq]; !ok || h.attempt <= d.Attempt {
+		e.endedNow[d.Seq] = endedHere{attempt: d.Attempt}
+	}
 }
 
 // endOf is the end an attempt's outcome is reported as. The text goes to
@@ -329,6 +428,14 @@ func (e *execLoop) take(d ended) {
 			default: // the leader is behind: through the database
 			}
 		}
+	}
+	if end.Kind == EndOK {
+		// Told, not written: the leader deletes its row (TellSucceeded).
+		// Until a read confirms it gone it counts as handed: a full read
+		// that finds its row still running reports it there.
+		e.endedNow[d.seq] = endedHere{attempt: d.attempt, handed: true}
+		e.told = append(e.told, end)
+		return
 	}
 	e.endedNow[d.seq] = endedHere{attempt: d.attempt}
 	e.ends = append(e.ends, end)

@@ -267,6 +267,7 @@ func (x *executor) run() {
 		case <-poll.C:
 			e.checkGrants()
 			e.checkFinals()
+			e.confirm()
 		case <-e.retry.c:
 			e.retry.fired()
 			e.checkGrants()

@@ -265,3 +265,14 @@ func (f *faulty) Publish(ctx context.Context, payload []byte) error {
 }
 
 func (f *faulty) Events(ctx context.Context) (<-chan []byte, func()) { return f.b.Events(ctx) }
+
+func (f *faulty) TellSucceeded(ctx context.Context, ends []cluster.End) error {
+	if f.cut.Load() {
+		return errCut
+	}
+	return f.b.TellSucceeded(ctx, ends)
+}
+
+func (f *faulty) Successes(ctx context.Context) (<-chan []cluster.End, func()) {
+	return f.b.Successes(ctx)
+}

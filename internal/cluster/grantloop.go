@@ -27,6 +27,7 @@ type grantLoop struct {
 	batch       []*wait          // to grant
 	queued      []*wait          // waiting for a free slot (or an instance)
 	finished    []End            // successes answered: their rows go with the next grants
+	told        <-chan []End     // the successes other instances tell (Backend.Successes)
 	// tidy: write finished even with no grant to go with; tidyTimer sets
 	// it finishedWait after the first success waits (tidyC: its channel
 	// while armed, else nil).
@@ -274,6 +275,24 @@ func (g *grantLoop) localEnded(e End) {
 	}
 }
 
+// toldEnded answers the successes other instances told (ends, and those
+// queued behind it: Backend.TellSucceeded) as localEnded does its own
+// instance's.
+func (g *grantLoop) toldEnded(ends []End) {
+	for more := true; more; {
+		for _, e := range ends {
+			if w := g.outstanding[e.Seq]; w != nil && w.written && w.attempt != -1 && w.instance == e.Instance && w.attempt == e.Attempt {
+				g.ended(w, e)
+			}
+		}
+		select {
+		case ends, more = <-g.told:
+		default:
+			more = false
+		}
+	}
+}
+
 // revoke deals with attempt at, which Cancel took back. Not granted yet:
 // it never starts. Granted: its executor stops it and reports the end
 // (readEnds answers), and it holds its place under the caps until then
@@ -502,9 +521,10 @@ func (g *grantLoop) readInstances(ctx context.Context) {
 func (g *grantLoop) instanceLost(ctx context.Context, id string) bool {
 	g.lost[id] = time.Now()
 	g.l.n.log.Warn("instance lost", zap.String("lost", id))
-	if id == g.l.n.id && len(g.finished) > 0 {
-		// The rows of this instance's successes still run: deleted first,
-		// or the revoke would take them back as work to do.
+	if slices.ContainsFunc(g.finished, func(e End) bool { return e.Instance == id }) {
+		// The rows of this instance's successes (handed back in process,
+		// or told) still run: deleted first, or the revoke would take
+		// them back as work to do.
 		_, _, err := g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, nil, g.finished, nil)
 		if g.fenced(err) {
 			return false

@@ -387,6 +387,9 @@ func (l *leader) run() {
 	defer stopWake()
 	endsWake, stopEndsWake := l.n.b.Wake(context.Background(), EndReads, l.n.id)
 	defer stopEndsWake()
+	var stopTold func()
+	g.told, stopTold = l.n.b.Successes(context.Background())
+	defer func() { stopTold() }()
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()
 	beat := time.NewTicker(cfg.Heartbeat)
@@ -416,6 +419,16 @@ func (l *leader) run() {
 		case e := <-l.localEnds:
 			g.localEnded(e)
 			g.replace() // slots are free: the jobs waiting for one go in this turn
+		case ends, ok := <-g.told:
+			if !ok {
+				// The listening connection is gone: listened again at the
+				// next poll; the successes told meanwhile are reported
+				// through their rows (TellSucceeded).
+				g.told = nil
+				continue
+			}
+			g.toldEnded(ends)
+			g.replace()
 		case <-g.tidyC:
 			g.tidyC, g.tidy = nil, true
 		case r := <-l.types:
@@ -435,6 +448,10 @@ func (l *leader) run() {
 			g.read(false, true)
 			g.replace()
 		case <-poll.C:
+			if g.told == nil {
+				stopTold()
+				g.told, stopTold = l.n.b.Successes(context.Background())
+			}
 			g.read(true, true)
 			g.replace()
 		case <-g.retry.c:

@@ -488,7 +488,12 @@ func rsFaults(rng *rand.Rand, b *memback.Backend, links []*faulty) (end func(), 
 	}
 	n := 1 + rng.IntN(5)
 	timers = append(timers, time.AfterFunc(at(), func() { b.Fail("Grant", n, nil) }))
-	for _, m := range []string{"Granted", "GrantsSince", "Finals", "ReportEnds"} {
+	if rng.IntN(2) == 0 {
+		// The listening connections lost: successes told meanwhile go
+		// unheard.
+		timers = append(timers, time.AfterFunc(at(), b.Deafen))
+	}
+	for _, m := range []string{"Granted", "GrantsSince", "Finals", "ReportEnds", "TellSucceeded", "Rows"} {
 		if rng.IntN(2) == 0 {
 			continue
 		}

@@ -20,7 +20,8 @@ var memsimSeeds = flag.Int("memsim.seeds", 3, "seeds of TestMemSim (make memsim 
 // TestMemSim runs 3 instances on one in-memory backend in virtual time
 // (testing/synctest), a workload of durable jobs under a global cap and an
 // exclusive conflict group, with faults: the leader's grants failing for
-// a while, end reports stalled, an instance lost (killed in odd seeds, cut
+// a while, end reports stalled, successes told unheard or not told, an
+// instance lost (killed in odd seeds, cut
 // off from the backend in even ones). Invariants: never more running than the
 // cap, never two on one conflict id, every job succeeded, and more than
 // once only if an attempt was interrupted.
@@ -141,6 +142,13 @@ func memsim(t *testing.T, seed uint64) {
 		if i == jobs/2 {
 			release := b.Stall("ReportEnds")
 			time.AfterFunc(time.Duration(rng.IntN(500))*time.Millisecond, release)
+			// Successes told go unheard (the listening connections lost)
+			// or cannot be told for a while.
+			if rng.IntN(2) == 0 {
+				b.Deafen()
+			} else {
+				b.Fail("TellSucceeded", 1+rng.IntN(5), nil)
+			}
 		}
 		time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond) // virtual: the producers' pace
 	}

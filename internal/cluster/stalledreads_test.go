@@ -15,7 +15,8 @@ import (
 	"github.com/fairsched/fairsched/internal/cluster/memback"
 )
 
-// reportClock notes each report of ends that went through.
+// reportClock notes each report of ends, and each telling of successes,
+// that went through.
 type reportClock struct {
 	cluster.Backend
 	note func(format string, args ...any)
@@ -31,8 +32,18 @@ func (r reportClock) ReportEnds(ctx context.Context, ends []cluster.End) (int, e
 	return n, err
 }
 
+func (r reportClock) TellSucceeded(ctx context.Context, ends []cluster.End) error {
+	err := r.Backend.TellSucceeded(ctx, ends)
+	if err == nil {
+		for _, e := range ends {
+			r.note("told job %d succeeded", e.Seq)
+		}
+	}
+	return err
+}
+
 // TestStalledReadsHoldNoReport: an executor whose reads of its grants hang
-// (each until its beat-long timeout, then again) reports a job's end as
+// (each until its beat-long timeout, then again) tells a job's success as
 // soon as the job ends — its slot is free for the leader then — not once
 // a read gives up; and once the reads go through, the grant they were
 // held from starts.
@@ -99,10 +110,10 @@ func TestStalledReadsHoldNoReport(t *testing.T) {
 		want := []string{
 			"00.520 x starts",
 			"00.650 x ends",
-			"00.650 reported job 1",
+			"00.650 told job 1 succeeded",
 			"00.950 y starts",
 			"00.950 y ends",
-			"00.950 reported job 2",
+			"00.950 told job 2 succeeded",
 		}
 		if diff := cmp.Diff(want, timeline); diff != "" {
 			t.Errorf("timeline (-want +got):\n%s", diff)

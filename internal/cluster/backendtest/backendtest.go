@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) cluster.Backend, opts ...Option) 
 		{"HandedGrantsAreNotReadBack", handedGrantsNotReadBack},
 		{"WakeNamesItsReaders", wakeNamesItsReaders},
 		{"EventsReachListenersFromNow", eventsReachListenersFromNow},
+		{"SuccessesToldReachListenersWhole", successesTold},
 		{"ListenersCloseWhenTheBackendStopsListening", listenersCloseWhenDeaf(cfg.deafen)},
 		{"ForgetOrphansDeletesOnlyOrphans", forgetOrphans},
 		{"RevokeJobMarksTheGrantUntilItsEnd", revokeJobMarksTheGrant},

@@ -179,6 +179,46 @@ func eventsReachListenersFromNow(t *testing.T, b cluster.Backend) {
 	diff(t, "after the first stopped", receive(t, l2, 1), []string{"p3"})
 }
 
+// successesTold: the successes an executor tells (TellSucceeded) reach
+// every Successes listener whole, in order — a batch of any size, from
+// instances of any name —, and write nothing: the rows still run.
+func successesTold(t *testing.T, b cluster.Backend) {
+	c, stop := b.Successes(bg)
+	if c == nil {
+		t.Fatal("Successes: nil channel, the backend cannot listen")
+	}
+	defer stop()
+	epoch := lead(t, b, "L")
+	rec := insert(t, b, "a")
+	grant(t, b, epoch, cluster.Grant{Seq: rec.Seq, Instance: "i", Attempt: 1})
+	var want []cluster.End
+	for i := range 2000 { // more than one notification holds
+		want = append(want, cluster.End{Seq: uint64(i + 1), Instance: "i", Attempt: 1 + i%3, Kind: cluster.EndOK})
+	}
+	odd := "j \"\n,:{}[]é"
+	want = append(want, cluster.End{Seq: 7, Instance: odd, Attempt: 2, Kind: cluster.EndOK})
+	if err := b.TellSucceeded(bg, want[:1000]); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.TellSucceeded(bg, want[1000:]); err != nil {
+		t.Fatal(err)
+	}
+	var got []cluster.End
+	for len(got) < len(want) {
+		select {
+		case ends, ok := <-c:
+			if !ok {
+				t.Fatalf("closed after %d of %d", len(got), len(want))
+			}
+			got = append(got, ends...)
+		case <-time.After(waitBound):
+			t.Fatalf("%d of %d successes came", len(got), len(want))
+		}
+	}
+	diff(t, "successes heard", got, want)
+	diff(t, "the row told of", granted(t, b, "i"), []grantState{{Seq: rec.Seq, Attempt: 1}})
+}
+
 func publish(t *testing.T, b cluster.Backend, p string) {
 	t.Helper()
 	if err := b.Publish(bg, []byte(p)); err != nil {
@@ -205,7 +245,7 @@ func receive(t *testing.T, c <-chan []byte, n int) []string {
 }
 
 // listenersCloseWhenDeaf: once the backend stops listening (deafen: a
-// listening connection lost), every Wake and Events channel is closed, so
+// listening connection lost), every Wake, Events and Successes channel is closed, so
 // that its reader polls or listens again instead of waiting for nothing.
 func listenersCloseWhenDeaf(deafen func(*testing.T, cluster.Backend)) func(*testing.T, cluster.Backend) {
 	return func(t *testing.T, b cluster.Backend) {
@@ -226,6 +266,11 @@ func listenersCloseWhenDeaf(deafen func(*testing.T, cluster.Backend)) func(*test
 			t.Fatal("Events: nil channel")
 		}
 		defer stop()
+		told, stopTold := b.Successes(bg)
+		if told == nil {
+			t.Fatal("Successes: nil channel")
+		}
+		defer stopTold()
 		deafen(t, b)
 		for i, ch := range wakes {
 			if !closes(ch) {
@@ -234,6 +279,9 @@ func listenersCloseWhenDeaf(deafen func(*testing.T, cluster.Backend)) func(*test
 		}
 		if !closes(events) {
 			t.Error("Events still open once the backend stopped listening")
+		}
+		if !closes(told) {
+			t.Error("Successes still open once the backend stopped listening")
 		}
 	}
 }

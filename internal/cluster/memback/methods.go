@@ -621,6 +621,36 @@ func (b *Backend) Events(ctx context.Context) (<-chan []byte, func()) {
 	}
 }
 
+// TellSucceeded tells the Successes listeners of ends (cluster.Backend); a
+// listener eventBuffer batches behind misses them (at most once).
+func (b *Backend) TellSucceeded(ctx context.Context, ends []cluster.End) error {
+	return b.call(ctx, "TellSucceeded", func(st *state) error {
+		for _, c := range st.successes {
+			select {
+			case c <- slices.Clone(ends):
+			default:
+			}
+		}
+		return nil
+	})
+}
+
+// Successes returns the successes told from now on (cluster.Backend).
+func (b *Backend) Successes(ctx context.Context) (<-chan []cluster.End, func()) {
+	c := make(chan []cluster.End, eventBuffer)
+	if b.do(func(st *state) { st.successes = append(st.successes, c) }) != nil {
+		return nil, func() {}
+	}
+	return c, func() {
+		_ = b.do(func(st *state) {
+			if i := slices.Index(st.successes, c); i >= 0 {
+				st.successes = slices.Delete(st.successes, i, i+1)
+				close(c)
+			}
+		})
+	}
+}
+
 // GrantsSince returns instance's grants written since c
 // (cluster.IncrementalReads).
 func (b *Backend) GrantsSince(ctx context.Context, instance string, c cluster.ReadCursor) (out []cluster.Grant, next cluster.ReadCursor, err error) {

@@ -11,19 +11,20 @@ import (
 
 // state is what the owner goroutine holds: the database.
 type state struct {
-	now      func() time.Time
-	faults   faults
-	version  uint64 // the last commit's number (a transaction id)
-	nextSeq  uint64
-	jobs     map[uint64]*row
-	leases   map[string]*lease
-	insts    map[string]map[string]*inst // domain → id
-	commands map[int64]*command
-	nextCmd  int64
-	settings map[string]map[string][]byte
-	doc      []byte // the scheduler's state document (Save)
-	wakes    []*waker
-	events   []chan []byte
+	now       func() time.Time
+	faults    faults
+	version   uint64 // the last commit's number (a transaction id)
+	nextSeq   uint64
+	jobs      map[uint64]*row
+	leases    map[string]*lease
+	insts     map[string]map[string]*inst // domain → id
+	commands  map[int64]*command
+	nextCmd   int64
+	settings  map[string]map[string][]byte
+	doc       []byte // the scheduler's state document (Save)
+	wakes     []*waker
+	events    []chan []byte
+	successes []chan []cluster.End
 }
 
 type row struct {
@@ -99,7 +100,7 @@ func (st *state) wake(r cluster.Reader, instance string) {
 	}
 }
 
-// closeSubscribers closes every Wake and Events channel, as a lost
+// closeSubscribers closes every Wake, Events and Successes channel, as a lost
 // listening connection does, and forgets them.
 func (st *state) closeSubscribers() {
 	for _, c := range st.events {
@@ -108,8 +109,12 @@ func (st *state) closeSubscribers() {
 	for _, w := range st.wakes {
 		close(w.ch)
 	}
+	for _, c := range st.successes {
+		close(c)
+	}
 	st.events = nil
 	st.wakes = nil
+	st.successes = nil
 }
 
 // pendingDuplicate reports whether another pending job has rec's (type,

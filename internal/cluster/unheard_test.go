@@ -1,0 +1,96 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/cluster"
+	"github.com/fairsched/fairsched/internal/cluster/memback"
+)
+
+// deaf is a backend on which successes told are never heard (a leader
+// behind a pooler that drops notifications).
+type deaf struct{ cluster.Backend }
+
+func (deaf) Successes(context.Context) (<-chan []cluster.End, func()) { return nil, func() {} }
+
+// TestUnheardSuccessIsReportedThroughItsRow: a success its executor told
+// the leader (TellSucceeded), which the leader did not hear, is reported
+// through the job's row once a read a Poll later finds the row still
+// running — the job ends once, its slot freed — while a success heard
+// writes nothing of its own.
+func TestUnheardSuccessIsReportedThroughItsRow(t *testing.T) {
+	for _, heard := range []bool{true, false} {
+		t.Run(fmt.Sprint("heard=", heard), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { unheardSuccess(t, heard) })
+		})
+	}
+}
+
+func unheardSuccess(t *testing.T, heard bool) {
+	ctx := context.Background()
+	b := memback.New()
+	defer b.Close()
+	var leadB cluster.Backend = b
+	if !heard {
+		leadB = deaf{b}
+	}
+	lead, err := fairsched.New(fairsched.WithCluster(link{leadB}, fast("d", "lead", 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lead.Close(ctx) }()
+	var mu sync.Mutex
+	var timeline []string
+	note := func(format string, args ...any) {
+		mu.Lock()
+		timeline = append(timeline, time.Now().Format("05.000 ")+fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	f := &faulty{b: b}
+	f.follower.Store(true) // lead leads
+	w, err := fairsched.New(fairsched.WithCluster(link{reportClock{f, note}}, fast("d", "w", 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Close(ctx) }()
+	for _, s := range []*fairsched.Scheduler{lead, w} {
+		if err := s.RegisterType("build", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.RegisterHandler("build", func(ctx context.Context, j fairsched.Job) error {
+		note("%s starts", j.ID)
+		time.Sleep(30 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(505 * time.Millisecond) // the leader reads w's handler
+	if err := lead.Enqueue(ctx, "build", "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		time.Sleep(10 * time.Millisecond)
+		if rows, err := b.Rows(ctx, []uint64{1}); err == nil && len(rows) == 0 {
+			note("x's row is gone")
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"00.520 x starts", "00.550 told job 1 succeeded", "00.555 x's row is gone"}
+	if !heard {
+		want = []string{"00.520 x starts", "00.550 told job 1 succeeded", "00.580 reported job 1", "00.585 x's row is gone"}
+	}
+	if diff := cmp.Diff(want, timeline); diff != "" {
+		t.Errorf("timeline (-want +got):\n%s", diff)
+	}
+}
