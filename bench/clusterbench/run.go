@@ -33,6 +33,10 @@ const (
 	insertBatch = 5_000 // River bench's batch
 	window      = 2 * time.Second
 	domain      = "bench"
+	// sampleEvery is how often the cap scenario counts the running rows.
+	// The count reads the whole table for both systems (a third of a
+	// core at every 10 ms), which a run without a cap does not pay.
+	sampleEvery = 50 * time.Millisecond
 )
 
 // runSpec is one run of one system in one scenario.
@@ -55,7 +59,7 @@ type runSpec struct {
 	faults      bool
 	lease       time.Duration
 	poll        time.Duration
-	sample      bool // sample the running rows every 10 ms
+	sample      bool // sample the running rows every sampleEvery
 	leaderFirst bool // fairsched's ClusterConfig.LeaderFirst
 	// typeID names job num for fairsched (type index, id); key its tenant
 	typeID func(num int) (int, string)
@@ -548,7 +552,7 @@ func (h *harness) run(ctx context.Context, spec runSpec) (*Result, error) {
 	var sampled atomic.Int64
 	if spec.sample {
 		wg.Go(func() {
-			t := time.NewTicker(10 * time.Millisecond)
+			t := time.NewTicker(sampleEvery)
 			defer t.Stop()
 			for {
 				select {
