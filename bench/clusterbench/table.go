@@ -151,8 +151,8 @@ func (r *Report) Goals() []string {
 		if f == nil {
 			continue
 		}
-		s := fmt.Sprintf("%s: cap %d never exceeded: %s — peak %d running by the executors' log, %d running rows sampled every %v.",
-			l, r.Config.Cap, verdict(f.Peak <= r.Config.Cap && f.SampledMx <= r.Config.Cap), f.Peak, f.SampledMx, sampleEvery)
+		s := fmt.Sprintf("%s: cap %d never exceeded: %s — peak %d running by the executors' log, %d running rows sampled every %d ms.",
+			l, r.Config.Cap, verdict(f.Peak <= r.Config.Cap && f.SampledMx <= r.Config.Cap), f.Peak, f.SampledMx, sampleEvery.Milliseconds())
 		if f1 != nil {
 			least, spread := spreadOf(f)
 			s += fmt.Sprintf(" Within 20 %% of scenario 1's throughput with the work spread (each instance ≥ half an equal share): %s — %.0f vs %.0f jobs/s (%+.0f %%), the least busy instance ran %.0f %% of an equal share.",

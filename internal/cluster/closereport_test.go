@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/internal/cluster/memback"
 )
 
 // TestGracefulCloseReportsItsEndsDespiteAFailure: an instance closed
@@ -17,25 +16,10 @@ import (
 func TestGracefulCloseReportsItsEndsDespiteAFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		back := memback.New()
-		defer back.Close()
-		a, err := fairsched.New(fairsched.WithCluster(back, fast("d", "a", 2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = a.Close(ctx) }()
-		time.Sleep(100 * time.Millisecond) // a leads
+		back := newMem(t)
 		f := &faulty{b: back}
 		f.follower.Store(true)
-		b, err := fairsched.New(fairsched.WithCluster(link{f}, fast("d", "b", 2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range []*fairsched.Scheduler{a, b} {
-			if err := s.RegisterType("build", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		a, b := leadAndFollower(t, back, f)
 		release, runs := make(chan struct{}), 0
 		if err := b.RegisterHandler("build", func(context.Context, fairsched.Job) error { // b alone runs it
 			runs++

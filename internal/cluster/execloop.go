@@ -36,8 +36,11 @@ type execLoop struct {
 	// The successes told, until a read of their rows (confirm) finds
 	// them gone or reports them through the rows.
 	unconfirmed []toldEnd
-	checking    []toldEnd             // those whose rows are being read
-	early       map[uint64]earlyGrant // granted before its function arrived
+	checking    []toldEnd // those whose rows are being read
+	// held are the ends in ends, told, reporting, unconfirmed or
+	// checking: a grant of one of them is not started again.
+	held  map[endKey]struct{}
+	early map[uint64]earlyGrant // granted before its function arrived
 	// The attempts that ended here, in two generations: those of the
 	// current period between full reads of the grants and of the one
 	// before. A grant of one of them is not started again — a handoff and
@@ -69,6 +72,12 @@ type execLoop struct {
 	stopIO                   context.CancelFunc // stops the calls out: the loop is killed or done
 }
 
+// endKey names an attempt's end.
+type endKey struct {
+	seq     uint64
+	attempt int
+}
+
 // toldEnd is a success told the leader, and when.
 type toldEnd struct {
 	End
@@ -87,7 +96,7 @@ func newExecLoop(x *executor) *execLoop {
 	margin := cfg.LostAfter - 2*cfg.Heartbeat
 	e := &execLoop{x: x, cfg: cfg, handlers: map[policy.JobType]messages.Handler{}, workerSlots: map[string][][]string{},
 		closures: map[uint64]*closure{}, running: map[uint64]*attempt{}, early: map[uint64]earlyGrant{},
-		endedNow: map[uint64]endedHere{}, endedBefore: map[uint64]endedHere{}, margin: margin,
+		endedNow: map[uint64]endedHere{}, endedBefore: map[uint64]endedHere{}, held: map[endKey]struct{}{}, margin: margin,
 		stopCancelAll: func() bool { return false }}
 	e.ioCtx, e.stopIO = context.WithCancel(context.Background())
 	x.lastBeat.Store(time.Now().UnixNano())
@@ -362,16 +371,21 @@ func (e *execLoop) reported(batch []End, done int, err error) {
 // the end leaves these (remember), the ends remembered keep it from
 // running again.
 func (e *execLoop) reportsHold(seq uint64, attempt int) bool {
-	is := func(d End) bool { return d.Seq == seq && d.Attempt == attempt }
-	isTold := func(d toldEnd) bool { return is(d.End) }
-	return slices.ContainsFunc(e.ends, is) || slices.ContainsFunc(e.reporting, is) || slices.ContainsFunc(e.told, is) ||
-		slices.ContainsFunc(e.unconfirmed, isTold) || slices.ContainsFunc(e.checking, isTold)
+	_, ok := e.held[endKey{seq, attempt}]
+	return ok
+}
+
+// addEnd adds an end to report.
+func (e *execLoop) addEnd(d End) {
+	e.held[endKey{d.Seq, d.Attempt}] = struct{}{}
+	e.ends = append(e.ends, d)
 }
 
 // remember notes the end of an attempt reported, or told and confirmed,
 // as the current period's: a read of the grants begun before may still
 // list it, and the reads of two full periods after cannot.
 func (e *execLoop) remember(d End) {
+	delete(e.held, endKey{d.Seq, d.Attempt})
 	if h, ok := e.endedNow[d.Seq]; !ok || h.attempt <= d.Attempt {
 		e.endedNow[d.Seq] = endedHere{attempt: d.Attempt}
 	}
@@ -434,11 +448,12 @@ func (e *execLoop) take(d ended) {
 		// Until a read confirms it gone it counts as handed: a full read
 		// that finds its row still running reports it there.
 		e.endedNow[d.seq] = endedHere{attempt: d.attempt, handed: true}
+		e.held[endKey{end.Seq, end.Attempt}] = struct{}{}
 		e.told = append(e.told, end)
 		return
 	}
 	e.endedNow[d.seq] = endedHere{attempt: d.attempt}
-	e.ends = append(e.ends, end)
+	e.addEnd(end)
 }
 
 // start runs grant g (from: the handoff it came in, nil when read). An
@@ -492,7 +507,7 @@ func (e *execLoop) owned(g Grant, cancel context.CancelCauseFunc) func(context.C
 		return nil
 	}
 	if c.ctx.Err() != nil {
-		e.ends = append(e.ends, End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndPermanent,
+		e.addEnd(End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndPermanent,
 			Error: ErrFunctionGone.Error()})
 		return nil
 	}
@@ -508,7 +523,7 @@ func (e *execLoop) handled(g Grant) func(context.Context) error {
 	rec := g.Record
 	h := e.handlers[rec.Type]
 	if h == nil {
-		e.ends = append(e.ends, End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndError,
+		e.addEnd(End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndError,
 			Error: fmt.Sprintf("fairsched/cluster: no handler for %q on %s", rec.Type, e.x.n.id)})
 		return nil
 	}
@@ -624,13 +639,13 @@ func (e *execLoop) grantsRead(grants []Grant, full bool, began time.Time) {
 		if h, ok := e.endedAt(g.Seq, g.Attempt); ok {
 			if h.handed && full { // its row still says running: report it here
 				e.endedNow[g.Seq] = endedHere{attempt: g.Attempt}
-				e.ends = append(e.ends, End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndOK})
+				e.addEnd(End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndOK})
 			}
 			continue // ended here already
 		}
 		if g.Cancelled { // cancelled before it started here: it never will
 			delete(e.early, g.Seq)
-			e.ends = append(e.ends, End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndPermanent,
+			e.addEnd(End{Seq: g.Seq, Instance: e.x.n.id, Attempt: g.Attempt, Kind: EndPermanent,
 				Error: revokedCause(g).Error()})
 			continue
 		}

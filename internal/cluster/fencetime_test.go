@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
-	"github.com/fairsched/fairsched/internal/cluster/memback"
 )
 
 // TestFenceOnTimeDespiteSlowReads: an instance whose heartbeats fail
@@ -23,30 +22,16 @@ import (
 func TestFenceOnTimeDespiteSlowReads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		b := memback.New()
-		defer b.Close()
-		lead, err := fairsched.New(fairsched.WithCluster(b, fast("d", "lead", 2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = lead.Close(ctx) }()
+		b := newMem(t)
 		f := &faulty{b: b}
-		w, err := fairsched.New(fairsched.WithCluster(link{f}, fast("d", "w", 2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = w.Close(ctx) }()
+		f.follower.Store(true)
+		lead, w := leadAndFollower(t, b, f)
 		var mu sync.Mutex
 		var timeline []string
 		note := func(format string, args ...any) {
 			mu.Lock()
 			timeline = append(timeline, time.Now().Format("05.000 ")+fmt.Sprintf(format, args...))
 			mu.Unlock()
-		}
-		for _, s := range []*fairsched.Scheduler{lead, w} {
-			if err := s.RegisterType("build", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
-				t.Fatal(err)
-			}
 		}
 		if err := w.RegisterHandler("build", func(ctx context.Context, j fairsched.Job) error {
 			note("attempt %d starts", j.Attempt)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/cluster"
+	"github.com/fairsched/fairsched/internal/cluster/memback"
 	"github.com/fairsched/fairsched/internal/pgtest"
 	"github.com/fairsched/fairsched/pgstore"
 )
@@ -235,4 +236,36 @@ func waitTypes(t *testing.T, lead *member, n int) {
 		}
 		return types == n
 	})
+}
+
+// newMem returns an in-memory backend closed when the test ends, after
+// the instances a test's helpers started on it.
+func newMem(t *testing.T) *memback.Backend {
+	b := memback.New()
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// leadAndFollower starts two instances of domain "d" with 2 slots each:
+// lead on leadB, which leads, then w on wB, whose backend a test makes
+// never take the lease (faulty.follower); the type "build" registered on
+// both. Both are closed when the test ends.
+func leadAndFollower(t *testing.T, leadB, wB cluster.Backend) (lead, w *fairsched.Scheduler) {
+	t.Helper()
+	for _, s := range []struct {
+		b    cluster.Backend
+		name string
+		into **fairsched.Scheduler
+	}{{leadB, "lead", &lead}, {wB, "w", &w}} {
+		n, err := fairsched.New(fairsched.WithCluster(link{s.b}, fast("d", s.name, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = n.Close(context.Background()) })
+		if err := n.RegisterType("build", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		*s.into = n
+	}
+	return lead, w
 }

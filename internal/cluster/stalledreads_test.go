@@ -12,7 +12,6 @@ import (
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/cluster"
-	"github.com/fairsched/fairsched/internal/cluster/memback"
 )
 
 // reportClock notes each report of ends, and each telling of successes,
@@ -50,13 +49,7 @@ func (r reportClock) TellSucceeded(ctx context.Context, ends []cluster.End) erro
 func TestStalledReadsHoldNoReport(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		b := memback.New()
-		defer b.Close()
-		lead, err := fairsched.New(fairsched.WithCluster(b, fast("d", "lead", 2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = lead.Close(ctx) }()
+		b := newMem(t)
 		var mu sync.Mutex
 		var timeline []string
 		note := func(format string, args ...any) {
@@ -65,17 +58,8 @@ func TestStalledReadsHoldNoReport(t *testing.T) {
 			mu.Unlock()
 		}
 		f := &faulty{b: b}
-		f.follower.Store(true) // lead leads
-		w, err := fairsched.New(fairsched.WithCluster(link{reportClock{f, note}}, fast("d", "w", 2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = w.Close(ctx) }()
-		for _, s := range []*fairsched.Scheduler{lead, w} {
-			if err := s.RegisterType("build", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		f.follower.Store(true)
+		lead, w := leadAndFollower(t, b, reportClock{f, note})
 		finish := make(chan struct{})
 		if err := w.RegisterHandler("build", func(ctx context.Context, j fairsched.Job) error {
 			note("%s starts", j.ID)

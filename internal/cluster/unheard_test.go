@@ -12,7 +12,6 @@ import (
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/cluster"
-	"github.com/fairsched/fairsched/internal/cluster/memback"
 )
 
 // deaf is a backend on which successes told are never heard (a leader
@@ -36,17 +35,11 @@ func TestUnheardSuccessIsReportedThroughItsRow(t *testing.T) {
 
 func unheardSuccess(t *testing.T, heard bool) {
 	ctx := context.Background()
-	b := memback.New()
-	defer b.Close()
+	b := newMem(t)
 	var leadB cluster.Backend = b
 	if !heard {
 		leadB = deaf{b}
 	}
-	lead, err := fairsched.New(fairsched.WithCluster(link{leadB}, fast("d", "lead", 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = lead.Close(ctx) }()
 	var mu sync.Mutex
 	var timeline []string
 	note := func(format string, args ...any) {
@@ -55,17 +48,8 @@ func unheardSuccess(t *testing.T, heard bool) {
 		mu.Unlock()
 	}
 	f := &faulty{b: b}
-	f.follower.Store(true) // lead leads
-	w, err := fairsched.New(fairsched.WithCluster(link{reportClock{f, note}}, fast("d", "w", 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = w.Close(ctx) }()
-	for _, s := range []*fairsched.Scheduler{lead, w} {
-		if err := s.RegisterType("build", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.follower.Store(true)
+	lead, w := leadAndFollower(t, leadB, reportClock{f, note})
 	if err := w.RegisterHandler("build", func(ctx context.Context, j fairsched.Job) error {
 		note("%s starts", j.ID)
 		time.Sleep(30 * time.Millisecond)
