@@ -23,6 +23,8 @@ import (
 // reads; fairsched_grants for grants and cancellations, which the
 // executors read; fairsched_finals for the leader's writes of job
 // records, where an instance reads how its RunSync and Submit jobs ended.
+// (fairsched_successes and fairsched_events carry data, not wake-ups:
+// successes.go, events.go.)
 //
 // A grant's notification names the instances granted to (grantsPayload),
 // and an executor is woken only by those naming its own: with twenty
