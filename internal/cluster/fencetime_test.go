@@ -3,13 +3,9 @@ package cluster_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
 )
@@ -26,13 +22,8 @@ func TestFenceOnTimeDespiteSlowReads(t *testing.T) {
 		f := &faulty{b: b}
 		f.follower.Store(true)
 		lead, w := leadAndFollower(t, b, f)
-		var mu sync.Mutex
-		var timeline []string
-		note := func(format string, args ...any) {
-			mu.Lock()
-			timeline = append(timeline, time.Now().Format("05.000 ")+fmt.Sprintf(format, args...))
-			mu.Unlock()
-		}
+		var tl timeline
+		note := tl.note
 		if err := w.RegisterHandler("build", func(ctx context.Context, j fairsched.Job) error {
 			note("attempt %d starts", j.Attempt)
 			<-ctx.Done()
@@ -52,14 +43,10 @@ func TestFenceOnTimeDespiteSlowReads(t *testing.T) {
 		b.Stall("Granted")
 		b.Stall("GrantsSince")
 		time.Sleep(2 * time.Second)
-		mu.Lock()
-		defer mu.Unlock()
 		want := []string{
 			"00.520 attempt 1 starts",
 			"01.600 attempt 1 stopped, worker lost true",
 		}
-		if diff := cmp.Diff(want, timeline); diff != "" {
-			t.Errorf("timeline (-want +got):\n%s", diff)
-		}
+		tl.check(t, want)
 	})
 }

@@ -2,11 +2,13 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -268,4 +270,27 @@ func leadAndFollower(t *testing.T, leadB, wB cluster.Backend) (lead, w *fairsche
 		*s.into = n
 	}
 	return lead, w
+}
+
+// timeline is what a test notes as it happens, each line stamped with the
+// bubble's clock, to be compared whole (check).
+type timeline struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *timeline) note(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, time.Now().Format("05.000 ")+fmt.Sprintf(format, args...))
+}
+
+// check fails t unless the timeline is want.
+func (l *timeline) check(t *testing.T, want []string) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if diff := cmp.Diff(want, l.lines); diff != "" {
+		t.Errorf("timeline (-want +got):\n%s", diff)
+	}
 }

@@ -2,13 +2,9 @@ package cluster_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/cluster"
@@ -50,13 +46,8 @@ func TestStalledReadsHoldNoReport(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		b := newMem(t)
-		var mu sync.Mutex
-		var timeline []string
-		note := func(format string, args ...any) {
-			mu.Lock()
-			timeline = append(timeline, time.Now().Format("05.000 ")+fmt.Sprintf(format, args...))
-			mu.Unlock()
-		}
+		var tl timeline
+		note := tl.note
 		f := &faulty{b: b}
 		f.follower.Store(true)
 		lead, w := leadAndFollower(t, b, reportClock{f, note})
@@ -89,8 +80,6 @@ func TestStalledReadsHoldNoReport(t *testing.T) {
 		releaseSince()
 		releaseAll()
 		time.Sleep(300 * time.Millisecond)
-		mu.Lock()
-		defer mu.Unlock()
 		want := []string{
 			"00.520 x starts",
 			"00.650 x ends",
@@ -99,8 +88,6 @@ func TestStalledReadsHoldNoReport(t *testing.T) {
 			"00.950 y ends",
 			"00.950 told job 2 succeeded",
 		}
-		if diff := cmp.Diff(want, timeline); diff != "" {
-			t.Errorf("timeline (-want +got):\n%s", diff)
-		}
+		tl.check(t, want)
 	})
 }

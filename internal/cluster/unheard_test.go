@@ -3,12 +3,9 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/cluster"
@@ -40,13 +37,8 @@ func unheardSuccess(t *testing.T, heard bool) {
 	if !heard {
 		leadB = deaf{b}
 	}
-	var mu sync.Mutex
-	var timeline []string
-	note := func(format string, args ...any) {
-		mu.Lock()
-		timeline = append(timeline, time.Now().Format("05.000 ")+fmt.Sprintf(format, args...))
-		mu.Unlock()
-	}
+	var tl timeline
+	note := tl.note
 	f := &faulty{b: b}
 	f.follower.Store(true)
 	lead, w := leadAndFollower(t, leadB, reportClock{f, note})
@@ -68,13 +60,9 @@ func unheardSuccess(t *testing.T, heard bool) {
 			break
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	want := []string{"00.520 x starts", "00.550 told job 1 succeeded", "00.555 x's row is gone"}
 	if !heard {
 		want = []string{"00.520 x starts", "00.550 told job 1 succeeded", "00.580 reported job 1", "00.585 x's row is gone"}
 	}
-	if diff := cmp.Diff(want, timeline); diff != "" {
-		t.Errorf("timeline (-want +got):\n%s", diff)
-	}
+	tl.check(t, want)
 }

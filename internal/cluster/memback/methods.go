@@ -595,56 +595,53 @@ const eventBuffer = 256
 // Publish sends payload to every Events listener (cluster.Backend).
 func (b *Backend) Publish(ctx context.Context, payload []byte) error {
 	return b.call(ctx, "Publish", func(st *state) error {
-		for _, c := range st.events {
-			select {
-			case c <- slices.Clone(payload):
-			default:
-			}
-		}
+		send(st.events, slices.Clone(payload))
 		return nil
 	})
 }
 
 // Events returns the payloads published from now on (cluster.Backend).
 func (b *Backend) Events(ctx context.Context) (<-chan []byte, func()) {
-	c := make(chan []byte, eventBuffer)
-	if b.do(func(st *state) { st.events = append(st.events, c) }) != nil {
-		return nil, func() {}
-	}
-	return c, func() {
-		_ = b.do(func(st *state) {
-			if i := slices.Index(st.events, c); i >= 0 {
-				st.events = slices.Delete(st.events, i, i+1)
-				close(c)
-			}
-		})
-	}
+	return subscribe(b, func(st *state) *[]chan []byte { return &st.events })
 }
 
 // TellSucceeded tells the Successes listeners of ends (cluster.Backend); a
 // listener eventBuffer batches behind misses them (at most once).
 func (b *Backend) TellSucceeded(ctx context.Context, ends []cluster.End) error {
 	return b.call(ctx, "TellSucceeded", func(st *state) error {
-		for _, c := range st.successes {
-			select {
-			case c <- slices.Clone(ends):
-			default:
-			}
-		}
+		send(st.successes, slices.Clone(ends))
 		return nil
 	})
 }
 
 // Successes returns the successes told from now on (cluster.Backend).
 func (b *Backend) Successes(ctx context.Context) (<-chan []cluster.End, func()) {
-	c := make(chan []cluster.End, eventBuffer)
-	if b.do(func(st *state) { st.successes = append(st.successes, c) }) != nil {
+	return subscribe(b, func(st *state) *[]chan []cluster.End { return &st.successes })
+}
+
+// send gives v to every listener with room for it; the others miss it.
+// Listeners share v: none writes to it.
+func send[T any](listeners []chan T, v T) {
+	for _, c := range listeners {
+		select {
+		case c <- v:
+		default:
+		}
+	}
+}
+
+// subscribe adds a listener of eventBuffer to the list of listeners,
+// and returns it with the function that removes and closes it.
+func subscribe[T any](b *Backend, list func(*state) *[]chan T) (<-chan T, func()) {
+	c := make(chan T, eventBuffer)
+	if b.do(func(st *state) { l := list(st); *l = append(*l, c) }) != nil {
 		return nil, func() {}
 	}
 	return c, func() {
 		_ = b.do(func(st *state) {
-			if i := slices.Index(st.successes, c); i >= 0 {
-				st.successes = slices.Delete(st.successes, i, i+1)
+			l := list(st)
+			if i := slices.Index(*l, c); i >= 0 {
+				*l = slices.Delete(*l, i, i+1)
 				close(c)
 			}
 		})
