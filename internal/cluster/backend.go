@@ -107,7 +107,8 @@ type Backend interface {
 	// (Grant's succeeded), so a success on another instance costs its
 	// row no write of its own. At most once, and only to a leader
 	// listening: the executor confirms each success's row gone a Poll
-	// later (Rows) and reports one still running by ReportEnds.
+	// later, or a Heartbeat if that is shorter (Rows), and reports one
+	// still running by ReportEnds.
 	// Successes returns the successes told from now on, and a function
 	// that stops it (nil channel: it cannot listen).
 	TellSucceeded(ctx context.Context, ends []End) error

@@ -260,14 +260,15 @@ func (e *execLoop) report() {
 	})
 }
 
-// confirm reads the rows of the successes told a Poll ago or more, and
-// reports through its row each that still runs: a leader that did not
-// hear it (not listening, or gone) leaves it so.
+// confirm reads the rows of the successes told a Poll ago or more (a
+// Heartbeat, if that is shorter), and reports through its row each that
+// still runs: a leader that did not hear it (not listening, or gone)
+// leaves it so. It runs at every poll and every heartbeat.
 func (e *execLoop) confirm() {
 	if e.checking != nil || len(e.unconfirmed) == 0 {
 		return
 	}
-	old := time.Now().Add(-e.cfg.Poll)
+	old := time.Now().Add(-min(e.cfg.Poll, e.cfg.Heartbeat))
 	n := 0
 	for n < len(e.unconfirmed) && !e.unconfirmed[n].at.After(old) {
 		n++

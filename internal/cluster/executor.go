@@ -210,10 +210,10 @@ func (x *executor) run() {
 	defer func() { e.stopCancelAll() }()
 	defer e.stopIO()
 	cfg := x.n.cfg
-	wake, stopWake := x.n.b.Wake(context.Background(), ExecutorReads, x.n.id)
-	defer func() { stopWake() }()
-	finalsWake, stopFinalsWake := x.n.b.Wake(context.Background(), OwnerReads, x.n.id)
-	defer func() { stopFinalsWake() }()
+	wake := wakeUps(x.n.b, ExecutorReads, x.n.id)
+	defer wake.close()
+	finalsWake := wakeUps(x.n.b, OwnerReads, x.n.id)
+	defer finalsWake.close()
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()
 	report := time.NewTicker(cfg.ReportEvery)
@@ -254,14 +254,14 @@ func (x *executor) run() {
 			e.report()
 		case <-report.C:
 			e.report()
-		case _, ok := <-wake:
+		case _, ok := <-wake.C:
 			if !ok {
-				wake = nil // the listener's connection is gone: poll
+				wake.lost() // the listener's connection is gone: poll until the next beat
 			}
 			e.checkGrants()
-		case _, ok := <-finalsWake:
+		case _, ok := <-finalsWake.C:
 			if !ok {
-				finalsWake = nil
+				finalsWake.lost()
 			}
 			e.checkFinals()
 		case <-poll.C:
@@ -274,6 +274,13 @@ func (x *executor) run() {
 			e.checkFinals()
 		case t := <-x.beatC:
 			e.beaten(t)
+			e.confirm()
+			// Listening again once a connection was lost: what was
+			// committed meanwhile is read now.
+			if relistened(wake.again(), finalsWake.again()) {
+				e.checkGrants()
+				e.checkFinals()
+			}
 		case <-x.fenceUp:
 			e.fenceUp()
 		case <-x.cancelAll:

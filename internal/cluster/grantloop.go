@@ -27,7 +27,7 @@ type grantLoop struct {
 	batch       []*wait          // to grant
 	queued      []*wait          // waiting for a free slot (or an instance)
 	finished    []End            // successes answered: their rows go with the next grants
-	told        <-chan []End     // the successes other instances tell (Backend.Successes)
+	told        *listener[[]End] // the successes other instances tell (Backend.Successes)
 	// tidy: write finished even with no grant to go with; tidyTimer sets
 	// it finishedWait after the first success waits (tidyC: its channel
 	// while armed, else nil).
@@ -286,7 +286,7 @@ func (g *grantLoop) toldEnded(ends []End) {
 			}
 		}
 		select {
-		case ends, more = <-g.told:
+		case ends, more = <-g.told.C:
 		default:
 			more = false
 		}

@@ -248,18 +248,22 @@ func newMem(t *testing.T) *memback.Backend {
 	return b
 }
 
-// leadAndFollower starts two instances of domain "d" with 2 slots each:
-// lead on leadB, which leads, then w on wB, whose backend a test makes
-// never take the lease (faulty.follower); the type "build" registered on
-// both. Both are closed when the test ends.
-func leadAndFollower(t *testing.T, leadB, wB cluster.Backend) (lead, w *fairsched.Scheduler) {
+// leadAndFollower starts two instances of domain "d" with 2 slots each
+// (fast, changed by tune): lead on leadB, which leads, then w on wB,
+// whose backend a test makes never take the lease (faulty.follower); the
+// type "build" registered on both. Both are closed when the test ends.
+func leadAndFollower(t *testing.T, leadB, wB cluster.Backend, tune ...func(*fairsched.ClusterConfig)) (lead, w *fairsched.Scheduler) {
 	t.Helper()
 	for _, s := range []struct {
 		b    cluster.Backend
 		name string
 		into **fairsched.Scheduler
 	}{{leadB, "lead", &lead}, {wB, "w", &w}} {
-		n, err := fairsched.New(fairsched.WithCluster(link{s.b}, fast("d", s.name, 2)))
+		cfg := fast("d", s.name, 2)
+		for _, f := range tune {
+			f(&cfg)
+		}
+		n, err := fairsched.New(fairsched.WithCluster(link{s.b}, cfg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,4 +297,12 @@ func (l *timeline) check(t *testing.T, want []string) {
 	if diff := cmp.Diff(want, l.lines); diff != "" {
 		t.Errorf("timeline (-want +got):\n%s", diff)
 	}
+}
+
+// follower is a backend whose instance never takes the lease, and listens
+// as the backend does.
+type follower struct{ cluster.Backend }
+
+func (follower) Acquire(context.Context, string, string, time.Duration) (int64, bool, error) {
+	return 0, false, nil
 }

@@ -383,13 +383,12 @@ func (l *leader) run() {
 	g := newGrantLoop(l)
 	defer g.tidyTimer.Stop()
 	cfg := l.n.cfg
-	wake, stopWake := l.n.b.Wake(context.Background(), LeaderReads, l.n.id)
-	defer stopWake()
-	endsWake, stopEndsWake := l.n.b.Wake(context.Background(), EndReads, l.n.id)
-	defer stopEndsWake()
-	var stopTold func()
-	g.told, stopTold = l.n.b.Successes(context.Background())
-	defer func() { stopTold() }()
+	wake := wakeUps(l.n.b, LeaderReads, l.n.id)
+	defer wake.close()
+	endsWake := wakeUps(l.n.b, EndReads, l.n.id)
+	defer endsWake.close()
+	g.told = newListener(l.n.b.Successes)
+	defer g.told.close()
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()
 	beat := time.NewTicker(cfg.Heartbeat)
@@ -419,12 +418,12 @@ func (l *leader) run() {
 		case e := <-l.localEnds:
 			g.localEnded(e)
 			g.replace() // slots are free: the jobs waiting for one go in this turn
-		case ends, ok := <-g.told:
+		case ends, ok := <-g.told.C:
 			if !ok {
-				// The listening connection is gone: listened again at the
-				// next poll; the successes told meanwhile are reported
+				// The listening connection is gone: listened to again at
+				// the next beat; the successes told meanwhile are reported
 				// through their rows (TellSucceeded).
-				g.told = nil
+				g.told.lost()
 				continue
 			}
 			g.toldEnded(ends)
@@ -435,23 +434,19 @@ func (l *leader) run() {
 			l.register(r)
 		case reply := <-l.infoC:
 			reply <- g.info()
-		case _, ok := <-wake:
+		case _, ok := <-wake.C:
 			if !ok {
-				wake = nil // the listener's connection is gone: poll
+				wake.lost() // the listener's connection is gone: poll until the next beat
 			}
 			g.read(true, false)
 			g.replace()
-		case _, ok := <-endsWake:
+		case _, ok := <-endsWake.C:
 			if !ok {
-				endsWake = nil
+				endsWake.lost()
 			}
 			g.read(false, true)
 			g.replace()
 		case <-poll.C:
-			if g.told == nil {
-				stopTold()
-				g.told, stopTold = l.n.b.Successes(context.Background())
-			}
 			g.read(true, true)
 			g.replace()
 		case <-g.retry.c:
@@ -462,6 +457,11 @@ func (l *leader) run() {
 			g.timed(g.readInstances)
 			g.replace()
 		case <-beat.C:
+			// Listening again once a connection was lost: what was
+			// committed meanwhile is read now.
+			if relistened(wake.again(), endsWake.again(), g.told.again()) {
+				g.read(true, true)
+			}
 			g.timed(g.readInstances)
 			g.replace()
 		case <-l.stopC:

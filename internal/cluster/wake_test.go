@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/pgtest"
 )
@@ -18,15 +20,53 @@ import (
 // enqueued on the follower runs. Without a wake-up on some hop a call
 // waits for the poll: the test's guard (30 s) fails it.
 func TestWokenWithoutPolls(t *testing.T) {
-	url := pgtest.URL(t)
+	a, b, ran, _ := hourPolls(t, "wake")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a failure guard, not a timing assertion
+	defer cancel()
+	for i, m := range []*member{a, b, a, b} {
+		call(ctx, t, m, fmt.Sprint("c", i))
+	}
+	if err := b.s.Enqueue(ctx, "work", "w1", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-ran:
+		if id != "w1" {
+			t.Fatalf("ran %q", id)
+		}
+	case <-ctx.Done():
+		t.Fatal("the durable job never ran: its grant waited for the poll")
+	}
+}
+
+// TestWokenAgainOnceTheListenersAreDropped: the connections that listen
+// are ended by the server (as by its restart); every loop listens again
+// at its next heartbeat and reads what it missed, so a RunSync on the
+// follower returns though the polls are an hour apart (without, the
+// test's 30 s guard fails it).
+func TestWokenAgainOnceTheListenersAreDropped(t *testing.T) {
+	a, b, _, url := hourPolls(t, "rewake")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a failure guard, not a timing assertion
+	defer cancel()
+	call(ctx, t, b, "before")
+	dropListening(t, url)
+	call(ctx, t, b, "after")
+	call(ctx, t, a, "on the leader")
+}
+
+// hourPolls starts a leader a and a follower b of domain with their polls
+// an hour apart on a database of the test's, at url; the type "call" on
+// both and "work" served by b (its runs' ids on ran).
+func hourPolls(t *testing.T, domain string) (a, b *member, ran chan string, url string) {
+	url = pgtest.URL(t)
 	slow := func(name string) fairsched.ClusterConfig {
-		cfg := fast("wake", name, 2)
+		cfg := fast(domain, name, 2)
 		cfg.Poll = time.Hour
 		return cfg
 	}
-	a := joinLeader(t, url, slow("a"))
-	b := join(t, url, slow("b"))
-	ran := make(chan string, 1)
+	a = joinLeader(t, url, slow("a"))
+	b = join(t, url, slow("b"))
+	ran = make(chan string, 1)
 	for _, m := range []*member{a, b} {
 		if err := m.s.RegisterType("call", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
 			t.Fatal(err)
@@ -39,30 +79,39 @@ func TestWokenWithoutPolls(t *testing.T) {
 		ran <- j.ID
 		return nil
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a failure guard, not a timing assertion
-	defer cancel()
-	for i, m := range []*member{a, b, a, b} {
-		id := fmt.Sprint("c", i)
-		var got string
-		start := time.Now()
-		if err := m.s.RunSync(ctx, "call", id, "k", func(context.Context) error { got = id; return nil }); err != nil {
-			t.Fatalf("RunSync %s on instance %d: %v (a hop waited for the poll)", id, i%2, err)
-		}
-		if got != id {
-			t.Fatalf("RunSync %s ran %q", id, got)
-		}
-		t.Logf("RunSync %s on instance %d took %v", id, i%2, time.Since(start).Round(time.Millisecond))
+	return a, b, ran, url
+}
+
+// call makes a RunSync of "call" on m; a hop that waits for the poll
+// fails it at ctx's end.
+func call(ctx context.Context, t *testing.T, m *member, id string) {
+	t.Helper()
+	var got string
+	start := time.Now()
+	if err := m.s.RunSync(ctx, "call", id, "k", func(context.Context) error { got = id; return nil }); err != nil {
+		t.Fatalf("RunSync %s: %v (a hop waited for the poll)", id, err)
 	}
-	if err := b.s.Enqueue(ctx, "work", "w1", nil); err != nil {
+	if got != id {
+		t.Fatalf("RunSync %s ran %q", id, got)
+	}
+	t.Logf("RunSync %s took %v", id, time.Since(start).Round(time.Millisecond))
+}
+
+// dropListening ends, from another connection, every connection of
+// url's database whose last statement was a LISTEN.
+func dropListening(t *testing.T, url string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case id := <-ran:
-		if id != "w1" {
-			t.Fatalf("ran %q", id)
-		}
-	case <-ctx.Done():
-		t.Fatal("the durable job never ran: its grant waited for the poll")
+	defer conn.Close(ctx)
+	var n int
+	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN %'`).Scan(&n)
+	if err != nil || n == 0 {
+		t.Fatalf("ending the listening connections: %d ended, %v", n, err)
 	}
 }
 
