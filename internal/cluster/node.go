@@ -1,9 +1,10 @@
 // Package cluster runs a fairsched scheduler as one instance of several
 // over one database (cluster mode), keeping the single owner: the instance
-// that holds the domain's lease runs an ordinary scheduler — the same
-// actor and core — over the whole domain's jobs, and "running" a job there
-// means granting it to an instance and waiting for that instance's report
-// of its end. Every instance executes what it is granted.
+// that holds the domain's lease owns the scheduler's machine — the same
+// core and durable-record rules as in one process (core/machine) — over
+// the whole domain's jobs in its own loop, and "running" a job there
+// means granting it to an instance and waiting for its end, told or
+// reported by that instance. Every instance executes what it is granted.
 //
 // Three loops per instance, each the only owner of its state:
 //
@@ -19,11 +20,13 @@
 //     then the one with the most free slots, or the leader's own first
 //     with LeaderFirst),
 //     writes the grants in batches fenced by its epoch — each with the
-//     deletes of the successes answered since —, and reads the ends back,
-//     declaring silent instances lost;
+//     deletes of the successes answered since —, hears the successes the
+//     executors tell and reads the other ends back, declaring silent
+//     instances lost;
 //   - the executor runs the grants it finds for its instance — a durable
-//     job's handler, or the function of its own RunSync or Submit — and
-//     reports their ends in batches.
+//     job's handler, or the function of its own RunSync or Submit — tells
+//     the leader their successes and reports their other ends, in
+//     batches, its calls to the database off its loop.
 //
 // The database (a Backend: the one pgstore.Store.ClusterBackend returns)
 // holds every job as a row and fences a stale leader: its grants and
