@@ -2,14 +2,9 @@ package cluster_test
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/cluster/memback"
@@ -41,13 +36,8 @@ func TestRunSyncCallerLeavesRunningCoalescedRun(t *testing.T) {
 			nodes = append(nodes, s)
 		}
 		a, bn := nodes[0], nodes[1]
-		var mu sync.Mutex
-		var timeline []string
-		note := func(format string, args ...any) {
-			mu.Lock()
-			timeline = append(timeline, time.Now().Format("05.000 ")+fmt.Sprintf(format, args...))
-			mu.Unlock()
-		}
+		var tl timeline
+		note := tl.note
 		fetch := func(who string) func(context.Context) error {
 			return func(ctx context.Context) error {
 				note("%s's function starts", who)
@@ -77,9 +67,6 @@ func TestRunSyncCallerLeavesRunningCoalescedRun(t *testing.T) {
 		cancel()
 		time.Sleep(5 * time.Second)
 
-		mu.Lock()
-		defer mu.Unlock()
-		slices.Sort(timeline) // by time; within an instant, by what (the goroutines' order is not the test's)
 		want := []string{
 			"01.000 a's function starts",
 			"01.200 a's caller gets context canceled",
@@ -88,8 +75,6 @@ func TestRunSyncCallerLeavesRunningCoalescedRun(t *testing.T) {
 			"02.200 b's caller gets <nil>",
 			"02.200 b's function returns",
 		}
-		if diff := cmp.Diff(want, timeline); diff != "" {
-			t.Errorf("timeline (-want +got):\n%s", diff)
-		}
+		tl.checkSorted(t, want)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -297,6 +298,16 @@ func (l *timeline) check(t *testing.T, want []string) {
 	if diff := cmp.Diff(want, l.lines); diff != "" {
 		t.Errorf("timeline (-want +got):\n%s", diff)
 	}
+}
+
+// checkSorted is check with the lines sorted: by time, and within an
+// instant by what (when the order of goroutines is not the test's).
+func (l *timeline) checkSorted(t *testing.T, want []string) {
+	t.Helper()
+	l.mu.Lock()
+	slices.Sort(l.lines)
+	l.mu.Unlock()
+	l.check(t, want)
 }
 
 // follower is a backend whose instance never takes the lease, and listens

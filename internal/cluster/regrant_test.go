@@ -2,9 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -37,13 +34,8 @@ func TestRegrantWhileRunningStopsTheOldAttempt(t *testing.T) {
 		if err := s.RegisterType("build", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
-		var mu sync.Mutex
-		var timeline []string
-		note := func(format string, args ...any) {
-			mu.Lock()
-			timeline = append(timeline, time.Now().Format("05.000 ")+fmt.Sprintf(format, args...))
-			mu.Unlock()
-		}
+		var tl timeline
+		note := tl.note
 		if err := s.RegisterHandler("build", func(ctx context.Context, j fairsched.Job) error {
 			note("attempt %d starts", j.Attempt)
 			select {
@@ -92,9 +84,6 @@ func TestRegrantWhileRunningStopsTheOldAttempt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		slices.Sort(timeline) // by time; within an instant, by what (the goroutines' order is not the test's)
 		want := []string{
 			"01.005 attempt 1 granted",
 			"01.020 attempt 1 starts",
@@ -103,9 +92,7 @@ func TestRegrantWhileRunningStopsTheOldAttempt(t *testing.T) {
 			"01.120 attempt 2 starts",
 			"02.120 attempt 2 ends",
 		}
-		if diff := cmp.Diff(want, timeline); diff != "" {
-			t.Errorf("timeline (-want +got):\n%s", diff)
-		}
+		tl.checkSorted(t, want)
 		wantRow := []cluster.Row{{Seq: rec.Seq, Instance: ins[0].ID, Attempt: 2, Ended: true, End: cluster.End{Seq: rec.Seq, Instance: ins[0].ID, Attempt: 2, Kind: cluster.EndOK}}}
 		if diff := cmp.Diff(wantRow, rows); diff != "" {
 			t.Errorf("the job's row (-want +got):\n%s", diff)

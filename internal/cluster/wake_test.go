@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/pgtest"
 )
@@ -49,7 +47,7 @@ func TestWokenAgainOnceTheListenersAreDropped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a failure guard, not a timing assertion
 	defer cancel()
 	call(ctx, t, b, "before")
-	dropListening(t, url)
+	pgtest.DropListeners(t, url)
 	call(ctx, t, b, "after")
 	call(ctx, t, a, "on the leader")
 }
@@ -95,24 +93,6 @@ func call(ctx context.Context, t *testing.T, m *member, id string) {
 		t.Fatalf("RunSync %s ran %q", id, got)
 	}
 	t.Logf("RunSync %s took %v", id, time.Since(start).Round(time.Millisecond))
-}
-
-// dropListening ends, from another connection, every connection of
-// url's database whose last statement was a LISTEN.
-func dropListening(t *testing.T, url string) {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int
-	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN %'`).Scan(&n)
-	if err != nil || n == 0 {
-		t.Fatalf("ending the listening connections: %d ended, %v", n, err)
-	}
 }
 
 // TestLeaderTakesWorkOnceItHandles: the leader's own instance takes a

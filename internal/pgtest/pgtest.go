@@ -178,6 +178,25 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// DropListeners ends, from another connection, every connection of url's
+// database whose last statement was a LISTEN — as a server restart ends
+// them — and fails t unless it ended at least one.
+func DropListeners(t testing.TB, url string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN %'`).Scan(&n)
+	if err != nil || n == 0 {
+		t.Fatalf("ending the listening connections: %d ended, %v", n, err)
+	}
+}
+
 // CloseAtEnd closes c when the test ends (after the cleanups registered
 // later, such as a scheduler's Close), and fails the test if Close fails.
 func CloseAtEnd(t testing.TB, c io.Closer) {
