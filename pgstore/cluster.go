@@ -343,6 +343,8 @@ func (s clusterBackend) Wake(ctx context.Context, r cluster.Reader, instance str
 		channel, wanted = finalsChannel, func(payload string) bool { return grantsFor(payload, instance) }
 	case cluster.EndReads:
 		channel = endsChannel
+	case cluster.InstanceReads:
+		channel = instancesChannel
 	}
 	l, err := s.listenFor(ctx, channel, wanted)
 	if err != nil {

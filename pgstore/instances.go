@@ -25,13 +25,22 @@ func (s clusterBackend) Heartbeat(ctx context.Context, domain string, in cluster
 		return false, fmt.Errorf("pgstore: heartbeat of %q: %w", in.ID, err)
 	}
 	// xmax is 0 in the row an INSERT wrote, the transaction's id when ON
-	// CONFLICT updated the row already there.
+	// CONFLICT updated the row already there. The row as it was (before,
+	// read from the statement's snapshot) says whether anything but the
+	// time changed: then the leader is woken to read the instances.
 	err = s.pool.QueryRow(ctx, `
-		INSERT INTO fairsched_instances (domain, instance, slots, types, workers, subscribed) VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (domain, instance) DO UPDATE SET heartbeat_at = now(), slots = excluded.slots, types = excluded.types,
-			workers = excluded.workers, subscribed = excluded.subscribed
-		RETURNING xmax = 0`,
-		domain, in.ID, in.Slots, types, doc, in.Subscribed).Scan(&listed)
+		WITH before AS (
+			SELECT slots, types, workers, subscribed FROM fairsched_instances WHERE domain = $1 AND instance = $2),
+		beat AS (
+			INSERT INTO fairsched_instances (domain, instance, slots, types, workers, subscribed) VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (domain, instance) DO UPDATE SET heartbeat_at = now(), slots = excluded.slots, types = excluded.types,
+				workers = excluded.workers, subscribed = excluded.subscribed
+			RETURNING xmax = 0 AS listed)
+		SELECT listed, CASE WHEN listed OR NOT EXISTS (
+				SELECT FROM before WHERE slots = $3 AND types = $4 AND workers = $5::jsonb AND subscribed = $6)
+			THEN pg_notify('`+instancesChannel+`', '') END::text
+		FROM beat`,
+		domain, in.ID, in.Slots, types, doc, in.Subscribed).Scan(&listed, nil)
 	if err != nil {
 		return false, fmt.Errorf("%w: pgstore: heartbeat of %q: %w", fairsched.ErrStore, in.ID, err)
 	}

@@ -16,13 +16,15 @@ import (
 // and a reader behind a pooler in transaction mode, where LISTEN does not
 // work, polls it instead.
 //
-// Four channels, so that nobody is woken by writes that are not for it,
+// Five channels, so that nobody is woken by writes that are not for it,
 // and each reader reads only what changed: fairsched_jobs for new jobs
 // and commands, which a scheduler (a cluster's leader) reads;
 // fairsched_ends for the executors' reports of ends, which the leader
 // reads; fairsched_grants for grants and cancellations, which the
 // executors read; fairsched_finals for the leader's writes of job
-// records, where an instance reads how its RunSync and Submit jobs ended.
+// records, where an instance reads how its RunSync and Submit jobs ended;
+// fairsched_instance_changes for heartbeats that change the instances a
+// leader places jobs on (one joins, or its handlers change).
 // (fairsched_successes and fairsched_events carry data, not wake-ups:
 // successes.go, events.go.)
 //
@@ -40,6 +42,9 @@ const (
 	endsChannel   = "fairsched_ends"
 	grantsChannel = "fairsched_grants"
 	finalsChannel = "fairsched_finals"
+	// instancesChannel: heartbeats that list an instance anew or change
+	// what it says of itself, which a leader reads (cluster.InstanceReads).
+	instancesChannel = "fairsched_instance_changes"
 )
 
 // listener delivers a wake-up after commits of job rows.

@@ -34,7 +34,8 @@ type Backend interface {
 	// Heartbeat says instance in.ID is alive, runs in.Slots jobs of
 	// in.Types at once and has in.Workers registered (Silent is ignored),
 	// and reports whether it listed the instance anew (its first beat, or
-	// the first since Lost removed it); Instances lists domain's instances; Lost (fenced) removes and
+	// the first since Lost removed it); one that lists it anew or changes
+	// what it says of it wakes InstanceReads. Instances lists domain's instances; Lost (fenced) removes and
 	// returns those silent past deadline — and returns again each one
 	// removed whose grants were not taken back yet —, and Revoke (fenced)
 	// takes back the grants of one.
@@ -254,6 +255,10 @@ const (
 	// OwnerReads: the leader's writes of job records, where an instance
 	// reads how its RunSync and Submit jobs ended.
 	OwnerReads
+	// InstanceReads: heartbeats that list an instance anew or change what
+	// it says of itself (Heartbeat), which the leader reads: an instance
+	// that joins takes work at once, not from the leader's next beat on.
+	InstanceReads
 )
 
 // RevokeCause is why the leader takes a running job's grant back

@@ -255,26 +255,26 @@ func newMem(t *testing.T) *memback.Backend {
 // type "build" registered on both. Both are closed when the test ends.
 func leadAndFollower(t *testing.T, leadB, wB cluster.Backend, tune ...func(*fairsched.ClusterConfig)) (lead, w *fairsched.Scheduler) {
 	t.Helper()
-	for _, s := range []struct {
-		b    cluster.Backend
-		name string
-		into **fairsched.Scheduler
-	}{{leadB, "lead", &lead}, {wB, "w", &w}} {
-		cfg := fast("d", s.name, 2)
-		for _, f := range tune {
-			f(&cfg)
-		}
-		n, err := fairsched.New(fairsched.WithCluster(link{s.b}, cfg))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = n.Close(context.Background()) })
-		if err := n.RegisterType("build", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
-			t.Fatal(err)
-		}
-		*s.into = n
+	return memNode(t, leadB, "lead", tune...), memNode(t, wB, "w", tune...)
+}
+
+// memNode starts instance name on b (two slots, fast's timings, tuned),
+// with type "build" registered, and closes it as the test ends.
+func memNode(t *testing.T, b cluster.Backend, name string, tune ...func(*fairsched.ClusterConfig)) *fairsched.Scheduler {
+	t.Helper()
+	cfg := fast("d", name, 2)
+	for _, f := range tune {
+		f(&cfg)
 	}
-	return lead, w
+	n, err := fairsched.New(fairsched.WithCluster(link{b}, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Close(context.Background()) })
+	if err := n.RegisterType("build", fairsched.JobTypeConfig{Priority: 8, DefaultCost: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // timeline is what a test notes as it happens, each line stamped with the

@@ -387,6 +387,10 @@ func (l *leader) run() {
 	defer wake.close()
 	endsWake := wakeUps(l.n.b, EndReads, l.n.id)
 	defer endsWake.close()
+	// An instance that joins, or whose handlers change, is read at once:
+	// it takes work before this leader's next beat.
+	instancesWake := wakeUps(l.n.b, InstanceReads, l.n.id)
+	defer instancesWake.close()
 	g.told = newListener(l.n.b.Successes)
 	defer g.told.close()
 	poll := time.NewTicker(cfg.Poll)
@@ -446,6 +450,12 @@ func (l *leader) run() {
 			}
 			g.read(false, true)
 			g.replace()
+		case _, ok := <-instancesWake.C:
+			if !ok {
+				instancesWake.lost()
+			}
+			g.timed(g.readInstances)
+			g.replace()
 		case <-poll.C:
 			g.read(true, true)
 			g.replace()
@@ -459,7 +469,7 @@ func (l *leader) run() {
 		case <-beat.C:
 			// Listening again once a connection was lost: what was
 			// committed meanwhile is read now.
-			if relistened(wake.again(), endsWake.again(), g.told.again()) {
+			if relistened(wake.again(), endsWake.again(), g.told.again(), instancesWake.again()) {
 				g.read(true, true)
 			}
 			g.timed(g.readInstances)

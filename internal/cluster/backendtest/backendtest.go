@@ -78,6 +78,7 @@ func Run(t *testing.T, open func(t *testing.T) cluster.Backend, opts ...Option) 
 		{"ForgetOrphansDeletesOnlyOrphans", forgetOrphans},
 		{"RevokeJobMarksTheGrantUntilItsEnd", revokeJobMarksTheGrant},
 		{"HeartbeatsDescribeInstances", heartbeatsDescribeInstances},
+		{"HeartbeatsThatChangeWakeTheLeader", instancesWake},
 		{"StateSavedAndLoaded", stateSavedAndLoaded},
 		{"OverloadVerdictOfTheLiveEpoch", overloadVerdicts},
 	} {

@@ -253,7 +253,7 @@ func listenersCloseWhenDeaf(deafen func(*testing.T, cluster.Backend)) func(*test
 			t.Skip("no way given to make this backend stop listening (backendtest.Deafen)")
 		}
 		var wakes []<-chan struct{}
-		for _, r := range []cluster.Reader{cluster.LeaderReads, cluster.EndReads, cluster.ExecutorReads, cluster.OwnerReads} {
+		for _, r := range []cluster.Reader{cluster.LeaderReads, cluster.EndReads, cluster.ExecutorReads, cluster.OwnerReads, cluster.InstanceReads} {
 			ch, stop := b.Wake(bg, r, "i")
 			if ch == nil {
 				t.Fatalf("Wake(%d): nil channel", r)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,7 +119,11 @@ func (b *Backend) Heartbeat(ctx context.Context, domain string, in cluster.Insta
 		if st.insts[domain] == nil {
 			st.insts[domain] = map[string]*inst{}
 		}
-		listed = st.insts[domain][in.ID] == nil
+		old := st.insts[domain][in.ID]
+		listed = old == nil
+		if listed || !reflect.DeepEqual(old.in, in) {
+			st.wake(cluster.InstanceReads, "")
+		}
 		st.insts[domain][in.ID] = &inst{in: in, beat: st.now()}
 		return nil
 	})
