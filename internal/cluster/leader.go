@@ -378,21 +378,41 @@ func (l *leader) stopMachine() {
 	}
 }
 
+// leaderWakes are what wakes the leader's loop besides its timers: new
+// jobs and commands, ends reported, instances joining or changed (read at
+// once: an instance that joins takes work before this leader's next
+// beat), and the successes other instances tell.
+type leaderWakes struct {
+	jobs, ends, instances *listener[struct{}]
+	told                  *listener[[]End]
+}
+
+func listenAsLeader(b Backend, id string) leaderWakes {
+	return leaderWakes{jobs: wakeUps(b, LeaderReads, id), ends: wakeUps(b, EndReads, id),
+		instances: wakeUps(b, InstanceReads, id), told: newListener(b.Successes)}
+}
+
+func (w leaderWakes) close() {
+	w.jobs.close()
+	w.ends.close()
+	w.instances.close()
+	w.told.close()
+}
+
+// again listens anew to those whose connection was lost, and reports
+// whether any now listens: what was committed meanwhile is read.
+func (w leaderWakes) again() bool {
+	return relistened(w.jobs.again(), w.ends.again(), w.instances.again(), w.told.again())
+}
+
 func (l *leader) run() {
 	defer close(l.done)
 	g := newGrantLoop(l)
 	defer g.tidyTimer.Stop()
 	cfg := l.n.cfg
-	wake := wakeUps(l.n.b, LeaderReads, l.n.id)
-	defer wake.close()
-	endsWake := wakeUps(l.n.b, EndReads, l.n.id)
-	defer endsWake.close()
-	// An instance that joins, or whose handlers change, is read at once:
-	// it takes work before this leader's next beat.
-	instancesWake := wakeUps(l.n.b, InstanceReads, l.n.id)
-	defer instancesWake.close()
-	g.told = newListener(l.n.b.Successes)
-	defer g.told.close()
+	w := listenAsLeader(l.n.b, l.n.id)
+	defer w.close()
+	g.told = w.told
 	poll := time.NewTicker(cfg.Poll)
 	defer poll.Stop()
 	beat := time.NewTicker(cfg.Heartbeat)
@@ -438,21 +458,21 @@ func (l *leader) run() {
 			l.register(r)
 		case reply := <-l.infoC:
 			reply <- g.info()
-		case _, ok := <-wake.C:
+		case _, ok := <-w.jobs.C:
 			if !ok {
-				wake.lost() // the listener's connection is gone: poll until the next beat
+				w.jobs.lost() // the listener's connection is gone: poll until the next beat
 			}
 			g.read(true, false)
 			g.replace()
-		case _, ok := <-endsWake.C:
+		case _, ok := <-w.ends.C:
 			if !ok {
-				endsWake.lost()
+				w.ends.lost()
 			}
 			g.read(false, true)
 			g.replace()
-		case _, ok := <-instancesWake.C:
+		case _, ok := <-w.instances.C:
 			if !ok {
-				instancesWake.lost()
+				w.instances.lost()
 			}
 			g.timed(g.readInstances)
 			g.replace()
@@ -469,7 +489,7 @@ func (l *leader) run() {
 		case <-beat.C:
 			// Listening again once a connection was lost: what was
 			// committed meanwhile is read now.
-			if relistened(wake.again(), endsWake.again(), g.told.again(), instancesWake.again()) {
+			if w.again() {
 				g.read(true, true)
 			}
 			g.timed(g.readInstances)
