@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/pgtest"
@@ -30,15 +29,8 @@ func TestHeartbeatsAndLostInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	// i2 went silent a minute ago: the test moves its last beat back.
-	if _, err := conn.Exec(ctx, `UPDATE fairsched_instances SET heartbeat_at = now() - interval '1 minute' WHERE instance = 'i2'`); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.Exec(t, url, `UPDATE fairsched_instances SET heartbeat_at = now() - interval '1 minute' WHERE instance = 'i2'`)
 	epoch, ok, err := st.Acquire(ctx, "d", "i1", 10*time.Second)
 	if err != nil || !ok {
 		t.Fatalf("acquire: %v %v", ok, err)
@@ -99,14 +91,7 @@ func TestLostUntilRevoked(t *testing.T) {
 	if _, err := st.GrantJobs(ctx, "d", epoch, []pgstore.Grant{{Seq: 1, Instance: "gone#1", Attempt: 1}, {Seq: 2, Instance: "alive#2", Attempt: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `UPDATE fairsched_instances SET heartbeat_at = now() - interval '1 minute' WHERE instance = 'gone#1'`); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.Exec(t, url, `UPDATE fairsched_instances SET heartbeat_at = now() - interval '1 minute' WHERE instance = 'gone#1'`)
 	var got []string
 	step := func() {
 		lost, err := st.Lost(ctx, "d", epoch, 30*time.Second)

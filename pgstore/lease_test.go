@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/pgtest"
@@ -20,15 +19,7 @@ import (
 // would: the test does not wait for the clock.
 func expire(t *testing.T, url, domain string) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `UPDATE fairsched_leader SET expires_at = now() - interval '1 second' WHERE domain = $1`, domain); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.Exec(t, url, `UPDATE fairsched_leader SET expires_at = now() - interval '1 second' WHERE domain = $1`, domain)
 }
 
 // TestLease: one holder at a time; a new holder raises the epoch once the

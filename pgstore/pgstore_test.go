@@ -114,14 +114,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	st := open(t, url)
 	st.Close()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO fairsched_migrations (version) VALUES (99)`); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.Exec(t, url, `INSERT INTO fairsched_migrations (version) VALUES (99)`)
 	if _, err := pgstore.Open(ctx, url); !errors.Is(err, fairsched.ErrStore) || !strings.Contains(err.Error(), "newer") {
 		t.Errorf("Open over a newer schema: %v; want ErrStore saying newer", err)
 	}

@@ -26,26 +26,12 @@ import (
 	"github.com/fairsched/fairsched/pgstore"
 )
 
-// exec runs sql on a connection of its own to url.
-func exec(t *testing.T, url, sql string) {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, sql); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // refuseWhen adds a trigger to url's job table that refuses, as a data
 // exception (SQLSTATE 22023), every insert or update of a row where cond
 // holds (of NEW).
 func refuseWhen(t *testing.T, url, cond string) {
 	t.Helper()
-	exec(t, url, `CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+	pgtest.Exec(t, url, `CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN
 			IF `+cond+` THEN
 				RAISE EXCEPTION 'refused by the test' USING ERRCODE = '22023';
@@ -60,7 +46,7 @@ func refuseWhen(t *testing.T, url, cond string) {
 // advisory lock 77, held by the returned transaction until released.
 func holdCommits(t *testing.T, url string) (release func()) {
 	t.Helper()
-	exec(t, url, `CREATE FUNCTION test_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+	pgtest.Exec(t, url, `CREATE FUNCTION test_gate() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN
 			IF NEW.id = 'gate' THEN PERFORM pg_advisory_xact_lock_shared(77); END IF;
 			RETURN NEW;

@@ -680,22 +680,14 @@ func (r *analysis) countLosses(events []event, kills []killed, lostAt map[string
 // incarnation. A test-only trigger; the product keeps no such history.
 func recordLosses(t *testing.T, url string) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `
+	pgtest.Exec(t, url, `
 		CREATE TABLE test_losses (instance text NOT NULL, at bigint NOT NULL);
 		CREATE FUNCTION test_record_loss() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN
 			INSERT INTO test_losses VALUES (OLD.instance, (extract(epoch FROM clock_timestamp()) * 1e9)::bigint);
 			RETURN OLD;
 		END $$;
-		CREATE TRIGGER test_record_loss AFTER DELETE ON fairsched_instances FOR EACH ROW EXECUTE FUNCTION test_record_loss();`); err != nil {
-		t.Fatal(err)
-	}
+		CREATE TRIGGER test_record_loss AFTER DELETE ON fairsched_instances FOR EACH ROW EXECUTE FUNCTION test_record_loss();`)
 }
 
 // losses returns what recordLosses recorded: by incarnation, when (Unix

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
@@ -45,20 +44,10 @@ func steady(domain, instance string, slots int) fairsched.ClusterConfig {
 // PostgreSQL refuses a NUL or a key too long for its index.
 func refuse(t *testing.T, url, name, table, op, when string) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE OR REPLACE FUNCTION fairsched_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
-		BEGIN RAISE EXCEPTION 'refused by the test' USING ERRCODE = '22023'; END $$`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `CREATE TRIGGER `+name+` BEFORE `+op+` ON `+table+` FOR EACH ROW WHEN (`+when+`)
-		EXECUTE FUNCTION fairsched_test_refuse()`); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.Exec(t, url, `CREATE OR REPLACE FUNCTION fairsched_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'refused by the test' USING ERRCODE = '22023'; END $$`)
+	pgtest.Exec(t, url, `CREATE TRIGGER `+name+` BEFORE `+op+` ON `+table+` FOR EACH ROW WHEN (`+when+`)
+		EXECUTE FUNCTION fairsched_test_refuse()`)
 }
 
 // counting is a Backend that counts the writes the database refused.

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/cluster"
 	"github.com/fairsched/fairsched/internal/pgtest"
@@ -73,14 +71,7 @@ func TestResumedSuccessOfALostInstance(t *testing.T) {
 		return err == nil && slices.ContainsFunc(snap.Running, func(r fairsched.RunningJob) bool { return r.ID == "j" && r.Instance == "x" })
 	})
 	// x goes silent: the leader declares it lost at its next beat.
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `UPDATE fairsched_instances SET heartbeat_at = now() - interval '1 hour' WHERE instance = $1`, x); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.Exec(t, url, `UPDATE fairsched_instances SET heartbeat_at = now() - interval '1 hour' WHERE instance = $1`, x)
 	waitFor(t, func() bool { // its read of the instances, after the loss, is done
 		snap, err := s.Snapshot(ctx)
 		return err == nil && snap.Cluster != nil && len(snap.Cluster.Instances) > 0 &&

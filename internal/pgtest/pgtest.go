@@ -178,19 +178,38 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// Exec runs sql with args on a connection of its own to url — apart from
+// any store's pool, as an operator's session would — and fails t if it
+// fails.
+func Exec(t testing.TB, url, sql string, args ...any) {
+	t.Helper()
+	conn := connect(t, url)
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// connect opens a connection of its own to url, or fails t.
+func connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
 // DropListeners ends, from another connection, every connection of url's
 // database whose last statement was a LISTEN — as a server restart ends
 // them — and fails t unless it ended at least one.
 func DropListeners(t testing.TB, url string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := connect(t, url)
 	defer conn.Close(ctx)
 	var n int
-	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+	err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN %'`).Scan(&n)
 	if err != nil || n == 0 {
 		t.Fatalf("ending the listening connections: %d ended, %v", n, err)
