@@ -530,11 +530,15 @@ func (g *grantLoop) instanceLost(ctx context.Context, id string) bool {
 			return false
 		}
 		if err != nil {
-			// Revoked all the same (Lost has forgotten the instance): those
-			// jobs run again under the next leader.
+			// This instance's are revoked all the same (Lost has forgotten
+			// the instance): those jobs run again under the next leader.
+			// The others' stay for the next turn's delete: answered
+			// already, their rows are read no more, and a row left
+			// running would hold its RunSync's caller for ever.
 			g.l.n.log.Warn("deleting successes before a revoke failed", zap.Int("jobs", len(g.finished)), zap.Error(err))
+		} else {
+			g.finished = g.finished[:0]
 		}
-		g.finished = g.finished[:0]
 	}
 	if _, err := g.l.n.b.Revoke(ctx, g.cfg.Domain, g.l.epoch, id); g.fenced(err) {
 		return false
