@@ -42,6 +42,7 @@ func run() int {
 	jobs := flag.Int("jobs", 0, "scenario 1's burn-down jobs (default 10 000; -full 1 000 000)")
 	capJobs := flag.Int("capjobs", 0, "scenario 3's jobs under the cap (default 5 000; -full 100 000)")
 	slots := flag.Int("slots", 0, "fairsched's Slots per instance (default 128)")
+	poll := flag.Duration("poll", 0, "fairsched's Poll (default 20ms, River bench's FetchPollInterval)")
 	rounds := flag.Int("rounds", 0, "run the throughput runs (scenario 1, scenario 3) this many times, the systems taking turns (the order reversed every other round), and report each one's median run (default 1; -full 3)")
 	via := flag.String("via", clusterbench.ViaDirect, "the path to PostgreSQL: direct, proxy (behind a TCP proxy in this process that delays each round trip by -delay) or both (every scenario both ways, one table each)")
 	delay := flag.Duration("delay", time.Millisecond, "the proxy's round trip (-via proxy or both)")
@@ -60,6 +61,9 @@ func run() int {
 	}
 	if *slots > 0 {
 		cfg.Slots = *slots
+	}
+	if *poll > 0 {
+		cfg.Poll = *poll
 	}
 	cfg.Scenarios = nil
 	for _, s := range strings.Split(*scen, ",") {
