@@ -29,45 +29,49 @@ type rowVersion struct {
 	xid uint64
 }
 
+// changesSQL reads the rows written since a cursor's xmin ($1), with the
+// xmin of the snapshot it reads them in.
+const changesSQL = `
+	WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS x)
+	SELECT s.x, j.seq, coalesce(j.xid::text, ''), j.record
+	FROM s LEFT JOIN fairsched_jobs j ON j.xid >= $1::text::xid8
+	ORDER BY j.xid, j.seq`
+
 // Changes returns the job records written since c (by any instance), in
 // the order their transactions began, and the cursor to read from next.
 // A record written twice since c comes once, as last written.
 func (s clusterBackend) Changes(ctx context.Context, c cursor) ([]fairsched.JobRecord, cursor, error) {
-	tx, err := s.pool.Begin(ctx)
+	// One statement: the xmin is taken from the snapshot the rows are
+	// read in, so a transaction that commits during the read is read now
+	// or next time, never missed. With no row since c, one row of NULLs
+	// carries the xmin.
+	rows, done, err := readRange(ctx, s.pool, changesSQL, strconv.FormatUint(c.xmin, 10))
 	if err != nil {
 		return nil, c, fmt.Errorf("%w: pgstore: reading changes: %w", fairsched.ErrStore, err)
 	}
-	defer tx.Rollback(ctx) // read-only: nothing to keep
-	var xminText string
-	// One snapshot for both statements (repeatable read would do too):
-	// the xmin is taken before the rows are read, so a transaction that
-	// commits between them is read now or next time, never missed.
-	if _, err := tx.Exec(ctx, `SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`); err != nil {
-		return nil, c, fmt.Errorf("%w: pgstore: reading changes: %w", fairsched.ErrStore, err)
-	}
-	if err := tx.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text`).Scan(&xminText); err != nil {
-		return nil, c, fmt.Errorf("%w: pgstore: reading changes: %w", fairsched.ErrStore, err)
-	}
-	xmin, err := strconv.ParseUint(xminText, 10, 64)
-	if err != nil {
-		return nil, c, fmt.Errorf("%w: pgstore: xmin %q: %w", fairsched.ErrStore, xminText, err)
-	}
-	rows, err := tx.Query(ctx, `SELECT seq, xid::text, record FROM fairsched_jobs WHERE xid >= $1::text::xid8 ORDER BY xid, seq`, strconv.FormatUint(c.xmin, 10))
-	if err != nil {
-		return nil, c, fmt.Errorf("%w: pgstore: reading changes: %w", fairsched.ErrStore, err)
-	}
+	defer done()
 	defer rows.Close()
-	next := cursor{xmin: xmin, seen: map[rowVersion]bool{}}
+	next := cursor{seen: map[rowVersion]bool{}}
+	var xmin uint64
 	var out []fairsched.JobRecord
-	for rows.Next() {
-		var seq int64
-		var xidText string
+	for first := true; rows.Next(); first = false {
+		var xminText, xidText string
+		var seq *int64
 		var data []byte
-		if err := rows.Scan(&seq, &xidText, &data); err != nil {
+		if err := rows.Scan(&xminText, &seq, &xidText, &data); err != nil {
 			return nil, c, fmt.Errorf("%w: pgstore: reading changes: %w", fairsched.ErrStore, err)
 		}
+		if first {
+			if xmin, err = strconv.ParseUint(xminText, 10, 64); err != nil {
+				return nil, c, fmt.Errorf("%w: pgstore: xmin %q: %w", fairsched.ErrStore, xminText, err)
+			}
+			next.xmin = xmin
+		}
+		if seq == nil {
+			continue // no row since c
+		}
 		xid, _ := strconv.ParseUint(xidText, 10, 64)
-		v := rowVersion{uint64(seq), xid}
+		v := rowVersion{uint64(*seq), xid}
 		if xid >= xmin {
 			next.seen[v] = true // may be read again: remember it
 		}
@@ -76,7 +80,7 @@ func (s clusterBackend) Changes(ctx context.Context, c cursor) ([]fairsched.JobR
 		}
 		var rec fairsched.JobRecord
 		if err := json.Unmarshal(data, &rec); err != nil || !rec.Valid() {
-			return nil, c, fmt.Errorf("%w: pgstore: job record %d does not decode", fairsched.ErrStore, seq)
+			return nil, c, fmt.Errorf("%w: pgstore: job record %d does not decode", fairsched.ErrStore, *seq)
 		}
 		out = append(out, rec)
 	}

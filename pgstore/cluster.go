@@ -55,6 +55,9 @@ func (s clusterBackend) Domain(ctx context.Context, domain string, epoch int64) 
 			_ = tx.Rollback(context.Background())
 		}
 	}()
+	if _, err := tx.Exec(ctx, rangeReadSettings); err != nil { // for the reads of the rows since its xmin
+		return fail(err)
+	}
 	var xminText string
 	if err := tx.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text`).Scan(&xminText); err != nil {
 		return fail(err)

@@ -62,10 +62,3 @@ func (s clusterBackend) Succeeded(ctx context.Context, domain string, epoch int6
 	gone, _, err := s.Grant(ctx, domain, epoch, nil, ends, nil)
 	return gone, err
 }
-
-// Setting returns the value of setting name on one of s's connections.
-func Setting(ctx context.Context, s *Store, name string) (string, error) {
-	var v string
-	err := s.pool.QueryRow(ctx, `SELECT current_setting($1)`, name).Scan(&v)
-	return v, err
-}

@@ -21,18 +21,32 @@ import (
 // snapshot, the one its rows are read in, so a transaction that commits
 // during the read is read now or next time, never missed.
 
-// GrantsSince returns the grants of instance written since c
-// (cluster.IncrementalReads).
-func (s clusterBackend) GrantsSince(ctx context.Context, instance string, c cluster.ReadCursor) ([]cluster.Grant, cluster.ReadCursor, error) {
-	rows, err := s.pool.Query(ctx, `
+// The incremental reads: the grants of instance $1 since the cursor $2,
+// the ends reported since the cursor $1, each with the xmin of the
+// snapshot it reads them in.
+const (
+	grantsSinceSQL = `
 		WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS x)
 		SELECT s.x, j.seq, coalesce(j.grant_xid::text, ''), j.attempt, coalesce(j.conflict_key, ''), j.record, coalesce(j.worker, ''), j.slot, j.cancel_requested,
 			j.cancel_requested AND j.preempt_requested
 		FROM s LEFT JOIN fairsched_jobs j ON j.running AND j.instance = $1 AND j.grant_xid >= $2::text::xid8
-		ORDER BY j.seq`, instance, strconv.FormatUint(c.Pos, 10))
+		ORDER BY j.seq`
+	endsSinceSQL = `
+		WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS x)
+		SELECT s.x, j.seq, coalesce(j.end_xid::text, ''), j.running, coalesce(j.instance, ''), j.attempt,
+			coalesce(j.end_instance, ''), coalesce(j.end_attempt, 0), coalesce(j.end_kind, 0), coalesce(j.end_error, '')
+		FROM s LEFT JOIN fairsched_jobs j ON j.end_xid >= $1::text::xid8
+		ORDER BY j.seq`
+)
+
+// GrantsSince returns the grants of instance written since c
+// (cluster.IncrementalReads).
+func (s clusterBackend) GrantsSince(ctx context.Context, instance string, c cluster.ReadCursor) ([]cluster.Grant, cluster.ReadCursor, error) {
+	rows, done, err := readRange(ctx, s.pool, grantsSinceSQL, instance, strconv.FormatUint(c.Pos, 10))
 	if err != nil {
 		return nil, c, fmt.Errorf("%w: pgstore: reading grants: %w", fairsched.ErrStore, err)
 	}
+	defer done()
 	var out []cluster.Grant
 	next, err := since(rows, c, func() (string, *int64, string, func() error, error) {
 		var xmin, xid string
@@ -65,15 +79,11 @@ func (s clusterBackend) GrantsSince(ctx context.Context, instance string, c clus
 // EndsSince returns the rows whose end was reported since c
 // (cluster.IncrementalReads).
 func (s clusterBackend) EndsSince(ctx context.Context, c cluster.ReadCursor) ([]cluster.Row, cluster.ReadCursor, error) {
-	rows, err := s.pool.Query(ctx, `
-		WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS x)
-		SELECT s.x, j.seq, coalesce(j.end_xid::text, ''), j.running, coalesce(j.instance, ''), j.attempt,
-			coalesce(j.end_instance, ''), coalesce(j.end_attempt, 0), coalesce(j.end_kind, 0), coalesce(j.end_error, '')
-		FROM s LEFT JOIN fairsched_jobs j ON j.end_xid >= $1::text::xid8
-		ORDER BY j.seq`, strconv.FormatUint(c.Pos, 10))
+	rows, done, err := readRange(ctx, s.pool, endsSinceSQL, strconv.FormatUint(c.Pos, 10))
 	if err != nil {
 		return nil, c, fmt.Errorf("%w: pgstore: reading ends: %w", fairsched.ErrStore, err)
 	}
+	defer done()
 	var out []cluster.Row
 	next, err := since(rows, c, func() (string, *int64, string, func() error, error) {
 		var xmin, xid string

@@ -126,24 +126,8 @@ func Migrations() []Migration {
 // Layout is the newest schema version this package knows.
 func Layout() int { m := Migrations(); return m[len(m)-1].Version }
 
-// sessionSettings are the settings of the store's connections, unless the
-// connection string sets them. Every statement of the store reads or
-// writes a few rows by an index and takes well under a millisecond; on a
-// large table a prepared statement's generic plan estimates a range such
-// as xid >= $1 at a third of the table, and that estimate alone made the
-// server compile the statement to machine code (JIT) or start parallel
-// workers at every execution: milliseconds, on the leader's path, for a
-// read that finds nothing.
-var sessionSettings = map[string]string{
-	"jit":                             "off",
-	"max_parallel_workers_per_gather": "0",
-}
-
 // Open connects to the database connString names (a pgx connection
 // string or URL), applies the migrations it lacks and returns the store.
-// Its connections run with jit off and no parallel workers, unless the
-// connection string sets them: the store's statements are short, and
-// either costs them more than it saves.
 // A schema newer than this package's is an error wrapping
 // fairsched.ErrStore; an invalid option is fairsched.ErrInvalidConfig.
 func Open(ctx context.Context, connString string, opts ...Option) (*Store, error) {
@@ -165,11 +149,6 @@ func Open(ctx context.Context, connString string, opts ...Option) (*Store, error
 		// mode: two connections wait on LISTEN for good, and the lease,
 		// leader, executor and record writer each hold one at times.
 		cfg.MaxConns = max(cfg.MaxConns, 16)
-	}
-	for name, value := range sessionSettings {
-		if _, set := cfg.ConnConfig.RuntimeParams[name]; !set {
-			cfg.ConnConfig.RuntimeParams[name] = value
-		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
