@@ -62,3 +62,6 @@ func (s clusterBackend) Succeeded(ctx context.Context, domain string, epoch int6
 	gone, _, err := s.Grant(ctx, domain, epoch, nil, ends, nil)
 	return gone, err
 }
+
+// LostSQL is the statement that declares instances lost, for its plan.
+const LostSQL = lostSQL

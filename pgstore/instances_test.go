@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fairsched/fairsched"
 	"github.com/fairsched/fairsched/internal/pgtest"
@@ -108,5 +110,61 @@ func TestLostUntilRevoked(t *testing.T) {
 	step()
 	if diff := cmp.Diff([]string{"[gone#1]", "[gone#1]", "[]"}, got); diff != "" {
 		t.Errorf("lost (-want +got):\n%s", diff)
+	}
+}
+
+// TestLostFindsEveryHolderByProbes: every instance holding running rows
+// without a row of its own is found, however many instances hold them,
+// and found by probes of the running rows' index — never by a scan of
+// all of it, which would walk the entry of every row deleted since the
+// last vacuum.
+func TestLostFindsEveryHolderByProbes(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	st := open(t, url)
+	defer st.Close()
+	ctx := context.Background()
+	holders := []string{"a#1", "b#2", "c#3", "d#4", "e#5"}
+	var grants []pgstore.Grant
+	for i := range 3 * len(holders) {
+		if err := st.Insert(ctx, &fairsched.JobRecord{Type: "t", ID: fmt.Sprint("j", i), EnqueuedAt: time.Unix(0, 0).UTC()}); err != nil {
+			t.Fatal(err)
+		}
+		grants = append(grants, pgstore.Grant{Seq: uint64(i + 1), Instance: holders[i%len(holders)], Attempt: 1})
+	}
+	epoch := lead(t, st)
+	for _, id := range []string{"b#2", "d#4"} { // alive; the others have no row
+		if _, err := st.Heartbeat(ctx, "d", pgstore.Instance{ID: id, Slots: 4}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.GrantJobs(ctx, "d", epoch, grants); err != nil {
+		t.Fatal(err)
+	}
+	lost, err := st.Lost(ctx, "d", epoch, time.Hour)
+	if diff := cmp.Diff([]string{"a#1", "c#3", "e#5"}, lost); err != nil || diff != "" {
+		t.Errorf("lost %v (-want +got):\n%s", err, diff)
+	}
+
+	tx := openTx(t, url)
+	for _, q := range []string{
+		`SET LOCAL plan_cache_mode = force_generic_plan`,
+		`PREPARE lost AS ` + pgstore.LostSQL,
+	} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	rows, err := tx.Query(ctx, `EXPLAIN (VERBOSE) EXECUTE lost('d', '1 hour')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := strings.Join(lines, "\n")
+	if !strings.Contains(plan, "Index Only Scan using fairsched_jobs_granted on public.fairsched_jobs") || strings.Contains(plan, "Bitmap Heap Scan on public.fairsched_jobs") || strings.Contains(plan, "Seq Scan on public.fairsched_jobs") {
+		t.Errorf("the holders are not found by two probes of the running rows' index:\n%s", plan)
 	}
 }
