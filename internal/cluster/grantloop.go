@@ -517,7 +517,8 @@ func (g *grantLoop) readInstances(ctx context.Context) {
 }
 
 // instanceLost takes the grants of id, an instance lost, back and answers
-// its jobs; false: a write was fenced.
+// its jobs; false: a write was fenced or failed (the instances are read
+// again later).
 func (g *grantLoop) instanceLost(ctx context.Context, id string) bool {
 	g.lost[id] = time.Now()
 	g.l.n.log.Warn("instance lost", zap.String("lost", id))
@@ -530,15 +531,17 @@ func (g *grantLoop) instanceLost(ctx context.Context, id string) bool {
 			return false
 		}
 		if err != nil {
-			// This instance's are revoked all the same (Lost has forgotten
-			// the instance): those jobs run again under the next leader.
-			// The others' stay for the next turn's delete: answered
-			// already, their rows are read no more, and a row left
-			// running would hold its RunSync's caller for ever.
-			g.l.n.log.Warn("deleting successes before a revoke failed", zap.Int("jobs", len(g.finished)), zap.Error(err))
-		} else {
-			g.finished = g.finished[:0]
+			// Not revoked now: the revoke would take this instance's
+			// successes back as work to do, and a job that succeeded would
+			// run again. Every success stays for the next write (answered
+			// already, their rows are read no more: a row left running
+			// would hold its RunSync's caller for ever), and Lost names
+			// the instance again at the next read of the instances — it
+			// holds running rows and has no row —, which tries again.
+			g.l.n.log.Warn("deleting successes before a revoke failed; the revoke waits", zap.String("lost", id), zap.Int("jobs", len(g.finished)), zap.Error(err))
+			return false
 		}
+		g.finished = g.finished[:0]
 	}
 	if _, err := g.l.n.b.Revoke(ctx, g.cfg.Domain, g.l.epoch, id); g.fenced(err) {
 		return false
