@@ -38,6 +38,10 @@ type grantLoop struct {
 	// retry: a read of the jobs, commands or ends failed — all are read
 	// again soon, not only at the next poll.
 	retry readRetry
+	// writeRetry: a turn's write failed (the database out of reach); the
+	// next waits for its timer, backing off to Poll, not for the next
+	// wake-up — a success waiting to be deleted arms one every 2 ms.
+	writeRetry readRetry
 	// workerHome: worker → the instance it is registered on; registered:
 	// worker → its slots, as registered in the scheduler.
 	workerHome, registered map[string]string
@@ -247,7 +251,7 @@ func (g *grantLoop) endTurn() {
 	}
 	for g.grant() && (len(g.batch) > 0 || g.recordsWaiting()) {
 	}
-	if len(g.finished) > 0 && g.tidyC == nil {
+	if len(g.finished) > 0 && g.tidyC == nil && g.writeRetry.c == nil {
 		g.tidyTimer.Reset(finishedWait)
 		g.tidyC = g.tidyTimer.C
 	}
@@ -611,6 +615,9 @@ func (g *grantLoop) instancesAre(ctx context.Context, ins []Instance) {
 // to are on their way from the scheduler, and one write serves both —
 // unless they pile up.
 func (g *grantLoop) grant() (wrote bool) {
+	if g.writeRetry.c != nil {
+		return false // the last write failed: the next waits for its retry
+	}
 	g.batch = slices.DeleteFunc(g.batch, func(w *wait) bool {
 		if !g.gone(w) { // placed since it was cancelled
 			return false
@@ -727,8 +734,10 @@ func (g *grantLoop) granted(err error) bool {
 		// the lease is lost and the next leader decides (the executor
 		// reports the successes through their rows).
 		g.l.n.log.Warn("granting failed; trying again", zap.Error(err))
+		g.writeRetry.failed(g.cfg.Poll)
 		return false
 	}
+	g.writeRetry.ok()
 	return true
 }
 

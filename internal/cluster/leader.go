@@ -479,6 +479,9 @@ func (l *leader) run() {
 		case <-poll.C:
 			g.read(true, true)
 			g.replace()
+		case <-g.writeRetry.c:
+			g.writeRetry.fired()
+			g.replace()
 		case <-g.retry.c:
 			g.retry.fired()
 			g.read(true, true)

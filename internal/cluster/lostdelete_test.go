@@ -18,11 +18,13 @@ import (
 // grantsFailing is a leader's backend whose turns fail while on is set.
 type grantsFailing struct {
 	cluster.Backend
-	on atomic.Bool
+	on     atomic.Bool
+	failed atomic.Int32 // the writes refused
 }
 
 func (g *grantsFailing) Grant(ctx context.Context, domain string, epoch int64, ops []fairsched.JobOp, succeeded []cluster.End, grants []cluster.Grant) ([]uint64, []uint64, error) {
 	if g.on.Load() {
+		g.failed.Add(1)
 		return nil, nil, errors.New("test: the turn's write fails")
 	}
 	return g.Backend.Grant(ctx, domain, epoch, ops, succeeded, grants)
@@ -85,5 +87,45 @@ func TestSuccessesOutliveAFailedDeleteBeforeARevoke(t *testing.T) {
 		}
 		zf.slow.Store(false)
 		<-zDone
+	})
+}
+
+// TestFailedWritesBackOff: while the database refuses the leader's writes,
+// the leader tries again on a timer that backs off to Poll (20 ms here),
+// not at every wake-up — a success waiting for its delete wakes the loop
+// every 2 ms —, and once the writes go through the next job runs within a
+// Poll.
+func TestFailedWritesBackOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		b := newMem(t)
+		lb := &grantsFailing{Backend: b}
+		lead := memNode(t, lb, "lead")
+		var tl timeline
+		if err := lead.RegisterHandler("build", func(_ context.Context, j fairsched.Job) error {
+			tl.note("runs %s", j.ID)
+			if j.ID == "x" {
+				lb.on.Store(true) // its success's delete fails, and every write after
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if err := lead.Enqueue(ctx, "build", "x", nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		tl.note("writes refused while out of reach: %d", lb.failed.Load())
+		lb.on.Store(false)
+		if err := lead.Enqueue(ctx, "build", "y", nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		tl.check(t, []string{
+			"00.100 runs x",
+			"01.100 writes refused while out of reach: 46",
+			"01.102 runs y",
+		})
 	})
 }
