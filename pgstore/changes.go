@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/fairsched/fairsched"
+	"github.com/fairsched/fairsched/internal/cluster"
 )
 
 // The change feed. Reading new rows by "sequence greater than the last
@@ -19,15 +20,8 @@ import (
 // are read again next time, and a seen set drops the repeats.
 
 // cursor is a position in the change feed; the zero cursor is the start.
-type cursor struct {
-	xmin uint64
-	seen map[rowVersion]bool // rows read at or after xmin
-}
-
-type rowVersion struct {
-	seq uint64
-	xid uint64
-}
+// The feed reads by the incremental reads' rule (since), so it is theirs.
+type cursor = cluster.ReadCursor
 
 // changesSQL reads the rows written since a cursor's xmin ($1), with the
 // xmin of the snapshot it reads them in.
@@ -43,48 +37,31 @@ const changesSQL = `
 func (s clusterBackend) Changes(ctx context.Context, c cursor) ([]fairsched.JobRecord, cursor, error) {
 	// One statement: the xmin is taken from the snapshot the rows are
 	// read in, so a transaction that commits during the read is read now
-	// or next time, never missed. With no row since c, one row of NULLs
-	// carries the xmin.
-	rows, done, err := readRange(ctx, s.pool, changesSQL, strconv.FormatUint(c.xmin, 10))
+	// or next time, never missed.
+	rows, done, err := readRange(ctx, s.pool, changesSQL, strconv.FormatUint(c.Pos, 10))
 	if err != nil {
 		return nil, c, fmt.Errorf("%w: pgstore: reading changes: %w", fairsched.ErrStore, err)
 	}
 	defer done()
-	defer rows.Close()
-	next := cursor{seen: map[rowVersion]bool{}}
-	var xmin uint64
 	var out []fairsched.JobRecord
-	for first := true; rows.Next(); first = false {
-		var xminText, xidText string
+	next, err := since(rows, c, func() (string, *int64, string, func() error, error) {
+		var xmin, xid string
 		var seq *int64
 		var data []byte
-		if err := rows.Scan(&xminText, &seq, &xidText, &data); err != nil {
-			return nil, c, fmt.Errorf("%w: pgstore: reading changes: %w", fairsched.ErrStore, err)
+		if err := rows.Scan(&xmin, &seq, &xid, &data); err != nil {
+			return "", nil, "", nil, err
 		}
-		if first {
-			if xmin, err = strconv.ParseUint(xminText, 10, 64); err != nil {
-				return nil, c, fmt.Errorf("%w: pgstore: xmin %q: %w", fairsched.ErrStore, xminText, err)
+		keep := func() error {
+			var rec fairsched.JobRecord
+			if err := json.Unmarshal(data, &rec); err != nil || !rec.Valid() {
+				return fmt.Errorf("job record %d does not decode", *seq)
 			}
-			next.xmin = xmin
+			out = append(out, rec)
+			return nil
 		}
-		if seq == nil {
-			continue // no row since c
-		}
-		xid, _ := strconv.ParseUint(xidText, 10, 64)
-		v := rowVersion{uint64(*seq), xid}
-		if xid >= xmin {
-			next.seen[v] = true // may be read again: remember it
-		}
-		if c.seen[v] {
-			continue
-		}
-		var rec fairsched.JobRecord
-		if err := json.Unmarshal(data, &rec); err != nil || !rec.Valid() {
-			return nil, c, fmt.Errorf("%w: pgstore: job record %d does not decode", fairsched.ErrStore, *seq)
-		}
-		out = append(out, rec)
-	}
-	if err := rows.Err(); err != nil {
+		return xmin, seq, xid, keep, nil
+	})
+	if err != nil {
 		return nil, c, fmt.Errorf("%w: pgstore: reading changes: %w", fairsched.ErrStore, err)
 	}
 	return out, next, nil

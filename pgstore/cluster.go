@@ -68,7 +68,7 @@ func (s clusterBackend) Domain(ctx context.Context, domain string, epoch int64) 
 	}
 	// The rows of the snapshot the feed would read again (written at or
 	// after its xmin) are seen already, whichever page holds them.
-	cur := cursor{xmin: xmin, seen: map[rowVersion]bool{}}
+	cur := cursor{Pos: xmin, Seen: map[cluster.RowVersion]bool{}}
 	rows, err := tx.Query(ctx, `SELECT seq, xid::text FROM fairsched_jobs WHERE xid >= $1::text::xid8`, xminText)
 	if err != nil {
 		return fail(err)
@@ -81,7 +81,7 @@ func (s clusterBackend) Domain(ctx context.Context, domain string, epoch int64) 
 			return fail(err)
 		}
 		xid, _ := strconv.ParseUint(xidText, 10, 64)
-		cur.seen[rowVersion{uint64(seq), xid}] = true
+		cur.Seen[cluster.RowVersion{Seq: uint64(seq), Xid: xid}] = true
 	}
 	if rows.Close(); rows.Err() != nil {
 		return fail(rows.Err())

@@ -60,7 +60,7 @@ type execLoop struct {
 	margin        time.Duration
 	fence         *fence
 	failing       bool        // since the last report that went through: said once
-	retry         readRetry   // a failed read of grants or finals, made again soon
+	retry         retryTimer  // a failed read of grants or finals, made again soon
 	stopCancelAll func() bool // a graceful Close's watch of its deadline
 	// The database calls out (io): how many; a read of the grants out,
 	// and whether a wake-up came meanwhile (read again once it is back);

@@ -37,11 +37,11 @@ type grantLoop struct {
 	lost      map[string]time.Time // instances this leader declared lost, and when
 	// retry: a read of the jobs, commands or ends failed — all are read
 	// again soon, not only at the next poll.
-	retry readRetry
+	retry retryTimer
 	// writeRetry: a turn's write failed (the database out of reach); the
 	// next waits for its timer, backing off to Poll, not for the next
 	// wake-up — a success waiting to be deleted arms one every 2 ms.
-	writeRetry readRetry
+	writeRetry retryTimer
 	// workerHome: worker → the instance it is registered on; registered:
 	// worker → its slots, as registered in the scheduler.
 	workerHome, registered map[string]string
