@@ -183,8 +183,8 @@ func (e *execLoop) handedOver(h handoff) {
 	if e.closing != nil || e.isFenced() {
 		return // as a read of the grants would not start them
 	}
-	if h.sent.Before(e.unfenced) {
-		// Handed over while the fence was up: its grants may have been
+	if h.launched.Before(e.unfenced) {
+		// Written while the fence was up: its grants may have been
 		// taken back since (this instance declared lost) and granted
 		// elsewhere. The full read that follows the fence (beaten)
 		// starts those still granted here.
@@ -195,6 +195,15 @@ func (e *execLoop) handedOver(h handoff) {
 		// grants committed: that read started them, or found them ended.
 		// An attempt that ran here then may be forgotten by now (two
 		// periods): handed over again, it would run twice.
+		return
+	}
+	if time.Since(h.launched) >= e.cfg.Heartbeat {
+		// Its write was in flight a Heartbeat or more: a full read may
+		// have started its grants as soon as they committed, and an
+		// attempt's end is remembered only a Heartbeat for sure (two
+		// periods of full reads, each at least a Heartbeat) — one
+		// started from this handoff could run a second time. The next
+		// full read starts those still granted here.
 		return
 	}
 	for _, g := range h.grants {

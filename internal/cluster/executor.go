@@ -58,6 +58,9 @@ type handoff struct {
 	ends       chan<- End
 	leaderDone <-chan struct{}
 	sent       time.Time // when the leader handed it over: after its grants committed
+	// launched: when the leader launched the write of its grants (before
+	// they committed; its write is in flight until sent).
+	launched time.Time
 }
 
 // endedHere is an attempt that ended on this executor: handed, when its

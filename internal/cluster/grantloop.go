@@ -25,6 +25,8 @@ type grantLoop struct {
 	instances   map[string]*instance
 	outstanding map[uint64]*wait // placed and not answered
 	batch       []*wait          // to grant
+	flying      *flight          // the turn's write in flight (flight.go), or nil
+	deposed     bool             // a write was fenced: another leader holds the lease
 	queued      []*wait          // waiting for a free slot (or an instance)
 	finished    []End            // successes answered: their rows go with the next grants
 	told        *listener[[]End] // the successes other instances tell (Backend.Successes)
@@ -66,11 +68,13 @@ func (g *grantLoop) timed(step func(ctx context.Context)) {
 	step(ctx)
 }
 
-// fenced reports whether err is a fenced write's, and ends leading if so.
+// fenced reports whether err is a fenced write's, and ends leading if so:
+// the loop writes no more turns (deposed) until its node stops it.
 func (g *grantLoop) fenced(err error) bool {
 	if err == nil || !isFenced(err) {
 		return false
 	}
+	g.deposed = true
 	select {
 	case g.l.failed <- g.l.epoch:
 	default:
@@ -251,7 +255,7 @@ func (g *grantLoop) endTurn() {
 	}
 	for g.grant() && (len(g.batch) > 0 || g.recordsWaiting()) {
 	}
-	if len(g.finished) > 0 && g.tidyC == nil && g.writeRetry.c == nil {
+	if len(g.finished) > 0 && g.tidyC == nil && g.writeRetry.c == nil && g.flying == nil {
 		g.tidyTimer.Reset(finishedWait)
 		g.tidyC = g.tidyTimer.C
 	}
@@ -285,6 +289,9 @@ func (g *grantLoop) localEnded(e End) {
 func (g *grantLoop) toldEnded(ends []End) {
 	for more := true; more; {
 		for _, e := range ends {
+			if w := g.outstanding[e.Seq]; w != nil && w.flying {
+				g.settle() // told, so committed: the write's result is on its way
+			}
 			if w := g.outstanding[e.Seq]; w != nil && w.written && w.attempt != -1 && w.instance == e.Instance && w.attempt == e.Attempt {
 				g.ended(w, e)
 			}
@@ -304,6 +311,9 @@ func (g *grantLoop) toldEnded(ends []End) {
 // returns).
 func (g *grantLoop) revoke(at *messages.RemoteAttempt) {
 	seq := at.Job.Seq
+	if w := g.outstanding[seq]; w != nil && w.flying {
+		g.settle() // granted or not, as its write went
+	}
 	w := g.outstanding[seq]
 	if w != nil && w.at == at && !w.written {
 		g.batch = slices.DeleteFunc(g.batch, func(b *wait) bool { return b == w })
@@ -388,6 +398,9 @@ func (g *grantLoop) read(jobs, ends bool) {
 		if ends {
 			g.readEnds(ctx, g.fullRead())
 		}
+		if len(cmds) > 0 {
+			g.settle() // a command's answer may wait for the machine's records in flight
+		}
 		g.l.runCommands(ctx, cmds)
 	})
 }
@@ -420,7 +433,7 @@ func (g *grantLoop) readJobs(ctx context.Context) {
 // those read from their rows.
 func (g *grantLoop) readEnds(ctx context.Context, full bool) {
 	if !full {
-		full = !g.l.endsSince(ctx, g.outstanding, g.ended)
+		full = !g.l.endsSince(ctx, g.outstanding, g.ended, g.settle)
 	}
 	if len(g.outstanding) == 0 {
 		return
@@ -497,6 +510,7 @@ func (g *grantLoop) resumedRow(w *wait, r Row) {
 // readInstances takes the grants of the instances lost back, and reads the
 // instances alive: their slots, types and workers.
 func (g *grantLoop) readInstances(ctx context.Context) {
+	g.settle() // its revokes and deletes follow the turn's write; the machine's workers change
 	g.instancesRead = time.Now()
 	gone, err := g.l.n.b.Lost(ctx, g.cfg.Domain, g.l.epoch, g.cfg.LostAfter)
 	if g.fenced(err) {
@@ -608,17 +622,21 @@ func (g *grantLoop) instancesAre(ctx context.Context, ins []Instance) {
 	}
 }
 
-// grant writes the turn in one transaction (Backend.Grant): the records
-// the machine wrote (a retry, a dead job), the rows of the successes
-// answered deleted, then the batch granted. With no grant and no record
-// to write, the successes' rows wait a little — the jobs their slots go
-// to are on their way from the scheduler, and one write serves both —
-// unless they pile up.
-func (g *grantLoop) grant() (wrote bool) {
-	if g.writeRetry.c != nil {
-		return false // the last write failed: the next waits for its retry
+// grant launches the turn's write, one transaction (Backend.Grant): the
+// records the machine wrote (a retry, a dead job), the rows of the
+// successes answered deleted, then the batch granted. With no grant and no
+// record to write, the successes' rows wait a little — the jobs their
+// slots go to are on their way from the scheduler, and one write serves
+// both — unless they pile up. It writes nothing while a write is in
+// flight (flight.go) or after one failed, until its retry.
+func (g *grantLoop) grant() (launched bool) {
+	if g.writeRetry.c != nil || g.flying != nil || g.deposed {
+		return false
 	}
 	g.batch = slices.DeleteFunc(g.batch, func(w *wait) bool {
+		if g.outstanding[w.seq] != w {
+			return true // answered since it was placed (its instance lost)
+		}
 		if !g.gone(w) { // placed since it was cancelled
 			return false
 		}
@@ -631,34 +649,55 @@ func (g *grantLoop) grant() (wrote bool) {
 		return false
 	}
 	g.tidy = false
-	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Heartbeat)
-	defer cancel()
 	gs := make([]Grant, len(g.batch))
 	for i, w := range g.batch {
 		gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot,
 			Handed: w.instance == g.l.n.id}
 	}
-	_, took, err := g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, ops, g.finished, gs)
+	f := &flight{batch: g.batch, gs: gs, records: records, ends: len(g.finished), done: make(chan flightResult, 1)}
+	g.batch = nil // the next turn's: f holds this one's
+	g.launch(f, ops)
+	return true
+}
+
+// land deals with the result of the write in flight: the records
+// reported to the machine, the successes written taken off finished, the
+// grants marked written and handed over. A write the store refused for a
+// record is written again in parts; one that failed leaves its grants
+// first in the next turn's batch.
+func (g *grantLoop) land(r flightResult) {
+	f := g.flying
+	g.flying = nil
+	for _, w := range f.batch {
+		w.flying = false
+	}
+	next := g.batch // placed while f was in flight: after f's grants not written
+	g.batch = f.batch
+	defer func() { g.batch = append(g.batch, next...) }()
+	records, took, err, gs := f.records, r.took, r.err, f.gs
+	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Heartbeat)
+	defer cancel()
+	succeeded := g.finished[:f.ends]
 	if records && isRefused(err) {
 		// The records are written through the store in parts, so that
 		// only a refused one fails; the grants go on their own.
 		g.l.m.BatchWritten(err)
 		records = false
-		_, took, err = g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, nil, g.finished, gs)
+		_, took, err = g.l.n.b.Grant(ctx, g.cfg.Domain, g.l.epoch, nil, succeeded, gs)
 	}
 	defer g.recordsWritten(records, err)
-	ends := len(g.finished) // the successes written
-	var rest []*wait        // grants not written: the next turn's
-	var stopped error       // what stopped a turn written in parts
+	ends := f.ends    // the successes written
+	var rest []*wait  // grants not written: the next turn's
+	var stopped error // what stopped a turn written in parts
 	if isRefused(err) {
 		// A record the database refuses: the turn is written in parts,
 		// each refused grant's job failing alone (grantApart).
 		var p grantParts
-		p, rest, gs = g.inParts(ctx, gs, err)
+		p, rest, gs = g.inParts(ctx, succeeded, gs, err)
 		ends, stopped, took, err = p.ends, p.err, p.took, nil
 	}
 	if !g.granted(err) {
-		return false
+		return
 	}
 	// A row not deleted is gone already (a RunSync's, its scheduler's
 	// delete first) or was written since (a success kept WithRetention):
@@ -668,12 +707,12 @@ func (g *grantLoop) grant() (wrote bool) {
 		g.tidyTimer.Stop()
 		g.tidyC = nil
 	}
-	g.written(gs, took)
+	g.written(gs, took, f.launched)
 	g.batch = append(g.batch[:0], rest...)
 	if stopped != nil && !g.fenced(stopped) {
 		g.l.n.log.Warn("granting failed; trying again", zap.Error(stopped))
+		g.writeRetry.failed(g.cfg.Poll)
 	}
-	return stopped == nil
 }
 
 // takeRecords takes the machine's batch of records to write with the
@@ -698,8 +737,8 @@ func (g *grantLoop) recordsWritten(records bool, err error) {
 // each refused grant's job fails alone. It returns how the parts went, the
 // grants not dealt with (the next turn's), and the grants of the batch
 // left, which it leaves to the written ones and those not refused.
-func (g *grantLoop) inParts(ctx context.Context, gs []Grant, refusal error) (grantParts, []*wait, []Grant) {
-	p := grantApart(ctx, g.l.n.b, g.l.n.log, g.cfg.Domain, g.l.epoch, g.finished, gs, refusal)
+func (g *grantLoop) inParts(ctx context.Context, succeeded []End, gs []Grant, refusal error) (grantParts, []*wait, []Grant) {
+	p := grantApart(ctx, g.l.n.b, g.l.n.log, g.cfg.Domain, g.l.epoch, succeeded, gs, refusal)
 	rest := slices.Clone(g.batch[p.n:])
 	kept, keptGs := g.batch[:0], gs[:0]
 	for i, w := range g.batch[:p.n] {
@@ -744,7 +783,7 @@ func (g *grantLoop) granted(err error) bool {
 // written marks the batch's grants committed — those that did not take
 // run already (a previous leader's grant): they wait for that end — and
 // hands the grants to this instance to its executor, with their records.
-func (g *grantLoop) written(gs []Grant, took []uint64) {
+func (g *grantLoop) written(gs []Grant, took []uint64, launched time.Time) {
 	ok := make(map[uint64]bool, len(took))
 	for _, s := range took {
 		ok[s] = true
@@ -772,6 +811,6 @@ func (g *grantLoop) written(gs []Grant, took []uint64) {
 		}
 	}
 	if len(handed) > 0 {
-		g.l.n.x.handOver(handoff{grants: handed, ends: g.l.localEnds, leaderDone: g.l.done})
+		g.l.n.x.handOver(handoff{grants: handed, ends: g.l.localEnds, leaderDone: g.l.done, launched: launched})
 	}
 }

@@ -42,8 +42,8 @@ func TestHandoffFromBeforeTheFenceIsNotStarted(t *testing.T) {
 		now := time.Now()
 		x.lastBeat.Store(now.UnixNano())
 		e.beaten(now) // a beat succeeds: the fence comes down
-		e.handedOver(handoff{grants: []Grant{grant(1, "handed before the fence")}, sent: handedBefore})
-		e.handedOver(handoff{grants: []Grant{grant(2, "handed after it")}, sent: time.Now()})
+		e.handedOver(handoff{grants: []Grant{grant(1, "handed before the fence")}, sent: handedBefore, launched: handedBefore})
+		e.handedOver(handoff{grants: []Grant{grant(2, "handed after it")}, sent: time.Now(), launched: time.Now()})
 		synctest.Wait()
 		close(started)
 		var got []string

@@ -43,6 +43,7 @@ type hcLink struct {
 	landed    atomic.Int32
 	fenced    atomic.Int32
 	revoked   atomic.Int32 // RevokeJob written
+	commanded atomic.Int32 // commands stored (Command)
 	// finalsHeld: Finals reads no job as final (the leader is behind).
 	finalsHeld atomic.Bool
 }
@@ -52,6 +53,14 @@ func (l *hcLink) Finals(ctx context.Context, seqs []uint64) ([]cluster.Final, er
 		return nil, nil
 	}
 	return l.Backend.Finals(ctx, seqs)
+}
+
+func (l *hcLink) Command(ctx context.Context, domain string, cmd cluster.Command) (int64, error) {
+	id, err := l.Backend.Command(ctx, domain, cmd)
+	if err == nil {
+		l.commanded.Add(1)
+	}
+	return id, err
 }
 
 func (l *hcLink) RevokeJob(ctx context.Context, domain string, epoch int64, seq uint64, why cluster.RevokeCause) error {
@@ -377,8 +386,11 @@ func (c *hcCluster) startCancel(name, id string) <-chan fairsched.Cancelled {
 // cancelDuringGrant sets the scene of the cancel race: "lead" leads and
 // runs nothing, "work" runs job "j"; the leader's write of the turn that
 // grants "j" is held (Stall "Grant") while "work" asks to cancel "j", and
-// the command is stored before the write goes on.
-func cancelDuringGrant(t *testing.T) (c *hcCluster, answer <-chan fairsched.Cancelled, releaseGrant func()) {
+// the command is stored before the write goes on. The leader's loop runs
+// on while its write is in flight: it may read the command meanwhile, and
+// runs it once the write lands. Stalled, the methods of stall are held
+// from before the cancel is asked (their releases are returned in order).
+func cancelDuringGrant(t *testing.T, stall ...string) (c *hcCluster, answer <-chan fairsched.Cancelled, releaseGrant func(), release []func()) {
 	c = newHC(t)
 	c.hold.Store(true)
 	c.join("lead", false, false)
@@ -387,12 +399,12 @@ func cancelDuringGrant(t *testing.T) (c *hcCluster, answer <-chan fairsched.Canc
 	releaseGrant = c.b.Stall("Grant")
 	c.enqueue("work", nil, "j")
 	c.until("the grant's write", func() bool { return c.b.Waiting("Grant") == 1 })
+	for _, m := range stall {
+		release = append(release, c.b.Stall(m))
+	}
 	answer = c.startCancel("work", "j")
-	c.until("the cancel stored", func() bool {
-		cs, err := c.b.Commands(context.Background(), "d")
-		return err == nil && len(cs) == 1
-	})
-	return c, answer, releaseGrant
+	c.until("the cancel stored", func() bool { return c.links["work"].commanded.Load() == 1 })
+	return c, answer, releaseGrant, release
 }
 
 // answered waits for the cancel's answer.
@@ -416,8 +428,7 @@ func (c *hcCluster) answered(answer <-chan fairsched.Cancelled) (got fairsched.C
 // finds the grant cancelled and ends it without starting it.
 func TestHardCancelBeforeTheExecutorReads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, answer, releaseGrant := cancelDuringGrant(t)
-		releaseReads := []func(){c.b.Stall("Granted"), c.b.Stall("GrantsSince")}
+		c, answer, releaseGrant, releaseReads := cancelDuringGrant(t, "Granted", "GrantsSince")
 		releaseGrant()
 		var got cancelOutcome
 		got.Answer = c.answered(answer)
@@ -437,8 +448,7 @@ func TestHardCancelBeforeTheExecutorReads(t *testing.T) {
 // answer — which said it runs — and the revoke stops it (ErrCancelled).
 func TestHardCancelAnsweredBeforeItsRevoke(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, answer, releaseGrant := cancelDuringGrant(t)
-		releaseReads := []func(){c.b.Stall("Granted"), c.b.Stall("GrantsSince")}
+		c, answer, releaseGrant, releaseReads := cancelDuringGrant(t, "Granted", "GrantsSince")
 		releaseRevoke := c.b.Stall("RevokeJob")
 		releaseGrant()
 		var got cancelOutcome
@@ -460,12 +470,13 @@ func TestHardCancelAnsweredBeforeItsRevoke(t *testing.T) {
 
 // TestHardCancelAfterTheExecutorStarted: the same race, the grant read
 // and its job started before the leader reads the cancel (Stall
-// "Commands"): the answer says it was running, and its run ends with
-// ErrCancelled.
+// "Commands" from before the cancel is stored: the loop's read of it waits
+// until the job runs): the answer says it was running, and its run ends
+// with ErrCancelled.
 func TestHardCancelAfterTheExecutorStarted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, answer, releaseGrant := cancelDuringGrant(t)
-		releaseCommands := c.b.Stall("Commands")
+		c, answer, releaseGrant, release := cancelDuringGrant(t, "Commands")
+		releaseCommands := release[0]
 		releaseGrant()
 		if got := <-c.started; got != "j#1" {
 			t.Fatalf("started %s", got)

@@ -96,8 +96,9 @@ type wait struct {
 	revoked bool
 	queued  time.Time // when it first waited for its instance
 	// written: its grant is committed (or it watches a grant already
-	// made); until then its row says nothing about it.
-	written bool
+	// made); until then its row says nothing about it. flying: its grant
+	// is in the write in flight (flight.go).
+	written, flying bool
 	// worker and slot: the worker slot the leader's scheduler gave it (a
 	// job of a worker type).
 	worker string
@@ -429,6 +430,7 @@ func (l *leader) run() {
 			l.adopt(req.recs)
 			close(req.done)
 		case req := <-l.turnC:
+			g.settle() // f may ask what waits for the records in flight
 			req.f(l.m)
 			close(req.done)
 		case <-l.m.WakeC():
@@ -455,6 +457,7 @@ func (l *leader) run() {
 		case <-g.tidyC:
 			g.tidyC, g.tidy = nil, true
 		case r := <-l.types:
+			g.settle()
 			l.register(r)
 		case reply := <-l.infoC:
 			reply <- g.info()
@@ -497,7 +500,10 @@ func (l *leader) run() {
 			}
 			g.timed(g.readInstances)
 			g.replace()
+		case r := <-g.flightC():
+			g.land(r)
 		case <-l.stopC:
+			g.settle() // the machine's records in flight reported before it stops
 			l.stopMachine()
 			g.stop()
 			return

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -118,6 +119,21 @@ func (e endLog) answered(ws ...*wait) map[uint64]string {
 	return out
 }
 
+// endTurnWritten ends g's turn as its loop does, each write it launches
+// landed before it returns (the loop lands it, and ends the turn again).
+func endTurnWritten(g *grantLoop) {
+	for g.endTurn(); g.flying != nil; g.endTurn() {
+		g.settle()
+	}
+}
+
+// closeTurnWritten is endTurnWritten of a turn closed with its ops taken.
+func closeTurnWritten(g *grantLoop) {
+	for g.closeTurn(); g.flying != nil; g.closeTurn() {
+		g.settle()
+	}
+}
+
 // errText names the sentinels err matches, or says nil.
 func errText(err error) string {
 	switch {
@@ -147,9 +163,9 @@ func TestTurnCancelledWhileWaitingIsNeverGranted(t *testing.T) {
 	w1, w2 := testWait(ctx, 1), testWait(context.Background(), 2)
 	g.place(w1)
 	cancel() // the attempt is cancelled; its revoke is not read yet
-	g.endTurn()
+	endTurnWritten(g)
 	g.place(w2)
-	g.endTurn()
+	endTurnWritten(g)
 	want := []turnWrite{{Grants: []string{"2 on a #1"}}}
 	if diff := cmp.Diff(want, b.writes); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
@@ -174,19 +190,19 @@ func TestTurnRevokeOfAGrantedJob(t *testing.T) {
 	g, ends := newTestLoop(b, map[string]int{"a": 1})
 	w1, w2 := testWait(context.Background(), 1), testWait(context.Background(), 2)
 	g.place(w1)
-	g.endTurn()
+	endTurnWritten(g)
 	g.place(w2) // waits for w1's slot
-	g.endTurn()
+	endTurnWritten(g)
 	g.revoke(testWait(context.Background(), 1).at) // another attempt of job 1
 	g.revoke(w1.at)
-	g.endTurn()
+	endTurnWritten(g)
 	if diff := cmp.Diff(map[uint64]string{1: "", 2: ""}, ends.answered(w1, w2)); diff != "" {
 		t.Errorf("answers before the end (-want +got):\n%s", diff)
 	}
 	b.rows = []Row{{Seq: 1, Ended: true, End: End{Seq: 1, Instance: "a", Attempt: 1, Kind: EndOK}}}
 	g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
 	g.replace()
-	g.endTurn()
+	endTurnWritten(g)
 	if diff := cmp.Diff(map[uint64]string{1: "ErrCancelled", 2: ""}, ends.answered(w1, w2)); diff != "" {
 		t.Errorf("answers after the end (-want +got):\n%s", diff)
 	}
@@ -219,11 +235,11 @@ func TestTurnRowsRead(t *testing.T) {
 	for _, w := range ws {
 		g.place(w)
 	}
-	g.endTurn() // the grants written
+	endTurnWritten(g) // the grants written
 	g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
 	next := testWait(context.Background(), 7)
 	g.place(next)
-	g.endTurn()
+	endTurnWritten(g)
 	want := map[uint64]string{1: "EndWritten", 2: "ErrWorkerLost", 3: "", 4: "permanent ErrWorkerLost", 5: "", 6: "other: bad", 7: ""}
 	if diff := cmp.Diff(want, ends.answered(append(ws, next)...)); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
@@ -389,13 +405,13 @@ func TestTurnRegrantsInTheTurnThatReadsTheEnd(t *testing.T) {
 	b := &turnBackend{}
 	g := newMachineLoop(t, b, map[string]int{"a": 10}, 1, 3)
 	g.takeOps()
-	g.endTurn()
+	endTurnWritten(g)
 	for seq := uint64(1); seq <= 3; seq++ {
 		b.rows = []Row{{Seq: seq, Ended: true, End: End{Seq: seq, Instance: "a", Attempt: 1, Kind: EndOK}}}
 		g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
 		g.takeOps()
 		g.tidy = true // the last success's delete goes without a grant
-		g.endTurn()
+		endTurnWritten(g)
 	}
 	want := []turnWrite{
 		{Grants: []string{"1 on a #1"}},
@@ -419,10 +435,10 @@ func TestTurnWritesItsRecordsWithItsGrants(t *testing.T) {
 	b := &turnBackend{}
 	g := newMachineLoop(t, b, map[string]int{"a": 10}, 1, 2)
 	g.takeOps()
-	g.endTurn()
+	endTurnWritten(g)
 	b.rows = []Row{{Seq: 1, Ended: true, End: End{Seq: 1, Instance: "a", Attempt: 1, Kind: EndPermanent, Error: "no"}}}
 	g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
-	g.closeTurn()
+	closeTurnWritten(g)
 	want := []turnWrite{
 		{Grants: []string{"1 on a #1"}},
 		{Records: []string{fmt.Sprintf("put 1 state %d", core.RecordDead)}, Grants: []string{"2 on a #1"}},
@@ -442,19 +458,19 @@ func TestTurnNextAttemptWaitsForThePrevious(t *testing.T) {
 	g, ends := newTestLoop(b, map[string]int{"a": 2})
 	first := testWait(context.Background(), 1)
 	g.place(first)
-	g.endTurn()
+	endTurnWritten(g)
 	job := first.at.Job
 	job.Attempt = 2
 	second := newWait(messages.NewRemoteAttempt(context.Background(), nil, job, messages.SlotRef{}, false), "")
 	g.place(second)
-	g.endTurn()
+	endTurnWritten(g)
 	if diff := cmp.Diff([]turnWrite{{Grants: []string{"1 on a #1"}}}, b.writes); diff != "" {
 		t.Errorf("writes while the first attempt runs (-want +got):\n%s", diff)
 	}
 	b.rows = []Row{{Seq: 1, Ended: true, End: End{Seq: 1, Instance: "a", Attempt: 1, Kind: EndError, Error: "worker lost"}}}
 	g.timed(func(ctx context.Context) { g.readEnds(ctx, true) })
 	g.replace()
-	g.endTurn()
+	endTurnWritten(g)
 	want := []turnWrite{{Grants: []string{"1 on a #1"}}, {Grants: []string{"1 on a #2"}}}
 	if diff := cmp.Diff(want, b.writes); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
@@ -481,14 +497,51 @@ func TestExecStaleHandoffIsNotRun(t *testing.T) {
 	g := Grant{Seq: 7, Attempt: 2, Record: &core.JobRecord{Seq: 7, Type: "t", ID: "7"}}
 	sent := time.Now()
 	e.fullFrom = sent.Add(time.Millisecond)
-	e.handedOver(handoff{grants: []Grant{g}, sent: sent})
+	e.handedOver(handoff{grants: []Grant{g}, sent: sent, launched: sent})
 	var got []string
 	got = append(got, fmt.Sprintf("stale: %d running", len(e.running)))
-	e.handedOver(handoff{grants: []Grant{g}, sent: e.fullFrom.Add(time.Millisecond)})
+	e.handedOver(handoff{grants: []Grant{g}, sent: e.fullFrom.Add(time.Millisecond), launched: e.fullFrom})
 	got = append(got, fmt.Sprintf("fresh: %d running", len(e.running)))
 	d := <-x.ended
 	got = append(got, fmt.Sprintf("ended %d #%d", d.seq, d.attempt))
 	if diff := cmp.Diff([]string{"stale: 0 running", "fresh: 1 running", "ended 7 #2"}, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
+}
+
+// TestExecHandoffOfALongWriteIsNotRun: the leader's write of a turn is in
+// flight while its loop goes on; the grants it hands to its own executor
+// come once it lands. A full read begun after they committed starts them
+// first, and ends remembered here last two periods of full reads. A
+// handoff whose write was launched a Heartbeat or more before it came
+// (its grant started by a read, ended, and forgotten) is dropped — run
+// from it, the attempt would run a second time — while one launched
+// within a Heartbeat starts its grants.
+func TestExecHandoffOfALongWriteIsNotRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const beat = time.Minute
+		x := &executor{n: &Node{cfg: Config{Heartbeat: beat, LostAfter: time.Hour}, id: "me", b: &reportBackend{}, log: zap.NewNop()},
+			ended: make(chan ended, 4)}
+		e := newExecLoop(x)
+		defer e.fence.remove()
+		runs := map[uint64]int{}
+		e.handlers["t"] = func(_ context.Context, j messages.DurableJob) error { runs[j.Seq]++; return nil }
+		grant := func(seq uint64) Grant {
+			return Grant{Seq: seq, Attempt: 1, Handed: true, Record: &core.JobRecord{Seq: seq, Type: "t", ID: fmt.Sprint(seq)}}
+		}
+		launched := time.Now() // the leader's write of grant 7 goes out
+		time.Sleep(time.Millisecond)
+		e.grantsCame(readOfGrants{full: true, began: time.Now(), grants: []Grant{grant(7)}}) // committed: read, started
+		e.take(<-x.ended)
+		for range 2 { // two periods of full reads: its end is forgotten
+			time.Sleep(beat)
+			e.grantsCame(readOfGrants{full: true, began: time.Now()})
+		}
+		e.handedOver(handoff{grants: []Grant{grant(7)}, sent: time.Now(), launched: launched}) // the write lands at last
+		e.handedOver(handoff{grants: []Grant{grant(8)}, sent: time.Now(), launched: time.Now().Add(-beat / 2)})
+		synctest.Wait()
+		if diff := cmp.Diff(map[uint64]int{7: 1, 8: 1}, runs); diff != "" {
+			t.Errorf("runs by job (-want +got):\n%s", diff)
+		}
+	})
 }
