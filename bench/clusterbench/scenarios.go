@@ -44,7 +44,7 @@ type Config struct {
 	Lease      time.Duration // fairsched's LeaseTTL in scenario 5 (the others use the default)
 	Poll       time.Duration // fairsched's Poll (River bench's FetchPollInterval is 20 ms)
 	Workers    int           // River's MaxWorkers per process (River bench: 2 000)
-	Slots      int           // fairsched's Slots per instance; the cap is Slots × instances
+	Slots      int           // fairsched's Slots per instance, River's MaxWorkers by default; the cap is Slots × instances
 	Dir        string        // logs and stderr of the workers
 	Profile    bool          // CPU profiles of the fairsched instances into Dir
 	Statements int           // print the top statements per run (pg_stat_statements)
@@ -91,7 +91,7 @@ func Default() Config {
 	return Config{Scenarios: []int{1, 2, 3, 4, 5}, Jobs: 10_000, Continuous: 10 * time.Second, MinAvail: 10_000,
 		Big: 10_000, Small: 100, CapJobs: 5_000, Cap: 40, ConfJobs: 3_000, ConfIDs: 100, ConfWork: 5 * time.Millisecond,
 		FaultJobs: 3_000, FaultWork: 10 * time.Millisecond, Lease: 2 * time.Second, Poll: 20 * time.Millisecond,
-		Workers: 2_000, Slots: 128, Delay: time.Millisecond}
+		Workers: 2_000, Slots: 2_000, Delay: time.Millisecond}
 }
 
 // Full is the sizes: 1 000 000 jobs burnt down, 75 000 kept

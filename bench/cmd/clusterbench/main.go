@@ -41,7 +41,7 @@ func run() int {
 	statements := flag.Int("statements", 0, "print the top N statements of each run (needs pg_stat_statements preloaded)")
 	jobs := flag.Int("jobs", 0, "scenario 1's burn-down jobs (default 10 000; -full 1 000 000)")
 	capJobs := flag.Int("capjobs", 0, "scenario 3's jobs under the cap (default 5 000; -full 100 000)")
-	slots := flag.Int("slots", 0, "fairsched's Slots per instance (default 128)")
+	slots := flag.Int("slots", 0, "fairsched's Slots per instance (default 2000, as River's MaxWorkers)")
 	poll := flag.Duration("poll", 0, "fairsched's Poll (default 20ms, River bench's FetchPollInterval)")
 	rounds := flag.Int("rounds", 0, "run the throughput runs (scenario 1, scenario 3) this many times, the systems taking turns (the order reversed every other round), and report each one's median run (default 1; -full 3)")
 	via := flag.String("via", clusterbench.ViaDirect, "the path to PostgreSQL: direct, proxy (behind a TCP proxy in this process that delays each round trip by -delay) or both (every scenario both ways, one table each)")
