@@ -649,13 +649,14 @@ func (g *grantLoop) grant() (launched bool) {
 		return false
 	}
 	g.tidy = false
-	gs := make([]Grant, len(g.batch))
-	for i, w := range g.batch {
+	n := min(len(g.batch), maxGrants)
+	gs := make([]Grant, n)
+	for i, w := range g.batch[:n] {
 		gs[i] = Grant{Seq: w.seq, Instance: w.instance, Attempt: w.attempt, ConflictKey: w.conflict, Worker: w.worker, Slot: w.slot,
 			Handed: w.instance == g.l.n.id}
 	}
-	f := &flight{batch: g.batch, gs: gs, records: records, ends: len(g.finished), done: make(chan flightResult, 1)}
-	g.batch = nil // the next turn's: f holds this one's
+	f := &flight{batch: g.batch[:n:n], gs: gs, records: records, ends: len(g.finished), done: make(chan flightResult, 1)}
+	g.batch = g.batch[n:] // the next write's: f holds this one's
 	g.launch(f, ops)
 	return true
 }

@@ -521,6 +521,14 @@ const (
 	maxFinished  = 1024
 )
 
+// maxGrants bounds the grants of one write. The successes answered while
+// a write is in flight are deleted by the next, and an instance that told
+// the leader of a success reads its row a Poll later, reporting it
+// through the row if it still runs (execLoop.confirm): a write of
+// thousands of grants (thousands of slots) outlasted that, and a success
+// cost a row more. Past a few hundred rows a write's fixed cost is small.
+const maxGrants = 512
+
 // syncWorkers makes the scheduler's worker index the instances' workers:
 // a worker gone (unregistered, or its instance lost) is unregistered —
 // the jobs on its slots end with ErrWorkerLost —, a new one registered. A

@@ -545,3 +545,32 @@ func TestExecHandoffOfALongWriteIsNotRun(t *testing.T) {
 		}
 	})
 }
+
+// TestTurnWritesAtMostMaxGrants: a turn that placed more jobs than one
+// write carries writes them in order, maxGrants a write, the next write
+// launched as the one before lands; the successes answered meanwhile go
+// with the first write after them.
+func TestTurnWritesAtMostMaxGrants(t *testing.T) {
+	b := &turnBackend{}
+	g, _ := newTestLoop(b, map[string]int{"a": 2 * maxGrants})
+	for seq := range uint64(maxGrants + 2) {
+		g.place(testWait(context.Background(), seq+1))
+	}
+	g.endTurn()
+	if g.flying == nil || len(g.flying.gs) != maxGrants || len(g.batch) != 2 {
+		t.Fatalf("first write: in flight %v, %d left to write; want %d in flight, 2 left", g.flying != nil, len(g.batch), maxGrants)
+	}
+	g.finished = append(g.finished, End{Seq: 1, Instance: "a", Attempt: 1, Kind: EndOK}) // answered while it is in flight
+	endTurnWritten(g)
+	var got []string
+	for _, w := range b.writes {
+		got = append(got, fmt.Sprintf("%d grants %v..%v, deletes %v", len(w.Grants), w.Grants[0], w.Grants[len(w.Grants)-1], w.Succeeded))
+	}
+	want := []string{
+		fmt.Sprintf("%d grants 1 on a #1..%d on a #1, deletes []", maxGrants, maxGrants),
+		fmt.Sprintf("2 grants %d on a #1..%d on a #1, deletes [1]", maxGrants+1, maxGrants+2),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+}
