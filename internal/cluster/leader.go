@@ -24,7 +24,8 @@ import (
 // it to the machine (new jobs, ends, commands, instances), takes the
 // starts and revokes it made (Machine.TakeOps), places them and writes
 // them with the machine's records (Machine.TakeBatch) in one fenced
-// transaction. No goroutine waits for a granted job.
+// transaction, in flight while the loop goes on (flight.go). No goroutine
+// waits for a granted job.
 
 type leader struct {
 	n     *Node
