@@ -69,6 +69,17 @@ func (g *grantLoop) flightC() <-chan flightResult {
 	return g.flying.done
 }
 
+// current is the attempt outstanding of job seq, the write in flight
+// landed first if it carries it: an end read or told of it means its
+// grant committed (the write's result is on its way), and a revoke must
+// know whether it was granted.
+func (g *grantLoop) current(seq uint64) *wait {
+	if w := g.outstanding[seq]; w != nil && w.flying {
+		g.settle()
+	}
+	return g.outstanding[seq]
+}
+
 // settle lands the write in flight, if one is, waiting for it.
 func (g *grantLoop) settle() {
 	if g.flying != nil {

@@ -289,10 +289,7 @@ func (g *grantLoop) localEnded(e End) {
 func (g *grantLoop) toldEnded(ends []End) {
 	for more := true; more; {
 		for _, e := range ends {
-			if w := g.outstanding[e.Seq]; w != nil && w.flying {
-				g.settle() // told, so committed: the write's result is on its way
-			}
-			if w := g.outstanding[e.Seq]; w != nil && w.written && w.attempt != -1 && w.instance == e.Instance && w.attempt == e.Attempt {
+			if w := g.current(e.Seq); w != nil && w.written && w.attempt != -1 && w.instance == e.Instance && w.attempt == e.Attempt {
 				g.ended(w, e)
 			}
 		}
@@ -311,10 +308,7 @@ func (g *grantLoop) toldEnded(ends []End) {
 // returns).
 func (g *grantLoop) revoke(at *messages.RemoteAttempt) {
 	seq := at.Job.Seq
-	if w := g.outstanding[seq]; w != nil && w.flying {
-		g.settle() // granted or not, as its write went
-	}
-	w := g.outstanding[seq]
+	w := g.current(seq) // granted or not, as its write went
 	if w != nil && w.at == at && !w.written {
 		g.batch = slices.DeleteFunc(g.batch, func(b *wait) bool { return b == w })
 		g.answer(w, machine.ErrCancelled)
@@ -433,7 +427,7 @@ func (g *grantLoop) readJobs(ctx context.Context) {
 // those read from their rows.
 func (g *grantLoop) readEnds(ctx context.Context, full bool) {
 	if !full {
-		full = !g.l.endsSince(ctx, g.outstanding, g.ended, g.settle)
+		full = !g.l.endsSince(ctx, g.current, g.ended)
 	}
 	if len(g.outstanding) == 0 {
 		return

@@ -46,7 +46,7 @@ type IncrementalReads interface {
 // the caller reads every outstanding row). A row that does not match its
 // attempt's grant is left to the next full read (readEnds), which decides
 // what a grant taken back or a row gone means.
-func (l *leader) endsSince(ctx context.Context, outstanding map[uint64]*wait, ended func(*wait, End), settle func()) bool {
+func (l *leader) endsSince(ctx context.Context, outstanding func(seq uint64) *wait, ended func(*wait, End)) bool {
 	rows, next, err := l.n.b.EndsSince(ctx, l.endCursor)
 	if err != nil {
 		l.n.log.Warn("reading ends failed", zap.Error(err))
@@ -54,10 +54,7 @@ func (l *leader) endsSince(ctx context.Context, outstanding map[uint64]*wait, en
 	}
 	l.endCursor = next
 	for _, r := range rows {
-		if w := outstanding[r.Seq]; w != nil && w.flying {
-			settle() // its grant is committed: the write's result is on its way
-		}
-		w := outstanding[r.Seq]
+		w := outstanding(r.Seq)
 		if w == nil || !w.written || w.attempt == -1 {
 			continue
 		}
