@@ -23,6 +23,9 @@ type faulty struct {
 	follower atomic.Bool
 	// blindEnds: the leader's reads of ends (Rows, EndsSince) fail.
 	blindEnds atomic.Bool
+	// deleted, when set, is told the sequences of the successes each
+	// committed turn deleted (Grant's gone), as it returns.
+	deleted func(seqs []uint64)
 }
 
 var errCut = errors.New("test: cut off from the database")
@@ -105,7 +108,11 @@ func (f *faulty) Grant(ctx context.Context, domain string, epoch int64, ops []ma
 	if f.cut.Load() {
 		return nil, nil, errCut
 	}
-	return f.b.Grant(ctx, domain, epoch, ops, succeeded, grants)
+	gone, took, err := f.b.Grant(ctx, domain, epoch, ops, succeeded, grants)
+	if err == nil && f.deleted != nil && len(gone) > 0 {
+		f.deleted(gone)
+	}
+	return gone, took, err
 }
 
 func (f *faulty) Rows(ctx context.Context, seqs []uint64) ([]cluster.Row, error) {

@@ -50,14 +50,17 @@ func simulate(t *testing.T, n int, seed uint64) {
 	succeeded := map[string]int{}
 	interrupted := map[string]int{}
 	retry := fairsched.RetryPolicy{MaxAttempts: 50, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
-	// The successful runs, and when each instance was faulted: a job may
-	// succeed twice only if a success ran on an instance whose report a
-	// fault could have kept from the database.
+	// The successful runs, when each instance was faulted and when each
+	// success's row was deleted: a job may succeed twice only if a success
+	// ran on an instance faulted before that success was written, so that
+	// the fault could have kept its report from the database.
 	type run struct {
 		inst string
+		seq  uint64
 		at   time.Time
 	}
 	runs := map[string][]run{}
+	deleted := map[uint64]time.Time{}
 	type window struct{ from, to time.Time }
 	faulted := map[string][]window{}
 	fault := func(inst string, d time.Duration) {
@@ -66,7 +69,7 @@ func simulate(t *testing.T, n int, seed uint64) {
 		now := time.Now()
 		faulted[inst] = append(faulted[inst], window{now, now.Add(d)})
 	}
-	work := func(ctx context.Context, id, conflict, inst string, d time.Duration) error {
+	work := func(ctx context.Context, id, conflict, inst string, seq uint64, d time.Duration) error {
 		rec.start(id+" on "+inst, conflict)
 		defer rec.end(conflict)
 		defer rec.left(id + " on " + inst)
@@ -74,7 +77,7 @@ func simulate(t *testing.T, n int, seed uint64) {
 		case <-time.After(d): // the job's work
 			mu.Lock()
 			succeeded[id]++
-			runs[id] = append(runs[id], run{inst, time.Now()})
+			runs[id] = append(runs[id], run{inst, seq, time.Now()})
 			mu.Unlock()
 			return nil
 		case <-ctx.Done():
@@ -92,7 +95,14 @@ func simulate(t *testing.T, n int, seed uint64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := &faulty{b: st.ClusterBackend()}
+		f := &faulty{b: st.ClusterBackend(), deleted: func(seqs []uint64) {
+			now := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range seqs {
+				deleted[s] = now
+			}
+		}}
 		name := fmt.Sprint("n", gen)
 		s, err := fairsched.New(fairsched.WithCluster(link{f}, fast("sim", name, 3)), fairsched.WithMaxConcurrency(capN))
 		if err != nil {
@@ -112,7 +122,7 @@ func simulate(t *testing.T, n int, seed uint64) {
 		for _, typ := range []fairsched.JobType{"build", "gc", "index"} {
 			if err := s.RegisterHandler(typ, func(ctx context.Context, j fairsched.Job) error {
 				// The payload names the enqueue; the id is the repository.
-				return work(ctx, string(j.Payload), j.ID, name, time.Duration(20+j.Seq*37%100)*time.Millisecond)
+				return work(ctx, string(j.Payload), j.ID, name, j.Seq, time.Duration(20+j.Seq*37%100)*time.Millisecond)
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +216,7 @@ func simulate(t *testing.T, n int, seed uint64) {
 				ran := false
 				err := sm.m.s.RunSync(ctx, "clone", id, fmt.Sprint("tenant-", i%3), func(ctx context.Context) error {
 					ran = true
-					return work(ctx, id, "", sm.name, 10*time.Millisecond)
+					return work(ctx, id, "", sm.name, 0, 10*time.Millisecond)
 				}, fairsched.WithRetry(retry))
 				if err == nil && !ran {
 					err = errors.New(id + ": nil without running")
@@ -282,12 +292,16 @@ func simulate(t *testing.T, n int, seed uint64) {
 	for id, k := range succeeded {
 		if k > 1 {
 			dups++
-			// Its report may have been lost if a success ran on an
-			// instance faulted from just before its end on.
+			// A success's report may have been lost if its instance was
+			// faulted after it ran and before its row was deleted (if it
+			// ever was) and the job ran again. The deletes are the
+			// committed turns' own account, not a margin of the clock.
 			lost := false
-			for _, r := range runs[id][:k-1] {
+			for i, r := range runs[id][:k-1] {
+				next := runs[id][i+1].at
+				written, ok := deleted[r.seq]
 				for _, w := range faulted[r.inst] {
-					lost = lost || !r.at.Before(w.from.Add(-100*time.Millisecond)) && !r.at.After(w.to)
+					lost = lost || !w.to.Before(r.at) && w.from.Before(next) && (!ok || r.seq == 0 || w.from.Before(written))
 				}
 			}
 			if !lost {
