@@ -189,6 +189,9 @@ const (
 	ReasonRateLimited = policy.ReasonRateLimited
 	ReasonNoWorkers   = policy.ReasonNoWorkers
 	ReasonWorkerBusy  = policy.ReasonWorkerBusy
+	// Cluster mode: every instance's Slots are taken (or promised to the
+	// jobs the leader's next write carries).
+	ReasonNoFreeSlot = policy.ReasonNoFreeSlot
 	// Waiting: its fairness key runs TenantLimits.MaxRunning jobs; or
 	// refused, never queued: it has TenantLimits.MaxPending jobs waiting.
 	ReasonTenantLimit = policy.ReasonTenantLimit

@@ -261,9 +261,10 @@ type Completion struct {
 
 // Core holds all scheduling state. It is not safe for concurrent use.
 type Core struct {
-	denied       []Denied   // jobs the admission policy denied, for TakeDenied
-	shed         *shedIndex // fair shedding (shed.go); nil when off
-	expired      []*Job     // jobs that expired pending, for TakeExpired
+	owned        *ownerSlots // the owner's free slots (ownerslots.go); nil: no bound
+	denied       []Denied    // jobs the admission policy denied, for TakeDenied
+	shed         *shedIndex  // fair shedding (shed.go); nil when off
+	expired      []*Job      // jobs that expired pending, for TakeExpired
 	expiredTotal uint64
 
 	// expiredWaiters are the watched jobs whose deadline came (waiters.go).
@@ -541,6 +542,9 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 				j, qj = s, &s.Job
 			}
 		}
+		if c.noOwnerSlot(j) {
+			break // the best job waits for its owner's next free slot
+		}
 		if c.limits.Admission != nil && !c.askPolicy(now, j) {
 			continue
 		}
@@ -548,6 +552,7 @@ func (c *Core) Dispatch(now time.Time, buf []*Job) []*Job {
 		// at hand, rather than when its next job reaches the top.
 		fills := c.limits.Groups != nil && c.room(j.grp()) <= 1
 		c.admit(now, j, c.queue.Admit(qj, fills))
+		c.takeOwnerSlot(j)
 		j.setWaiting("")
 		c.record(now, j, DecisionAdmit, c.admitCode(j), 0)
 		buf = append(buf, j)

@@ -398,6 +398,9 @@ func (c *Core) reasons(now time.Time, j *Job, buf []policy.Reason) []policy.Reas
 	if c.usage.GlobalFull() {
 		add(policy.ReasonGlobalLimit)
 	}
+	if c.noOwnerSlot(j) {
+		add(policy.ReasonNoFreeSlot)
+	}
 	return buf
 }
 

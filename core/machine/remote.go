@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/fairsched/fairsched/core"
 	"github.com/fairsched/fairsched/messages"
 	"github.com/fairsched/fairsched/policy"
 )
@@ -116,4 +117,28 @@ func (a *Machine) dropRemoteOps() {
 		clear(a.remote.out)
 		a.remote.out = a.remote.out[:0]
 	}
+}
+
+// SetFreeSlots tells the scheduler how many jobs started remotely its
+// owner can place now (n < 0: no bound): it admits at most n more that
+// take one of an instance's slots — a durable job any instance runs, not
+// a RunSync's or Submit's (Owner set: it runs in its caller) nor one on a
+// worker's slot (core.SetOwnerSlots) — and decides the next when the owner
+// says a slot is free, not ahead of it. A bound that lets a job be
+// admitted that could not be is acted on by the next call's dispatch
+// (TakeOps).
+func (a *Machine) SetFreeSlots(n int) {
+	if a.stopped {
+		return
+	}
+	if a.core.SetOwnerSlots(n, takesInstanceSlot) {
+		a.dirty = true
+	}
+}
+
+// takesInstanceSlot reports whether the leader places cj's attempt on an
+// instance's Slots: a durable job no RunSync or Submit made.
+func takesInstanceSlot(cj *core.Job) bool {
+	j := messages.Of(cj)
+	return j.Record != nil && j.Record.Owner == ""
 }

@@ -112,6 +112,7 @@ func (g *grantLoop) takeOps() (took bool) {
 		return false
 	}
 	for {
+		g.l.m.SetFreeSlots(g.freeSlots())
 		g.l.ops = g.l.m.TakeOps(g.l.ops[:0])
 		if len(g.l.ops) == 0 {
 			return took
@@ -122,6 +123,23 @@ func (g *grantLoop) takeOps() (took bool) {
 			g.l.ops[i] = messages.RemoteOp{}
 		}
 	}
+}
+
+// freeSlots is how many more jobs the machine may admit to instances'
+// Slots (Machine.SetFreeSlots): the slots free on the instances that
+// handle a type, and no more than the next write carries beyond the jobs
+// placed for it already. A job decided ahead of either would wait here,
+// in the order of its decision, and a job of another key that arrives
+// later would wait behind it; left in the machine, it waits in the fair
+// order, decided when a slot is free and a write can carry it.
+func (g *grantLoop) freeSlots() int {
+	free := 0
+	for _, in := range g.instances {
+		if len(in.types) > 0 && in.running < in.Slots {
+			free += in.Slots - in.running
+		}
+	}
+	return max(0, min(free, maxGrants-len(g.batch)))
 }
 
 // closeTurn takes the turn's ops and grants them; what the grants' write
