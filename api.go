@@ -189,8 +189,7 @@ const (
 	ReasonRateLimited = policy.ReasonRateLimited
 	ReasonNoWorkers   = policy.ReasonNoWorkers
 	ReasonWorkerBusy  = policy.ReasonWorkerBusy
-	// Cluster mode: every instance's Slots are taken (or promised to the
-	// jobs the leader's next write carries).
+	// Cluster mode: every Slot of the instances is taken.
 	ReasonNoFreeSlot = policy.ReasonNoFreeSlot
 	// Waiting: its fairness key runs TenantLimits.MaxRunning jobs; or
 	// refused, never queued: it has TenantLimits.MaxPending jobs waiting.

@@ -16,7 +16,7 @@ var explanations = map[fairsched.Reason]string{
 	fairsched.ReasonTypeLimit:      "its type already runs MaxConcurrency jobs",
 	fairsched.ReasonNoWorkers:      "no registered worker slot takes its type",
 	fairsched.ReasonWorkerBusy:     "every worker slot that takes its type is busy",
-	fairsched.ReasonNoFreeSlot:     "cluster mode: every instance's Slots are taken, or promised to the jobs the leader's next write carries",
+	fairsched.ReasonNoFreeSlot:     "cluster mode: every slot of the instances (ClusterConfig.Slots) is taken",
 	fairsched.ReasonGroupLimit:     "its group already holds its share of the slots (or its limit)",
 	fairsched.ReasonConflict:       "a job of its conflict group runs on this id (or an exclusive one waits for it first)",
 	fairsched.ReasonRateLimited:    "its rate limit (type, group or key) has no token left: it waits for the refill",

@@ -146,8 +146,7 @@ const (
 	// ReasonWorkerBusy: every registered slot that supports the job's type
 	// is running a job.
 	ReasonWorkerBusy Reason = "worker_busy"
-	// ReasonNoFreeSlot: cluster mode; every instance's Slots are taken (or
-	// promised to the jobs its leader's next write carries).
+	// ReasonNoFreeSlot: cluster mode; every Slot of the instances is taken.
 	ReasonNoFreeSlot Reason = "no_free_slot"
 	// Waiting, or refused: its fairness key runs TenantLimits.MaxRunning
 	// jobs, or (refused, never queued) has MaxPending jobs waiting.

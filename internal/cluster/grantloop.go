@@ -127,11 +127,10 @@ func (g *grantLoop) takeOps() (took bool) {
 
 // freeSlots is how many more jobs the machine may admit to instances'
 // Slots (Machine.SetFreeSlots): the slots free on the instances that
-// handle a type, and no more than the next write carries beyond the jobs
-// placed for it already. A job decided ahead of either would wait here,
-// in the order of its decision, and a job of another key that arrives
-// later would wait behind it; left in the machine, it waits in the fair
-// order, decided when a slot is free and a write can carry it.
+// handle a type. A job decided ahead of a free slot would wait here, in
+// the order of its decision, and a job of another key that arrives later
+// would wait behind it; left in the machine, it waits in the fair order,
+// decided when a slot is free.
 func (g *grantLoop) freeSlots() int {
 	free := 0
 	for _, in := range g.instances {
@@ -139,7 +138,7 @@ func (g *grantLoop) freeSlots() int {
 			free += in.Slots - in.running
 		}
 	}
-	return max(0, min(free, maxGrants-len(g.batch)))
+	return free
 }
 
 // closeTurn takes the turn's ops and grants them; what the grants' write
